@@ -1,0 +1,270 @@
+import Foundation
+import Synchronization
+
+/// Keeps a local copy of a remote `.freshair` bundle current.
+///
+/// ```swift
+/// let sync = BundleSync(
+///     remote: URL(string: "https://cdn.example.com/App.freshair/")!,
+///     store: BundleStore(root: appSupport.appendingPathComponent("App.freshair-store")),
+///     environment: .current(appVersion: "2.1"))
+/// let summary = try await sync.run()
+/// let notes = sync.store.liveDirectory?.appendingPathComponent("release_notes.json")
+/// ```
+///
+/// One run: the root `manifest.json` is fetched conditionally (a `304` with nothing else to
+/// do costs exactly one request); the tree of child manifests is walked and every condition
+/// evaluated; only files whose digest changed are downloaded, concurrently, streamed to
+/// disk and verified; then the new version goes live atomically. Any failure leaves the
+/// live version untouched, and an interrupted download resumes on the next run.
+public struct BundleSync: Sendable {
+    /// The bundle folder (`…/App.freshair/`) or its `manifest.json`.
+    public let remote: URL
+    public let store: BundleStore
+    /// What conditions are evaluated against. Change it (an app upgrade, a new locale) and
+    /// the next run re-plans from the stored manifests.
+    public var environment: ConditionEnvironment
+    public var configuration: SyncConfiguration
+    private let transport: any HTTPTransport
+
+    public init(
+        remote: URL, store: BundleStore, environment: ConditionEnvironment = .current(),
+        transport: any HTTPTransport = AsyncHTTPClientTransport.shared, configuration: SyncConfiguration = SyncConfiguration()
+    ) {
+        self.remote = remote
+        self.store = store
+        self.environment = environment
+        self.transport = transport
+        self.configuration = configuration
+    }
+
+    /// The bundle folder's URL, ending in `/`.
+    var baseURL: URL {
+        var base = remote
+        if base.lastPathComponent == "manifest.json" { base.deleteLastPathComponent() }
+        return base.absoluteString.hasSuffix("/") ? base : URL(string: base.absoluteString + "/")!
+    }
+
+    /// Runs one sync and returns what it did.
+    @discardableResult
+    public func run() async throws -> SyncSummary {
+        try await run(reporting: { _ in })
+    }
+
+    /// Runs one sync, delivering its events as they happen; the last is
+    /// ``SyncEvent/finished(_:)``. Ending the iteration early cancels the sync.
+    public func updates() -> AsyncThrowingStream<SyncEvent, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    try await run(reporting: { continuation.yield($0) })
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    @discardableResult
+    func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
+        let started = ContinuousClock.now
+        let fetcher = Fetcher(
+            transport: transport, retry: configuration.retry, headers: configuration.headers,
+            timeout: configuration.requestTimeout)
+        let summary = try await store.update { update in
+            try await sync(update: &update, fetcher: fetcher, report: report)
+        }
+        var finished = summary
+        finished.requests = fetcher.requests.value
+        finished.seconds = (ContinuousClock.now - started).seconds
+        report(.finished(finished))
+        return finished
+    }
+
+    private func sync(
+        update: inout StoreUpdate, fetcher: Fetcher, report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> SyncSummary {
+        let manifestURL = baseURL.appendingPathComponent("manifest.json")
+        // The live version is only a starting point if it came from this bundle.
+        let live = update.live?.source == baseURL.absoluteString ? update.live : nil
+        let liveDirectory = live == nil ? nil : update.liveDirectory
+        let liveRoot = liveDirectory.flatMap { FileManager.default.contents(atPath: $0 + "/manifest.json") }
+
+        report(.checking(manifestURL))
+        let rootData: Data
+        let validators: HTTPValidators?
+        let notModified: Bool
+        switch try await fetcher.document(
+            at: manifestURL, validators: liveRoot == nil ? nil : live?.validators, limit: configuration.maxDocumentSize)
+        {
+        case .notModified:
+            report(.notModified)
+            (rootData, validators, notModified) = (liveRoot!, live?.validators, true)
+        case .fetched(let data, let newValidators):
+            (rootData, validators, notModified) = (data, newValidators, false)
+        }
+
+        let tree = ManifestTree(
+            fetcher: fetcher, baseURL: baseURL, environment: environment, live: live, liveDirectory: liveDirectory,
+            maxManifestSize: configuration.maxDocumentSize, maxDepth: configuration.maxManifestDepth)
+        let selected = try await tree.select(root: rootData, fetched: !notModified)
+        let plan = SyncPlanner.plan(selected: selected, live: live) { path, record in
+            Disk.status(liveDirectory! + "/" + path)?.size == record.size
+        }
+        report(.planned(plan.summary))
+
+        let keptCount = plan.actions.count(where: { if case .keep = $0.action { true } else { false } })
+        var summary = SyncSummary(
+            outcome: .alreadyCurrent, version: live?.id, notModified: notModified, filesDownloaded: 0, bytesDownloaded: 0,
+            filesReused: keptCount, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
+        if plan.changesNothing {
+            if var record = live, record.validators != validators {
+                // Same content under new validators (a re-upload): remember them for next time.
+                record.validators = validators
+                try update.writeRecord(record)
+            }
+            return summary
+        }
+
+        var staged = try update.stage()
+        do {
+            let downloaded = try await install(plan, into: &staged, liveDirectory: liveDirectory, fetcher: fetcher, report: report)
+            var files: [String: FileRecord] = [:]
+            for (file, action) in plan.actions {
+                switch action {
+                case .keep(let record), .write(_, let record): files[file.path.string] = record
+                case .download: files[file.path.string] = downloaded.records[file.path.string]
+                }
+            }
+            let record = VersionRecord(id: staged.id, source: baseURL.absoluteString, validators: validators, files: files)
+            try update.activate(staged, record: record)
+            report(.activated(version: staged.id))
+            summary.outcome = .updated
+            summary.version = staged.id
+            // Manifests fetched this time count as downloads too: they crossed the network.
+            let fetchedDocuments = plan.actions.compactMap { item -> SelectedFile? in
+                if case .write = item.action, item.file.fetched { item.file } else { nil }
+            }
+            summary.downloaded = fetchedDocuments.map(\.path.string) + downloaded.order
+            summary.filesDownloaded = summary.downloaded.count
+            summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + Int64($1.contents?.count ?? 0) }
+            summary.filesRemoved = plan.removed.count
+            summary.removed = plan.removed
+            return summary
+        } catch {
+            try? Disk.remove(staged.path)
+            throw error
+        }
+    }
+
+    /// Fills the staged tree: links kept files, writes manifests, downloads the rest with
+    /// bounded concurrency. Identical content listed at several paths is fetched once.
+    private func install(
+        _ plan: SyncPlan, into staged: inout StagedVersion, liveDirectory: String?, fetcher: Fetcher,
+        report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64) {
+        for (file, action) in plan.actions {
+            switch action {
+            case .keep: try staged.link(liveDirectory! + "/" + file.path.string, at: file.path)
+            case .write(let data, _): try staged.write(data, at: file.path)
+            case .download: break
+            }
+        }
+
+        // One job per distinct content; its other paths are linked to the first.
+        var jobs: [(job: DownloadJob, paths: [BundlePath])] = []
+        var jobIndex: [ContentHash: Int] = [:]
+        for file in plan.downloads {
+            if let hash = file.hash, let index = jobIndex[hash] {
+                jobs[index].paths.append(file.path)
+                continue
+            }
+            let key = (file.hash ?? ContentHash.of(Array(file.path.string.utf8), using: .sha256)).hex
+            let job = DownloadJob(
+                label: file.path.string, url: file.path.url(relativeTo: baseURL),
+                partialPath: store.partialsPath + "/" + key, expectedHash: file.hash, expectedSize: file.size,
+                limit: configuration.maxFileSize, validators: nil)
+            if let hash = file.hash { jobIndex[hash] = jobs.count }
+            jobs.append((job, [file.path]))
+        }
+
+        let summary = plan.summary
+        let progress = ProgressCounter(filesTotal: summary.filesToDownload, bytesExpected: summary.bytesToDownload, report: report)
+        var records: [String: FileRecord] = [:]
+        var order: [String] = []
+        var bytes: Int64 = 0
+        try await withThrowingTaskGroup(of: (Int, DownloadedFile).self) { group in
+            var next = 0
+            func startNext() {
+                guard next < jobs.count else { return }
+                let index = next
+                let job = jobs[index].job
+                next += 1
+                group.addTask {
+                    guard case .fetched(let file, _) = try await fetcher.download(job, progress: { progress.add(bytes: $0) }) else {
+                        throw FreshAirError.httpStatus(304, url: job.url)
+                    }
+                    return (index, file)
+                }
+            }
+            for _ in 0..<max(1, configuration.concurrency) { startNext() }
+            while let (index, file) = try await group.next() {
+                let paths = jobs[index].paths
+                try staged.place(file.path, at: paths[0])
+                for extra in paths.dropFirst() { try staged.link(staged.path + "/" + paths[0].string, at: extra) }
+                for path in paths {
+                    records[path.string] = FileRecord(hash: file.hash, size: file.size)
+                    order.append(path.string)
+                    report(.downloaded(path: path.string, bytes: file.size))
+                }
+                bytes += file.size
+                progress.completeFiles(paths.count)
+                startNext()
+            }
+        }
+        return (records, order, bytes)
+    }
+}
+
+/// Aggregates byte and file progress from concurrent downloads into throttled events.
+private final class ProgressCounter: Sendable {
+    private struct State {
+        var files = 0
+        var bytes: Int64 = 0
+        var lastReport = ContinuousClock.now
+    }
+
+    private let state = Mutex(State())
+    private let filesTotal: Int
+    private let bytesExpected: Int64?
+    private let report: @Sendable (SyncEvent) -> Void
+
+    init(filesTotal: Int, bytesExpected: Int64?, report: @escaping @Sendable (SyncEvent) -> Void) {
+        self.filesTotal = filesTotal
+        self.bytesExpected = bytesExpected
+        self.report = report
+    }
+
+    func add(bytes: Int64) { emit(force: false) { $0.bytes += bytes } }
+    func completeFiles(_ count: Int) {
+        emit(force: false) { $0.files += count }
+        if state.withLock({ $0.files == filesTotal }) { emit(force: true) { _ in } }
+    }
+
+    private func emit(force: Bool, _ change: (inout State) -> Void) {
+        let event: SyncProgress? = state.withLock { state in
+            change(&state)
+            let now = ContinuousClock.now
+            guard force || now - state.lastReport > .milliseconds(100) else { return nil }
+            state.lastReport = now
+            return SyncProgress(filesCompleted: state.files, filesTotal: filesTotal, bytesReceived: state.bytes, bytesExpected: bytesExpected)
+        }
+        if let event { report(.progress(event)) }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// What a sync reports while it runs, in order: ``checking(_:)``, then ``notModified`` or
+/// nothing, ``planned(_:)``, any number of ``progress(_:)`` and ``downloaded(path:bytes:)``,
+/// ``activated(version:)`` when a new version went live, and ``finished(_:)`` last.
+public enum SyncEvent: Sendable {
+    /// The root document is being requested.
+    case checking(URL)
+    /// The server answered `304 Not Modified`: the stored tree is current.
+    case notModified
+    /// What the sync will do.
+    case planned(SyncPlanSummary)
+    /// Overall progress of the downloads.
+    case progress(SyncProgress)
+    /// One file arrived and was verified.
+    case downloaded(path: String, bytes: Int64)
+    /// A new version is live.
+    case activated(version: Int)
+    /// The sync is over; the same summary ``BundleSync/run()`` returns.
+    case finished(SyncSummary)
+}
+
+/// The counts a plan comes to.
+public struct SyncPlanSummary: Sendable, Hashable {
+    public var filesToDownload: Int
+    public var filesToKeep: Int
+    public var filesToRemove: Int
+    /// Bytes to download, when every file's size is known in advance.
+    public var bytesToDownload: Int64?
+}
+
+/// How far the downloads have come.
+public struct SyncProgress: Sendable, Hashable {
+    public var filesCompleted: Int
+    public var filesTotal: Int
+    public var bytesReceived: Int64
+    /// Known when the manifest declares sizes.
+    public var bytesExpected: Int64?
+
+    /// 0…1, by bytes when they are known, else by files.
+    public var fractionCompleted: Double {
+        if let bytesExpected, bytesExpected > 0 { return min(1, Double(bytesReceived) / Double(bytesExpected)) }
+        return filesTotal == 0 ? 1 : Double(filesCompleted) / Double(filesTotal)
+    }
+}
+
+/// What one sync did.
+public struct SyncSummary: Sendable, Hashable, Codable {
+    public enum Outcome: String, Sendable, Codable {
+        /// A new version went live.
+        case updated
+        /// Nothing changed for this device.
+        case alreadyCurrent
+    }
+
+    public var outcome: Outcome
+    /// The live version afterwards.
+    public var version: Int?
+    /// The root document came back `304 Not Modified`.
+    public var notModified: Bool
+    public var filesDownloaded: Int
+    public var bytesDownloaded: Int64
+    /// Files carried over from the previous version without a download.
+    public var filesReused: Int
+    public var filesRemoved: Int
+    /// HTTP requests sent, retries included.
+    public var requests: Int
+    public var seconds: Double
+    /// The paths downloaded, in the order they completed.
+    public var downloaded: [String]
+    /// The paths no longer present.
+    public var removed: [String]
+
+    /// One line for a terminal: what moved and what it cost.
+    public var oneLine: String {
+        let time = String(format: "%.2fs", seconds)
+        switch outcome {
+        case .alreadyCurrent:
+            let how = notModified ? "304 Not Modified" : "no file changed"
+            return "Already current (\(how)); \(requests) request\(requests == 1 ? "" : "s"), \(time)."
+        case .updated:
+            return "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))), "
+                + "\(filesReused) reused, \(filesRemoved) removed; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
+        }
+    }
+}
+
+/// Bytes written the way people read them: `512 B`, `4.2 KB`, `1.1 GB`.
+public struct ByteCount: CustomStringConvertible, Sendable {
+    public var bytes: Int64
+    public init(_ bytes: Int64) { self.bytes = bytes }
+    public var description: String {
+        let units = ["B", "KB", "MB", "GB", "TB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1000, unit < units.count - 1 {
+            value /= 1000
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}

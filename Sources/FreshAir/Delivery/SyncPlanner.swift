@@ -1,0 +1,81 @@
+import Foundation
+
+/// A file the environment selects, from any manifest in the tree.
+struct SelectedFile: Sendable {
+    var path: BundlePath
+    /// The digest its manifest lists; `nil` when existence is enough.
+    var hash: ContentHash?
+    var size: Int64?
+    /// The bytes, when already in memory (manifests).
+    var contents: Data?
+    /// The contents came over the network in this sync (not from the live version).
+    var fetched = false
+}
+
+/// What to do to turn the live version into the one a manifest tree selects.
+struct SyncPlan {
+    enum Action {
+        /// Carry the live file over unchanged.
+        case keep(FileRecord)
+        /// Write bytes already in memory.
+        case write(Data, FileRecord)
+        /// Fetch from the server.
+        case download
+    }
+
+    var actions: [(file: SelectedFile, action: Action)]
+    var removed: [String]
+
+    var downloads: [SelectedFile] {
+        actions.compactMap { if case .download = $0.action { $0.file } else { nil } }
+    }
+
+    /// Nothing to fetch, write or remove: the live version is already this one.
+    var changesNothing: Bool {
+        removed.isEmpty && actions.allSatisfy { if case .keep = $0.action { true } else { false } }
+    }
+
+    var summary: SyncPlanSummary {
+        let downloads = self.downloads
+        let sizes = downloads.compactMap(\.size)
+        return SyncPlanSummary(
+            filesToDownload: downloads.count,
+            filesToKeep: actions.count - downloads.count,
+            filesToRemove: removed.count,
+            bytesToDownload: sizes.count == downloads.count ? sizes.reduce(0, +) : nil)
+    }
+}
+
+/// Decides, without I/O of its own, which files to keep, write, download and remove.
+///
+/// A file is kept when the live version has it with the same digest (or, for an entry
+/// without one, at all) and it is still intact on disk; `isIntact` is the caller's cheap
+/// check (size) so that a damaged file is fetched again instead of trusted.
+enum SyncPlanner {
+    static func plan(
+        selected: [SelectedFile],
+        live: VersionRecord?,
+        isIntact: (String, FileRecord) -> Bool
+    ) -> SyncPlan {
+        var actions: [(file: SelectedFile, action: SyncPlan.Action)] = []
+        actions.reserveCapacity(selected.count)
+        for file in selected {
+            let existing = live?.files[file.path.string].flatMap { isIntact(file.path.string, $0) ? $0 : nil }
+            if let contents = file.contents {
+                let record = FileRecord(hash: file.hash ?? .of(contents, using: .sha256), size: Int64(contents.count))
+                if let existing, existing.hash == record.hash {
+                    actions.append((file, .keep(existing)))
+                } else {
+                    actions.append((file, .write(contents, record)))
+                }
+            } else if let existing, file.hash == nil || file.hash == existing.hash, file.size == nil || file.size == existing.size {
+                actions.append((file, .keep(existing)))
+            } else {
+                actions.append((file, .download))
+            }
+        }
+        let selectedPaths = Set(selected.map(\.path.string))
+        let removed = (live?.files.keys).map { $0.filter { !selectedPaths.contains($0) }.sorted() } ?? []
+        return SyncPlan(actions: actions, removed: removed)
+    }
+}

@@ -1,0 +1,85 @@
+import Crypto
+
+/// The hash a manifest records for a file: SHA-1 (40 hex digits, what the old tool wrote)
+/// or SHA-256 (64 hex digits).
+public struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable {
+    /// Which function produced the digest.
+    public enum Algorithm: String, Sendable, Hashable, Codable {
+        case sha1
+        case sha256
+    }
+
+    public let algorithm: Algorithm
+    /// Lowercase hexadecimal digest.
+    public let hex: String
+
+    /// Reads a hex digest; its length says the algorithm. Upper case is accepted and
+    /// lowered. Returns `nil` for any other length or a non-hex character.
+    public init?(hex text: String) {
+        let lowered = text.lowercased()
+        guard lowered.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
+        switch lowered.utf8.count {
+        case 40: algorithm = .sha1
+        case 64: algorithm = .sha256
+        default: return nil
+        }
+        hex = lowered
+    }
+
+    init(algorithm: Algorithm, digest: some Sequence<UInt8>) {
+        self.algorithm = algorithm
+        self.hex = digest.map { byte in
+            let text = String(byte, radix: 16)
+            return byte < 16 ? "0" + text : text
+        }.joined()
+    }
+
+    public var description: String { "\(algorithm):\(hex)" }
+
+    /// Hashes bytes held in memory (manifests, small files).
+    public static func of(_ bytes: some Sequence<UInt8>, using algorithm: Algorithm) -> ContentHash {
+        var hasher = ContentHasher(algorithm)
+        hasher.update(Array(bytes))
+        return hasher.finalize()
+    }
+}
+
+/// Hashes a stream of bytes as it arrives, so a download is verified without reading it
+/// back from disk.
+public struct ContentHasher {
+    private enum State {
+        case sha1(Insecure.SHA1)
+        case sha256(SHA256)
+    }
+
+    private var state: State
+
+    public init(_ algorithm: ContentHash.Algorithm) {
+        switch algorithm {
+        case .sha1: state = .sha1(Insecure.SHA1())
+        case .sha256: state = .sha256(SHA256())
+        }
+    }
+
+    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        switch state {
+        case .sha1(var hasher):
+            hasher.update(bufferPointer: bytes)
+            state = .sha1(hasher)
+        case .sha256(var hasher):
+            hasher.update(bufferPointer: bytes)
+            state = .sha256(hasher)
+        }
+    }
+
+    public mutating func update(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    public func finalize() -> ContentHash {
+        switch state {
+        case .sha1(let hasher): return ContentHash(algorithm: .sha1, digest: hasher.finalize())
+        case .sha256(let hasher): return ContentHash(algorithm: .sha256, digest: hasher.finalize())
+        }
+    }
+}

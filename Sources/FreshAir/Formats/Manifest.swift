@@ -1,0 +1,219 @@
+import Foundation
+
+/// A bundle's `manifest.json`: the files it offers, each with a hash and a condition.
+///
+/// Every form on servers loads unchanged:
+/// - the legacy JSON array of entries, each with `filename`, `sha` or `SHA` (40 hex digits for
+///   SHA-1, 64 for SHA-256, or absent: existence suffices), and `condition` (a string) or
+///   `conditions` (an array of `{"key", "value", "comparison"}`, `comparison` defaulting to
+///   `gte`);
+/// - the object form `{"format": 2, "sequence": 7, "expires": "…", "files": [ …entries… ]}`,
+///   whose entries may also give `size` in bytes.
+public struct Manifest: Sendable, Hashable {
+    /// Which of the accepted shapes the document had.
+    public enum Form: Sendable, Hashable {
+        case legacyArray
+        case object(format: Int)
+    }
+
+    public var form: Form
+    /// The entries in document order.
+    public var entries: [ManifestEntry]
+    /// The publisher's sequence number (object form), for anti-rollback.
+    public var sequence: Int?
+    /// When the manifest stops being trustworthy (object form).
+    public var expires: Date?
+
+    /// An in-memory manifest.
+    public init(entries: [ManifestEntry], form: Form = .legacyArray, sequence: Int? = nil, expires: Date? = nil) {
+        self.entries = entries
+        self.form = form
+        self.sequence = sequence
+        self.expires = expires
+    }
+
+    /// Reads a manifest document.
+    ///
+    /// - Parameter source: where it came from (a URL or path), named in errors.
+    /// - Throws: ``ManifestError`` naming the source, the entry and what is wrong.
+    public init(data: Data, source: String) throws(ManifestError) {
+        let document: Any
+        do { document = try JSONDocument.parse(data) } catch {
+            throw ManifestError(source: source, problem: .invalidJSON(error))
+        }
+        let list: [Any]
+        if let array = document as? [Any] {
+            form = .legacyArray
+            list = array
+        } else if let object = document as? [String: Any], let files = object["files"] as? [Any] {
+            form = .object(format: (object["format"] as? NSNumber)?.intValue ?? 2)
+            sequence = (object["sequence"] as? NSNumber)?.intValue
+            if let expiry = object["expires"] as? String {
+                guard let date = ISO8601DateFormatter().date(from: expiry) else {
+                    throw ManifestError(source: source, problem: .unexpectedShape("\"expires\" is not an ISO 8601 date: \(expiry)"))
+                }
+                expires = date
+            }
+            list = files
+        } else {
+            throw ManifestError(
+                source: source,
+                problem: .unexpectedShape("expected an array of entries, or an object with a \"files\" array"))
+        }
+        var conditionCache: [String: Condition] = [:]
+        var entries: [ManifestEntry] = []
+        entries.reserveCapacity(list.count)
+        for (index, item) in list.enumerated() {
+            do {
+                entries.append(try ManifestEntry(json: item, conditionCache: &conditionCache))
+            } catch {
+                let filename = (item as? [String: Any])?["filename"] as? String
+                throw ManifestError(source: source, problem: .entry(index: index, filename: filename, error))
+            }
+        }
+        self.entries = entries
+    }
+}
+
+/// One file a manifest offers.
+public struct ManifestEntry: Sendable, Hashable {
+    /// Where the file lives, relative to the manifest's folder.
+    public var path: BundlePath
+    /// The expected digest; `nil` when the file's existence is enough.
+    public var hash: ContentHash?
+    /// The expected size in bytes, when the manifest declares it.
+    public var size: Int64?
+    /// When this file applies.
+    public var condition: Condition
+
+    public init(path: BundlePath, hash: ContentHash? = nil, size: Int64? = nil, condition: Condition = .always) {
+        self.path = path
+        self.hash = hash
+        self.size = size
+        self.condition = condition
+    }
+
+    /// `true` for `…/Name.freshair/manifest.json`: a child manifest, followed recursively.
+    public var isChildManifest: Bool {
+        let parts = path.components
+        return parts.count >= 2 && parts[parts.count - 1] == "manifest.json" && parts[parts.count - 2].hasSuffix(".freshair")
+    }
+
+    /// What is wrong with one entry.
+    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        case notAnObject
+        case missingFilename
+        case unsafePath(BundlePath.Rejection)
+        case invalidHash(String)
+        case invalidSize(String)
+        case invalidCondition(ConditionSyntaxError)
+        case invalidRequirement(index: Int, String)
+
+        public var description: String {
+            switch self {
+            case .notAnObject: return "an entry must be a JSON object"
+            case .missingFilename: return "\"filename\" is missing or not a string"
+            case .unsafePath(let rejection): return rejection.description
+            case .invalidHash(let value):
+                return "\"sha\" must be 40 (SHA-1) or 64 (SHA-256) hex digits, found \"\(value)\"; run `breeze hash` to recompute it"
+            case .invalidSize(let value): return "\"size\" must be a whole number of bytes, found \(value)"
+            case .invalidCondition(let error): return "condition: \(error)"
+            case .invalidRequirement(let index, let detail): return "conditions[\(index)]: \(detail)"
+            }
+        }
+    }
+
+    init(json: Any, conditionCache: inout [String: Condition]) throws(Problem) {
+        guard let object = json as? [String: Any] else { throw .notAnObject }
+        guard let filename = object["filename"] as? String else { throw .missingFilename }
+        do { path = try BundlePath(filename) } catch { throw .unsafePath(error) }
+
+        if let digest = object["sha"] ?? object["SHA"], !(digest is NSNull) {
+            guard let text = digest as? String, let parsed = ContentHash(hex: text) else { throw .invalidHash("\(digest)") }
+            hash = parsed
+        }
+        if let declared = object["size"], !(declared is NSNull) {
+            guard let number = declared as? NSNumber, number.doubleValue >= 0, number.doubleValue == number.doubleValue.rounded() else {
+                throw .invalidSize("\(declared)")
+            }
+            size = number.int64Value
+        }
+
+        var parts: [Condition] = []
+        if let text = object["condition"] as? String, !text.trimmingCharacters(in: .whitespaces).isEmpty {
+            if let cached = conditionCache[text] {
+                parts.append(cached)
+            } else {
+                do {
+                    let parsed = try Condition(parsing: text)
+                    conditionCache[text] = parsed
+                    parts.append(parsed)
+                } catch { throw .invalidCondition(error) }
+            }
+        }
+        if let list = object["conditions"], !(list is NSNull) {
+            guard let requirements = list as? [Any] else { throw .invalidRequirement(index: 0, "\"conditions\" must be an array") }
+            parts.append(Condition(requirements: try Self.requirements(requirements)))
+        }
+        condition = parts.isEmpty ? .always : (parts.count == 1 ? parts[0] : .all(parts))
+    }
+
+    /// Reads the JSON form's `{"key", "value", "comparison"}` objects.
+    static func requirements(_ list: [Any]) throws(Problem) -> [(key: String, value: ConditionValue, comparison: ComparisonOperator)] {
+        var result: [(key: String, value: ConditionValue, comparison: ComparisonOperator)] = []
+        for (index, item) in list.enumerated() {
+            guard let object = item as? [String: Any] else { throw .invalidRequirement(index: index, "must be an object") }
+            guard let key = object["key"] as? String, !key.isEmpty else {
+                throw .invalidRequirement(index: index, "\"key\" is missing")
+            }
+            let value: ConditionValue
+            switch object["value"] {
+            case let text as String: value = .string(text)
+            case let number as NSNumber where String(cString: number.objCType) == "c": value = .bool(number.boolValue)  // JSON true/false
+            case let number as NSNumber: value = .number(number.stringValue)
+            default: throw .invalidRequirement(index: index, "\"value\" is missing or not a string")
+            }
+            let comparison: ComparisonOperator
+            if let name = object["comparison"] as? String {
+                guard let op = ComparisonOperator(jsonName: name) else {
+                    throw .invalidRequirement(index: index, "unknown comparison \"\(name)\"; use eq, ne, gt, gte, lt or lte")
+                }
+                comparison = op
+            } else {
+                comparison = .greaterOrEqual
+            }
+            result.append((key, value, comparison))
+        }
+        return result
+    }
+}
+
+/// A manifest that could not be read, naming the document, the entry and the problem.
+public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Problem: Sendable, Hashable {
+        case invalidJSON(JSONSyntaxError)
+        case unexpectedShape(String)
+        case entry(index: Int, filename: String?, ManifestEntry.Problem)
+        case tooLarge(limit: Int64)
+        case tooDeep(limit: Int)
+        case pathConflict(BundlePath, BundlePath)
+    }
+
+    /// The manifest's URL or path.
+    public var source: String
+    public var problem: Problem
+
+    public var description: String {
+        switch problem {
+        case .invalidJSON(let error): return "\(source): \(error)"
+        case .unexpectedShape(let detail): return "\(source): \(detail)"
+        case .entry(let index, let filename, let problem):
+            let name = filename.map { " (\"\($0)\")" } ?? ""
+            return "\(source): entry \(index)\(name): \(problem)"
+        case .tooLarge(let limit): return "\(source): larger than the \(limit)-byte limit for a manifest"
+        case .tooDeep(let limit): return "\(source): child manifests nest deeper than \(limit) levels (a cycle?)"
+        case .pathConflict(let file, let folder):
+            return "\(source): \"\(file)\" is listed as a file and also as a folder of \"\(folder)\""
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// Everything that can stop a sync, each case saying what happened and what to do.
+///
+/// Whatever the error, the last good content stays live: a sync only switches versions
+/// after every file has been downloaded and verified.
+public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedError {
+    /// The server answered with a status that is neither success nor "not modified".
+    case httpStatus(Int, url: URL)
+    /// The network failed below HTTP (refused, reset, timed out) after every retry.
+    case transport(TransportError)
+    /// A manifest could not be read or is unsafe.
+    case manifest(ManifestError)
+    /// A downloaded file's digest differs from the one its manifest lists.
+    case hashMismatch(path: String, url: URL, expected: ContentHash, actual: ContentHash)
+    /// A body ended early, ran past its declared size, or differed from the manifest's size.
+    case sizeMismatch(path: String, url: URL, expected: Int64, actual: Int64)
+    /// A body was larger than a configured cap.
+    case bodyTooLarge(url: URL, limit: Int64)
+    /// Another process holds the store's lock and did not release it in time.
+    case storeLocked(path: String)
+    /// The folder where the live version should appear holds something FreshAir did not make.
+    case liveLocationOccupied(path: String)
+    /// A file-system operation failed.
+    case fileSystem(operation: String, path: String, reason: String)
+    /// ``BundleStore/rollBack()`` found no earlier version to go back to.
+    case noPreviousVersion
+
+    public var description: String {
+        switch self {
+        case .httpStatus(let status, let url):
+            return "HTTP \(status) for \(url): \(Self.advice(forStatus: status))"
+        case .transport(let error):
+            return "\(error). Check the network and the URL, then sync again; downloads resume where they stopped."
+        case .manifest(let error):
+            return "\(error). Fix the manifest (`breeze validate` lists every problem) and publish it again."
+        case .hashMismatch(let path, let url, let expected, let actual):
+            return "\(path): downloaded content does not match its manifest (expected \(expected.hex), got \(actual.hex) from \(url)). "
+                + "The file or the manifest on the server is stale: run `breeze hash` and publish both."
+        case .sizeMismatch(let path, let url, let expected, let actual):
+            return "\(path): expected \(expected) bytes from \(url), got \(actual). "
+                + "The body was cut short or the manifest's size is stale; sync again, or re-publish with `breeze hash`."
+        case .bodyTooLarge(let url, let limit):
+            return "\(url) is larger than the \(limit)-byte limit; raise the limit if the file is meant to be this large."
+        case .storeLocked(let path):
+            return "another process is updating \(path); wait for it to finish, or stop it."
+        case .liveLocationOccupied(let path):
+            return "\(path) exists and was not made by FreshAir; choose a new or empty folder (FreshAir replaces it with a link to the live version)."
+        case .fileSystem(let operation, let path, let reason):
+            return "could not \(operation) \(path): \(reason)"
+        case .noPreviousVersion:
+            return "there is no earlier version to roll back to."
+        }
+    }
+
+    public var errorDescription: String? { description }
+
+    /// Whether trying again later could succeed without anyone changing anything.
+    public var isTransient: Bool {
+        switch self {
+        case .httpStatus(let status, _): return [408, 425, 429, 500, 502, 503, 504].contains(status)
+        case .transport(let error): return error.kind != .other
+        default: return false
+        }
+    }
+
+    /// What a status most likely means for static hosting.
+    static func advice(forStatus status: Int) -> String {
+        switch status {
+        case 401: return "the server wants credentials; pass them as headers."
+        case 403: return "forbidden. The file is not readable by the web server's account, or not public on S3."
+        case 404: return "not found. Check the URL, and that the file was published."
+        case 410: return "gone. The content was withdrawn from this URL."
+        case 416: return "the requested range is not available; the file changed while downloading. Sync again."
+        case 429: return "too many requests; retried, then gave up. Sync again later."
+        case 500...599: return "the server failed; retried, then gave up. Sync again later."
+        default: return "unexpected status."
+        }
+    }
+}

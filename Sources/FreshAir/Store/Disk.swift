@@ -1,0 +1,194 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// File-scope names for libc calls that `Disk` shadows with its own methods.
+private func posix_rename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
+private func posix_link(_ from: String, _ to: String) -> Int32 { link(from, to) }
+private func posix_close(_ descriptor: Int32) -> Int32 { close(descriptor) }
+private func posix_read(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(descriptor, buffer, count) }
+private func posix_write(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int { write(descriptor, buffer, count) }
+
+/// The file-system operations the store is built from, as thin POSIX calls that report
+/// failures as ``FreshAirError/fileSystem(operation:path:reason:)``.
+///
+/// POSIX rather than `FileManager` where it matters: `rename(2)` and `symlink(2)` are the
+/// atomic steps activation relies on, and hard links let unchanged files carry over to a new
+/// version without a copy.
+enum Disk {
+    static func failure(_ operation: String, _ path: String, _ code: Int32 = errno) -> FreshAirError {
+        .fileSystem(operation: operation, path: path, reason: String(cString: strerror(code)))
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Size and modification time, without following a final link.
+    static func status(_ path: String) -> (size: Int64, modified: Double)? {
+        var info = stat()
+        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        #if canImport(Darwin)
+        let modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
+        #else
+        let modified = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        #endif
+        return (Int64(info.st_size), modified)
+    }
+
+    static func createDirectory(_ path: String) throws(FreshAirError) {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        } catch {
+            throw .fileSystem(operation: "create folder", path: path, reason: error.localizedDescription)
+        }
+    }
+
+    /// Removes a file, link or folder tree; absent is fine.
+    static func remove(_ path: String) throws(FreshAirError) {
+        guard exists(path) else { return }
+        do { try FileManager.default.removeItem(atPath: path) } catch {
+            throw .fileSystem(operation: "remove", path: path, reason: error.localizedDescription)
+        }
+    }
+
+    static func rename(_ source: String, to destination: String) throws(FreshAirError) {
+        guard posix_rename(source, destination) == 0 else { throw failure("move \(source) to", destination) }
+    }
+
+    /// Links `destination` to the same file as `source`, copying when the file system cannot
+    /// link (another volume, or no hard links).
+    static func link(_ source: String, to destination: String) throws(FreshAirError) {
+        if posix_link(source, destination) == 0 { return }
+        let code = errno
+        guard code == EXDEV || code == EPERM || code == EMLINK || code == ENOTSUP else {
+            throw failure("link \(source) to", destination, code)
+        }
+        do { try FileManager.default.copyItem(atPath: source, toPath: destination) } catch {
+            throw .fileSystem(operation: "copy \(source) to", path: destination, reason: error.localizedDescription)
+        }
+    }
+
+    static func readLink(_ path: String) -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: path)
+    }
+
+    /// Points the symbolic link at `path` to `target` in one atomic step: a new link is made
+    /// beside it and renamed over the old one, so a reader sees the old or the new target.
+    static func replaceSymbolicLink(at path: String, target: String) throws(FreshAirError) {
+        let temporary = path + ".freshair-new-\(getpid())"
+        try remove(temporary)
+        guard symlink(target, temporary) == 0 else { throw failure("create link", temporary) }
+        try rename(temporary, to: path)
+    }
+
+    /// Writes `data` to a temporary file and renames it into place, so a reader never
+    /// sees half of it.
+    static func writeAtomically(_ data: Data, to path: String) throws(FreshAirError) {
+        do { try data.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
+            throw .fileSystem(operation: "write", path: path, reason: error.localizedDescription)
+        }
+    }
+
+    static func read(_ path: String) throws(FreshAirError) -> Data {
+        guard let data = FileManager.default.contents(atPath: path) else { throw failure("read", path) }
+        return data
+    }
+
+    static func contentsOfDirectory(_ path: String) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    }
+
+    /// Makes everything written under `path` durable before a version goes live: one
+    /// `syncfs(2)` on Linux instead of an `fsync` per file.
+    static func synchronizeFileSystem(containing path: String) {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { return }
+        defer { _ = posix_close(descriptor) }
+        #if os(Linux)
+        // syncfs(2) is not in Glibc's Swift overlay: look it up, and fall back to sync(2).
+        if let symbol = dlsym(nil, "syncfs") {
+            _ = unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)(descriptor)
+        } else {
+            sync()
+        }
+        #else
+        _ = fsync(descriptor)
+        #endif
+    }
+
+    /// Hashes a file on disk in 1 MiB reads.
+    static func hash(_ path: String, algorithm: ContentHash.Algorithm) throws(FreshAirError) -> (ContentHash, Int64) {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw failure("open", path) }
+        defer { _ = posix_close(descriptor) }
+        var hasher = ContentHasher(algorithm)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        var total: Int64 = 0
+        while true {
+            let count = posix_read(descriptor, buffer.baseAddress, buffer.count)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw failure("read", path)
+            }
+            if count == 0 { break }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            total += Int64(count)
+        }
+        return (hasher.finalize(), total)
+    }
+}
+
+/// A file opened for writing with plain `write(2)` calls: no buffering to hold memory, no
+/// copies.
+final class OutputFile {
+    private var descriptor: Int32
+    let path: String
+
+    init(path: String, append: Bool) throws(FreshAirError) {
+        self.path = path
+        let flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC)
+        descriptor = open(path, flags, 0o644)
+        guard descriptor >= 0 else { throw Disk.failure("open for writing", path) }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(FreshAirError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = posix_write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Disk.failure("write", path)
+            }
+            offset += written
+        }
+    }
+
+    func truncate() throws(FreshAirError) {
+        guard ftruncate(descriptor, 0) == 0 else { throw Disk.failure("truncate", path) }
+    }
+
+    func synchronize() throws(FreshAirError) {
+        guard fsync(descriptor) == 0 else { throw Disk.failure("flush", path) }
+    }
+
+    func close() {
+        if descriptor >= 0 { _ = posix_close(descriptor) }
+        descriptor = -1
+    }
+
+    deinit { close() }
+}

@@ -1,0 +1,97 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// ``HTTPTransport`` over AsyncHTTPClient: keep-alive connection pooling, streaming bodies
+/// with back-pressure, HTTP/1.1 and HTTP/2, on Linux and Apple platforms.
+public final class AsyncHTTPClientTransport: HTTPTransport {
+    private let client: HTTPClient
+
+    /// A process-wide transport, never shut down: the default for every sync.
+    public static let shared = AsyncHTTPClientTransport()
+
+    /// Creates a transport with its own connection pool.
+    ///
+    /// - Parameters:
+    ///   - connectionsPerHost: how many connections may be open to one host; match it to
+    ///     the download concurrency.
+    ///   - idleTimeout: the longest silence tolerated while a body streams.
+    public init(connectionsPerHost: Int = 8, connectTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30)) {
+        var configuration = HTTPClient.Configuration(
+            timeout: .init(connect: TimeAmount(connectTimeout), read: TimeAmount(idleTimeout)))
+        configuration.connectionPool = .init(
+            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost)
+        configuration.decompression = .disabled  // Hashes are of the bytes as published.
+        configuration.redirectConfiguration = .follow(max: 5, allowCycles: false)
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// Closes every connection. Call once, when the transport is no longer needed.
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    public func get<Result: Sendable>(
+        _ request: HTTPGetRequest,
+        handle: (HTTPResponseHead, ResponseBody) async throws -> Result
+    ) async throws -> Result {
+        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
+        outgoing.method = .GET
+        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, timeout: TimeAmount(request.timeout))
+        } catch {
+            throw Self.translate(error, url: request.url)
+        }
+        let head = HTTPResponseHead(
+            status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
+        let iterator = IteratorBox(response.body.makeAsyncIterator())
+        let url = request.url
+        let body = ResponseBody {
+            do { return try await iterator.next() } catch { throw Self.translate(error, url: url) }
+        }
+        return try await handle(head, body)
+    }
+
+    /// Names AsyncHTTPClient's and NIO's errors in the terms of ``TransportError``.
+    static func translate(_ error: any Error, url: URL) -> any Error {
+        if error is CancellationError { return error }
+        let detail = String(describing: error)
+        if let clientError = error as? HTTPClientError {
+            switch clientError {
+            case .connectTimeout, .readTimeout, .deadlineExceeded:
+                return TransportError(kind: .timeout, url: url, detail: detail)
+            case .remoteConnectionClosed:
+                return TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
+            case .cancelled:
+                return CancellationError()
+            default:
+                break
+            }
+        }
+        if error is NIOConnectionError || detail.contains("connectionRefused") || detail.contains("Connection refused") {
+            return TransportError(kind: .connect, url: url, detail: detail)
+        }
+        if detail.contains("Connection reset") || detail.contains("ioOnClosedChannel") || detail.contains("EOF") || error is HTTPParserError {
+            return TransportError(kind: .interrupted, url: url, detail: detail)
+        }
+        return TransportError(kind: .other, url: url, detail: detail)
+    }
+}
+
+/// Lets the body closure advance AsyncHTTPClient's iterator; used by one task at a time.
+private final class IteratorBox<Base: AsyncIteratorProtocol>: @unchecked Sendable where Base.Element == ByteBuffer {
+    private var base: Base
+    init(_ base: Base) { self.base = base }
+    func next() async throws -> ByteBuffer? { try await base.next() }
+}
+
+extension TimeAmount {
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

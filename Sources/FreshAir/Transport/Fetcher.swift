@@ -1,0 +1,231 @@
+import Foundation
+import NIOCore
+import Synchronization
+
+/// Counts the requests a sync sends, retries included, for its summary.
+final class RequestCounter: Sendable {
+    private let count = Atomic<Int>(0)
+    func increment() { count.add(1, ordering: .relaxed) }
+    var value: Int { count.load(ordering: .relaxed) }
+}
+
+/// What a conditional fetch found.
+enum FetchOutcome<Content: Sendable>: Sendable {
+    /// `304`: what is stored is current.
+    case notModified
+    case fetched(Content, HTTPValidators)
+}
+
+/// A file to stream to disk.
+struct DownloadJob: Sendable {
+    /// Named in errors: the bundle path, or the package name.
+    var label: String
+    var url: URL
+    /// Where the bytes go; a partial file left here by an interrupted run is resumed.
+    var partialPath: String
+    var expectedHash: ContentHash?
+    var expectedSize: Int64?
+    /// Refuse bodies above this, declared or not.
+    var limit: Int64
+    /// Makes the request conditional (packages); `nil` for files covered by a manifest hash.
+    var validators: HTTPValidators?
+}
+
+/// A file on disk whose digest was computed as it arrived.
+struct DownloadedFile: Sendable {
+    var path: String
+    var hash: ContentHash
+    var size: Int64
+}
+
+/// The one way FreshAir talks HTTP: conditional requests, retries with back-off, streaming
+/// to disk with hashing on the fly, size caps, and resume with `Range`/`If-Range`. All three
+/// delivery modes fetch through it.
+struct Fetcher: Sendable {
+    let transport: any HTTPTransport
+    let retry: RetryPolicy
+    /// Headers the app adds to every request (authorization, user agent).
+    let headers: [(name: String, value: String)]
+    let timeout: Duration
+    let requests = RequestCounter()
+
+    /// Bodies smaller than this restart instead of resuming: not worth a side file.
+    static let resumableSize: Int64 = 256 * 1024
+
+    /// Fetches a small document (a manifest, an index) into memory.
+    func document(at url: URL, validators: HTTPValidators?, limit: Int) async throws -> FetchOutcome<Data> {
+        try await retry.run { _ in
+            requests.increment()
+            var request = HTTPGetRequest(url: url, headers: headers, timeout: timeout)
+            request.headers += validators?.conditionalHeaders ?? []
+            do {
+                return try await transport.get(request) { head, body in
+                    switch head.status {
+                    case 304 where validators != nil: return .notModified
+                    case 200:
+                        if let length = head.contentLength, length > limit { throw FreshAirError.bodyTooLarge(url: url, limit: Int64(limit)) }
+                        do {
+                            return .fetched(try await body.collect(upTo: limit), HTTPValidators(head))
+                        } catch is ResponseBody.BodyTooLarge {
+                            throw FreshAirError.bodyTooLarge(url: url, limit: Int64(limit))
+                        }
+                    default:
+                        throw FreshAirError.httpStatus(head.status, url: url)
+                    }
+                }
+            } catch let error as TransportError {
+                throw FreshAirError.transport(error)
+            }
+        }
+    }
+
+    /// Streams a file to `job.partialPath`, verifying size and hash, resuming what an
+    /// earlier attempt left.
+    ///
+    /// On a hash mismatch the partial file is deleted, so the next attempt starts clean.
+    func download(_ job: DownloadJob, progress: @Sendable (Int64) -> Void) async throws -> FetchOutcome<DownloadedFile> {
+        let sidecar = job.partialPath + ".resume"
+        return try await retry.run { _ in
+            requests.increment()
+            var request = HTTPGetRequest(url: job.url, headers: headers, timeout: timeout)
+            var offset: Int64 = 0
+            if let resume = ResumePoint.load(sidecar), resume.url == job.url.absoluteString,
+               let size = Disk.status(job.partialPath)?.size, size > 0 {
+                offset = size
+                request.headers += [("Range", "bytes=\(size)-"), ("If-Range", resume.ifRange)]
+            } else {
+                try Disk.remove(job.partialPath)
+                request.headers += job.validators?.conditionalHeaders ?? []
+            }
+            do {
+                return try await transport.get(request) { head, body in
+                    try await receive(job, head: head, body: body, offset: offset, sidecar: sidecar, progress: progress)
+                }
+            } catch let error as TransportError {
+                throw FreshAirError.transport(error)
+            }
+        }
+    }
+
+    private func receive(
+        _ job: DownloadJob, head: HTTPResponseHead, body: ResponseBody, offset requestedOffset: Int64,
+        sidecar: String, progress: @Sendable (Int64) -> Void
+    ) async throws -> FetchOutcome<DownloadedFile> {
+        var offset = requestedOffset
+        let total: Int64?
+        switch head.status {
+        case 304 where job.validators != nil && offset == 0:
+            return .notModified
+        case 200:
+            offset = 0  // A full body: the server ignored the range, or the file changed.
+            total = head.contentLength
+        case 206:
+            guard let range = ContentRange(head["Content-Range"]), range.start == offset else {
+                try discard(job, sidecar: sidecar)
+                throw FreshAirError.transport(TransportError(kind: .interrupted, url: job.url, detail: "the server answered a different range; starting over"))
+            }
+            total = range.total
+        case 416:
+            // The partial file is not a prefix of what the server has now: start over.
+            try discard(job, sidecar: sidecar)
+            throw FreshAirError.transport(TransportError(kind: .interrupted, url: job.url, detail: "range not satisfiable; starting over"))
+        default:
+            throw FreshAirError.httpStatus(head.status, url: job.url)
+        }
+        if let total {
+            if let expected = job.expectedSize, total != expected {
+                throw FreshAirError.sizeMismatch(path: job.label, url: job.url, expected: expected, actual: total)
+            }
+            if total > job.limit { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
+        }
+        let ceiling = total ?? job.expectedSize ?? job.limit
+
+        var hasher = ContentHasher(job.expectedHash?.algorithm ?? .sha256)
+        let file: OutputFile
+        if offset > 0 {
+            // Resuming: the digest must cover the bytes already on disk.
+            try hashPrefix(of: job.partialPath, into: &hasher)
+            file = try OutputFile(path: job.partialPath, append: true)
+            progress(offset)
+        } else {
+            file = try OutputFile(path: job.partialPath, append: false)
+            let validators = HTTPValidators(head)
+            if let ifRange = validators.ifRange, (total ?? Self.resumableSize) >= Self.resumableSize {
+                try ResumePoint(url: job.url.absoluteString, ifRange: ifRange).save(sidecar)
+            }
+        }
+        defer { file.close() }
+
+        var received = offset
+        for try await chunk in body {
+            let count = Int64(chunk.readableBytes)
+            if received + count > ceiling {
+                try discard(job, sidecar: sidecar)
+                if total == nil, job.expectedSize == nil { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
+                throw FreshAirError.sizeMismatch(path: job.label, url: job.url, expected: ceiling, actual: received + count)
+            }
+            try chunk.withUnsafeReadableBytes { (bytes) throws(FreshAirError) in
+                hasher.update(bytes)
+                try file.write(bytes)
+            }
+            received += count
+            progress(count)
+        }
+        if let expected = total ?? job.expectedSize, received != expected {
+            // Cut short: keep the partial file so the retry resumes it.
+            throw FreshAirError.transport(TransportError(
+                kind: .interrupted, url: job.url, detail: "received \(received) of \(expected) bytes"))
+        }
+        let digest = hasher.finalize()
+        if let expected = job.expectedHash, expected != digest {
+            try discard(job, sidecar: sidecar)
+            throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)
+        }
+        try Disk.remove(sidecar)
+        return .fetched(DownloadedFile(path: job.partialPath, hash: digest, size: received), HTTPValidators(head))
+    }
+
+    private func discard(_ job: DownloadJob, sidecar: String) throws {
+        try Disk.remove(job.partialPath)
+        try Disk.remove(sidecar)
+    }
+
+    private func hashPrefix(of path: String, into hasher: inout ContentHasher) throws {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
+            data.withUnsafeBytes { hasher.update($0) }
+        }
+    }
+}
+
+/// What a partial download needs to resume safely: the URL and the `If-Range` validator
+/// of the response it came from.
+private struct ResumePoint: Codable {
+    var url: String
+    var ifRange: String
+
+    static func load(_ path: String) -> ResumePoint? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        return try? JSONDecoder().decode(ResumePoint.self, from: data)
+    }
+
+    func save(_ path: String) throws {
+        try Disk.writeAtomically(try JSONEncoder().encode(self), to: path)
+    }
+}
+
+/// `Content-Range: bytes 100-199/200`.
+private struct ContentRange {
+    var start: Int64
+    var total: Int64?
+
+    init?(_ header: String?) {
+        guard let header, header.hasPrefix("bytes ") else { return nil }
+        let spec = header.dropFirst(6)
+        let parts = spec.split(separator: "/", maxSplits: 1)
+        guard parts.count == 2, let dash = parts[0].firstIndex(of: "-"), let start = Int64(parts[0][..<dash]) else { return nil }
+        self.start = start
+        self.total = Int64(parts[1])
+    }
+}

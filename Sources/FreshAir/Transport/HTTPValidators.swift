@@ -1,0 +1,33 @@
+/// What a server said identifies a version of a resource: `ETag` and `Last-Modified`.
+///
+/// Stored with each live version and sent back as `If-None-Match` / `If-Modified-Since`, so
+/// an unchanged resource costs one request and no body.
+public struct HTTPValidators: Sendable, Hashable, Codable {
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(etag: String? = nil, lastModified: String? = nil) {
+        self.etag = etag
+        self.lastModified = lastModified
+    }
+
+    init(_ head: HTTPResponseHead) {
+        self.init(etag: head["ETag"], lastModified: head["Last-Modified"])
+    }
+
+    public var isEmpty: Bool { etag == nil && lastModified == nil }
+
+    /// `If-None-Match` and `If-Modified-Since` for a conditional GET.
+    var conditionalHeaders: [(name: String, value: String)] {
+        var headers: [(name: String, value: String)] = []
+        if let etag { headers.append(("If-None-Match", etag)) }
+        if let lastModified { headers.append(("If-Modified-Since", lastModified)) }
+        return headers
+    }
+
+    /// The value for `If-Range`: a strong ETag, else the date. Weak ETags may not be used.
+    var ifRange: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+}

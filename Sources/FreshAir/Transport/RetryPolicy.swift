@@ -1,0 +1,84 @@
+import Foundation
+
+/// How transient failures (connection errors, timeouts, 408, 429 and 5xx) are retried:
+/// exponential back-off with full jitter, honouring `Retry-After` up to ``maximumDelay``.
+public struct RetryPolicy: Sendable {
+    /// Attempts in all, the first included. `1` never retries.
+    public var maxAttempts: Int
+    /// The first back-off; each further one doubles.
+    public var baseDelay: Duration
+    /// No wait is longer than this, whatever `Retry-After` asks.
+    public var maximumDelay: Duration
+
+    public init(maxAttempts: Int = 4, baseDelay: Duration = .milliseconds(250), maximumDelay: Duration = .seconds(30)) {
+        self.maxAttempts = max(1, maxAttempts)
+        self.baseDelay = baseDelay
+        self.maximumDelay = maximumDelay
+    }
+
+    /// Never retries.
+    public static let none = RetryPolicy(maxAttempts: 1)
+
+    /// The wait before attempt `attempt + 1` (attempt counts from 1).
+    func delay(after attempt: Int, retryAfter: String?) -> Duration {
+        if let retryAfter, let requested = Self.parseRetryAfter(retryAfter) {
+            return min(requested, maximumDelay)
+        }
+        let ceiling = min(baseDelay * (1 << min(attempt - 1, 20)), maximumDelay)
+        let seconds = Double(ceiling.components.seconds) + Double(ceiling.components.attoseconds) / 1e18
+        return .seconds(Double.random(in: seconds / 2...seconds))
+    }
+
+    /// `Retry-After` as seconds or as an HTTP date.
+    static func parseRetryAfter(_ value: String) -> Duration? {
+        if let seconds = Int(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 { return .seconds(seconds) }
+        guard let date = HTTPDate.parse(value) else { return nil }
+        return .seconds(max(0, date.timeIntervalSinceNow))
+    }
+
+    /// Runs `operation`, retrying while it throws a transient ``FreshAirError``.
+    func run<Result>(
+        _ operation: (_ attempt: Int) async throws -> Result,
+        retryAfter: (any Error) -> String? = { _ in nil }
+    ) async throws -> Result {
+        var attempt = 1
+        while true {
+            do {
+                return try await operation(attempt)
+            } catch let error as FreshAirError where error.isTransient && attempt < maxAttempts {
+                try await Task.sleep(for: delay(after: attempt, retryAfter: retryAfter(error)))
+                attempt += 1
+            }
+        }
+    }
+}
+
+/// HTTP dates (RFC 9110: IMF-fixdate, and the obsolete RFC 850 and asctime forms), read
+/// and written in the POSIX locale whatever the device's settings.
+public enum HTTPDate {
+    private static let formats = [
+        "EEE, dd MMM yyyy HH:mm:ss zzz",
+        "EEEE, dd-MMM-yy HH:mm:ss zzz",
+        "EEE MMM d HH:mm:ss yyyy",
+    ]
+
+    public static func parse(_ text: String) -> Date? {
+        for format in formats {
+            let formatter = makeFormatter(format)
+            if let date = formatter.date(from: text.trimmingCharacters(in: .whitespaces)) { return date }
+        }
+        return nil
+    }
+
+    public static func format(_ date: Date) -> String {
+        makeFormatter("EEE, dd MMM yyyy HH:mm:ss 'GMT'").string(from: date)
+    }
+
+    private static func makeFormatter(_ format: String) -> DateFormatter {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = format
+        return formatter
+    }
+}

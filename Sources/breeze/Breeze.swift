@@ -1,0 +1,34 @@
+import ArgumentParser
+
+/// `breeze`: author, check, serve and sync FreshAir content.
+@main
+struct Breeze: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "breeze",
+        abstract: "Keep app content current from static hosting: sync, serve and check FreshAir bundles.",
+        discussion: """
+            Exit codes: 0 success (updated or already current); 1 other failure; 64 usage; \
+            69 server answered an error status; 75 network failure (try again); \
+            65 content invalid (manifest, hash, size); 73 local store problem.
+            """,
+        version: "0.1.0",
+        subcommands: [SyncCommand.self, ServeCommand.self, DemoCommand.self, RollbackCommand.self])
+}
+
+extension Breeze {
+    /// Runs the chosen command; a ``CommandFailure`` prints one line and exits with its code.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let failure as CommandFailure {
+            failure.exit()
+        } catch {
+            exit(withError: error)
+        }
+    }
+}

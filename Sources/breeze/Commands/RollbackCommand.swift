@@ -1,0 +1,24 @@
+import ArgumentParser
+import Foundation
+import FreshAir
+
+struct RollbackCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rollback",
+        abstract: "Make the version before the live one live again.")
+
+    @Argument(help: "The directory a `breeze sync` keeps current.")
+    var directory: String
+
+    @Option(help: "The store folder, if `breeze sync` was given one.")
+    var store: String?
+
+    func run() async throws {
+        do {
+            let record = try await StoreLocation.store(for: directory, explicit: store).rollBack()
+            print("Rolled back to version \(record.id) (from \(record.source)).")
+        } catch {
+            throw CommandFailure(error)
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import ArgumentParser
+import BreezeKit
+import Foundation
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve a folder over HTTP with ETag, Last-Modified, 304 and Range, for development.")
+
+    @Argument(help: "The folder to serve.")
+    var directory: String
+
+    @Option(help: "The address to bind. Keep 127.0.0.1 unless other machines must reach it.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port; 0 picks a free one.")
+    var port = 8080
+
+    @Flag(help: "Do not log requests.")
+    var quiet = false
+
+    func run() async throws {
+        let root = URL(fileURLWithPath: directory).standardizedFileURL
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ValidationError("\(root.path) is not a folder.")
+        }
+        let logs = !quiet
+        let server = try await StaticFileServer(root: root, host: host, port: port).start { exchange in
+            if logs { FileHandle.standardError.write(Data("\(exchange.method) \(exchange.path) \(exchange.status)\n".utf8)) }
+        }
+        print("Serving \(root.path) at \(server.url)")
+        fflush(nil)
+        try await server.wait()
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// The built `breeze` executable, for tests that run it as a user would (and kill it).
+enum BreezeBinary {
+    /// `BREEZE_BIN`, set by scripts/test.sh, or the debug build beside these sources.
+    static var path: String {
+        get throws {
+            if let path = ProcessInfo.processInfo.environment["BREEZE_BIN"], FileManager.default.isExecutableFile(atPath: path) {
+                return path
+            }
+            let packageRoot = URL(fileURLWithPath: #filePath)
+                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let candidate = packageRoot.appendingPathComponent(".build/debug/breeze").path
+            guard FileManager.default.isExecutableFile(atPath: candidate) else {
+                throw TestSetupError("breeze is not built: run scripts/test.sh (it builds breeze, then runs swift test)")
+            }
+            return candidate
+        }
+    }
+
+    struct Run {
+        var status: Int32
+        var output: String
+        var error: String
+    }
+
+    /// Runs breeze to completion and captures its output.
+    static func run(_ arguments: [String]) throws -> Run {
+        let process = try start(arguments)
+        let output = (process.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile()
+        let error = (process.standardError as! Pipe).fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
+            error: String(decoding: error, as: UTF8.self))
+    }
+
+    /// Starts breeze with piped output and returns at once.
+    static func start(_ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try path)
+        process.arguments = arguments
+        process.standardOutput = Pipe()
+        process.standardError = Pipe()
+        try process.run()
+        return process
+    }
+}

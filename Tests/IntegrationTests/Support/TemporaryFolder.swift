@@ -1,0 +1,59 @@
+import Foundation
+
+/// A fresh folder under the system's temporary directory, removed when the test is done.
+final class TemporaryFolder: Sendable {
+    let url: URL
+
+    init(_ label: String = "test") throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("freshair-\(label)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func path(_ relative: String) -> URL { url.appendingPathComponent(relative) }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+extension URL {
+    /// The file's text, or `nil` when it cannot be read.
+    var text: String? { (try? Data(contentsOf: self)).map { String(decoding: $0, as: UTF8.self) } }
+}
+
+/// A loopback port nothing listens on right now.
+func freeLoopbackPort() throws -> Int {
+    let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socketDescriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+            bind(socketDescriptor, generic, length) == 0 && getsockname(socketDescriptor, generic, &length) == 0
+        }
+    }
+    guard bound else { throw TestSetupError("could not find a free port") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// Whether something accepts TCP connections on 127.0.0.1:`port`.
+func isListening(port: Int) -> Bool {
+    let socketDescriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socketDescriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(socketDescriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+}
+
+struct TestSetupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,182 @@
+import BreezeKit
+import Foundation
+import FreshAir
+import Testing
+
+@Suite("Sync against real servers")
+struct SyncTests {
+    @Test("Embed1 for appVersion 0.9, Embed2 for 1.1", arguments: ServerKind.allCases)
+    func selectsTheChildForTheAppVersion(kind: ServerKind) async throws {
+        try await PublishedFolder.with(kind) { server in
+            try ExampleBundle.write(in: server.root)
+
+            let old = try ExampleClient(published: server, appVersion: "0.9")
+            let first = try await old.sync.run()
+            #expect(first.outcome == .updated)
+            #expect(old.liveFiles() == ["Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json", "manifest.json"])
+            #expect(old.live.appendingPathComponent("Embed1.freshair/bar.md").text == ExampleBundle.contents["Embed1.freshair/bar.md"])
+
+            let new = try ExampleClient(published: server, appVersion: "1.1")
+            try await new.sync.run()
+            #expect(new.liveFiles() == ["Embed2.freshair/baz.md", "Embed2.freshair/manifest.json", "Embed2.freshair/zab.md", "manifest.json"])
+        }
+    }
+
+    @Test("An unchanged check is one request answered 304", arguments: ServerKind.allCases)
+    func unchangedCheckIsOne304(kind: ServerKind) async throws {
+        try await PublishedFolder.with(kind) { server in
+            try ExampleBundle.write(in: server.root)
+            let client = try ExampleClient(published: server)
+            try await client.sync.run()
+            let before = server.requests().count
+
+            let check = try await client.sync.run()
+            let seen = Array(server.requests().dropFirst(before))
+            #expect(check.outcome == .alreadyCurrent)
+            #expect(check.notModified)
+            #expect(check.requests == 1)
+            #expect(check.bytesDownloaded == 0)
+            #expect(seen.count == 1)
+            #expect(seen.first?.status == 304)
+            #expect(seen.first?.path == "/\(ExampleBundle.name)/manifest.json")
+            if kind == .nginx { #expect(server.nginxRequests().last?.bodyBytes == 0) }
+        }
+    }
+
+    @Test("One changed file: that file is the only content downloaded", arguments: ServerKind.allCases)
+    func oneChangedFileMovesAlone(kind: ServerKind) async throws {
+        try await PublishedFolder.with(kind) { server in
+            try ExampleBundle.write(in: server.root)
+            let client = try ExampleClient(published: server)
+            let first = try await client.sync.run()
+            let fooBefore = try FileManager.default.attributesOfItem(atPath: client.live.appendingPathComponent("Embed1.freshair/foo.md").path)
+
+            try ExampleBundle.write(in: server.root, overrides: ["Embed1.freshair/bar.md": "# Bar\n\nRevised.\n"])
+            let before = server.requests().count
+            let second = try await client.sync.run()
+            let fetched = server.requests().dropFirst(before).filter { $0.status == 200 }.map(\.path)
+
+            #expect(second.outcome == .updated)
+            #expect(second.version == (first.version ?? 0) + 1)
+            #expect(second.downloaded == ["manifest.json", "Embed1.freshair/manifest.json", "Embed1.freshair/bar.md"])
+            #expect(fetched.filter { !$0.hasSuffix("manifest.json") } == ["/\(ExampleBundle.name)/Embed1.freshair/bar.md"])
+            #expect(second.filesReused == 1)
+            #expect(client.live.appendingPathComponent("Embed1.freshair/bar.md").text == "# Bar\n\nRevised.\n")
+            // foo.md was carried over, not rewritten: the same file (inode) in the new version.
+            let fooAfter = try FileManager.default.attributesOfItem(atPath: client.live.appendingPathComponent("Embed1.freshair/foo.md").path)
+            #expect(fooBefore[.systemFileNumber] as? Int == fooAfter[.systemFileNumber] as? Int)
+        }
+    }
+
+    @Test("A bad hash fails the sync and leaves the whole old version live", arguments: ServerKind.allCases)
+    func badHashKeepsTheOldVersion(kind: ServerKind) async throws {
+        try await PublishedFolder.with(kind) { server in
+            try ExampleBundle.write(in: server.root)
+            let client = try ExampleClient(published: server)
+            let first = try await client.sync.run()
+            let filesBefore = client.liveFiles()
+
+            // The publisher changes two files but re-hashes only one: the manifests are "new",
+            // foo.md's content no longer matches.
+            let bundle = try ExampleBundle.write(in: server.root, overrides: ["Embed1.freshair/bar.md": "# Bar v2\n"])
+            let foo = bundle.appendingPathComponent("Embed1.freshair/foo.md")
+            try Data("tampered\n".utf8).write(to: foo)
+            let manifest = bundle.appendingPathComponent("Embed1.freshair/manifest.json")
+            var entries = try JSONSerialization.jsonObject(with: Data(contentsOf: manifest)) as! [[String: Any]]
+            entries = entries.map { entry in
+                var entry = entry
+                if entry["filename"] as? String == "foo.md" { entry["sha"] = String(repeating: "ab", count: 32) }
+                return entry
+            }
+            try ExampleBundleRehash.rewrite(childManifest: manifest, entries: entries, root: bundle)
+
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard case .hashMismatch(let path, _, _, _) = error as? FreshAirError else { return false }
+                return path == "Embed1.freshair/foo.md" && "\(error)".contains("breeze hash")
+            }
+            #expect(try client.sync.store.liveRecord()?.id == first.version)
+            #expect(client.liveFiles() == filesBefore)
+            #expect(client.live.appendingPathComponent("Embed1.freshair/bar.md").text == ExampleBundle.contents["Embed1.freshair/bar.md"])
+            let staging = client.local.path("store/staging")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).isEmpty)
+        }
+    }
+
+    @Test("A malformed manifest names its position; the live version stays", arguments: ServerKind.allCases)
+    func malformedManifestNamesItsPosition(kind: ServerKind) async throws {
+        try await PublishedFolder.with(kind) { server in
+            let bundle = try ExampleBundle.write(in: server.root)
+            let client = try ExampleClient(published: server)
+            try await client.sync.run()
+
+            try PublishedText.write("[\n  {\"filename\": \"a.md\",\n   \"sha\": 12,, }\n]\n", to: bundle.appendingPathComponent("manifest.json"))
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                let text = "\(error)"
+                return text.contains("line 3, column") && text.contains("\(ExampleBundle.name)/manifest.json")
+            }
+            #expect(client.liveFiles().contains("Embed1.freshair/bar.md"))
+
+            try PublishedText.write(#"[{"filename": "a.md", "condition": "platform == 'iOS' &&"}]"#, to: bundle.appendingPathComponent("manifest.json"))
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                "\(error)".contains("entry 0 (\"a.md\")") && "\(error)".contains("column 21")
+            }
+        }
+    }
+
+    @Test("A change of environment re-plans from the stored manifests", arguments: ServerKind.allCases)
+    func environmentChangeReplansWithoutRefetchingManifests(kind: ServerKind) async throws {
+        try await PublishedFolder.with(kind) { server in
+            try ExampleBundle.write(in: server.root)
+            var client = try ExampleClient(published: server, appVersion: "0.9")
+            try await client.sync.run()
+            let before = server.requests().count
+
+            client.sync.environment["appVersion"] = "1.1"
+            let upgraded = try await client.sync.run()
+            let seen = server.requests().dropFirst(before)
+            #expect(upgraded.outcome == .updated)
+            #expect(seen.filter { $0.path.hasSuffix("/\(ExampleBundle.name)/manifest.json") }.map(\.status) == [304])
+            #expect(Set(upgraded.removed) == ["Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json"])
+            #expect(client.liveFiles() == ["Embed2.freshair/baz.md", "Embed2.freshair/manifest.json", "Embed2.freshair/zab.md", "manifest.json"])
+
+            // And back: rollBack() restores the previous version exactly.
+            try await client.sync.store.rollBack()
+            #expect(client.liveFiles() == ["Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json", "manifest.json"])
+        }
+    }
+}
+
+/// Helpers that publish hand-made (and deliberately wrong) content.
+enum PublishedText {
+    static func write(_ text: String, to url: URL) throws {
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: url)
+        // Move the modification time on, as a real upload would: servers derive validators from it.
+        let bumped = Date().addingTimeInterval(Double.random(in: 2...1000))
+        try FileManager.default.setAttributes([.modificationDate: bumped], ofItemAtPath: url.path)
+    }
+}
+
+enum ExampleBundleRehash {
+    /// Writes a child manifest and updates the root's hash for it, as `breeze hash` would.
+    static func rewrite(childManifest: URL, entries: [[String: Any]], root bundle: URL) throws {
+        let childData = try JSONSerialization.data(withJSONObject: entries, options: [.sortedKeys])
+        try PublishedText.write(String(decoding: childData, as: UTF8.self), to: childManifest)
+        let rootURL = bundle.appendingPathComponent("manifest.json")
+        var root = try JSONSerialization.jsonObject(with: Data(contentsOf: rootURL)) as! [[String: Any]]
+        let relative = String(childManifest.path.dropFirst(bundle.path.count + 1))
+        root = root.map { entry in
+            var entry = entry
+            if entry["filename"] as? String == relative { entry["sha"] = ContentHash.of(childData, using: .sha256).hex }
+            return entry
+        }
+        let rootData = try JSONSerialization.data(withJSONObject: root, options: [.sortedKeys])
+        try PublishedText.write(String(decoding: rootData, as: UTF8.self), to: rootURL)
+    }
+}
