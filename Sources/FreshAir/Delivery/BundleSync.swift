@@ -20,7 +20,7 @@ import Synchronization
 public struct BundleSync: Sendable {
     /// The bundle folder (`…/App.freshair/`) or its `manifest.json`.
     public let remote: URL
-    public let store: BundleStore
+    public var store: BundleStore
     /// What conditions are evaluated against. Change it (an app upgrade, a new locale) and
     /// the next run re-plans from the stored manifests.
     public var environment: ConditionEnvironment

@@ -23,6 +23,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             timeout: .init(connect: TimeAmount(connectTimeout), read: TimeAmount(idleTimeout)))
         configuration.connectionPool = .init(
             idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost)
+        // A refused connection should fail now and go through RetryPolicy, which the caller
+        // configures, not be retried silently until the connect timeout.
+        configuration.connectionPool.retryConnectionEstablishment = false
         configuration.decompression = .disabled  // Hashes are of the bytes as published.
         configuration.redirectConfiguration = .follow(max: 5, allowCycles: false)
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)

@@ -70,7 +70,7 @@ struct Fetcher: Sendable {
                             throw FreshAirError.bodyTooLarge(url: url, limit: Int64(limit))
                         }
                     default:
-                        throw FreshAirError.httpStatus(head.status, url: url)
+                        throw StatusFailure(head, url: url)
                     }
                 }
             } catch let error as TransportError {
@@ -130,7 +130,7 @@ struct Fetcher: Sendable {
             try discard(job, sidecar: sidecar)
             throw FreshAirError.transport(TransportError(kind: .interrupted, url: job.url, detail: "range not satisfiable; starting over"))
         default:
-            throw FreshAirError.httpStatus(head.status, url: job.url)
+            throw StatusFailure(head, url: job.url)
         }
         if let total {
             if let expected = job.expectedSize, total != expected {
@@ -196,6 +196,20 @@ struct Fetcher: Sendable {
         while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
             data.withUnsafeBytes { hasher.update($0) }
         }
+    }
+}
+
+/// An error status on its way through ``RetryPolicy``, carrying `Retry-After`; callers
+/// see ``FreshAirError/httpStatus(_:url:)``.
+struct StatusFailure: Error {
+    var status: Int
+    var url: URL
+    var retryAfter: String?
+
+    init(_ head: HTTPResponseHead, url: URL) {
+        status = head.status
+        self.url = url
+        retryAfter = head["Retry-After"]
     }
 }
 

@@ -36,19 +36,22 @@ public struct RetryPolicy: Sendable {
         return .seconds(max(0, date.timeIntervalSinceNow))
     }
 
-    /// Runs `operation`, retrying while it throws a transient ``FreshAirError``.
-    func run<Result>(
-        _ operation: (_ attempt: Int) async throws -> Result,
-        retryAfter: (any Error) -> String? = { _ in nil }
-    ) async throws -> Result {
+    /// Runs `operation`, retrying transient failures: network errors below HTTP, and
+    /// statuses 408, 425, 429 and 5xx (waiting as `Retry-After` asks). What is left after the
+    /// last attempt is thrown as a ``FreshAirError``.
+    func run<Result>(_ operation: (_ attempt: Int) async throws -> Result) async throws -> Result {
         var attempt = 1
         while true {
             do {
                 return try await operation(attempt)
+            } catch let failure as StatusFailure {
+                let error = FreshAirError.httpStatus(failure.status, url: failure.url)
+                guard error.isTransient, attempt < maxAttempts else { throw error }
+                try await Task.sleep(for: delay(after: attempt, retryAfter: failure.retryAfter))
             } catch let error as FreshAirError where error.isTransient && attempt < maxAttempts {
-                try await Task.sleep(for: delay(after: attempt, retryAfter: retryAfter(error)))
-                attempt += 1
+                try await Task.sleep(for: delay(after: attempt, retryAfter: nil))
             }
+            attempt += 1
         }
     }
 }

@@ -86,6 +86,7 @@ final class Nginx: @unchecked Sendable {
                     if ($http_range = "") { set $limit_rate 512k; }
                 }
                 location /server-error/ { return 500; }
+                location /busy/ { add_header Retry-After 1 always; return 503; }
             }
         }
         """

@@ -1,0 +1,89 @@
+import Foundation
+@testable import FreshAir
+import Testing
+
+@Suite("The store: staging, atomic activation, rollback, garbage collection")
+struct BundleStoreTests {
+    let folder: URL = FileManager.default.temporaryDirectory.appendingPathComponent("freshair-store-\(UUID().uuidString.prefix(8))")
+
+    func install(_ store: BundleStore, _ files: [String: String]) async throws -> Int {
+        try await store.update { update in
+            var staged = try update.stage()
+            var records: [String: FileRecord] = [:]
+            for (path, text) in files {
+                try staged.write(Data(text.utf8), at: try BundlePath(path))
+                records[path] = FileRecord(hash: .of(Array(text.utf8), using: .sha256), size: Int64(text.utf8.count))
+            }
+            try update.activate(staged, record: VersionRecord(id: 0, source: "test", files: records))
+            return staged.id
+        }
+    }
+
+    @Test func activationSwitchesTheLinkAndKeepsOnlyThePreviousVersion() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = BundleStore(root: folder.appendingPathComponent("store"), liveLink: folder.appendingPathComponent("Live"))
+        #expect(store.liveVersionID == nil)
+        let one = try await install(store, ["a.txt": "1"])
+        let two = try await install(store, ["a.txt": "2", "sub/b.txt": "b"])
+        let three = try await install(store, ["a.txt": "3"])
+        #expect([one, two, three] == [Int](1...3))
+        #expect(store.liveVersionID == 3)
+        #expect(try String(contentsOf: folder.appendingPathComponent("Live/a.txt"), encoding: .utf8) == "3")
+        // The link is relative, so the folder can move as a whole.
+        #expect(Disk.readLink(folder.appendingPathComponent("Live").path) == "store/versions/3")
+        let versions = try FileManager.default.contentsOfDirectory(atPath: store.versionsPath).sorted()
+        #expect(versions == ["2", "2.json", "3", "3.json"])
+        #expect(try store.liveRecord()?.previous == 2)
+
+        let back = try await store.rollBack()
+        #expect(back.id == 2)
+        #expect(try String(contentsOf: folder.appendingPathComponent("Live/sub/b.txt"), encoding: .utf8) == "b")
+        #expect(!FileManager.default.fileExists(atPath: store.versionPath(3)))
+    }
+
+    @Test func rollingBackWithNothingBeforeIsAClearError() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = BundleStore(root: folder)
+        _ = try await install(store, ["a.txt": "1"])
+        await #expect(throws: FreshAirError.self) { try await store.rollBack() }
+        #expect(store.liveVersionID == 1)
+    }
+
+    @Test func whatAKilledUpdateLeftInStagingIsClearedAndTheLiveVersionIsUntouched() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = BundleStore(root: folder)
+        _ = try await install(store, ["a.txt": "1"])
+        // A crash mid-update: a half-filled staging folder.
+        try FileManager.default.createDirectory(atPath: store.stagingPath + "/9/x", withIntermediateDirectories: true)
+        let next = try await install(store, ["a.txt": "2"])
+        #expect(next == 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingPath).isEmpty)
+    }
+
+    @Test func aFolderWithSomeoneElsesFilesIsNeverReplaced() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let live = folder.appendingPathComponent("Docs")
+        try FileManager.default.createDirectory(at: live, withIntermediateDirectories: true)
+        try Data("keep".utf8).write(to: live.appendingPathComponent("mine.txt"))
+        let store = BundleStore(root: folder.appendingPathComponent("store"), liveLink: live)
+        await #expect {
+            _ = try await install(store, ["a.txt": "1"])
+        } throws: { error in
+            guard case .liveLocationOccupied = error as? FreshAirError else { return false }
+            return true
+        }
+        #expect(try String(contentsOf: live.appendingPathComponent("mine.txt"), encoding: .utf8) == "keep")
+    }
+
+    @Test func readersOfTheOldVersionKeepAConsistentTree() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = BundleStore(root: folder)
+        _ = try await install(store, ["a.txt": "old", "b.txt": "old"])
+        let pinned = try #require(store.liveDirectory)
+        _ = try await install(store, ["a.txt": "new", "b.txt": "new"])
+        // A reader that resolved the live folder before the switch still sees the old pair.
+        #expect(try String(contentsOf: pinned.appendingPathComponent("a.txt"), encoding: .utf8) == "old")
+        #expect(try String(contentsOf: pinned.appendingPathComponent("b.txt"), encoding: .utf8) == "old")
+        #expect(try String(contentsOf: store.liveLink.appendingPathComponent("b.txt"), encoding: .utf8) == "new")
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+@testable import FreshAir
+import Testing
+
+@Suite("The planner decides from digests alone")
+struct SyncPlannerTests {
+    let a = ContentHash.of(Array("a".utf8), using: .sha256)
+    let b = ContentHash.of(Array("b".utf8), using: .sha256)
+
+    func selected(_ path: String, _ hash: ContentHash?, size: Int64? = nil) -> SelectedFile {
+        SelectedFile(path: try! BundlePath(path), hash: hash, size: size)
+    }
+
+    func live(_ files: [String: ContentHash]) -> VersionRecord {
+        VersionRecord(id: 1, source: "http://x/", files: files.mapValues { FileRecord(hash: $0, size: 1) })
+    }
+
+    @Test func keepsSameDigestsDownloadsChangedOnesRemovesTheRest() {
+        let plan = SyncPlanner.plan(
+            selected: [selected("same.md", a), selected("changed.md", b), selected("new.md", a)],
+            live: live(["same.md": a, "changed.md": a, "gone.md": a]), isIntact: { _, _ in true })
+        #expect(plan.downloads.map(\.path.string) == ["changed.md", "new.md"])
+        #expect(plan.removed == ["gone.md"])
+        #expect(plan.summary.filesToKeep == 1)
+        #expect(!plan.changesNothing)
+    }
+
+    @Test func existenceSufficesWithoutADigest() {
+        let plan = SyncPlanner.plan(selected: [selected("any.md", nil)], live: live(["any.md": b]), isIntact: { _, _ in true })
+        #expect(plan.changesNothing)
+    }
+
+    @Test func aDamagedLiveFileIsFetchedAgain() {
+        let plan = SyncPlanner.plan(selected: [selected("same.md", a)], live: live(["same.md": a]), isIntact: { _, _ in false })
+        #expect(plan.downloads.map(\.path.string) == ["same.md"])
+    }
+
+    @Test func aDeclaredSizeThatDiffersMeansDownload() {
+        let plan = SyncPlanner.plan(selected: [selected("same.md", a, size: 99)], live: live(["same.md": a]), isIntact: { _, _ in true })
+        #expect(plan.downloads.count == 1)
+    }
+
+    @Test func manifestsInMemoryAreWrittenOnlyWhenTheyChanged() {
+        let bytes = Data("[]".utf8)
+        var manifest = selected("manifest.json", nil)
+        manifest.contents = bytes
+        let unchanged = SyncPlanner.plan(
+            selected: [manifest], live: live(["manifest.json": .of(bytes, using: .sha256)]), isIntact: { _, _ in true })
+        #expect(unchanged.changesNothing)
+        let changed = SyncPlanner.plan(selected: [manifest], live: live(["manifest.json": a]), isIntact: { _, _ in true })
+        guard case .write = changed.actions[0].action else {
+            Issue.record("expected a write")
+            return
+        }
+    }
+
+    @Test func sizesAddUpOnlyWhenAllAreKnown() {
+        let known = SyncPlanner.plan(selected: [selected("x", a, size: 10), selected("y", b, size: 5)], live: nil, isIntact: { _, _ in true })
+        #expect(known.summary.bytesToDownload == 15)
+        let unknown = SyncPlanner.plan(selected: [selected("x", a, size: 10), selected("y", b)], live: nil, isIntact: { _, _ in true })
+        #expect(unknown.summary.bytesToDownload == nil)
+    }
+}
+
+@Suite("Retry policy")
+struct RetryPolicyTests {
+    @Test func retryAfterInSecondsOrAsADateIsHonouredUpToTheCap() {
+        let policy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10), maximumDelay: .seconds(5))
+        #expect(policy.delay(after: 1, retryAfter: "2") == .seconds(2))
+        #expect(policy.delay(after: 1, retryAfter: "120") == .seconds(5))
+        let soon = HTTPDate.format(Date().addingTimeInterval(3))
+        let wait = policy.delay(after: 1, retryAfter: soon)
+        #expect(wait > .seconds(1) && wait <= .seconds(3))
+        #expect(policy.delay(after: 3, retryAfter: nil) <= .milliseconds(40))
+    }
+
+    @Test func httpDatesParseInEveryFormWhateverTheLocale() {
+        let expected = Date(timeIntervalSince1970: 1_541_861_208)  // Sat, 10 Nov 2018 14:46:48 GMT
+        #expect(HTTPDate.parse("Sat, 10 Nov 2018 14:46:48 GMT") == expected)
+        #expect(HTTPDate.parse("Saturday, 10-Nov-18 14:46:48 GMT") == expected)
+        #expect(HTTPDate.parse("Sat Nov 10 14:46:48 2018") == expected)
+        #expect(HTTPDate.format(expected) == "Sat, 10 Nov 2018 14:46:48 GMT")
+        #expect(HTTPDate.parse("yesterday") == nil)
+    }
+
+    @Test func transientMeansNetworkOrServerTrouble() {
+        let url = URL(string: "http://x/")!
+        #expect(FreshAirError.httpStatus(503, url: url).isTransient)
+        #expect(FreshAirError.httpStatus(429, url: url).isTransient)
+        #expect(!FreshAirError.httpStatus(404, url: url).isTransient)
+        #expect(!FreshAirError.httpStatus(403, url: url).isTransient)
+        #expect(FreshAirError.transport(TransportError(kind: .interrupted, url: url, detail: "")).isTransient)
+    }
+}

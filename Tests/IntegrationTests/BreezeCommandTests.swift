@@ -1,0 +1,142 @@
+import BreezeKit
+import Foundation
+import FreshAir
+import Testing
+
+@Suite("The breeze command, run as a user runs it")
+struct BreezeCommandTests {
+    @Test("breeze sync: files at DIR/<path>, a summary, JSON, and exit codes")
+    func syncCommand() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try ExampleBundle.write(in: server.root)
+            let local = try TemporaryFolder("cli")
+            let directory = local.path("Content").path
+            let url = server.url.appendingPathComponent(ExampleBundle.name).absoluteString
+            let env = ["--env", "platform=iOS", "--env", "systemVersion=9.0", "--env", "appVersion=0.9"]
+
+            let first = try BreezeBinary.run(["sync", url, directory] + env)
+            #expect(first.status == 0, "\(first.error)")
+            #expect(first.output.hasPrefix("Updated to version 1: 4 downloaded"))
+            #expect(local.path("Content/Embed1.freshair/bar.md").text == ExampleBundle.contents["Embed1.freshair/bar.md"])
+            #expect(local.path("Content/manifest.json").text != nil)
+            #expect(!FileManager.default.fileExists(atPath: local.path("Content/Embed2.freshair").path))
+
+            let again = try BreezeBinary.run(["sync", url, directory, "--json"] + env)
+            #expect(again.status == 0)
+            let summary = try JSONDecoder().decode(SyncSummary.self, from: Data(again.output.utf8))
+            #expect(summary.outcome == .alreadyCurrent)
+            #expect(summary.notModified)
+            #expect(summary.requests == 1)
+
+            let upgraded = try BreezeBinary.run(["sync", url, directory, "--env", "platform=iOS", "--env", "systemVersion=9.0", "--env", "appVersion=1.1"])
+            #expect(upgraded.status == 0)
+            #expect(local.path("Content/Embed2.freshair/zab.md").text == ExampleBundle.contents["Embed2.freshair/zab.md"])
+            #expect(!FileManager.default.fileExists(atPath: local.path("Content/Embed1.freshair/bar.md").path))
+
+            let missing = try BreezeBinary.run(["sync", server.url.appendingPathComponent("Nope.freshair").absoluteString, directory, "--attempts", "1"])
+            #expect(missing.status == 69)
+            #expect(missing.error.contains("HTTP 404"))
+            #expect(missing.error.contains("Check the URL"))
+            #expect(local.path("Content/Embed2.freshair/zab.md").text != nil, "the live version survives a failed sync")
+
+            let rollback = try BreezeBinary.run(["rollback", directory])
+            #expect(rollback.status == 0)
+            #expect(local.path("Content/Embed1.freshair/bar.md").text != nil)
+
+            let occupied = local.path("Occupied")
+            try FileManager.default.createDirectory(at: occupied, withIntermediateDirectories: true)
+            try Data("mine".utf8).write(to: occupied.appendingPathComponent("notes.txt"))
+            let refused = try BreezeBinary.run(["sync", url, occupied.path] + env)
+            #expect(refused.status == 73)
+            #expect(refused.error.contains("was not made by FreshAir"))
+            #expect(occupied.appendingPathComponent("notes.txt").text == "mine")
+        }
+    }
+
+    @Test("breeze serve: ETag, Last-Modified, 304 and Range")
+    func serveCommand() async throws {
+        let folder = try TemporaryFolder("serve")
+        let payload = Data((0..<5000).map { UInt8($0 % 251) })
+        try payload.write(to: folder.path("data.bin"))
+        let server = try BreezeBinary.start(["serve", folder.url.path, "--port", "0"])
+        defer { kill(server.processIdentifier, SIGKILL) }
+        let firstLine = (server.standardOutput as! Pipe).fileHandleForReading.availableData
+        let announced = String(decoding: firstLine, as: UTF8.self)
+        let base = try #require(announced.split(separator: " ").last.flatMap { URL(string: $0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        let url = base.appendingPathComponent("data.bin")
+        let transport = AsyncHTTPClientTransport.shared
+
+        let (status, etag, lastModified, body) = try await transport.get(HTTPGetRequest(url: url)) { head, body in
+            (head.status, head["ETag"], head["Last-Modified"], try await body.collect(upTo: 1 << 20))
+        }
+        #expect(status == 200)
+        #expect(body == payload)
+        let validator = try #require(etag)
+        #expect(lastModified != nil)
+
+        let notModified = try await transport.get(HTTPGetRequest(url: url, headers: [("If-None-Match", validator)])) { head, _ in head.status }
+        #expect(notModified == 304)
+        let sinceDate = try await transport.get(HTTPGetRequest(url: url, headers: [("If-Modified-Since", lastModified!)])) { head, _ in head.status }
+        #expect(sinceDate == 304)
+
+        let (rangeStatus, contentRange, tail) = try await transport.get(
+            HTTPGetRequest(url: url, headers: [("Range", "bytes=4000-"), ("If-Range", validator)])
+        ) { head, body in
+            (head.status, head["Content-Range"], try await body.collect(upTo: 1 << 20))
+        }
+        #expect(rangeStatus == 206)
+        #expect(contentRange == "bytes 4000-4999/5000")
+        #expect(tail == payload.suffix(1000))
+
+        let missing = try await transport.get(HTTPGetRequest(url: base.appendingPathComponent("nope"))) { head, _ in head.status }
+        #expect(missing == 404)
+    }
+
+    @Test("A sync killed mid-download resumes with Range and completes; the old version stays live meanwhile")
+    func killedSyncResumes() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = server.root.appendingPathComponent("Big.freshair")
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            try Data("v1\n".utf8).write(to: bundle.appendingPathComponent("readme.md"))
+            try PublishedText.write(
+                #"[{"filename": "readme.md", "sha": "\#(ContentHash.of(Data("v1\n".utf8), using: .sha256).hex)"}]"#,
+                to: bundle.appendingPathComponent("manifest.json"))
+            let local = try TemporaryFolder("resume")
+            let directory = local.path("Big").path
+            // /slow/ is throttled to 512 KB/s unless the request carries Range.
+            let url = server.url.appendingPathComponent("slow/Big.freshair/").absoluteString
+            #expect(try BreezeBinary.run(["sync", url, directory]).status == 0)
+
+            var generator = SystemRandomNumberGenerator()
+            let big = Data((0..<(6 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            try big.write(to: bundle.appendingPathComponent("big.bin"))
+            let digest = ContentHash.of(big, using: .sha256)
+            try PublishedText.write(
+                #"[{"filename": "readme.md", "sha": "\#(ContentHash.of(Data("v1\n".utf8), using: .sha256).hex)"}, {"filename": "big.bin", "sha": "\#(digest.hex)"}]"#,
+                to: bundle.appendingPathComponent("manifest.json"))
+
+            let sync = try BreezeBinary.start(["sync", url, directory])
+            let partial = local.path(".Big.freshair-store/partials/\(digest.hex)").path
+            let deadline = Date().addingTimeInterval(20)
+            while (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0 < 1 << 20, Date() < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            kill(sync.processIdentifier, SIGKILL)
+            sync.waitUntilExit()
+            let kept = try #require(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int)
+            #expect(kept >= 1 << 20 && kept < big.count)
+            #expect(local.path("Big/readme.md").text == "v1\n", "the old version is still live")
+            #expect(!FileManager.default.fileExists(atPath: local.path("Big/big.bin").path))
+
+            let resumed = try BreezeBinary.run(["sync", url, directory, "--json"])
+            #expect(resumed.status == 0, "\(resumed.error)")
+            #expect(try Data(contentsOf: local.path("Big/big.bin")) == big)
+            let last = try #require(server.nginxRequests().last { $0.path == "/slow/Big.freshair/big.bin" })
+            #expect(last.status == 206)
+            #expect(last.range.hasPrefix("bytes="))
+            let resumedFrom = try #require(Int(last.range.dropFirst(6).prefix { $0.isNumber }))
+            #expect(resumedFrom >= kept - 1 && resumedFrom <= kept, "resumed where the killed run stopped")
+            #expect(last.bodyBytes == big.count - resumedFrom, "only the missing bytes crossed the wire")
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import BreezeKit
+import Foundation
+import FreshAir
+import Testing
+
+@Suite("Failures are clear and never cost the live version")
+struct FailureTests {
+    /// Syncs the example into a client, then points it at `path` on the same server.
+    func clientWithLiveContent(_ server: PublishedFolder, thenSyncing path: String) async throws -> ExampleClient {
+        var client = try ExampleClient(published: server)
+        try await client.sync.run()
+        client.sync = BundleSync(
+            remote: server.url.appendingPathComponent(path), store: client.sync.store,
+            environment: client.sync.environment, configuration: client.sync.configuration)
+        return client
+    }
+
+    @Test("404 names the status and what to check", arguments: ServerKind.allCases)
+    func notFound(kind: ServerKind) async throws {
+        try await PublishedFolder.with(kind) { server in
+            try ExampleBundle.write(in: server.root)
+            let client = try await clientWithLiveContent(server, thenSyncing: "Missing.freshair/")
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard case .httpStatus(404, let url) = error as? FreshAirError else { return false }
+                return url.path.hasSuffix("Missing.freshair/manifest.json") && "\(error)".contains("Check the URL")
+            }
+            #expect(client.liveFiles().contains("Embed1.freshair/bar.md"))
+        }
+    }
+
+    @Test("403 from a file the web server cannot read explains why")
+    func forbidden() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = try ExampleBundle.write(in: server.root)
+            let client = try ExampleClient(published: server)
+            // nginx's workers run as an unprivileged user: a file only its owner may read is refused.
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: bundle.appendingPathComponent("Embed1.freshair/bar.md").path)
+            if getuid() != 0 {
+                try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: bundle.appendingPathComponent("Embed1.freshair/bar.md").path)
+            }
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard case .httpStatus(403, _) = error as? FreshAirError else { return false }
+                return "\(error)".contains("not readable by the web server's account")
+            }
+            #expect(try client.sync.store.liveRecord() == nil)
+            #expect(!FileManager.default.fileExists(atPath: client.live.path))
+        }
+    }
+
+    @Test("500 is retried, then reported")
+    func serverError() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try ExampleBundle.write(in: server.root)
+            let client = try await clientWithLiveContent(server, thenSyncing: "server-error/App.freshair/")
+            let before = server.nginxRequests().count
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard case .httpStatus(500, _) = error as? FreshAirError else { return false }
+                return "\(error)".contains("retried")
+            }
+            // ExampleClient allows two attempts.
+            #expect(server.nginxRequests().dropFirst(before).map(\.status) == [500, 500])
+            #expect(client.liveFiles().contains("Embed1.freshair/foo.md"))
+        }
+    }
+
+    @Test("503 with Retry-After waits as asked before retrying")
+    func retryAfter() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let client = try ExampleClient(published: server, path: "busy/App.freshair")
+            let started = ContinuousClock.now
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard case .httpStatus(503, _) = error as? FreshAirError else { return false }
+                return true
+            }
+            #expect(server.nginxRequests().map(\.status) == [503, 503])
+            // The policy's own back-off is 10 ms here; one second can only come from Retry-After.
+            #expect(ContinuousClock.now - started >= .milliseconds(950))
+        }
+    }
+
+    @Test("A connection refused is a transport error")
+    func connectionRefused() async throws {
+        let local = try TemporaryFolder("client")
+        let port = try freeLoopbackPort()
+        let sync = BundleSync(
+            remote: URL(string: "http://127.0.0.1:\(port)/App.freshair/")!,
+            store: BundleStore(root: local.path("store")), configuration: {
+                var configuration = SyncConfiguration()
+                configuration.retry = .none
+                return configuration
+            }())
+        await #expect {
+            try await sync.run()
+        } throws: { error in
+            guard case .transport(let transport) = error as? FreshAirError else { return false }
+            return transport.kind == .connect
+        }
+    }
+
+    @Test("Hostile paths in a manifest are refused before anything is written", arguments: ["../escape.md", "/etc/escape.md", "a/../../escape.md"])
+    func hostilePaths(path: String) async throws {
+        try await PublishedFolder.with(.breezeServe) { server in
+            let bundle = server.root.appendingPathComponent("Hostile.freshair")
+            try PublishedText.write(#"[{"filename": "\#(path)"}]"#, to: bundle.appendingPathComponent("manifest.json"))
+            let client = try ExampleClient(published: server, path: "Hostile.freshair")
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard case .manifest(let manifestError) = error as? FreshAirError,
+                      case .entry(0, path, .unsafePath) = manifestError.problem else { return false }
+                return true
+            }
+            #expect(!FileManager.default.fileExists(atPath: client.local.path("escape.md").path))
+            #expect(!FileManager.default.fileExists(atPath: client.live.path))
+        }
+    }
+
+    @Test("A body larger than the manifest declares is cut off")
+    func oversizedBody() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = server.root.appendingPathComponent("Sized.freshair")
+            let payload = Data(repeating: 7, count: 100_000)
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            try payload.write(to: bundle.appendingPathComponent("blob.bin"))
+            let digest = ContentHash.of(payload, using: .sha256).hex
+            try PublishedText.write(
+                #"{"format": 2, "files": [{"filename": "blob.bin", "sha": "\#(digest)", "size": 1000}]}"#,
+                to: bundle.appendingPathComponent("manifest.json"))
+            let client = try ExampleClient(published: server, path: "Sized.freshair")
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard case .sizeMismatch("blob.bin", _, 1000, 100_000) = error as? FreshAirError else { return false }
+                return true
+            }
+            #expect(!FileManager.default.fileExists(atPath: client.live.path))
+        }
+    }
+
+    @Test("A configured cap refuses a file whose size nobody declared")
+    func capOnUndeclaredSize() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = server.root.appendingPathComponent("Big.freshair")
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            try Data(repeating: 1, count: 300_000).write(to: bundle.appendingPathComponent("big.bin"))
+            try PublishedText.write(#"[{"filename": "big.bin"}]"#, to: bundle.appendingPathComponent("manifest.json"))
+            var client = try ExampleClient(published: server, path: "Big.freshair")
+            client.sync.configuration.maxFileSize = 64_000
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard case .bodyTooLarge(_, 64_000) = error as? FreshAirError else { return false }
+                return true
+            }
+        }
+    }
+
+    @Test("A second process's update waits for the lock, then gives up clearly")
+    func storeLock() async throws {
+        try await PublishedFolder.with(.breezeServe) { server in
+            try ExampleBundle.write(in: server.root)
+            var client = try ExampleClient(published: server)
+            client.sync.store.lockTimeout = .milliseconds(200)
+            // Hold the lock from another process, as a second app or breeze would.
+            try FileManager.default.createDirectory(at: client.local.path("store"), withIntermediateDirectories: true)
+            let holder = Process()
+            // The interpreter itself, not a version manager's shim that would outlive a SIGTERM.
+            holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            holder.arguments = ["-c", """
+                import fcntl, sys, time
+                f = open(sys.argv[1], "w"); fcntl.flock(f, fcntl.LOCK_EX); print("locked", flush=True); time.sleep(60)
+                """, client.local.path("store/lock").path]
+            let output = Pipe()
+            holder.standardOutput = output
+            try holder.run()
+            // SIGKILL: the test runner's children may inherit a mask that blocks SIGTERM.
+            defer { kill(holder.processIdentifier, SIGKILL) }
+            #expect(output.fileHandleForReading.availableData.starts(with: Data("locked".utf8)))
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard case .storeLocked = error as? FreshAirError else { return false }
+                return "\(error)".contains("another process is updating")
+            }
+            kill(holder.processIdentifier, SIGKILL)
+            holder.waitUntilExit()
+            let summary = try await client.sync.run()
+            #expect(summary.outcome == .updated)
+        }
+    }
+}
