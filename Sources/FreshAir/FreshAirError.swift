@@ -15,6 +15,8 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
     case hashMismatch(path: String, url: URL, expected: ContentHash, actual: ContentHash)
     /// A body ended early, ran past its declared size, or differed from the manifest's size.
     case sizeMismatch(path: String, url: URL, expected: Int64, actual: Int64)
+    /// A package could not be unpacked, or holds something unsafe; nothing of it was installed.
+    case archive(ArchiveError, package: String)
     /// A body was larger than a configured cap.
     case bodyTooLarge(url: URL, limit: Int64)
     /// Another process holds the store's lock and did not release it in time.
@@ -40,6 +42,8 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
         case .sizeMismatch(let path, let url, let expected, let actual):
             return "\(path): expected \(expected) bytes from \(url), got \(actual). "
                 + "The body was cut short or the manifest's size is stale; sync again, or re-publish with `breeze hash`."
+        case .archive(let error, let package):
+            return "\(package): \(error). The package was not installed; publish a valid .tgz, .tar, .gz or .zip."
         case .bodyTooLarge(let url, let limit):
             return "\(url) is larger than the \(limit)-byte limit; raise the limit if the file is meant to be this large."
         case .storeLocked(let path):

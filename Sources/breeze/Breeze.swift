@@ -12,7 +12,7 @@ struct Breeze: AsyncParsableCommand {
             65 content invalid (manifest, hash, size); 73 local store problem.
             """,
         version: "0.1.0",
-        subcommands: [SyncCommand.self, ServeCommand.self, DemoCommand.self, RollbackCommand.self])
+        subcommands: [SyncCommand.self, ServeCommand.self, PackageCommand.self, RepositoryCommand.self, RollbackCommand.self, DemoCommand.self])
 }
 
 extension Breeze {

@@ -139,4 +139,49 @@ struct BreezeCommandTests {
             #expect(last.bodyBytes == big.count - resumedFrom, "only the missing bytes crossed the wire")
         }
     }
+
+    @Test("breeze package, breeze repo add and breeze sync for packages and repositories")
+    func packagesAndRepositories() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let work = try TemporaryFolder("cli-packages")
+            try writeSampleContent(in: work.path("content"))
+            let longName = String(repeating: "x", count: 150) + ".txt"
+            try Data("long".utf8).write(to: work.path("content/\(longName)"))
+
+            let packed = try BreezeBinary.run(["package", work.path("content").path, "-o", server.root.appendingPathComponent("content.tgz").path, "--meta"])
+            #expect(packed.status == 0, "\(packed.error)")
+            // GNU tar reads what breeze writes, long names included.
+            let listing = try shell("tar -tzf content.tgz", in: server.root)
+            #expect(listing.contains("art/cats/cat1.txt"))
+            #expect(listing.contains(longName))
+            #expect(FileManager.default.fileExists(atPath: server.root.appendingPathComponent("content.tgz.meta").path))
+
+            let packageURL = server.url.appendingPathComponent("content.tgz").absoluteString
+            let synced = try BreezeBinary.run(["sync", packageURL, work.path("Installed").path])
+            #expect(synced.status == 0, "\(synced.error)")
+            #expect(synced.output.hasPrefix("Installed package version 1"))
+            #expect(work.path("Installed/art/cats/cat1.txt").text == "meow\n")
+            #expect(work.path("Installed/\(longName)").text == "long")
+            let again = try BreezeBinary.run(["sync", packageURL, work.path("Installed").path])
+            #expect(again.output.hasPrefix("Package current (304 Not Modified)"))
+
+            let offline = try BreezeBinary.run([
+                "sync", "http://127.0.0.1:\(try freeLoopbackPort())/content.tgz", work.path("Offline").path,
+                "--bundled", server.root.appendingPathComponent("content.tgz").path, "--attempts", "1",
+            ])
+            #expect(offline.status == 75)
+            #expect(work.path("Offline/art/cats/cat1.txt").text == "meow\n", "the bundled copy is installed when offline")
+
+            let repository = server.root.appendingPathComponent("com.example.level1").path
+            let added = try BreezeBinary.run(["repo", "add", work.path("content").path, repository, "--name", "cats"])
+            #expect(added.output.hasPrefix("Published cats version 1"))
+            let unchanged = try BreezeBinary.run(["repo", "add", work.path("content").path, repository, "--name", "cats"])
+            #expect(unchanged.output.contains("unchanged at version 1"))
+            let repo = try BreezeBinary.run(["sync", "--repo", "com.example.level1", server.url.absoluteString, work.path("Bundles").path, "--json"])
+            #expect(repo.status == 0, "\(repo.error)")
+            let result = try JSONDecoder().decode(Repository.Result.self, from: Data(repo.output.utf8))
+            #expect(result.updated == ["cats": 1])
+            #expect(work.path("Bundles/cats/art/cats/cat1.txt").text == "meow\n")
+        }
+    }
 }

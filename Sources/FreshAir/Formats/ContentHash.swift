@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 
 /// The hash a manifest records for a file: SHA-1 (40 hex digits, what the old tool wrote)
 /// or SHA-256 (64 hex digits).
@@ -35,6 +36,12 @@ public struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable 
     }
 
     public var description: String { "\(algorithm):\(hex)" }
+
+    /// Hashes a file on disk, reading it in 1 MiB pieces; also returns its size.
+    public static func ofFile(at url: URL, using algorithm: Algorithm) throws -> (hash: ContentHash, size: Int64) {
+        let (hash, size) = try Disk.hash(url.path, algorithm: algorithm)
+        return (hash, size)
+    }
 
     /// Hashes bytes held in memory (manifests, small files).
     public static func of(_ bytes: some Sequence<UInt8>, using algorithm: Algorithm) -> ContentHash {

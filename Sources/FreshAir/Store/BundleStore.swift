@@ -115,8 +115,8 @@ public struct BundleStore: Sendable {
 /// The store while one update holds its lock.
 struct StoreUpdate {
     let store: BundleStore
-    /// The version live when the update began.
-    let live: VersionRecord?
+    /// The live version: as the update began, then whatever it activated.
+    private(set) var live: VersionRecord?
 
     /// The live version's folder, where unchanged files are carried over from.
     var liveDirectory: String? { live.map { store.versionPath($0.id) } }
@@ -142,6 +142,7 @@ struct StoreUpdate {
         try writeRecord(record)
         Disk.synchronizeFileSystem(containing: store.versionPath(staged.id))
         try pointLiveLink(at: staged.id)
+        live = record
         try collectGarbage()
         // Every planned download completed: nothing is left to resume.
         for partial in Disk.contentsOfDirectory(store.partialsPath) { try Disk.remove(store.partialsPath + "/" + partial) }

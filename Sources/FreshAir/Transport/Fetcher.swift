@@ -116,6 +116,10 @@ struct Fetcher: Sendable {
         switch head.status {
         case 304 where job.validators != nil && offset == 0:
             return .notModified
+        case 200 where Self.isNoNewerThan(head, job.validators):
+            // Date-only validation against a server that matches If-Modified-Since exactly
+            // (nginx's default): its copy is not newer than ours, so skip the body.
+            return .notModified
         case 200:
             offset = 0  // A full body: the server ignored the range, or the file changed.
             total = head.contentLength
@@ -183,6 +187,14 @@ struct Fetcher: Sendable {
         }
         try Disk.remove(sidecar)
         return .fetched(DownloadedFile(path: job.partialPath, hash: digest, size: received), HTTPValidators(head))
+    }
+
+    /// `true` when we validated by date alone and the response's `Last-Modified` is not
+    /// after that date.
+    static func isNoNewerThan(_ head: HTTPResponseHead, _ validators: HTTPValidators?) -> Bool {
+        guard let validators, validators.etag == nil, let ours = validators.lastModified.flatMap(HTTPDate.parse),
+              let theirs = head["Last-Modified"].flatMap(HTTPDate.parse) else { return false }
+        return theirs <= ours
     }
 
     private func discard(_ job: DownloadJob, sidecar: String) throws {

@@ -6,14 +6,17 @@ import FreshAir
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
-        abstract: "Download the slice of a remote .freshair bundle that applies to a device.",
+        abstract: "Keep DIR current from a .freshair bundle, a package, or a repository of bundles.",
         discussion: """
-            After a successful sync DIR/<path> is each selected file of the live version. DIR is a \
-            link to the live version, switched atomically; versions are kept in the store folder \
-            (default: .<DIR name>.freshair-store beside DIR), with the previous one for rollback.
+            A bundle URL (…/App.freshair/ or its manifest.json): DIR/<path> is each selected file. \
+            A package URL (.tgz, .tar.gz, .tar, .gz, .zip): DIR/<path> is each file of the package; \
+            --bundled names the copy an app ships, installed first and when its .meta is newer. \
+            --repo ID with a source URL: DIR/<name>/ is each bundle of <source>/<ID>/index.json.
+            DIR is a link to the live version, switched atomically; versions are kept in the store \
+            folder (default: .<DIR name>.freshair-store beside DIR), with the previous one for rollback.
             """)
 
-    @Argument(help: "The bundle folder URL (…/App.freshair/) or its manifest.json.")
+    @Argument(help: "The bundle folder URL, the package URL, or (with --repo) the repository source URL.")
     var url: String
 
     @Argument(help: "Where the live content appears.")
@@ -34,18 +37,39 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(name: .customLong("header"), help: ArgumentHelp("Send a header with every request.", valueName: "NAME: VALUE"))
     var headers: [String] = []
 
+    @Option(help: "A package's bundled default copy (with an optional <package>.meta beside it).")
+    var bundled: String?
+
+    @Option(help: "Sync the repository with this id from the source URL.")
+    var repo: String?
+
+    @Option(help: "With --repo: download bundle archives from this URL instead of the source.")
+    var cdn: String?
+
     @Flag(help: "Print the summary as JSON.")
     var json = false
 
     func run() async throws {
-        guard let remote = URL(string: url), remote.scheme == "http" || remote.scheme == "https" else {
-            throw ValidationError("'\(url)' is not an http(s) URL.")
-        }
+        let remote = try Self.httpURL(url)
         var configuration = SyncConfiguration()
         configuration.concurrency = max(1, concurrency)
         configuration.retry = RetryPolicy(maxAttempts: attempts)
         configuration.headers = try headers.map(Self.parseHeader)
         let transport = AsyncHTTPClientTransport(connectionsPerHost: configuration.concurrency)
+        if let repo {
+            let repository = Repository(
+                source: remote, id: repo, cdn: try cdn.map(Self.httpURL), directory: URL(fileURLWithPath: directory),
+                transport: transport, configuration: configuration)
+            try await report(transport: transport, render: \.oneLine) { try await repository.update() }
+            return
+        }
+        if ArchiveFormat(fileName: remote.lastPathComponent) != nil {
+            let updater = PackageUpdater(
+                remote: remote, store: StoreLocation.store(for: directory, explicit: store),
+                bundledPackage: bundled.map { URL(fileURLWithPath: $0) }, transport: transport, configuration: configuration)
+            try await report(transport: transport, render: \.oneLine) { try await updater.update() }
+            return
+        }
         let sync = BundleSync(
             remote: remote, store: StoreLocation.store(for: directory, explicit: store),
             environment: try EnvironmentOptions.apply(environment, to: .current()),
@@ -70,6 +94,24 @@ struct SyncCommand: AsyncParsableCommand {
         case .failure(let error):
             throw CommandFailure(error)
         }
+    }
+
+    /// Runs a package or repository update, printing its summary (or JSON) or failing clearly.
+    private func report<Summary: Encodable & Sendable>(
+        transport: AsyncHTTPClientTransport, render: (Summary) -> String, _ work: () async throws -> Summary
+    ) async throws {
+        let outcome: Result<Summary, any Error>
+        do { outcome = .success(try await work()) } catch { outcome = .failure(error) }
+        try await transport.shutdown()
+        let summary = try outcome.mapError { CommandFailure($0) }.get()
+        print(json ? try JSONOutput.encode(summary) : render(summary))
+    }
+
+    static func httpURL(_ text: String) throws -> URL {
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
+            throw ValidationError("'\(text)' is not an http(s) URL.")
+        }
+        return url
     }
 
     static func parseHeader(_ text: String) throws -> (name: String, value: String) {

@@ -1,0 +1,190 @@
+import Foundation
+import FreshAir
+
+/// Writes a folder as a package FreshAir installs: a `.tgz` (ustar, with pax headers for
+/// long names), streamed file by file, in sorted order so that the same folder gives the same
+/// archive contents. Optionally writes the `.meta` sidecar that lets an app treat a bundled
+/// copy as a version of that date.
+public enum PackageWriter {
+    /// What was packed.
+    public struct Summary: Sendable {
+        public var files: Int
+        public var bytes: Int64
+        /// The latest modification time among the files, as an HTTP date (for `.meta`).
+        public var lastModified: String
+    }
+
+    /// Packs `folder` into `output` (`.tgz`/`.tar.gz`, or `.tar` uncompressed).
+    /// - Parameter topLevelFolder: a folder name to put everything under (`cats-3/`), or `nil`.
+    @discardableResult
+    public static func write(folder: URL, to output: URL, topLevelFolder: String? = nil, meta: Bool = false) throws -> Summary {
+        let files = try BundleFolder.files(in: folder)
+        let compress = !output.lastPathComponent.lowercased().hasSuffix(".tar")
+        let sink: TarSink = compress ? .gzip(try GzipWriter(path: output.path)) : .plain(try plainFile(output.path))
+        var writer = TarWriter(sink: sink)
+        var latest = Date(timeIntervalSince1970: 0)
+        var bytes: Int64 = 0
+        let prefix = topLevelFolder.map { $0 + "/" } ?? ""
+        if let topLevelFolder { try writer.addDirectory(topLevelFolder, modified: Date()) }
+        var madeFolders: Set<String> = []
+        for file in files {
+            var folderPath = ""
+            for component in file.path.split(separator: "/").dropLast() {
+                folderPath += (folderPath.isEmpty ? "" : "/") + component
+                if madeFolders.insert(folderPath).inserted { try writer.addDirectory(prefix + folderPath, modified: file.modified) }
+            }
+            try writer.addFile(prefix + file.path, from: folder.appendingPathComponent(file.path), size: file.size,
+                               modified: file.modified, executable: file.executable)
+            latest = max(latest, file.modified)
+            bytes += file.size
+        }
+        try writer.finish()
+        let lastModified = HTTPDate.format(latest)
+        if meta {
+            let data = try JSONSerialization.data(withJSONObject: ["Last-Modified": lastModified])
+            try data.write(to: URL(fileURLWithPath: output.path + ".meta"))
+        }
+        return Summary(files: files.count, bytes: bytes, lastModified: lastModified)
+    }
+
+    private static func plainFile(_ path: String) throws -> FileHandle {
+        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw PackagingError("could not create \(path)") }
+        return try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+    }
+}
+
+/// The files of a content folder, as authoring commands see them: sorted, regular files
+/// only, junk (`.DS_Store`, editor backups) skipped.
+public enum BundleFolder {
+    public struct File: Sendable {
+        public var path: String
+        public var size: Int64
+        public var modified: Date
+        public var executable: Bool
+    }
+
+    public static func isJunk(_ name: String) -> Bool {
+        name == ".DS_Store" || name.hasSuffix("~") || name.hasPrefix(".#") || name.hasSuffix(".swp") || name == "Thumbs.db"
+    }
+
+    public static func files(in folder: URL) throws -> [File] {
+        let root = folder.standardizedFileURL.resolvingSymlinksInPath()
+        guard let walker = FileManager.default.enumerator(
+            at: root, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey, .isExecutableKey])
+        else { throw PackagingError("cannot read \(folder.path)") }
+        var files: [File] = []
+        while let url = walker.nextObject() as? URL {
+            let values = try url.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey, .isExecutableKey])
+            guard values.isRegularFile == true, !isJunk(url.lastPathComponent) else { continue }
+            let path = String(url.standardizedFileURL.resolvingSymlinksInPath().path.dropFirst(root.path.count + 1))
+            files.append(File(path: path, size: Int64(values.fileSize ?? 0), modified: values.contentModificationDate ?? Date(),
+                              executable: values.isExecutable ?? false))
+        }
+        return files.sorted { $0.path < $1.path }
+    }
+
+    /// SHA-256 over every file's path and digest: equal exactly when the content is equal.
+    public static func digest(of folder: URL) throws -> String {
+        var hasher = ContentHasher(.sha256)
+        for file in try files(in: folder) {
+            let (hash, _) = try ContentHash.ofFile(at: folder.appendingPathComponent(file.path), using: .sha256)
+            hasher.update(Array("\(file.path)\0\(hash.hex)\n".utf8))
+        }
+        return hasher.finalize().hex
+    }
+}
+
+enum TarSink {
+    case gzip(GzipWriter)
+    case plain(FileHandle)
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        switch self {
+        case .gzip(let writer): try writer.write(bytes)
+        case .plain(let handle): try handle.write(contentsOf: bytes)
+        }
+    }
+
+    func finish() throws {
+        switch self {
+        case .gzip(let writer): try writer.finish()
+        case .plain(let handle): try handle.close()
+        }
+    }
+}
+
+/// ustar headers, with a pax `path` record when a name does not fit.
+struct TarWriter {
+    let sink: TarSink
+
+    mutating func addDirectory(_ path: String, modified: Date) throws {
+        try header(path + "/", size: 0, type: UInt8(ascii: "5"), mode: 0o755, modified: modified)
+    }
+
+    mutating func addFile(_ path: String, from url: URL, size: Int64, modified: Date, executable: Bool) throws {
+        try header(path, size: size, type: UInt8(ascii: "0"), mode: executable ? 0o755 : 0o644, modified: modified)
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        var written: Int64 = 0
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            let take = chunk.prefix(Int(size - written))
+            try take.withUnsafeBytes { try sink.write($0) }
+            written += Int64(take.count)
+            if written == size { break }
+        }
+        guard written == size else { throw PackagingError("\(url.path) changed while it was being packed") }
+        try pad(size)
+    }
+
+    func finish() throws {
+        try [UInt8](repeating: 0, count: 1024).withUnsafeBytes { try sink.write($0) }
+        try sink.finish()
+    }
+
+    private func header(_ path: String, size: Int64, type: UInt8, mode: Int, modified: Date) throws {
+        let name = Array(path.utf8)
+        if name.count > 100 {
+            // A pax extended header carries the full path; the ustar name is a truncated stand-in.
+            var record = " path=\(path)\n"
+            var length = record.utf8.count
+            while "\(length)".utf8.count + record.utf8.count != length { length = "\(length)".utf8.count + record.utf8.count }
+            record = "\(length)" + record
+            try block(name: Array("PaxHeader/\(name.count)".utf8), size: Int64(record.utf8.count), type: UInt8(ascii: "x"), mode: 0o644, modified: modified)
+            try Array(record.utf8).withUnsafeBytes { try sink.write($0) }
+            try pad(Int64(record.utf8.count))
+        }
+        try block(name: Array(name.prefix(100)), size: size, type: type, mode: mode, modified: modified)
+    }
+
+    private func block(name: [UInt8], size: Int64, type: UInt8, mode: Int, modified: Date) throws {
+        var header = [UInt8](repeating: 0, count: 512)
+        func put(_ bytes: [UInt8], at offset: Int) { for (index, byte) in bytes.enumerated() { header[offset + index] = byte } }
+        func octal(_ value: Int64, width: Int) -> [UInt8] {
+            Array(String(value, radix: 8).leftPadded(to: width - 1).utf8) + [0]
+        }
+        put(name, at: 0)
+        put(octal(Int64(mode), width: 8), at: 100)
+        put(octal(0, width: 8), at: 108)
+        put(octal(0, width: 8), at: 116)
+        put(octal(size, width: 12), at: 124)
+        put(octal(Int64(modified.timeIntervalSince1970), width: 12), at: 136)
+        put(Array("        ".utf8), at: 148)
+        header[156] = type
+        put(Array("ustar\0".utf8), at: 257)
+        put(Array("00".utf8), at: 263)
+        let checksum = header.reduce(0) { $0 + Int64($1) }
+        put(Array(String(checksum, radix: 8).leftPadded(to: 6).utf8) + [0, UInt8(ascii: " ")], at: 148)
+        try header.withUnsafeBytes { try sink.write($0) }
+    }
+
+    private func pad(_ size: Int64) throws {
+        let padding = Int((512 - size % 512) % 512)
+        if padding > 0 { try [UInt8](repeating: 0, count: padding).withUnsafeBytes { try sink.write($0) } }
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

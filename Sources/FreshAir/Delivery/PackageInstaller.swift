@@ -1,0 +1,58 @@
+import Foundation
+
+/// Turns a verified package file into installed content.
+///
+/// The default, ``ExtractingInstaller``, unpacks it into the version being assembled. An app
+/// that keeps content elsewhere (loading a database, say) supplies its own: it installs from
+/// the file, and answers whether an earlier install is still present.
+public protocol PackageInstaller: Sendable {
+    /// Installs `package` (of `format`) into `folder`, the next version being assembled.
+    /// Throwing refuses the package; the live version stays as it was.
+    ///
+    /// - Returns: the files written into `folder` and their digests (empty when the
+    ///   installer keeps its content elsewhere).
+    func install(package: URL, format: ArchiveFormat, into folder: URL) async throws -> [String: FileRecord]
+
+    /// Whether content from an earlier install is present. `liveFolder` is the live version's
+    /// folder, or `nil` when none is installed.
+    func packageExists(liveFolder: URL?) -> Bool
+}
+
+/// Unpacks `.tgz`/`.tar.gz`, `.tar`, `.gz` and `.zip` packages into the version folder,
+/// refusing hostile entries (see ``ArchiveExtractor``).
+public struct ExtractingInstaller: PackageInstaller {
+    public var limits: ExtractionLimits
+    /// When the archive holds exactly this one top-level folder (`cats-3/` in `cats-3.tar.gz`),
+    /// its contents become the version's root.
+    public var topLevelFolderToStrip: String?
+    /// The name for a plain `.gz` package's one file (`content.json` for `content.json.gz`).
+    public var singleFileName: String
+
+    public init(limits: ExtractionLimits = ExtractionLimits(), topLevelFolderToStrip: String? = nil, singleFileName: String = "content") {
+        self.limits = limits
+        self.topLevelFolderToStrip = topLevelFolderToStrip
+        self.singleFileName = singleFileName
+    }
+
+    public func install(package: URL, format: ArchiveFormat, into folder: URL) async throws -> [String: FileRecord] {
+        var records: [String: FileRecord]
+        do {
+            records = try ArchiveReader.extract(
+                package.path, format: format, into: folder.path, singleFileName: singleFileName, limits: limits)
+        } catch let error as ArchiveError {
+            throw FreshAirError.archive(error, package: package.lastPathComponent)
+        }
+        if let top = topLevelFolderToStrip, Disk.contentsOfDirectory(folder.path) == [top], Disk.isDirectory(folder.path + "/" + top) {
+            for name in Disk.contentsOfDirectory(folder.path + "/" + top) {
+                try Disk.rename(folder.path + "/" + top + "/" + name, to: folder.path + "/" + name)
+            }
+            try Disk.remove(folder.path + "/" + top)
+            records = Dictionary(uniqueKeysWithValues: records.map { (String($0.key.dropFirst(top.count + 1)), $0.value) })
+        }
+        return records
+    }
+
+    public func packageExists(liveFolder: URL?) -> Bool {
+        liveFolder.map { Disk.isDirectory($0.path) } ?? false
+    }
+}

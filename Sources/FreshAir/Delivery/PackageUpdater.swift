@@ -1,0 +1,158 @@
+import Foundation
+
+/// Keeps one package (`content.tgz` at a fixed URL) installed and current: Fresh's model.
+///
+/// ```swift
+/// let updater = PackageUpdater(
+///     remote: URL(string: "https://s3.amazonaws.com/my-bucket/content.tgz")!,
+///     store: BundleStore(root: appSupport.appendingPathComponent("content.store")),
+///     bundledPackage: Bundle.main.url(forResource: "content", withExtension: "tgz"))
+/// try await updater.update()          // in applicationDidBecomeActive
+/// let folder = updater.contentDirectory
+/// ```
+///
+/// Each ``update()``:
+/// 1. installs the bundled copy when nothing is installed, or when its `.meta` sidecar
+///    (`{"Last-Modified": "Sat, 10 Nov 2018 14:46:48 GMT"}`) dates it after what is installed;
+/// 2. asks the server with `If-Modified-Since` (the installed date) and `If-None-Match`;
+///    `304` ends the update with no body;
+/// 3. on `200`, streams the package to disk (resuming an interrupted download), installs it
+///    into a new version and switches to it atomically, remembering its validators.
+///
+/// Any failure throws a ``FreshAirError`` and leaves the installed content, or the bundled
+/// copy when nothing was installed, in place.
+public struct PackageUpdater: Sendable {
+    public let remote: URL
+    public var store: BundleStore
+    /// The copy shipped inside the app, installed first and whenever nothing better is there.
+    public var bundledPackage: URL?
+    public var installer: any PackageInstaller
+    public var configuration: SyncConfiguration
+    private let transport: any HTTPTransport
+
+    public init(
+        remote: URL, store: BundleStore, bundledPackage: URL? = nil, installer: (any PackageInstaller)? = nil,
+        transport: any HTTPTransport = AsyncHTTPClientTransport.shared, configuration: SyncConfiguration = SyncConfiguration()
+    ) {
+        self.remote = remote
+        self.store = store
+        self.bundledPackage = bundledPackage
+        let name = remote.lastPathComponent
+        self.installer = installer ?? ExtractingInstaller(singleFileName: name.lowercased().hasSuffix(".gz") ? String(name.dropLast(3)) : name)
+        self.transport = transport
+        self.configuration = configuration
+    }
+
+    /// The package's format, from the remote file name; `.tgz` when it names none.
+    public var format: ArchiveFormat { ArchiveFormat(fileName: remote.lastPathComponent) ?? .tarGzip }
+
+    /// Where the installed content is (the live version's folder), or `nil` before any install.
+    public var contentDirectory: URL? { store.liveDirectory }
+
+    /// What an update did.
+    public struct Result: Sendable, Codable, Hashable {
+        public enum Outcome: String, Sendable, Codable {
+            /// A new package was downloaded and installed.
+            case downloaded
+            /// The server answered `304`: what is installed is current.
+            case notModified
+        }
+
+        public var outcome: Outcome
+        /// The bundled copy was installed during this update (first launch, or a newer `.meta`).
+        public var installedBundled: Bool
+        public var version: Int?
+        public var bytesDownloaded: Int64
+        public var requests: Int
+        /// The installed content's `Last-Modified`.
+        public var lastModified: String?
+        public var seconds: Double
+
+        public var oneLine: String {
+            let bundled = installedBundled ? "bundled copy installed; " : ""
+            switch outcome {
+            case .notModified:
+                return "Package current (304 Not Modified); \(bundled)\(requests) request\(requests == 1 ? "" : "s")."
+            case .downloaded:
+                return "Installed package version \(version ?? 0) (\(ByteCount(bytesDownloaded)) downloaded); \(bundled)\(requests) request\(requests == 1 ? "" : "s")."
+            }
+        }
+    }
+
+    @discardableResult
+    public func update() async throws -> Result {
+        let started = ContinuousClock.now
+        let fetcher = Fetcher(transport: transport, retry: configuration.retry, headers: configuration.headers, timeout: configuration.requestTimeout)
+        return try await store.update { update in
+            var installedBundled = false
+            if let bundled = try bundledCandidate(live: update.live) {
+                try await install(bundled.file, validators: HTTPValidators(lastModified: bundled.lastModified), origin: "bundled", update: &update)
+                installedBundled = true
+            }
+            let live = update.live
+            let partial = store.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
+            let job = DownloadJob(
+                label: remote.lastPathComponent, url: remote, partialPath: partial, expectedHash: nil, expectedSize: nil,
+                limit: configuration.maxFileSize,
+                validators: installer.packageExists(liveFolder: store.liveDirectory) ? (live?.validators ?? HTTPValidators()) : HTTPValidators())
+            var result = Result(
+                outcome: .notModified, installedBundled: installedBundled, version: live?.id, bytesDownloaded: 0, requests: 0,
+                lastModified: live?.validators?.lastModified, seconds: 0)
+            switch try await fetcher.download(job, progress: { _ in }) {
+            case .notModified:
+                break
+            case .fetched(let file, let validators):
+                try await install(URL(fileURLWithPath: file.path), validators: validators, origin: "remote", update: &update)
+                try? Disk.remove(file.path)
+                result.outcome = .downloaded
+                result.bytesDownloaded = file.size
+                result.version = update.live?.id
+                result.lastModified = validators.lastModified
+            }
+            result.requests = fetcher.requests.value
+            result.seconds = (ContinuousClock.now - started).seconds
+            return result
+        }
+    }
+
+    /// The bundled package, if it should be installed now: nothing (usable) is installed, or its
+    /// `.meta` date is later than the installed content's.
+    private func bundledCandidate(live: VersionRecord?) throws -> (file: URL, lastModified: String?)? {
+        guard let bundled = bundledPackage, Disk.exists(bundled.path) else { return nil }
+        let meta = BundledPackageMeta(package: bundled)
+        guard let live, installer.packageExists(liveFolder: store.liveDirectory) else { return (bundled, meta?.lastModified) }
+        guard let bundledDate = meta?.date else { return nil }
+        let installedDate = live.validators?.lastModified.flatMap(HTTPDate.parse)
+        return installedDate.map { bundledDate > $0 } ?? true ? (bundled, meta?.lastModified) : nil
+    }
+
+    private func install(_ package: URL, validators: HTTPValidators, origin: String, update: inout StoreUpdate) async throws {
+        let staged = try update.stage()
+        do {
+            let records = try await installer.install(package: package, format: format, into: URL(fileURLWithPath: staged.path))
+            let record = VersionRecord(
+                id: staged.id, source: remote.absoluteString, validators: validators, files: records,
+                metadata: ["origin": origin, "format": format.rawValue])
+            try update.activate(staged, record: record)
+        } catch {
+            try? Disk.remove(staged.path)
+            throw error
+        }
+    }
+}
+
+/// The `<package>.meta` sidecar of a bundled package: `{"Last-Modified": "<HTTP date>"}`.
+struct BundledPackageMeta {
+    var lastModified: String
+    var date: Date
+
+    init?(package: URL) {
+        let url = URL(fileURLWithPath: package.path + ".meta")
+        guard let data = try? Data(contentsOf: url),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let text = object["Last-Modified"] as? String, let date = HTTPDate.parse(text)
+        else { return nil }
+        self.lastModified = text
+        self.date = date
+    }
+}

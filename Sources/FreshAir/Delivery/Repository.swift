@@ -1,0 +1,209 @@
+import Foundation
+import Synchronization
+
+/// A repository of versioned bundles: Asset Distribution Manager's model.
+///
+/// `<source>/<id>/index.json` lists bundles and integer versions; bundle `cats` at version 3
+/// is `<cdn or source>/<id>/cats-3.tar.gz` (or `.tar`). An update fetches the index
+/// conditionally, downloads only bundles whose version changed (several at once), and makes
+/// each one live atomically at `directory/<name>/`. Bundles no longer listed are removed.
+/// Any number of repositories can live side by side: there is no shared state.
+///
+/// ```swift
+/// let level1 = Repository(source: URL(string: "https://s3.amazonaws.com/my-bucket/")!,
+///                         id: "com.adm.level1", directory: caches.appendingPathComponent("level1"))
+/// try await level1.update()
+/// let dogs = Repository.bundle(descriptor: "com.adm.level1.dogs", in: [level1])
+/// ```
+public struct Repository: Sendable {
+    public let source: URL
+    /// Repository ids may contain dots: `com.adm.level1`.
+    public let id: String
+    /// Where bundle archives are downloaded from, when not from ``source``.
+    public let cdn: URL?
+    /// Where each bundle's live version appears, as `directory/<name>/`.
+    public let directory: URL
+    public var configuration: SyncConfiguration
+    private let transport: any HTTPTransport
+
+    public init(
+        source: URL, id: String, cdn: URL? = nil, directory: URL,
+        transport: any HTTPTransport = AsyncHTTPClientTransport.shared, configuration: SyncConfiguration = SyncConfiguration()
+    ) {
+        self.source = source
+        self.id = id
+        self.cdn = cdn
+        self.directory = directory.standardizedFileURL
+        self.transport = transport
+        self.configuration = configuration
+    }
+
+    /// The folder holding the repository's own state and each bundle's store.
+    var stateFolder: URL { directory.appendingPathComponent(".freshair-repository") }
+
+    /// The store behind bundle `name`.
+    public func store(forBundle name: String) -> BundleStore {
+        BundleStore(root: stateFolder.appendingPathComponent("bundles/\(name)"), liveLink: directory.appendingPathComponent(name))
+    }
+
+    /// The live folder of bundle `name`, or `nil` when it is not installed.
+    public func bundle(named name: String) -> URL? { store(forBundle: name).liveDirectory }
+
+    /// The installed version of bundle `name`.
+    public func installedVersion(of name: String) -> Int? {
+        (try? store(forBundle: name).liveRecord())?.flatMap { $0.metadata["bundleVersion"].flatMap(Int.init) }
+    }
+
+    /// Finds `"<repoId>.<name>"` among `repositories`: the last dot-separated part names the
+    /// bundle, the rest the repository.
+    public static func bundle(descriptor: String, in repositories: [Repository]) -> URL? {
+        guard let dot = descriptor.lastIndex(of: ".") else { return nil }
+        let repositoryID = String(descriptor[..<dot])
+        let name = String(descriptor[descriptor.index(after: dot)...])
+        return repositories.first { $0.id == repositoryID }?.bundle(named: name)
+    }
+
+    /// What an update did.
+    public struct Result: Sendable, Codable, Hashable {
+        /// The index came back `304 Not Modified`.
+        public var indexNotModified: Bool
+        /// Bundles installed, with the version each went to.
+        public var updated: [String: Int]
+        public var unchanged: [String]
+        public var removed: [String]
+        public var bytesDownloaded: Int64
+        public var requests: Int
+        public var seconds: Double
+
+        public var oneLine: String {
+            let index = indexNotModified ? "index 304 Not Modified" : "index fetched"
+            let list = updated.keys.sorted().map { "\($0) → \(updated[$0]!)" }.joined(separator: ", ")
+            return "Repository: \(index); \(updated.count) updated\(list.isEmpty ? "" : " (\(list))"), \(unchanged.count) unchanged, "
+                + "\(removed.count) removed; \(ByteCount(bytesDownloaded)) in \(requests) request\(requests == 1 ? "" : "s")."
+        }
+    }
+
+    private struct State: Codable {
+        var validators: HTTPValidators?
+        var index: RepositoryIndex
+    }
+
+    @discardableResult
+    public func update(progress: @escaping @Sendable (_ fraction: Double) -> Void = { _ in }) async throws -> Result {
+        let started = ContinuousClock.now
+        let fetcher = Fetcher(transport: transport, retry: configuration.retry, headers: configuration.headers, timeout: configuration.requestTimeout)
+        try Disk.createDirectory(stateFolder.path)
+        let lock = try await StoreLock(path: stateFolder.appendingPathComponent("lock").path, timeout: .seconds(60))
+        defer { lock.release() }
+
+        let statePath = stateFolder.appendingPathComponent("state.json").path
+        let saved = try? JSONDecoder().decode(State.self, from: Disk.read(statePath))
+        let indexURL = source.appendingPathComponent(id).appendingPathComponent("index.json")
+        let index: RepositoryIndex
+        let validators: HTTPValidators?
+        let notModified: Bool
+        switch try await fetcher.document(at: indexURL, validators: saved?.validators, limit: configuration.maxDocumentSize) {
+        case .notModified:
+            (index, validators, notModified) = (saved!.index, saved?.validators, true)
+        case .fetched(let data, let newValidators):
+            do { index = try RepositoryIndex(data: data, source: indexURL.absoluteString) } catch {
+                throw FreshAirError.manifest(error)
+            }
+            (validators, notModified) = (newValidators, false)
+        }
+
+        let changed = index.bundles.keys.sorted().filter { installedVersion(of: $0) != index.bundles[$0]!.version }
+        let tracker = RepositoryProgress(total: changed.count, report: progress)
+        var bytes: Int64 = 0
+        try await withThrowingTaskGroup(of: Int64.self) { group in
+            var pending = changed[...]
+            func startNext() {
+                guard let name = pending.popFirst() else { return }
+                let version = index.bundles[name]!.version
+                group.addTask {
+                    let size = try await install(name, version: version, fetcher: fetcher)
+                    tracker.finishedOne()
+                    return size
+                }
+            }
+            for _ in 0..<max(1, configuration.concurrency) { startNext() }
+            while let size = try await group.next() {
+                bytes += size
+                startNext()
+            }
+        }
+
+        var removed: [String] = []
+        let bundlesFolder = stateFolder.appendingPathComponent("bundles").path
+        for name in Disk.contentsOfDirectory(bundlesFolder) where index.bundles[name] == nil {
+            try Disk.remove(directory.appendingPathComponent(name).path)
+            try Disk.remove(bundlesFolder + "/" + name)
+            removed.append(name)
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        try Disk.writeAtomically(try encoder.encode(State(validators: validators, index: index)), to: statePath)
+        return Result(
+            indexNotModified: notModified, updated: Dictionary(uniqueKeysWithValues: changed.map { ($0, index.bundles[$0]!.version) }),
+            unchanged: index.bundles.keys.filter { !changed.contains($0) }.sorted(), removed: removed.sorted(),
+            bytesDownloaded: bytes, requests: fetcher.requests.value, seconds: (ContinuousClock.now - started).seconds)
+    }
+
+    /// Downloads `<name>-<version>.tar.gz` (falling back to `.tar`) and makes it the bundle's
+    /// live version.
+    private func install(_ name: String, version: Int, fetcher: Fetcher) async throws -> Int64 {
+        let store = store(forBundle: name)
+        let base = (cdn ?? source).appendingPathComponent(id)
+        return try await store.update { update in
+            var lastError: (any Error)?
+            for format in [ArchiveFormat.tarGzip, .tar] {
+                let fileName = "\(name)-\(version)" + (format == .tar ? ".tar" : ".tar.gz")
+                let url = base.appendingPathComponent(fileName)
+                let job = DownloadJob(
+                    label: "\(id)/\(fileName)", url: url, partialPath: store.partialsPath + "/\(fileName)", expectedHash: nil,
+                    expectedSize: nil, limit: configuration.maxFileSize, validators: nil)
+                let file: DownloadedFile
+                do {
+                    guard case .fetched(let fetched, _) = try await fetcher.download(job, progress: { _ in }) else { continue }
+                    file = fetched
+                } catch FreshAirError.httpStatus(404, let missing) {
+                    lastError = FreshAirError.httpStatus(404, url: missing)
+                    continue
+                }
+                let staged = try update.stage()
+                do {
+                    let installer = ExtractingInstaller(topLevelFolderToStrip: "\(name)-\(version)")
+                    let records = try await installer.install(package: URL(fileURLWithPath: file.path), format: format, into: URL(fileURLWithPath: staged.path))
+                    try update.activate(staged, record: VersionRecord(
+                        id: staged.id, source: url.absoluteString, files: records,
+                        metadata: ["bundleVersion": String(version), "repository": id]))
+                } catch {
+                    try? Disk.remove(staged.path)
+                    throw error
+                }
+                return file.size
+            }
+            throw lastError ?? FreshAirError.httpStatus(404, url: base.appendingPathComponent("\(name)-\(version).tar.gz"))
+        }
+    }
+}
+
+/// Reports the fraction of changed bundles installed so far.
+private final class RepositoryProgress: Sendable {
+    private let done = Mutex(0)
+    private let total: Int
+    private let report: @Sendable (Double) -> Void
+
+    init(total: Int, report: @escaping @Sendable (Double) -> Void) {
+        self.total = total
+        self.report = report
+    }
+
+    func finishedOne() {
+        let count = done.withLock { value in
+            value += 1
+            return value
+        }
+        report(total == 0 ? 1 : Double(count) / Double(total))
+    }
+}

@@ -1,0 +1,30 @@
+/// Why an archive was refused. Nothing from a refused archive reaches the live location.
+public struct ArchiveError: Error, Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: Sendable, Hashable {
+        /// Not valid gzip, tar or zip data, or a checksum that does not match.
+        case corrupt
+        /// The data ends before the archive does.
+        case truncated
+        /// An entry would land outside the destination (`..`, an absolute path, a link out).
+        case unsafeEntry
+        /// Device files, FIFOs and other entries that have no place in app content.
+        case unsupportedEntry
+        /// More bytes or entries than the configured cap (a decompression bomb?).
+        case tooLarge
+    }
+
+    public var kind: Kind
+    public var message: String
+    /// The entry concerned, when there is one.
+    public var entry: String?
+
+    public init(_ kind: Kind, _ message: String, entry: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.entry = entry
+    }
+
+    public var description: String {
+        (entry.map { "\($0): " } ?? "") + message
+    }
+}

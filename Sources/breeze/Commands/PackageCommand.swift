@@ -1,0 +1,54 @@
+import ArgumentParser
+import BreezeKit
+import Foundation
+
+struct PackageCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "package",
+        abstract: "Pack a folder as a .tgz (or .tar) package, optionally with the .meta an app's bundled copy needs.")
+
+    @Argument(help: "The folder to pack.")
+    var folder: String
+
+    @Option(name: .shortAndLong, help: "The package to write: NAME.tgz, NAME.tar.gz or NAME.tar.")
+    var output: String
+
+    @Flag(help: "Also write OUTPUT.meta with the newest file's date as Last-Modified.")
+    var meta = false
+
+    func run() throws {
+        let summary = try PackageWriter.write(folder: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: output), meta: meta)
+        print("Wrote \(output): \(summary.files) files, \(summary.bytes) bytes" + (meta ? "; \(output).meta Last-Modified \(summary.lastModified)" : ""))
+    }
+}
+
+struct RepositoryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repo",
+        abstract: "Publish bundles into a repository folder (index.json and <name>-<version>.tar.gz).",
+        subcommands: [Add.self])
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add FOLDER as the next version of bundle NAME; the version moves only when the content changed.")
+
+        @Argument(help: "The bundle's content.")
+        var folder: String
+
+        @Argument(help: "The repository folder (<source>/<repo id>), holding index.json.")
+        var repository: String
+
+        @Option(help: "The bundle's name (default: the folder's name).")
+        var name: String?
+
+        func run() throws {
+            let source = URL(fileURLWithPath: folder)
+            let outcome = try RepositoryPublisher.add(folder: source, as: name ?? source.lastPathComponent, to: URL(fileURLWithPath: repository))
+            if outcome.published {
+                print("Published \(outcome.name) version \(outcome.version): \(outcome.archive!.lastPathComponent)")
+            } else {
+                print("\(outcome.name) is unchanged at version \(outcome.version); nothing published.")
+            }
+        }
+    }
+}

@@ -1,0 +1,264 @@
+import BreezeKit
+import Foundation
+import FreshAir
+import Testing
+
+@Suite("Packages: one archive at a fixed URL, a bundled default, conditional GET")
+struct PackageTests {
+    /// Publishes `content/` as `content.tgz` (made by GNU tar) and returns its URL.
+    func publish(_ server: PublishedFolder, text: String, modified: Date? = nil) throws -> URL {
+        let source = server.root.appendingPathComponent("src")
+        try? FileManager.default.removeItem(at: source)
+        try FileManager.default.createDirectory(at: source.appendingPathComponent("data"), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: source.appendingPathComponent("data/message.txt"))
+        try shell("tar -czf content.tgz -C src .", in: server.root)
+        if let modified {
+            try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: server.root.appendingPathComponent("content.tgz").path)
+        }
+        return server.url.appendingPathComponent("content.tgz")
+    }
+
+    /// A bundled copy with the given text and, optionally, a `.meta` date.
+    func bundled(in folder: TemporaryFolder, text: String, meta: Date?) throws -> URL {
+        try FileManager.default.createDirectory(at: folder.path("bundled-src/data"), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: folder.path("bundled-src/data/message.txt"))
+        try shell("tar -czf content.tgz -C bundled-src .", in: folder.url)
+        if let meta {
+            try Data(#"{"Last-Modified": "\#(HTTPDate.format(meta))"}"#.utf8).write(to: folder.path("content.tgz.meta"))
+        }
+        return folder.path("content.tgz")
+    }
+
+    func updater(_ remote: URL, in local: TemporaryFolder, bundled: URL? = nil, installer: (any PackageInstaller)? = nil) -> PackageUpdater {
+        var configuration = SyncConfiguration()
+        configuration.retry = RetryPolicy(maxAttempts: 1)
+        return PackageUpdater(
+            remote: remote, store: BundleStore(root: local.path("store"), liveLink: local.path("Content")),
+            bundledPackage: bundled, installer: installer, configuration: configuration)
+    }
+
+    @Test("200 installs, then an unchanged check is one request and no body")
+    func notModifiedIsOneRequest() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let remote = try publish(server, text: "v1")
+            let local = try TemporaryFolder("package")
+            let updater = updater(remote, in: local)
+            let first = try await updater.update()
+            #expect(first.outcome == .downloaded)
+            #expect(local.path("Content/data/message.txt").text == "v1")
+            #expect(updater.contentDirectory?.appendingPathComponent("data/message.txt").text == "v1")
+
+            let before = server.nginxRequests().count
+            let second = try await updater.update()
+            #expect(second.outcome == .notModified)
+            #expect(second.requests == 1)
+            let seen = server.nginxRequests().dropFirst(before)
+            #expect(seen.map(\.status) == [304])
+            #expect(seen.first?.bodyBytes == 0)
+
+            _ = try publish(server, text: "v2", modified: Date().addingTimeInterval(60))
+            let third = try await updater.update()
+            #expect(third.outcome == .downloaded)
+            #expect(local.path("Content/data/message.txt").text == "v2")
+        }
+    }
+
+    @Test("Offline on first launch: the bundled copy is installed and the error says why")
+    func bundledFallbackOffline() async throws {
+        let local = try TemporaryFolder("package")
+        let bundled = try bundled(in: local, text: "bundled", meta: nil)
+        let offline = URL(string: "http://127.0.0.1:\(try freeLoopbackPort())/content.tgz")!
+        let updater = updater(offline, in: local, bundled: bundled)
+        await #expect {
+            try await updater.update()
+        } throws: { error in
+            guard case .transport(let transport) = error as? FreshAirError else { return false }
+            return transport.kind == .connect
+        }
+        #expect(local.path("Content/data/message.txt").text == "bundled")
+        #expect(try updater.store.liveRecord()?.metadata["origin"] == "bundled")
+    }
+
+    @Test("A 403 names the likely cause; the bundled copy is installed")
+    func forbiddenInstallsBundled() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let remote = try publish(server, text: "v1")
+            try FileManager.default.setAttributes([.posixPermissions: getuid() == 0 ? 0o600 : 0o000], ofItemAtPath: server.root.appendingPathComponent("content.tgz").path)
+            let local = try TemporaryFolder("package")
+            let updater = updater(remote, in: local, bundled: try bundled(in: local, text: "bundled", meta: nil))
+            await #expect {
+                try await updater.update()
+            } throws: { error in
+                guard case .httpStatus(403, _) = error as? FreshAirError else { return false }
+                return "\(error)".contains("not readable by the web server's account, or not public on S3")
+            }
+            #expect(local.path("Content/data/message.txt").text == "bundled")
+        }
+    }
+
+    @Test(".meta newer than what is installed: the bundled copy wins and nothing is downloaded")
+    func newerMetaInstallsBundled() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let published = Date(timeIntervalSince1970: 1_700_000_000)
+            let remote = try publish(server, text: "server", modified: published)
+            let local = try TemporaryFolder("package")
+            try await updater(remote, in: local).update()
+            #expect(local.path("Content/data/message.txt").text == "server")
+
+            // An app update ships newer content than the server has.
+            let bundled = try bundled(in: local, text: "shipped in the app", meta: published.addingTimeInterval(86_400))
+            let before = server.nginxRequests().count
+            let result = try await updater(remote, in: local, bundled: bundled).update()
+            #expect(result.installedBundled)
+            #expect(result.outcome == .notModified)
+            #expect(local.path("Content/data/message.txt").text == "shipped in the app")
+            // One request, carrying the bundled date. nginx matches If-Modified-Since exactly by
+            // default and answers 200; the client sees Last-Modified is not newer and skips the body.
+            #expect(server.nginxRequests().dropFirst(before).count == 1)
+            #expect(result.requests == 1)
+            #expect(result.bytesDownloaded == 0)
+        }
+    }
+
+    @Test(".meta older than what is installed: the bundled copy is ignored")
+    func olderMetaIsIgnored() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let published = Date(timeIntervalSince1970: 1_700_000_000)
+            let remote = try publish(server, text: "server", modified: published)
+            let local = try TemporaryFolder("package")
+            try await updater(remote, in: local).update()
+            let bundled = try bundled(in: local, text: "old bundled", meta: published.addingTimeInterval(-86_400))
+            let result = try await updater(remote, in: local, bundled: bundled).update()
+            #expect(!result.installedBundled)
+            #expect(result.outcome == .notModified)
+            #expect(local.path("Content/data/message.txt").text == "server")
+        }
+    }
+
+    @Test("A hostile package is refused and the installed content stays")
+    func hostilePackageKeepsContent() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let remote = try publish(server, text: "good")
+            let local = try TemporaryFolder("package")
+            let updater = updater(remote, in: local)
+            try await updater.update()
+            try "import io, tarfile\nwith tarfile.open('content.tgz', 'w:gz') as t:\n    i = tarfile.TarInfo('../../escape.txt'); i.size = 1\n    t.addfile(i, io.BytesIO(b'x'))\n"
+                .write(to: server.root.appendingPathComponent("make.py"), atomically: true, encoding: .utf8)
+            try shell("/usr/bin/python3 make.py && touch -d '+1 hour' content.tgz", in: server.root)
+            await #expect {
+                try await updater.update()
+            } throws: { error in
+                guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+                return archiveError.kind == .unsafeEntry
+            }
+            #expect(local.path("Content/data/message.txt").text == "good")
+        }
+    }
+
+    @Test("A custom installer replaces extract-to-folder")
+    func customInstaller() async throws {
+        /// Loads the package's message into a "database" file instead of unpacking a folder.
+        struct DatabaseLoader: PackageInstaller {
+            let database: URL
+            func install(package: URL, format: ArchiveFormat, into folder: URL) async throws -> [String: FileRecord] {
+                let scratch = folder.appendingPathComponent(".unpack")
+                try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+                _ = try await ExtractingInstaller().install(package: package, format: format, into: scratch)
+                let message = try String(contentsOf: scratch.appendingPathComponent("data/message.txt"), encoding: .utf8)
+                try FileManager.default.removeItem(at: scratch)
+                try Data("row: \(message)".utf8).write(to: database)
+                return [:]
+            }
+            func packageExists(liveFolder: URL?) -> Bool { FileManager.default.fileExists(atPath: database.path) }
+        }
+        try await PublishedFolder.with(.nginx) { server in
+            let remote = try publish(server, text: "for the database")
+            let local = try TemporaryFolder("package")
+            let loader = DatabaseLoader(database: local.path("app.db"))
+            let result = try await updater(remote, in: local, installer: loader).update()
+            #expect(result.outcome == .downloaded)
+            #expect(local.path("app.db").text == "row: for the database")
+            // The database going missing means "not installed": the next update downloads again.
+            try FileManager.default.removeItem(at: local.path("app.db"))
+            #expect(try await updater(remote, in: local, installer: loader).update().outcome == .downloaded)
+        }
+    }
+}
+
+@Suite("Repositories: versioned bundles side by side")
+struct RepositoryTests {
+    func repository(_ server: PublishedFolder, id: String, in local: TemporaryFolder) -> Repository {
+        var configuration = SyncConfiguration()
+        configuration.retry = RetryPolicy(maxAttempts: 1)
+        return Repository(source: server.url, id: id, directory: local.path(id), configuration: configuration)
+    }
+
+    func content(_ folder: URL, _ text: String) throws -> URL {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: folder.appendingPathComponent("item.txt"))
+        return folder
+    }
+
+    @Test("Only the bundle whose version changed is fetched; an unchanged index is one 304")
+    func onlyChangedBundlesMove() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let id = "com.example.level1"
+            let repoFolder = server.root.appendingPathComponent(id)
+            let sources = try TemporaryFolder("sources")
+            try RepositoryPublisher.add(folder: try content(sources.path("cats"), "cat v1"), as: "cats", to: repoFolder)
+            try RepositoryPublisher.add(folder: try content(sources.path("dogs"), "dog v1"), as: "dogs", to: repoFolder)
+            let local = try TemporaryFolder("repo")
+            let repo = repository(server, id: id, in: local)
+
+            let first = try await repo.update()
+            #expect(first.updated == ["cats": 1, "dogs": 1])
+            #expect(local.path("\(id)/cats/item.txt").text == "cat v1", "the cats-1/ folder inside the archive is stripped")
+            #expect(Repository.bundle(descriptor: "\(id).dogs", in: [repo])?.appendingPathComponent("item.txt").text == "dog v1")
+
+            let republished = try RepositoryPublisher.add(folder: try content(sources.path("cats"), "cat v1"), as: "cats", to: repoFolder)
+            #expect(!republished.published, "unchanged content keeps its version")
+            try await Task.sleep(for: .milliseconds(1100))  // index.json's Last-Modified must move on
+            try RepositoryPublisher.add(folder: try content(sources.path("dogs"), "dog v2"), as: "dogs", to: repoFolder)
+
+            let before = server.nginxRequests().count
+            let second = try await repo.update()
+            let seen = server.nginxRequests().dropFirst(before)
+            #expect(second.updated == ["dogs": 2])
+            #expect(second.unchanged == ["cats"])
+            #expect(seen.filter { $0.path.hasSuffix(".tar.gz") }.map(\.path) == ["/\(id)/dogs-2.tar.gz"])
+            #expect(local.path("\(id)/dogs/item.txt").text == "dog v2")
+
+            let third = try await repo.update()
+            #expect(third.indexNotModified)
+            #expect(third.requests == 1)
+        }
+    }
+
+    @Test("Two repositories coexist; a bundle dropped from the index is removed; .tar works too")
+    func severalRepositories() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let sources = try TemporaryFolder("sources")
+            try RepositoryPublisher.add(folder: try content(sources.path("a"), "level 1"), as: "art", to: server.root.appendingPathComponent("game.level1"))
+            // A hand-made repository publishing a plain .tar, as ADM's users did with `tar -cf`.
+            let level2 = server.root.appendingPathComponent("game.level2")
+            try FileManager.default.createDirectory(at: level2.appendingPathComponent("art-7"), withIntermediateDirectories: true)
+            try Data("level 2".utf8).write(to: level2.appendingPathComponent("art-7/item.txt"))
+            try shell("tar -cf art-7.tar art-7 && rm -r art-7", in: level2)
+            try Data(#"{"bundles": {"art": {"version": 7}}}"#.utf8).write(to: level2.appendingPathComponent("index.json"))
+
+            let local = try TemporaryFolder("repo")
+            let one = repository(server, id: "game.level1", in: local)
+            let two = repository(server, id: "game.level2", in: local)
+            try await one.update()
+            try await two.update()
+            #expect(Repository.bundle(descriptor: "game.level1.art", in: [one, two])?.appendingPathComponent("item.txt").text == "level 1")
+            #expect(Repository.bundle(descriptor: "game.level2.art", in: [one, two])?.appendingPathComponent("item.txt").text == "level 2")
+
+            try PublishedText.write(#"{"bundles": {}}"#, to: level2.appendingPathComponent("index.json"))
+            let emptied = try await two.update()
+            #expect(emptied.removed == ["art"])
+            #expect(Repository.bundle(descriptor: "game.level2.art", in: [one, two]) == nil)
+            #expect(!FileManager.default.fileExists(atPath: local.path("game.level2/art").path))
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+/// Runs a shell command (real tar, gzip, zip, python3) in `folder`, failing the test setup
+/// when it fails.
+@discardableResult
+func shell(_ command: String, in folder: URL) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/sh")
+    process.arguments = ["-c", command]
+    process.currentDirectoryURL = folder
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    guard process.terminationStatus == 0 else { throw TestSetupError("`\(command)` failed: \(text)") }
+    return text
+}
+
+/// Writes a small tree of content used by the archive tests.
+func writeSampleContent(in folder: URL) throws {
+    let manager = FileManager.default
+    try manager.createDirectory(at: folder.appendingPathComponent("art/cats"), withIntermediateDirectories: true)
+    try Data("meow\n".utf8).write(to: folder.appendingPathComponent("art/cats/cat1.txt"))
+    try Data((0..<70_000).map { UInt8($0 % 253) }).write(to: folder.appendingPathComponent("art/big.bin"))
+    try Data("#!/bin/sh\necho hi\n".utf8).write(to: folder.appendingPathComponent("run.sh"))
+    try manager.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.appendingPathComponent("run.sh").path)
+    try manager.createSymbolicLink(atPath: folder.appendingPathComponent("art/latest.txt").path, withDestinationPath: "cats/cat1.txt")
+}
