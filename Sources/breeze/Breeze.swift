@@ -12,7 +12,10 @@ struct Breeze: AsyncParsableCommand {
             65 content invalid (manifest, hash, size); 73 local store problem.
             """,
         version: "0.1.0",
-        subcommands: [SyncCommand.self, ServeCommand.self, PackageCommand.self, RepositoryCommand.self, RollbackCommand.self, DemoCommand.self])
+        subcommands: [
+            SyncCommand.self, ServeCommand.self, PackageCommand.self, RepositoryCommand.self, RollbackCommand.self,
+            WhatsNewCommand.self, CheckUpdateCommand.self, PreviewCommand.self, DemoCommand.self,
+        ])
 }
 
 extension Breeze {

@@ -1,0 +1,190 @@
+import Foundation
+import Synchronization
+
+/// Synced content, looked up the way apps look up resources in a `Bundle`: the same for a
+/// manifest bundle, a package or a repository bundle.
+///
+/// Search order for a resource: the bundle root and `Resources/`, then each preferred
+/// localization's `.lproj` (`pt-BR` tries `pt-BR.lproj`, `pt_BR.lproj`, `pt.lproj`), then
+/// `Base.lproj`, then the development localization's.
+public struct ContentBundle: Sendable {
+    /// The content's folder (a store's `liveDirectory`, or any folder).
+    public let root: URL
+    /// Languages in order of preference (`["pt-BR", "en"]`).
+    public var preferredLocalizations: [String]
+    /// The language the content was written in; the last fallback.
+    public var developmentLocalization: String
+    /// 1, 2 or 3: which `@2x`/`@3x` image variant fits best.
+    public var displayScale: Double
+    /// `ipad`, `iphone`…: which `~ipad`/`~iphone` image variant fits.
+    public var device: String?
+    private let tables = TableCache()
+
+    public init(root: URL, preferredLocalizations: [String] = Locale.preferredLanguages, developmentLocalization: String = "en",
+                displayScale: Double = 1, device: String? = nil) {
+        self.root = root
+        self.preferredLocalizations = preferredLocalizations
+        self.developmentLocalization = developmentLocalization
+        self.displayScale = displayScale
+        self.device = device
+    }
+
+    /// Takes `locale`/`language`, `displayScale` and `device` from a condition environment,
+    /// so lookups agree with what the sync selected.
+    public init(root: URL, environment: ConditionEnvironment, developmentLocalization: String = "en") {
+        let locale = environment["locale"]?.text
+        let language = environment["language"]?.text
+        self.init(
+            root: root, preferredLocalizations: [locale, language].compactMap { $0 },
+            developmentLocalization: developmentLocalization,
+            displayScale: environment["displayScale"]?.text.flatMap(Double.init) ?? 1,
+            device: environment["device"]?.text)
+    }
+
+    /// `pt-BR` → `pt-BR`, `pt_BR`, `pt`: the folder names a localization may use.
+    static func variants(of localization: String) -> [String] {
+        var parts = localization.split(whereSeparator: { $0 == "-" || $0 == "_" }).map(String.init)
+        var names: [String] = []
+        while !parts.isEmpty {
+            for name in [parts.joined(separator: "-"), parts.joined(separator: "_")] where !names.contains(name) { names.append(name) }
+            parts.removeLast()
+        }
+        return names
+    }
+
+    /// The localizations searched, in order: preferred (with variants), `Base`, development.
+    func localizationOrder(_ only: String?) -> [String] {
+        var order: [String] = []
+        let wanted = only.map { [$0] } ?? (preferredLocalizations + ["Base", developmentLocalization])
+        for localization in wanted {
+            for variant in Self.variants(of: localization) where !order.contains(variant) { order.append(variant) }
+        }
+        return order
+    }
+
+    /// Folders searched, relative to ``root``.
+    func searchFolders(localization: String?) -> [String] {
+        (localization == nil ? ["", "Resources"] : []) + localizationOrder(localization).flatMap { ["\($0).lproj", "Resources/\($0).lproj"] }
+    }
+
+    /// The URL of a resource, or `nil` when no folder in the search order has it.
+    /// - Parameter localization: search only this localization's `.lproj`.
+    public func url(forResource name: String, withExtension ext: String? = nil, subdirectory: String? = nil, localization: String? = nil) -> URL? {
+        let file = ext.map { $0.isEmpty ? name : "\(name).\($0)" } ?? name
+        for folder in searchFolders(localization: localization) {
+            let relative = [folder, subdirectory ?? "", file].filter { !$0.isEmpty }.joined(separator: "/")
+            let url = root.appendingPathComponent(relative)
+            if FileManager.default.fileExists(atPath: url.path) { return url }
+        }
+        return nil
+    }
+
+    /// A localized string from `table` (default `Localizable`): `.strings` in each `.lproj`,
+    /// then an `.xcstrings` catalog, in localization order. Returns `value` (or the key) when
+    /// no table has it, as `Bundle` does. A malformed table is skipped; ``stringsTable(named:localization:)``
+    /// reports why.
+    public func localizedString(forKey key: String, value: String? = nil, table: String? = nil) -> String {
+        lookUpString(forKey: key, table: table ?? "Localizable") ?? ((value?.isEmpty ?? true) ? key : value!)
+    }
+
+    /// The string, or `nil` when no table in the search order has it.
+    func lookUpString(forKey key: String, table: String) -> String? {
+        for localization in localizationOrder(nil) {
+            if let found = (try? stringsTable(named: table, localization: localization))??.strings[key] { return found }
+        }
+        return nil
+    }
+
+    /// One localization's table: `<localization>.lproj/<table>.strings`, else that language in
+    /// `<table>.xcstrings`; `nil` when neither exists.
+    /// - Throws: ``StringsTable/SyntaxError`` or ``ManifestError`` for a malformed file.
+    public func stringsTable(named table: String, localization: String) throws -> StringsTable? {
+        try tables.table(key: "\(localization)/\(table)") {
+            for folder in ["\(localization).lproj", "Resources/\(localization).lproj"] {
+                let url = root.appendingPathComponent("\(folder)/\(table).strings")
+                if let data = FileManager.default.contents(atPath: url.path) {
+                    return try StringsTable(stringsFile: data, source: url.path)
+                }
+            }
+            for folder in ["", "Resources/"] {
+                let url = root.appendingPathComponent("\(folder)\(table).xcstrings")
+                if let data = FileManager.default.contents(atPath: url.path) {
+                    return try StringsTable(catalog: data, language: localization, source: url.path)
+                }
+            }
+            return nil
+        }
+    }
+
+    /// The best image file for `name` on this display and device: `name~ipad@2x.png` over
+    /// `name@2x.png` on an iPad at 2x; the exact scale, else the nearest larger, else the
+    /// largest smaller. PNG, JPEG, PDF, HEIC and WebP are considered.
+    public func imageURL(named name: String, subdirectory: String? = nil) -> URL? {
+        for folder in searchFolders(localization: nil) {
+            let directory = root.appendingPathComponent([folder, subdirectory ?? ""].filter { !$0.isEmpty }.joined(separator: "/"))
+            let candidates = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+                .compactMap { ImageVariant(fileName: $0) }
+                .filter { $0.name == name && ($0.device == nil || $0.device == device?.lowercased()) }
+            guard let best = candidates.min(by: { rank($0) < rank($1) }) else { continue }
+            return directory.appendingPathComponent(best.fileName)
+        }
+        return nil
+    }
+
+    /// Lower is better: device-specific first, then how well the scale fits.
+    private func rank(_ variant: ImageVariant) -> (Int, Int, Double) {
+        let deviceRank = variant.device == nil ? 1 : 0
+        if variant.scale == displayScale { return (deviceRank, 0, 0) }
+        if variant.scale > displayScale { return (deviceRank, 1, variant.scale - displayScale) }
+        return (deviceRank, 2, displayScale - variant.scale)
+    }
+
+    /// `release_notes.json` at the root or in `Resources/`, or `nil` when there is none.
+    public func releaseNotes() throws -> ReleaseNotes? {
+        guard let url = url(forResource: "release_notes", withExtension: "json") else { return nil }
+        return try ReleaseNotes(data: Data(contentsOf: url), source: url.path)
+    }
+
+    /// `presentation.json`, or `nil` when there is none.
+    public func presentation() throws -> Presentation? {
+        guard let url = url(forResource: "presentation", withExtension: "json") else { return nil }
+        return try Presentation(data: Data(contentsOf: url), source: url.path)
+    }
+}
+
+/// `name~ipad@2x.png` read into its parts.
+struct ImageVariant {
+    static let extensions: Set<String> = ["png", "jpg", "jpeg", "pdf", "heic", "webp", "gif"]
+    var fileName: String
+    var name: String
+    var scale: Double
+    var device: String?
+
+    init?(fileName: String) {
+        guard let dot = fileName.lastIndex(of: "."), Self.extensions.contains(fileName[fileName.index(after: dot)...].lowercased()) else { return nil }
+        var base = String(fileName[..<dot])
+        scale = 1
+        for (suffix, value) in [("@3x", 3.0), ("@2x", 2.0), ("@1x", 1.0)] where base.hasSuffix(suffix) {
+            base.removeLast(suffix.count)
+            scale = value
+        }
+        if let tilde = base.lastIndex(of: "~") {
+            device = base[base.index(after: tilde)...].lowercased()
+            base = String(base[..<tilde])
+        }
+        self.fileName = fileName
+        self.name = base
+    }
+}
+
+/// Parsed tables, loaded once per bundle value.
+private final class TableCache: Sendable {
+    private let tables = Mutex<[String: StringsTable?]>([:])
+
+    func table(key: String, load: () throws -> StringsTable?) throws -> StringsTable? {
+        if let cached = tables.withLock({ $0[key] }) { return cached }
+        let loaded = try load()
+        tables.withLock { $0[key] = .some(loaded) }
+        return loaded
+    }
+}

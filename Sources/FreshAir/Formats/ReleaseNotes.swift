@@ -1,0 +1,108 @@
+import Foundation
+
+/// `release_notes.json`: the app's version history and what each release brought.
+///
+/// ```json
+/// {"minimumVersion": "1.2", "upgradeURL": "https://…",
+///  "releases": [{"version": "1.1", "features": ["apple_pay", "peek_pop"],
+///                "conditions": [{"key": "systemVersion", "value": "8.0"}]}]}
+/// ```
+/// The old schema's quirks load too: trailing commas, a missing `comparison` (meaning `gte`),
+/// versions written as numbers, a `condition` string instead of `conditions`.
+public struct ReleaseNotes: Sendable, Hashable {
+    /// One release and the features it introduced, in the order written.
+    public struct Release: Sendable, Hashable {
+        public var version: Version
+        /// Feature keys: texts are `<key>.title` and `<key>.description`, the image is named `<key>`.
+        public var features: [String]
+        /// When this release applies to a device (always, when none is given).
+        public var condition: Condition
+
+        public init(version: Version, features: [String], condition: Condition = .always) {
+            self.version = version
+            self.features = features
+            self.condition = condition
+        }
+    }
+
+    /// Versions below this must update.
+    public var minimumVersion: Version?
+    /// Where to send the user to update (the App Store page, say).
+    public var upgradeURL: URL?
+    /// Every release, oldest first.
+    public var releases: [Release]
+
+    public init(minimumVersion: Version? = nil, upgradeURL: URL? = nil, releases: [Release]) {
+        self.minimumVersion = minimumVersion
+        self.upgradeURL = upgradeURL
+        self.releases = releases.sorted { $0.version < $1.version }
+    }
+
+    /// Reads a release-notes document.
+    /// - Throws: ``ManifestError`` naming `source`, the release and what is wrong.
+    public init(data: Data, source: String) throws(ManifestError) {
+        let document: Any
+        do { document = try LenientJSON.parse(data) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
+        guard let object = document as? [String: Any] else {
+            throw ManifestError(source: source, problem: .unexpectedShape("expected an object with \"releases\""))
+        }
+        func version(_ value: Any?, _ field: String) throws(ManifestError) -> Version? {
+            guard let value, !(value is NSNull) else { return nil }
+            let text = (value as? String) ?? (value as? NSNumber)?.stringValue ?? ""
+            guard let parsed = Version(text) else {
+                throw ManifestError(source: source, problem: .unexpectedShape("\"\(field)\" is not a version: \(value)"))
+            }
+            return parsed
+        }
+        let minimumVersion = try version(object["minimumVersion"], "minimumVersion")
+        var upgradeURL: URL?
+        if let text = object["upgradeURL"] as? String {
+            guard let url = URL(string: text) else {
+                throw ManifestError(source: source, problem: .unexpectedShape("\"upgradeURL\" is not a URL: \(text)"))
+            }
+            upgradeURL = url
+        }
+        guard let list = object["releases"] as? [Any] else {
+            throw ManifestError(source: source, problem: .unexpectedShape("\"releases\" is missing or not an array"))
+        }
+        var releases: [Release] = []
+        for (index, item) in list.enumerated() {
+            guard let release = item as? [String: Any] else {
+                throw ManifestError(source: source, problem: .unexpectedShape("releases[\(index)] is not an object"))
+            }
+            guard let number = try version(release["version"], "releases[\(index)].version") else {
+                throw ManifestError(source: source, problem: .unexpectedShape("releases[\(index)] has no \"version\""))
+            }
+            let features = (release["features"] as? [Any] ?? []).compactMap { $0 as? String }
+            var parts: [Condition] = []
+            do throws(ManifestEntry.Problem) {
+                if let text = release["condition"] as? String, !text.isEmpty {
+                    do { parts.append(try Condition(parsing: text)) } catch { throw ManifestEntry.Problem.invalidCondition(error) }
+                }
+                if let requirements = release["conditions"] as? [Any] {
+                    parts.append(Condition(requirements: try ManifestEntry.requirements(requirements)))
+                }
+            } catch {
+                throw ManifestError(source: source, problem: .entry(index: index, filename: "release \(number)", error))
+            }
+            releases.append(Release(version: number, features: features, condition: parts.isEmpty ? .always : .all(parts)))
+        }
+        self.init(minimumVersion: minimumVersion, upgradeURL: upgradeURL, releases: releases)
+    }
+
+    /// The releases whose conditions hold in `environment`, oldest first.
+    public func releases(for environment: ConditionEnvironment) -> [Release] {
+        releases.filter { $0.condition.evaluate(in: environment) }
+    }
+
+    /// Feature keys of the releases after `from` up to and including `to`, oldest first,
+    /// each once. Empty when `from` is `nil` (a first launch has nothing "new").
+    public func featuresNew(from: Version?, to: Version, environment: ConditionEnvironment) -> [(key: String, version: Version)] {
+        guard let from, from < to else { return [] }
+        var seen: Set<String> = []
+        return releases(for: environment)
+            .filter { $0.version > from && $0.version <= to }
+            .flatMap { release in release.features.map { (key: $0, version: release.version) } }
+            .filter { seen.insert($0.key).inserted }
+    }
+}
