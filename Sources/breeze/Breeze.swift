@@ -7,13 +7,16 @@ struct Breeze: AsyncParsableCommand {
         commandName: "breeze",
         abstract: "Keep app content current from static hosting: sync, serve and check FreshAir bundles.",
         discussion: """
-            Exit codes: 0 success (updated or already current); 1 other failure; 64 usage; \
+            Exit codes: 0 success (updated or already current, valid, nothing stale); 1 validate found errors, \
+            hash --check found stale entries, or another failure; 64 usage; \
             69 server answered an error status; 75 network failure (try again); \
             65 content invalid (manifest, hash, size); 73 local store problem.
             """,
         version: "0.1.0",
         subcommands: [
-            SyncCommand.self, ServeCommand.self, PackageCommand.self, RepositoryCommand.self, RollbackCommand.self,
+            SyncCommand.self, ServeCommand.self, RollbackCommand.self,
+            InitCommand.self, HashCommand.self, GenerateCommand.self, ValidateCommand.self, PlanCommand.self,
+            PackageCommand.self, RepositoryCommand.self,
             WhatsNewCommand.self, CheckUpdateCommand.self, PreviewCommand.self, DemoCommand.self,
         ])
 }

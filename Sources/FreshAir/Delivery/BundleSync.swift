@@ -106,10 +106,8 @@ public struct BundleSync: Sendable {
             (rootData, validators, notModified) = (data, newValidators, false)
         }
 
-        let tree = ManifestTree(
-            fetcher: fetcher, baseURL: baseURL, environment: environment, live: live, liveDirectory: liveDirectory,
-            maxManifestSize: configuration.maxDocumentSize, maxDepth: configuration.maxManifestDepth)
-        let selected = try await tree.select(root: rootData, fetched: !notModified)
+        let selected = try await manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory)
+            .select(root: rootData, fetched: !notModified)
         let plan = SyncPlanner.plan(selected: selected, live: live) { path, record in
             Disk.status(liveDirectory! + "/" + path)?.size == record.size
         }
@@ -157,6 +155,44 @@ public struct BundleSync: Sendable {
             try? Disk.remove(staged.path)
             throw error
         }
+    }
+
+    /// The tree walker for this bundle: a child manifest comes from the live version when its
+    /// parent lists the digest the live copy was verified to have (so an unchanged tree costs
+    /// no request beyond the root), else from the server, checked against that digest.
+    private func manifestTree(fetcher: Fetcher, live: VersionRecord?, liveDirectory: String?) -> ManifestTree {
+        let baseURL = baseURL
+        let limit = configuration.maxDocumentSize
+        return ManifestTree(baseURL: baseURL, environment: environment, maxDepth: configuration.maxManifestDepth) { path, hash in
+            if let hash, let record = live?.files[path.string], record.hash == hash, let liveDirectory,
+               let data = FileManager.default.contents(atPath: liveDirectory + "/" + path.string),
+               ContentHash.of(data, using: hash.algorithm) == hash {
+                return (data, false)
+            }
+            let childURL = path.url(relativeTo: baseURL)
+            guard case .fetched(let data, _) = try await fetcher.document(at: childURL, validators: nil, limit: limit) else {
+                throw FreshAirError.httpStatus(304, url: childURL)
+            }
+            if let hash {
+                let actual = ContentHash.of(data, using: hash.algorithm)
+                guard actual == hash else {
+                    throw FreshAirError.hashMismatch(path: path.string, url: childURL, expected: hash, actual: actual)
+                }
+            }
+            return (data, true)
+        }
+    }
+
+    /// The files this environment selects from the remote bundle, manifests included, as a
+    /// device with nothing installed would download them. Touches no store.
+    public func selection() async throws -> [SelectedEntry] {
+        let fetcher = Fetcher(transport: transport, retry: configuration.retry, headers: configuration.headers, timeout: configuration.requestTimeout)
+        let manifestURL = baseURL.appendingPathComponent("manifest.json")
+        guard case .fetched(let root, _) = try await fetcher.document(at: manifestURL, validators: nil, limit: configuration.maxDocumentSize) else {
+            throw FreshAirError.httpStatus(304, url: manifestURL)
+        }
+        let selected = try await manifestTree(fetcher: fetcher, live: nil, liveDirectory: nil).select(root: root, fetched: true)
+        return selected.map { SelectedEntry(path: $0.path.string, size: $0.size, hash: $0.hash?.hex) }
     }
 
     /// Fills the staged tree: links kept files, writes manifests, downloads the rest with

@@ -2,20 +2,17 @@ import Foundation
 
 /// Walks a manifest and its child manifests, selecting what applies to one environment.
 ///
-/// A child manifest is read from the live version when its parent lists the same digest
-/// the live copy was verified to have, so an unchanged tree costs no requests beyond the
-/// root; otherwise it is fetched and checked against that digest. Children live in their
-/// own folder: `Embed1.freshair/manifest.json` lists `bar.md`, found at
-/// `Embed1.freshair/bar.md`.
+/// Children live in their own folder: `Embed1.freshair/manifest.json` lists `bar.md`, found
+/// at `Embed1.freshair/bar.md`. Where a child's bytes come from is the caller's business
+/// (`loadChild`): the network or the live version for a sync, the disk for an author's folder.
 struct ManifestTree {
-    let fetcher: Fetcher
-    /// The bundle folder's URL, ending in `/`.
+    /// The bundle folder's URL (ending in `/`), named in errors.
     let baseURL: URL
     let environment: ConditionEnvironment
-    let live: VersionRecord?
-    let liveDirectory: String?
-    let maxManifestSize: Int
     let maxDepth: Int
+    /// A child manifest's bytes, checked against its digest in the parent when it has one;
+    /// `fetched` tells whether they crossed the network.
+    let loadChild: (BundlePath, ContentHash?) async throws -> (data: Data, fetched: Bool)
 
     /// Every selected file, manifests included, root first; the first entry for a path wins.
     func select(root data: Data, fetched: Bool) async throws -> [SelectedFile] {
@@ -43,32 +40,12 @@ struct ManifestTree {
                 selected.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
                 continue
             }
-            let (childData, fetched) = try await childManifest(at: path, hash: entry.hash)
+            let (childData, fetched) = try await loadChild(path, entry.hash)
             selected.append(SelectedFile(path: path, hash: entry.hash, size: Int64(childData.count), contents: childData, fetched: fetched))
             try await walk(
                 childData, folder: path.parent, source: url(for: path).absoluteString, depth: depth + 1,
                 into: &selected, seen: &seen)
         }
-    }
-
-    /// The child's bytes: from the live version when its digest still matches, else fetched.
-    private func childManifest(at path: BundlePath, hash: ContentHash?) async throws -> (Data, fetched: Bool) {
-        if let hash, let record = live?.files[path.string], record.hash == hash, let liveDirectory,
-           let data = FileManager.default.contents(atPath: liveDirectory + "/" + path.string),
-           ContentHash.of(data, using: hash.algorithm) == hash {
-            return (data, false)
-        }
-        let childURL = url(for: path)
-        guard case .fetched(let data, _) = try await fetcher.document(at: childURL, validators: nil, limit: maxManifestSize) else {
-            throw FreshAirError.httpStatus(304, url: childURL)
-        }
-        if let hash {
-            let actual = ContentHash.of(data, using: hash.algorithm)
-            guard actual == hash else {
-                throw FreshAirError.hashMismatch(path: path.string, url: childURL, expected: hash, actual: actual)
-            }
-        }
-        return (data, true)
     }
 
     func url(for path: BundlePath) -> URL { path.url(relativeTo: baseURL) }

@@ -12,6 +12,22 @@ struct SelectedFile: Sendable {
     var fetched = false
 }
 
+/// A file a device would have, as ``BundleSync/selection()`` and
+/// ``LocalBundle/selection(folder:environment:)`` report it.
+public struct SelectedEntry: Sendable, Hashable, Codable {
+    public var path: String
+    /// Bytes, when the manifest declares them (or the file is at hand).
+    public var size: Int64?
+    /// Hex digest, when the manifest lists one.
+    public var hash: String?
+
+    public init(path: String, size: Int64?, hash: String?) {
+        self.path = path
+        self.size = size
+        self.hash = hash
+    }
+}
+
 /// What to do to turn the live version into the one a manifest tree selects.
 struct SyncPlan {
     enum Action {

@@ -203,17 +203,20 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
     public var source: String
     public var problem: Problem
 
-    public var description: String {
+    public var description: String { "\(source): \(detail)" }
+
+    /// The problem without the document's name, for reports that name it already.
+    public var detail: String {
         switch problem {
-        case .invalidJSON(let error): return "\(source): \(error)"
-        case .unexpectedShape(let detail): return "\(source): \(detail)"
+        case .invalidJSON(let error): return "\(error)"
+        case .unexpectedShape(let detail): return detail
         case .entry(let index, let filename, let problem):
             let name = filename.map { " (\"\($0)\")" } ?? ""
-            return "\(source): entry \(index)\(name): \(problem)"
-        case .tooLarge(let limit): return "\(source): larger than the \(limit)-byte limit for a manifest"
-        case .tooDeep(let limit): return "\(source): child manifests nest deeper than \(limit) levels (a cycle?)"
+            return "entry \(index)\(name): \(problem)"
+        case .tooLarge(let limit): return "larger than the \(limit)-byte limit for a manifest"
+        case .tooDeep(let limit): return "child manifests nest deeper than \(limit) levels (a cycle?)"
         case .pathConflict(let file, let folder):
-            return "\(source): \"\(file)\" is listed as a file and also as a folder of \"\(folder)\""
+            return "\"\(file)\" is listed as a file and also as a folder of \"\(folder)\""
         }
     }
 }

@@ -1,0 +1,100 @@
+import Foundation
+import FreshAir
+
+/// The condition a file's place implies, as the old tool promised: `xx.lproj/` → language
+/// (and region), `@2x`/`@3x` → `displayScale`, `~ipad`/`~iphone` → `device`, and for an
+/// `.xcassets` image set, its `Contents.json` idiom and scale.
+///
+/// `Base.lproj` and the development language's folder get no language condition: they are
+/// the fallback every device needs when its own language has no text.
+enum ConditionInference {
+    /// Clauses joined with `&&`, or `nil` when the file applies everywhere.
+    static func condition(for path: String, siblings: Set<String>, assetInfo: AssetCatalog.ImageInfo?, developmentLanguage: String = "en") -> String? {
+        var clauses: [String] = []
+        let components = path.split(separator: "/").map(String.init)
+        for folder in components.dropLast() where folder.hasSuffix(".lproj") {
+            let name = String(folder.dropLast(6))
+            guard name != "Base", name != developmentLanguage else { continue }
+            let parts = name.split(whereSeparator: { $0 == "-" || $0 == "_" }).map(String.init)
+            clauses.append("language == '\(parts[0])'")
+            if let region = parts.dropFirst().last(where: { $0.count == 2 }) { clauses.append("region == '\(region)'") }
+        }
+        if let assetInfo {
+            if let idiom = assetInfo.idiom, idiom != "universal" { clauses.append("device == '\(idiom)'") }
+            if let scale = assetInfo.scale { clauses.append(scale == 1 ? "displayScale < 2" : "displayScale == \(scale)") }
+            return clauses.isEmpty ? nil : clauses.joined(separator: " && ")
+        }
+        guard let image = ImageName(components.last ?? "") else { return clauses.isEmpty ? nil : clauses.joined(separator: " && ") }
+        let folder = components.dropLast().joined(separator: "/")
+        func sibling(_ name: String) -> Bool { siblings.contains(folder.isEmpty ? name : "\(folder)/\(name)") }
+        if let device = image.device {
+            clauses.append("device == '\(device)'")
+        } else if ["ipad", "iphone"].contains(where: { sibling(image.variant(device: $0, scale: image.scale)) }) {
+            // The plain file is for every device that has no variant of its own.
+            for device in ["ipad", "iphone"] where sibling(image.variant(device: device, scale: image.scale)) {
+                clauses.append("device != '\(device)'")
+            }
+        }
+        if image.scale > 1 {
+            clauses.append("displayScale == \(image.scale)")
+        } else if [2, 3].contains(where: { sibling(image.variant(device: image.device, scale: $0)) }) {
+            clauses.append("displayScale < 2")
+        }
+        return clauses.isEmpty ? nil : clauses.joined(separator: " && ")
+    }
+
+    /// `icon~ipad@2x.png` read into its parts.
+    struct ImageName {
+        static let extensions: Set<String> = ["png", "jpg", "jpeg", "pdf", "heic", "webp", "gif"]
+        var base: String
+        var device: String?
+        var scale: Int
+        var ext: String
+
+        init?(_ fileName: String) {
+            guard let dot = fileName.lastIndex(of: ".") else { return nil }
+            ext = String(fileName[fileName.index(after: dot)...])
+            guard Self.extensions.contains(ext.lowercased()) else { return nil }
+            var stem = String(fileName[..<dot])
+            scale = 1
+            for candidate in [3, 2] where stem.hasSuffix("@\(candidate)x") {
+                stem.removeLast(3)
+                scale = candidate
+            }
+            if let tilde = stem.lastIndex(of: "~") {
+                device = stem[stem.index(after: tilde)...].lowercased()
+                stem = String(stem[..<tilde])
+            }
+            base = stem
+        }
+
+        func variant(device: String?, scale: Int) -> String {
+            base + (device.map { "~\($0)" } ?? "") + (scale > 1 ? "@\(scale)x" : "") + "." + ext
+        }
+    }
+}
+
+/// An `.xcassets` catalog's image sets: which file is for which idiom and scale.
+enum AssetCatalog {
+    struct ImageInfo {
+        var idiom: String?
+        var scale: Int?
+    }
+
+    /// Image files inside `*.imageset/` folders, keyed by bundle path.
+    static func imageInfo(in bundle: URL, files: [String]) -> [String: ImageInfo] {
+        var result: [String: ImageInfo] = [:]
+        for contents in files where contents.hasSuffix(".imageset/Contents.json") {
+            let folder = String(contents.dropLast("/Contents.json".count))
+            guard let data = try? Data(contentsOf: bundle.appendingPathComponent(contents)),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  let images = object["images"] as? [[String: Any]] else { continue }
+            for image in images {
+                guard let filename = image["filename"] as? String else { continue }
+                let scale = (image["scale"] as? String).flatMap { Int($0.dropLast()) }
+                result["\(folder)/\(filename)"] = ImageInfo(idiom: image["idiom"] as? String, scale: scale)
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import FreshAir
+
+/// A `manifest.json` being edited: its entries as written (order, field names, conditions),
+/// and where it sits in the bundle.
+struct ManifestDocument {
+    /// The manifest's folder, relative to the bundle root ("" for the root).
+    let folder: String
+    let url: URL
+    var json: OrderedJSON
+    let indent: Int
+    let original: Data
+
+    init(bundle: URL, folder: String) throws {
+        self.folder = folder
+        url = bundle.appendingPathComponent(folder.isEmpty ? "manifest.json" : "\(folder)/manifest.json")
+        original = try Data(contentsOf: url)
+        do {
+            json = try OrderedJSON.parse(original)
+        } catch {
+            // Let the library's reader say where the problem is.
+            _ = try Manifest(data: original, source: url.path)
+            throw error
+        }
+        indent = OrderedJSON.indentation(of: original)
+    }
+
+    /// A new, empty manifest (legacy array form).
+    init(newAt bundle: URL, folder: String) {
+        self.folder = folder
+        url = bundle.appendingPathComponent(folder.isEmpty ? "manifest.json" : "\(folder)/manifest.json")
+        json = .array([])
+        indent = 2
+        original = Data()
+    }
+
+    /// The entries array, wherever the form keeps it.
+    var entries: [OrderedJSON] {
+        get {
+            if case .array(let items) = json { return items }
+            if case .array(let items)? = json["files"] { return items }
+            return []
+        }
+        set {
+            if case .array = json { json = .array(newValue) } else { json.set("files", .array(newValue)) }
+        }
+    }
+
+    /// Bundle-relative path of an entry's file.
+    func bundlePath(of filename: String) -> String { folder.isEmpty ? filename : "\(folder)/\(filename)" }
+
+    var serialized: Data { Data((json.serialized(indent: indent) + "\n").utf8) }
+
+    /// Writes the manifest if it changed; returns whether it did.
+    @discardableResult
+    func save() throws -> Bool {
+        let data = serialized
+        guard data != original else { return false }
+        try data.write(to: url, options: .atomic)
+        return true
+    }
+
+    /// Folders of the child manifests this one lists, relative to the bundle root.
+    var childFolders: [String] {
+        entries.compactMap { $0["filename"]?.string }.compactMap { filename in
+            let parts = filename.split(separator: "/")
+            guard parts.count >= 2, parts.last == "manifest.json", parts[parts.count - 2].hasSuffix(".freshair") else { return nil }
+            return bundlePath(of: parts.dropLast().joined(separator: "/"))
+        }
+    }
+}
+
+/// Every manifest of a bundle, children before their parents.
+enum ManifestTreeOrder {
+    static func postOrder(bundle: URL) throws -> [ManifestDocument] {
+        var result: [ManifestDocument] = []
+        var visiting: Set<String> = []
+        func visit(_ folder: String, depth: Int) throws {
+            guard depth < 16, visiting.insert(folder).inserted else {
+                throw PackagingError("child manifests nest too deep or form a cycle at \(folder)")
+            }
+            let document = try ManifestDocument(bundle: bundle, folder: folder)
+            for child in document.childFolders where FileManager.default.fileExists(atPath: bundle.appendingPathComponent("\(child)/manifest.json").path) {
+                try visit(child, depth: depth + 1)
+            }
+            result.append(document)
+        }
+        try visit("", depth: 0)
+        return result
+    }
+}

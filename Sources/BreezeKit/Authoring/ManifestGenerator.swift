@@ -1,0 +1,107 @@
+import Foundation
+import FreshAir
+
+/// `breeze generate`: writes or updates `manifest.json` from the folder.
+///
+/// Entries already in the manifest keep their place, field names and hand-written
+/// conditions; files no longer on disk are dropped; new files are appended in path order with
+/// the condition their place implies (see ``ConditionInference``) and, for a feature's images
+/// (named after a key in `release_notes.json`), that release's conditions, so a device only
+/// downloads images of features it will show. A `*.freshair/` subfolder becomes a child
+/// manifest, generated the same way. Digests and sizes are then computed by ``BundleHasher``.
+public enum ManifestGenerator {
+    public struct Report: Sendable {
+        public var manifests: [String] = []
+        public var added: [String] = []
+        public var removed: [String] = []
+        public var hash = BundleHasher.Report()
+    }
+
+    /// - Parameter developmentLanguage: its `.lproj` is every device's fallback, so it gets no
+    ///   language condition.
+    public static func run(bundle: URL, sha256: Bool = false, developmentLanguage: String = "en") async throws -> Report {
+        let root = bundle.standardizedFileURL
+        var report = Report()
+        try generate(root: root, folder: "", developmentLanguage: developmentLanguage, report: &report)
+        report.hash = try await BundleHasher.run(bundle: root, sha256: sha256)
+        return report
+    }
+
+    private static func generate(root: URL, folder: String, developmentLanguage: String, report: inout Report) throws {
+        let folderURL = folder.isEmpty ? root : root.appendingPathComponent(folder)
+        let allFiles = try BundleFolder.files(in: folderURL).map(\.path)
+        // Files in a nested .freshair folder belong to its own manifest.
+        let childFolders = Set(allFiles.compactMap { path -> String? in
+            let parts = path.split(separator: "/")
+            return parts.firstIndex { $0.hasSuffix(".freshair") }.map { parts[...$0].joined(separator: "/") }
+        })
+        for child in childFolders.sorted() {
+            try generate(root: root, folder: folder.isEmpty ? child : "\(folder)/\(child)", developmentLanguage: developmentLanguage, report: &report)
+        }
+        let assets = AssetCatalog.imageInfo(in: folderURL, files: allFiles)
+        let own = allFiles.filter { path in
+            path != "manifest.json" && !childFolders.contains { path.hasPrefix($0 + "/") }
+                && !(path.hasSuffix("/Contents.json") && path.contains(".xcassets/"))
+        } + childFolders.sorted().map { "\($0)/manifest.json" }
+        let features = try featureConditions(in: folderURL)
+        let siblings = Set(own)
+
+        var document = FileManager.default.fileExists(atPath: folderURL.appendingPathComponent("manifest.json").path)
+            ? try ManifestDocument(bundle: root, folder: folder) : ManifestDocument(newAt: root, folder: folder)
+        var entries: [OrderedJSON] = []
+        var listed: Set<String> = []
+        for entry in document.entries {
+            guard let filename = entry["filename"]?.string else { continue }
+            if siblings.contains(filename) {
+                entries.append(entry)
+                listed.insert(filename)
+            } else {
+                report.removed.append(document.bundlePath(of: filename))
+            }
+        }
+        for path in own where !listed.contains(path) {
+            var pairs: [(key: String, value: OrderedJSON)] = [("filename", .string(path))]
+            let inferred = ConditionInference.condition(for: path, siblings: siblings, assetInfo: assets[path], developmentLanguage: developmentLanguage)
+            let feature = ConditionInference.ImageName(URL(fileURLWithPath: path).lastPathComponent).flatMap { features[$0.base] }
+            let clauses = [feature.map { "(\($0))" }, inferred].compactMap { $0 }
+            if !clauses.isEmpty { pairs.append(("condition", .string(clauses.joined(separator: " && ")))) }
+            entries.append(.object(pairs))
+            report.added.append(document.bundlePath(of: path))
+        }
+        document.entries = entries
+        if try document.save() {
+            report.manifests.append(document.url.path)
+        }
+    }
+
+    /// Feature key → the condition of the release that introduced it (as condition text).
+    static func featureConditions(in folder: URL) throws -> [String: String] {
+        let url = folder.appendingPathComponent("release_notes.json")
+        guard let data = try? Data(contentsOf: url) else { return [:] }
+        let object = try OrderedJSON.parse(data)
+        guard case .array(let releases)? = object["releases"] else { return [:] }
+        var result: [String: String] = [:]
+        for release in releases {
+            var clauses: [String] = []
+            if let text = release["condition"]?.string, !text.isEmpty { clauses.append("(\(text))") }
+            if case .array(let requirements)? = release["conditions"] {
+                for requirement in requirements {
+                    guard let key = requirement["key"]?.string else { continue }
+                    let value: String = switch requirement["value"] {
+                    case .string(let text)?: "'\(text)'"
+                    case .number(let text)?: text
+                    case .bool(let flag)?: flag ? "true" : "false"
+                    default: "nil"
+                    }
+                    let op = ComparisonOperator(jsonName: requirement["comparison"]?.string ?? "gte")?.rawValue ?? ">="
+                    clauses.append("\(key) \(op) \(value)")
+                }
+            }
+            guard case .array(let features)? = release["features"], !clauses.isEmpty else { continue }
+            for case .string(let key) in features where result[key] == nil {
+                result[key] = clauses.joined(separator: " && ")
+            }
+        }
+        return result
+    }
+}
