@@ -27,6 +27,15 @@ struct ContentOptions: ParsableArguments {
         else { throw ValidationError("\(root.path) has no release_notes.json.") }
         return ContentBundle(root: root.resolvingSymlinksInPath(), environment: environment)
     }
+
+    /// The features a user upgrading from `from` to `to` sees on this device.
+    func features(from: String, to: String) throws -> [Feature] {
+        let environment = try environment(appVersion: to)
+        do {
+            return try contentBundle(environment).whatsNew(
+                from: try parseVersion(from, "--from"), to: try parseVersion(to, "--to"), environment: environment)
+        } catch let error as ValidationError { throw error } catch { throw CommandFailure(error) }
+    }
 }
 
 func parseVersion(_ text: String, _ option: String) throws -> Version {
@@ -44,12 +53,7 @@ struct WhatsNewCommand: ParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        let environment = try content.environment(appVersion: to)
-        let features: [Feature]
-        do {
-            features = try content.contentBundle(environment).whatsNew(
-                from: try parseVersion(from, "--from"), to: try parseVersion(to, "--to"), environment: environment)
-        } catch let error as ValidationError { throw error } catch { throw CommandFailure(error) }
+        let features = try content.features(from: from, to: to)
         if json {
             print(try JSONOutput.encode(features))
         } else if features.isEmpty {
@@ -107,12 +111,7 @@ struct PreviewCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "The page to write.") var output: String
 
     func run() throws {
-        let environment = try content.environment(appVersion: to)
-        let features: [Feature]
-        do {
-            features = try content.contentBundle(environment).whatsNew(
-                from: try parseVersion(from, "--from"), to: try parseVersion(to, "--to"), environment: environment)
-        } catch let error as ValidationError { throw error } catch { throw CommandFailure(error) }
+        let features = try content.features(from: from, to: to)
         let page = WhatsNewPage.html(features: features, from: from, to: to, locale: content.locale ?? Locale.current.identifier)
         try Data(page.utf8).write(to: URL(fileURLWithPath: output))
         print("Wrote \(output): \(features.count) feature\(features.count == 1 ? "" : "s").")

@@ -1,0 +1,296 @@
+"""Runs the benchmark cases side by side and reports medians, ratios, peak RSS and wire traffic.
+
+Each case alternates the tools run by run, so drift on the machine affects them alike. Times are
+wall-clock seconds of the whole command; peak RSS comes from GNU time; requests and body bytes
+come from nginx's access log. Nothing here passes or fails: it measures.
+"""
+import argparse, datetime, os, platform, random, shutil, socket, statistics, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def sh(command, **kwargs):
+    return subprocess.run(command, shell=True, check=True, **kwargs)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Nginx:
+    def __init__(self, root, home):
+        self.home = home
+        os.makedirs(home, exist_ok=True)
+        self.port = free_port()
+        self.log = os.path.join(home, "access.log")
+        open(self.log, "w").close()
+        conf = f"""
+daemon off; master_process on; worker_processes 2; pid {home}/nginx.pid; error_log {home}/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+  log_format bench '$status $body_bytes_sent $request_method $uri';
+  access_log {home}/access.log bench;
+  client_body_temp_path {home}/cb; proxy_temp_path {home}/px; fastcgi_temp_path {home}/fc; uwsgi_temp_path {home}/uw; scgi_temp_path {home}/sc;
+  sendfile on; tcp_nopush on; keepalive_requests 100000;
+  default_type application/octet-stream;
+  server {{ listen 127.0.0.1:{self.port}; root {root}; autoindex on; }}
+}}"""
+        with open(os.path.join(home, "nginx.conf"), "w") as f:
+            f.write(conf)
+        self.process = subprocess.Popen(["/usr/sbin/nginx", "-p", home, "-c", os.path.join(home, "nginx.conf")],
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.1).close()
+                return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError("nginx did not start")
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+    def mark(self):
+        with open(self.log) as f:
+            return len(f.readlines())
+
+    def since(self, mark):
+        """(requests, body bytes) logged after `mark`."""
+        time.sleep(0.05)  # nginx writes the line as the response completes
+        with open(self.log) as f:
+            lines = f.readlines()[mark:]
+        return len(lines), sum(int(line.split()[1]) for line in lines if len(line.split()) > 1)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait()
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.quick = args.quick
+        self.work = args.work
+        self.www = os.path.join(self.work, "www")
+        self.out = os.path.join(self.work, "out")
+        self.breeze = args.breeze
+        self.runs = 1 if self.quick else args.runs
+        self.rows = []
+        self.notes = []
+
+    # ---- corpora ----------------------------------------------------------------------------
+    def corpora(self):
+        q = self.quick
+        self.big_mb = 128 if q else 1024
+        self.small_count, self.small_dirs = (2000, 20) if q else (10000, 100)
+        self.package_mb = 64 if q else 560
+        os.makedirs(self.www, exist_ok=True)
+        big = os.path.join(self.www, "big.freshair")
+        if not os.path.exists(os.path.join(big, f".ready-{self.big_mb}")):
+            shutil.rmtree(big, ignore_errors=True)
+            os.makedirs(big)
+            sh(f"head -c {self.big_mb << 20} /dev/urandom > {big}/big.bin")
+            sh(f"{self.breeze} generate {big} >/dev/null")
+            open(os.path.join(big, f".ready-{self.big_mb}"), "w").close()
+        small = os.path.join(self.www, "small.freshair")
+        if not os.path.exists(os.path.join(small, f".ready-{self.small_count}")):
+            shutil.rmtree(small, ignore_errors=True)
+            rng = random.Random(7)
+            for i in range(self.small_count):
+                folder = os.path.join(small, f"d{i % self.small_dirs:03d}")
+                os.makedirs(folder, exist_ok=True)
+                with open(os.path.join(folder, f"f{i:05d}.bin"), "wb") as f:
+                    f.write(rng.randbytes(4096))
+            sh(f"{self.breeze} generate {small} >/dev/null")
+            open(os.path.join(small, f".ready-{self.small_count}"), "w").close()
+        package = os.path.join(self.www, "package.tgz")
+        marker = os.path.join(self.work, f"package-ready-{self.package_mb}")
+        if not os.path.exists(marker):
+            source = os.path.join(self.work, "package-src")
+            shutil.rmtree(source, ignore_errors=True)
+            os.makedirs(source)
+            # Text-like content (base64 of random bytes) so gzip has work to do, as with real content.
+            for i in range(max(1, self.package_mb // 16)):
+                sh(f"head -c {12 << 20} /dev/urandom | base64 -w 100 > {source}/part{i:03d}.txt")
+            sh(f"tar -czf {package} -C {source} .")
+            shutil.rmtree(source)
+            open(marker, "w").close()
+        self.package_bytes = os.path.getsize(package)
+        self.small_bytes = self.small_count * 4096
+
+    # ---- measuring --------------------------------------------------------------------------
+    def timed(self, command):
+        """Runs `command`; returns (seconds, peak RSS in MB of the measured process)."""
+        stats = os.path.join(self.work, "time.txt")
+        start = time.perf_counter()
+        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", stats, "/bin/sh", "-c", command], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        seconds = time.perf_counter() - start
+        with open(stats) as f:
+            rss_kb = int(f.read().strip().splitlines()[-1])
+        return seconds, rss_kb / 1024
+
+    def case(self, name, tools, prepare=None, unit=None):
+        """Runs each tool `runs` times, alternating; records medians. `tools` maps a label to a command."""
+        results = {label: [] for label in tools}
+        for _ in range(self.runs):
+            for label, command in tools.items():
+                if prepare:
+                    prepare(label)
+                self.drop_caches_hint()
+                mark = self.nginx.mark()
+                seconds, rss = self.timed(command)
+                requests, body = self.nginx.since(mark)
+                results[label].append((seconds, rss, requests, body))
+        breeze_time = statistics.median(r[0] for r in results["breeze"])
+        for label, samples in results.items():
+            seconds = statistics.median(s[0] for s in samples)
+            row = {
+                "case": name, "tool": label, "seconds": seconds, "rss": max(s[1] for s in samples),
+                "requests": samples[-1][2], "bytes": samples[-1][3],
+                "ratio": "" if label == "breeze" else f"{seconds / breeze_time:.2f}",
+                "unit": unit(seconds) if unit else "",
+            }
+            self.rows.append(row)
+            print(f"  {name:<34} {label:<22} {seconds:8.3f} s  {row['rss']:7.1f} MB  {row['requests']:6d} req  {row['unit']}", flush=True)
+
+    def drop_caches_hint(self):
+        pass  # The corpora sit in the page cache for every tool alike; nothing is dropped.
+
+    def clean(self, *names):
+        for name in names:
+            shutil.rmtree(os.path.join(self.out, name), ignore_errors=True)
+            shutil.rmtree(os.path.join(self.out, f".{name}.freshair-store"), ignore_errors=True)
+        os.makedirs(self.out, exist_ok=True)
+
+    # ---- cases ------------------------------------------------------------------------------
+    def run(self):
+        os.makedirs(self.work, exist_ok=True)
+        print(f"Generating corpora in {self.www} ...", flush=True)
+        self.corpora()
+        self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
+        try:
+            self.cases()
+        finally:
+            self.nginx.stop()
+        self.report()
+
+    def cases(self):
+        b, u, o = self.breeze, self.nginx.url, self.out
+        mb = lambda s: f"{self.big_mb / s:.0f} MB/s"
+        # 1. One large file.
+        print(f"1. Cold sync of one {self.big_mb} MB file", flush=True)
+        self.case(f"cold sync, 1 × {self.big_mb} MB", {
+            "breeze": f"{b} sync {u}/big.freshair/ {o}/big-breeze",
+            "curl -o": f"curl -s -o {o}/big-curl.bin {u}/big.freshair/big.bin",
+            "aria2c": f"aria2c -q --allow-overwrite=true -d {o} -o big-aria.bin {u}/big.freshair/big.bin",
+        }, prepare=lambda label: self.clean("big-breeze") or [os.remove(p) for p in [f"{o}/big-curl.bin", f"{o}/big-aria.bin"] if os.path.exists(p)], unit=mb)
+
+        # 2. Many small files.
+        files = sorted(os.path.relpath(os.path.join(d, f), os.path.join(self.www, "small.freshair"))
+                       for d, _, fs in os.walk(os.path.join(self.www, "small.freshair")) for f in fs if f.endswith(".bin"))
+        aria_list, wget_list = os.path.join(self.work, "aria.txt"), os.path.join(self.work, "wget.txt")
+        with open(aria_list, "w") as a, open(wget_list, "w") as w:
+            for path in files:
+                a.write(f"{u}/small.freshair/{path}\n  out={path}\n")
+                w.write(f"{u}/small.freshair/{path}\n")
+        per_second = lambda s: f"{self.small_count / s:.0f} files/s"
+        print(f"2. Cold sync of {self.small_count} files of 4 KB in {self.small_dirs} folders", flush=True)
+        self.case(f"cold sync, {self.small_count} × 4 KB", {
+            "breeze": f"{b} sync {u}/small.freshair/ {o}/small-breeze --concurrency 16",
+            "aria2c -j16": f"aria2c -q -i {aria_list} -j 16 -d {o}/small-aria",
+            "wget -i": f"wget -q -x -nH --cut-dirs=1 -i {wget_list} -P {o}/small-wget",
+            "rclone copy": f"rclone copy :http: {o}/small-rclone --http-url {u}/small.freshair/ --transfers 16 -q",
+        }, prepare=lambda label: self.clean("small-breeze", "small-aria", "small-wget", "small-rclone"), unit=per_second)
+
+        # 3. Nothing changed (everything from case 2 is in place).
+        sh(f"{b} sync {u}/small.freshair/ {o}/small-breeze >/dev/null")
+        sh(f"rclone copy :http: {o}/small-rclone --http-url {u}/small.freshair/ --transfers 16 -q")
+        etag = os.path.join(self.work, "etag.txt")
+        sh(f"curl -s --etag-save {etag} -o {o}/manifest-curl.json {u}/small.freshair/manifest.json")
+        print("3. No-change check on that tree", flush=True)
+        self.case("no-change check", {
+            "breeze": f"{b} sync {u}/small.freshair/ {o}/small-breeze",
+            "curl --etag-compare": f"curl -s --etag-compare {etag} -o {o}/manifest-curl.json {u}/small.freshair/manifest.json",
+            "rclone sync": f"rclone sync :http: {o}/small-rclone --http-url {u}/small.freshair/ --transfers 16 -q",
+        })
+
+        # 4. Ten files change; the publisher re-hashes.
+        rng = random.Random(time.time())
+        changed = rng.sample(files, 10)
+        for path in changed:
+            with open(os.path.join(self.www, "small.freshair", path), "wb") as f:
+                f.write(rng.randbytes(4096))
+        sh(f"{b} hash {self.www}/small.freshair >/dev/null")
+        manifest_bytes = os.path.getsize(os.path.join(self.www, "small.freshair", "manifest.json"))
+        mark = self.nginx.mark()
+        seconds, rss = self.timed(f"{b} sync {u}/small.freshair/ {o}/small-breeze")
+        requests, body = self.nginx.since(mark)
+        useful = 10 * 4096 + manifest_bytes
+        self.rows.append({"case": "incremental, 10 changed", "tool": "breeze", "seconds": seconds, "rss": rss, "requests": requests,
+                          "bytes": body, "ratio": "", "unit": f"wire/(changed+manifest) = {body / useful:.3f}"})
+        print(f"4. Incremental: {requests} requests, {body} body bytes for {10 * 4096} changed + {manifest_bytes} manifest bytes "
+              f"(ratio {body / useful:.3f}), {seconds:.3f} s", flush=True)
+
+        # 5. A package.
+        print(f"5. Package of {self.package_bytes / 1e6:.0f} MB (.tgz)", flush=True)
+        self.case(f"package, {self.package_bytes / 1e6:.0f} MB .tgz", {
+            "breeze": f"{b} sync {u}/package.tgz {o}/pkg-breeze",
+            "curl + tar -xzf": f"curl -s -o {o}/pkg.tgz {u}/package.tgz && mkdir -p {o}/pkg-tar && tar -xzf {o}/pkg.tgz -C {o}/pkg-tar",
+        }, prepare=lambda label: self.clean("pkg-breeze", "pkg-tar") or (os.path.exists(f"{o}/pkg.tgz") and os.remove(f"{o}/pkg.tgz")))
+
+        # 6. Hashing.
+        print("6. Hashing", flush=True)
+        small = os.path.join(self.www, "small.freshair")
+        self.case(f"hash, 1 × {self.big_mb} MB", {
+            "breeze": f"{b} hash {self.www}/big.freshair",
+            "sha256sum": f"sha256sum {self.www}/big.freshair/big.bin",
+        }, unit=mb)
+        self.case(f"hash, {self.small_count} × 4 KB", {
+            "breeze": f"{b} hash {small}",
+            "sha256sum": f"find {small} -name '*.bin' -print0 | xargs -0 sha256sum > /dev/null",
+            "xargs -P2 sha256sum": f"find {small} -name '*.bin' -print0 | xargs -0 -P2 -n 500 sha256sum > /dev/null",
+        }, unit=per_second)
+
+    # ---- report -----------------------------------------------------------------------------
+    def report(self):
+        cpu = "unknown"
+        try:
+            cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+        except Exception:
+            pass
+        machine = f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), {round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB"
+        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        lines = [f"Measured {when} by `Benchmarks/run{' --quick' if self.quick else ''}` ({self.runs} run{'s' if self.runs > 1 else ''} per tool, median), on {machine}.",
+                 "Ratio is the peer's time over breeze's: above 1, breeze was faster. nginx on 127.0.0.1 served everything.", "",
+                 "| case | tool | median s | ratio | peak RSS MB | requests | body bytes | rate |",
+                 "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for r in self.rows:
+            lines.append(f"| {r['case']} | {r['tool']} | {r['seconds']:.3f} | {r['ratio']} | {r['rss']:.1f} | {r['requests']} | {r['bytes']} | {r['unit']} |")
+        table = "\n".join(lines)
+        print("\n" + table)
+        results = os.path.join(ROOT, "Benchmarks", "results")
+        os.makedirs(results, exist_ok=True)
+        name = "latest-quick.md" if self.quick else "latest.md"
+        with open(os.path.join(results, name), "w") as f:
+            f.write(table + "\n")
+        if not self.quick:
+            readme = os.path.join(ROOT, "README.md")
+            text = open(readme).read()
+            start, end = "<!-- benchmark:start -->", "<!-- benchmark:end -->"
+            if start in text and end in text:
+                text = text[:text.index(start) + len(start)] + "\n" + table + "\n" + text[text.index(end):]
+                open(readme, "w").write(text)
+        print(f"\nWritten to Benchmarks/results/{name}" + ("" if self.quick else " and README.md"))
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--breeze", required=True)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--work", default=os.environ.get("BENCH_WORK", "/tmp/freshair-bench"))
+    Bench(parser.parse_args()).run()
