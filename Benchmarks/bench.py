@@ -162,7 +162,10 @@ class Bench:
 
     def clean(self, *names):
         for name in names:
-            shutil.rmtree(os.path.join(self.out, name), ignore_errors=True)
+            path = os.path.join(self.out, name)
+            if os.path.islink(path):
+                os.remove(path)  # breeze's DIR is a link to the live version
+            shutil.rmtree(path, ignore_errors=True)
             shutil.rmtree(os.path.join(self.out, f".{name}.freshair-store"), ignore_errors=True)
         os.makedirs(self.out, exist_ok=True)
 

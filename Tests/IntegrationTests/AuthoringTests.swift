@@ -187,4 +187,13 @@ struct AuthoringTests {
             #expect(local.output.contains("4 files"))
         }
     }
+
+    @Test("OrderedJSON keeps order, number text and escapes through a round trip")
+    func orderedJSONRoundTrip() throws {
+        let text = #"{"z": "quote \" and \u00e9\n", "a": 1.10, "list": [1, true, null], "nested": {"k": "v"}}"#
+        let value = try OrderedJSON.parse(Data(text.utf8))
+        #expect(value["z"]?.string == "quote \" and é\n")
+        #expect(value.serialized(indent: 0) == #"{"z":"quote \" and é\n","a":1.10,"list":[1, true, null],"nested":{"k":"v"}}"#)
+        #expect(try OrderedJSON.parse(Data(value.serialized().utf8)) == value)
+    }
 }

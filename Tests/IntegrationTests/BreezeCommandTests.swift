@@ -184,4 +184,35 @@ struct BreezeCommandTests {
             #expect(work.path("Bundles/cats/art/cats/cat1.txt").text == "meow\n")
         }
     }
+
+    @Test("A package download killed midway resumes with Range, and the file is unpacked in full")
+    func killedPackageResumes() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let source = server.root.appendingPathComponent("src")
+            try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+            try shell("head -c 6291456 /dev/urandom > src/blob.bin && echo hello > src/small.txt && tar -czf content.tgz -C src .", in: server.root)
+            let local = try TemporaryFolder("package-resume")
+            let url = server.url.appendingPathComponent("slow/content.tgz").absoluteString
+            let sync = try BreezeBinary.start(["sync", url, local.path("Content").path])
+            let partials = local.path(".Content.freshair-store/partials")
+            let deadline = Date().addingTimeInterval(20)
+            func partialSize() -> Int {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []
+                return names.filter { !$0.hasSuffix(".resume") }.compactMap {
+                    try? FileManager.default.attributesOfItem(atPath: partials.appendingPathComponent($0).path)[.size] as? Int
+                }.max() ?? 0
+            }
+            while partialSize() < 1 << 20, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            kill(sync.processIdentifier, SIGKILL)
+            sync.waitUntilExit()
+            #expect(!FileManager.default.fileExists(atPath: local.path("Content").path), "nothing half-unpacked is live")
+
+            let resumed = try BreezeBinary.run(["sync", url, local.path("Content").path])
+            #expect(resumed.status == 0, "\(resumed.error)")
+            #expect(try Data(contentsOf: local.path("Content/blob.bin")) == Data(contentsOf: source.appendingPathComponent("blob.bin")))
+            #expect(local.path("Content/small.txt").text == "hello\n")
+            let last = try #require(server.nginxRequests().last { $0.path == "/slow/content.tgz" })
+            #expect(last.status == 206)
+        }
+    }
 }

@@ -121,11 +121,21 @@ public indirect enum OrderedJSON: Sendable, Hashable {
 
     /// The indentation a document uses (the leading spaces of its first indented line), 2 if none.
     public static func indentation(of data: Data) -> Int {
-        let text = String(decoding: data, as: UTF8.self)
-        for line in text.split(separator: "\n").dropFirst() {
-            let spaces = line.prefix { $0 == " " }.count
-            if spaces > 0 { return spaces }
-            if line.hasPrefix("\t") { return 4 }
+        // The first line that starts with white space tells; only the document's head is read.
+        var atLineStart = false
+        var spaces = 0
+        for byte in data.prefix(4096) {
+            if byte == UInt8(ascii: "\n") {
+                atLineStart = true
+                spaces = 0
+            } else if atLineStart, byte == UInt8(ascii: " ") {
+                spaces += 1
+            } else if atLineStart, byte == UInt8(ascii: "\t") {
+                return 4
+            } else if atLineStart {
+                if spaces > 0 { return spaces }
+                atLineStart = false
+            }
         }
         return 2
     }
@@ -184,16 +194,21 @@ public indirect enum OrderedJSON: Sendable, Hashable {
 
         mutating func string() throws -> String {
             index += 1  // opening quote
-            var raw: [UInt8] = [UInt8(ascii: "\"")]
+            let start = index
+            var escaped = false
             while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
-                if bytes[index] == UInt8(ascii: "\\") { raw.append(bytes[index]); index += 1 }
-                raw.append(bytes[index])
+                if bytes[index] == UInt8(ascii: "\\") {
+                    escaped = true
+                    index += 1
+                }
                 index += 1
             }
+            let raw = bytes[start..<index]
             index += 1
-            raw.append(UInt8(ascii: "\""))
-            // Let Foundation decode the escapes.
-            return try JSONSerialization.jsonObject(with: Data(raw), options: [.fragmentsAllowed]) as? String ?? ""
+            // Most strings have no escapes; the rest are decoded by Foundation.
+            guard escaped else { return String(decoding: raw, as: UTF8.self) }
+            let quoted = Data([UInt8(ascii: "\"")] + raw + [UInt8(ascii: "\"")])
+            return try JSONSerialization.jsonObject(with: quoted, options: [.fragmentsAllowed]) as? String ?? ""
         }
     }
 }

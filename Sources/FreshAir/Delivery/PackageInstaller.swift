@@ -35,24 +35,66 @@ public struct ExtractingInstaller: PackageInstaller {
     }
 
     public func install(package: URL, format: ArchiveFormat, into folder: URL) async throws -> [String: FileRecord] {
-        var records: [String: FileRecord]
         do {
-            records = try ArchiveReader.extract(
+            let records = try ArchiveReader.extract(
                 package.path, format: format, into: folder.path, singleFileName: singleFileName, limits: limits)
+            return try stripTopLevelFolder(in: folder, records)
         } catch let error as ArchiveError {
             throw FreshAirError.archive(error, package: package.lastPathComponent)
         }
-        if let top = topLevelFolderToStrip, Disk.contentsOfDirectory(folder.path) == [top], Disk.isDirectory(folder.path + "/" + top) {
-            for name in Disk.contentsOfDirectory(folder.path + "/" + top) {
-                try Disk.rename(folder.path + "/" + top + "/" + name, to: folder.path + "/" + name)
-            }
-            try Disk.remove(folder.path + "/" + top)
-            records = Dictionary(uniqueKeysWithValues: records.map { (String($0.key.dropFirst(top.count + 1)), $0.value) })
+    }
+
+    /// Moves the contents of the single top-level folder up, when the archive has one by
+    /// that name.
+    func stripTopLevelFolder(in folder: URL, _ records: [String: FileRecord]) throws -> [String: FileRecord] {
+        guard let top = topLevelFolderToStrip, Disk.contentsOfDirectory(folder.path) == [top], Disk.isDirectory(folder.path + "/" + top) else {
+            return records
         }
-        return records
+        for name in Disk.contentsOfDirectory(folder.path + "/" + top) {
+            try Disk.rename(folder.path + "/" + top + "/" + name, to: folder.path + "/" + name)
+        }
+        try Disk.remove(folder.path + "/" + top)
+        return Dictionary(uniqueKeysWithValues: records.map { (String($0.key.dropFirst(top.count + 1)), $0.value) })
     }
 
     public func packageExists(liveFolder: URL?) -> Bool {
         liveFolder.map { Disk.isDirectory($0.path) } ?? false
+    }
+}
+
+/// Unpacks a `.tgz`, `.tar` or `.gz` into the version folder while it downloads, so the
+/// network and the unpacking overlap instead of taking turns.
+final class StreamingExtraction: DownloadTee {
+    private let installer: ExtractingInstaller
+    private let format: ArchiveFormat
+    private let folder: URL
+    private let package: String
+    private var stream: ArchiveStream?
+
+    /// `nil` for formats that need the whole file (`.zip`).
+    init?(installer: ExtractingInstaller, format: ArchiveFormat, folder: URL, package: String) {
+        guard format != .zip else { return nil }
+        self.installer = installer
+        self.format = format
+        self.folder = folder
+        self.package = package
+    }
+
+    func restart() throws {
+        for name in Disk.contentsOfDirectory(folder.path) { try Disk.remove(folder.path + "/" + name) }
+        stream = try ArchiveStream(format: format, destination: folder.path, singleFileName: installer.singleFileName, limits: installer.limits)
+    }
+
+    func consume(_ bytes: UnsafeRawBufferPointer) throws {
+        do { try stream?.feed(bytes) } catch let error as ArchiveError { throw FreshAirError.archive(error, package: package) }
+    }
+
+    func finish() throws -> [String: FileRecord] {
+        do {
+            guard let stream else { throw ArchiveError(.truncated, "nothing was received") }
+            return try installer.stripTopLevelFolder(in: folder, try stream.finish())
+        } catch let error as ArchiveError {
+            throw FreshAirError.archive(error, package: package)
+        }
     }
 }

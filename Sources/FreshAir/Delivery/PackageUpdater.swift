@@ -86,7 +86,8 @@ public struct PackageUpdater: Sendable {
         return try await store.update { update in
             var installedBundled = false
             if let bundled = try bundledCandidate(live: update.live) {
-                try await install(bundled.file, validators: HTTPValidators(lastModified: bundled.lastModified), origin: "bundled", update: &update)
+                try await install(bundled.file, into: try update.stage(), unpacked: nil,
+                                  validators: HTTPValidators(lastModified: bundled.lastModified), origin: "bundled", update: &update)
                 installedBundled = true
             }
             let live = update.live
@@ -98,11 +99,22 @@ public struct PackageUpdater: Sendable {
             var result = Result(
                 outcome: .notModified, installedBundled: installedBundled, version: live?.id, bytesDownloaded: 0, requests: 0,
                 lastModified: live?.validators?.lastModified, seconds: 0)
-            switch try await fetcher.download(job, progress: { _ in }) {
+            // The default installer unpacks while the package downloads; others get the file.
+            let staged = try update.stage()
+            let streaming = (installer as? ExtractingInstaller).flatMap {
+                StreamingExtraction(installer: $0, format: format, folder: URL(fileURLWithPath: staged.path), package: remote.lastPathComponent)
+            }
+            let outcome: FetchOutcome<DownloadedFile>
+            do { outcome = try await fetcher.download(job, tee: streaming, progress: { _ in }) } catch {
+                try? Disk.remove(staged.path)
+                throw error
+            }
+            switch outcome {
             case .notModified:
-                break
+                try? Disk.remove(staged.path)
             case .fetched(let file, let validators):
-                try await install(URL(fileURLWithPath: file.path), validators: validators, origin: "remote", update: &update)
+                try await install(URL(fileURLWithPath: file.path), into: staged, unpacked: file.teedWholeBody ? streaming : nil,
+                                  validators: validators, origin: "remote", update: &update)
                 try? Disk.remove(file.path)
                 result.outcome = .downloaded
                 result.bytesDownloaded = file.size
@@ -126,10 +138,20 @@ public struct PackageUpdater: Sendable {
         return installedDate.map { bundledDate > $0 } ?? true ? (bundled, meta?.lastModified) : nil
     }
 
-    private func install(_ package: URL, validators: HTTPValidators, origin: String, update: inout StoreUpdate) async throws {
-        let staged = try update.stage()
+    /// Installs into `staged` (from the file, unless `unpacked` already did it while
+    /// downloading) and makes it live.
+    private func install(
+        _ package: URL, into staged: StagedVersion, unpacked: StreamingExtraction?, validators: HTTPValidators, origin: String,
+        update: inout StoreUpdate
+    ) async throws {
         do {
-            let records = try await installer.install(package: package, format: format, into: URL(fileURLWithPath: staged.path))
+            let folder = URL(fileURLWithPath: staged.path)
+            let records: [String: FileRecord]
+            if let unpacked {
+                records = try unpacked.finish()
+            } else {
+                records = try await installer.install(package: package, format: format, into: folder)
+            }
             let record = VersionRecord(
                 id: staged.id, source: remote.absoluteString, validators: validators, files: records,
                 metadata: ["origin": origin, "format": format.rawValue])

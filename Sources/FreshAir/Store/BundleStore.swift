@@ -49,7 +49,9 @@ public struct BundleStore: Sendable {
         guard folder.deletingLastPathComponent().path == URL(fileURLWithPath: versionsPath).standardizedFileURL.path else {
             return nil
         }
-        return Int(folder.lastPathComponent)
+        // A link left dangling (the store folder was deleted) means nothing is installed.
+        guard let id = Int(folder.lastPathComponent), Disk.isDirectory(versionPath(id)), Disk.exists(recordPath(id)) else { return nil }
+        return id
     }
 
     /// The live version's folder (resolved, so it stays the same version while you read it),

@@ -135,7 +135,10 @@ enum Disk {
         guard descriptor >= 0 else { throw failure("open", path) }
         defer { _ = posix_close(descriptor) }
         var hasher = ContentHasher(algorithm)
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        // Small files are the common case: a buffer their size, not a 1 MiB allocation each.
+        var info = stat()
+        let size = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(4096, min(size + 1, 1 << 20)), alignment: 16)
         defer { buffer.deallocate() }
         var total: Int64 = 0
         while true {

@@ -36,6 +36,16 @@ struct DownloadedFile: Sendable {
     var path: String
     var hash: ContentHash
     var size: Int64
+    /// The tee given to the download saw the whole body, from its first byte.
+    var teedWholeBody = false
+}
+
+/// Receives a body's bytes as they are written to disk, e.g. to unpack a package while it
+/// downloads. ``restart()`` is called whenever a body starts from its first byte (a retry
+/// that could not resume); a resumed body is not teed, and the caller falls back to the file.
+protocol DownloadTee: AnyObject {
+    func restart() throws
+    func consume(_ bytes: UnsafeRawBufferPointer) throws
 }
 
 /// The one way FreshAir talks HTTP: conditional requests, retries with back-off, streaming
@@ -83,7 +93,7 @@ struct Fetcher: Sendable {
     /// earlier attempt left.
     ///
     /// On a hash mismatch the partial file is deleted, so the next attempt starts clean.
-    func download(_ job: DownloadJob, progress: @Sendable (Int64) -> Void) async throws -> FetchOutcome<DownloadedFile> {
+    func download(_ job: DownloadJob, tee: (any DownloadTee)? = nil, progress: @Sendable (Int64) -> Void) async throws -> FetchOutcome<DownloadedFile> {
         let sidecar = job.partialPath + ".resume"
         return try await retry.run { _ in
             requests.increment()
@@ -99,7 +109,7 @@ struct Fetcher: Sendable {
             }
             do {
                 return try await transport.get(request) { head, body in
-                    try await receive(job, head: head, body: body, offset: offset, sidecar: sidecar, progress: progress)
+                    try await receive(job, head: head, body: body, offset: offset, sidecar: sidecar, tee: tee, progress: progress)
                 }
             } catch let error as TransportError {
                 throw FreshAirError.transport(error)
@@ -109,7 +119,7 @@ struct Fetcher: Sendable {
 
     private func receive(
         _ job: DownloadJob, head: HTTPResponseHead, body: ResponseBody, offset requestedOffset: Int64,
-        sidecar: String, progress: @Sendable (Int64) -> Void
+        sidecar: String, tee: (any DownloadTee)?, progress: @Sendable (Int64) -> Void
     ) async throws -> FetchOutcome<DownloadedFile> {
         var offset = requestedOffset
         let total: Int64?
@@ -159,6 +169,8 @@ struct Fetcher: Sendable {
             }
         }
         defer { file.close() }
+        let teeing = offset == 0 ? tee : nil
+        try teeing?.restart()
 
         var received = offset
         for try await chunk in body {
@@ -168,9 +180,10 @@ struct Fetcher: Sendable {
                 if total == nil, job.expectedSize == nil { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
                 throw FreshAirError.sizeMismatch(path: job.label, url: job.url, expected: ceiling, actual: received + count)
             }
-            try chunk.withUnsafeReadableBytes { (bytes) throws(FreshAirError) in
+            try chunk.withUnsafeReadableBytes { bytes in
                 hasher.update(bytes)
                 try file.write(bytes)
+                try teeing?.consume(bytes)
             }
             received += count
             progress(count)
@@ -186,7 +199,7 @@ struct Fetcher: Sendable {
             throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)
         }
         try Disk.remove(sidecar)
-        return .fetched(DownloadedFile(path: job.partialPath, hash: digest, size: received), HTTPValidators(head))
+        return .fetched(DownloadedFile(path: job.partialPath, hash: digest, size: received, teedWholeBody: teeing != nil), HTTPValidators(head))
     }
 
     /// `true` when we validated by date alone and the response's `Last-Modified` is not

@@ -10,30 +10,14 @@ enum ArchiveReader {
     static func extract(
         _ file: String, format: ArchiveFormat, into destination: String, singleFileName: String, limits: ExtractionLimits
     ) throws -> [String: FileRecord] {
-        let extractor = ArchiveExtractor(destination: destination, limits: limits)
-        switch format {
-        case .tar:
-            var parser = TarParser()
-            try readChunks(of: file) { chunk in try parser.feed(chunk, extractor.handle) }
-            try parser.finish()
-        case .tarGzip:
-            var parser = TarParser()
-            let inflater = try Inflater(.gzip)
-            try readChunks(of: file) { chunk in
-                try inflater.inflate(chunk) { output in try parser.feed(output, extractor.handle) }
-            }
-            guard inflater.isComplete else { throw ArchiveError(.truncated, "the gzip data ends early") }
-            try parser.finish()
-        case .gzip:
-            let inflater = try Inflater(.gzip)
-            try extractor.begin(ArchiveEntry(path: singleFileName, kind: .file, size: nil, mode: 0o644))
-            try readChunks(of: file) { chunk in try inflater.inflate(chunk, sink: extractor.write) }
-            guard inflater.isComplete else { throw ArchiveError(.truncated, "the gzip data ends early") }
-            try extractor.end()
-        case .zip:
+        if format == .zip {
+            let extractor = ArchiveExtractor(destination: destination, limits: limits)
             try ZipReader(path: file).extract(into: extractor)
+            return extractor.records
         }
-        return extractor.records
+        let stream = try ArchiveStream(format: format, destination: destination, singleFileName: singleFileName, limits: limits)!
+        try readChunks(of: file, stream.feed)
+        return try stream.finish()
     }
 
     static func readChunks(of path: String, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
@@ -51,5 +35,39 @@ enum ArchiveReader {
             if count == 0 { return }
             try body(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
         }
+    }
+}
+
+/// A `.tar`, `.tgz` or `.gz` unpacked from bytes pushed in as they come: from a file, or
+/// straight from the network while the package downloads.
+final class ArchiveStream {
+    private let format: ArchiveFormat
+    private let extractor: ArchiveExtractor
+    private var parser = TarParser()
+    private let inflater: Inflater?
+
+    /// `nil` for `.zip`, which is read through its central directory at the end of the file.
+    init?(format: ArchiveFormat, destination: String, singleFileName: String, limits: ExtractionLimits) throws {
+        guard format != .zip else { return nil }
+        self.format = format
+        extractor = ArchiveExtractor(destination: destination, limits: limits)
+        inflater = format == .tar ? nil : try Inflater(.gzip)
+        if format == .gzip { try extractor.begin(ArchiveEntry(path: singleFileName, kind: .file, size: nil, mode: 0o644)) }
+    }
+
+    func feed(_ bytes: UnsafeRawBufferPointer) throws {
+        switch format {
+        case .tar: try parser.feed(bytes, extractor.handle)
+        case .tarGzip: try inflater!.inflate(bytes) { output in try parser.feed(output, extractor.handle) }
+        case .gzip: try inflater!.inflate(bytes, sink: extractor.write)
+        case .zip: break
+        }
+    }
+
+    /// Checks the archive ended where it should and returns every file written.
+    func finish() throws -> [String: FileRecord] {
+        if let inflater, !inflater.isComplete { throw ArchiveError(.truncated, "the gzip data ends early") }
+        if format == .gzip { try extractor.end() } else { try parser.finish() }
+        return extractor.records
     }
 }

@@ -98,7 +98,9 @@ struct TarParser {
     /// Call when the input ends: refuses an archive cut off inside an entry.
     func finish() throws(ArchiveError) {
         switch state {
-        case .finished, .header where block.isEmpty:
+        case .finished:
+            return
+        case .header where block.isEmpty:
             return
         case .content(let remaining, _):
             throw ArchiveError(.truncated, "the archive ends \(remaining) bytes before this entry does", entry: currentPath)
