@@ -190,21 +190,23 @@ struct BreezeCommandTests {
         try await PublishedFolder.with(.nginx) { server in
             let source = server.root.appendingPathComponent("src")
             try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-            try shell("head -c 6291456 /dev/urandom > src/blob.bin && echo hello > src/small.txt && tar -czf content.tgz -C src .", in: server.root)
+            try shell("head -c 8388608 /dev/urandom > src/blob.bin && echo hello > src/small.txt && tar -czf content.tgz -C src .", in: server.root)
             let local = try TemporaryFolder("package-resume")
             let url = server.url.appendingPathComponent("slow/content.tgz").absoluteString
             let sync = try BreezeBinary.start(["sync", url, local.path("Content").path])
             let partials = local.path(".Content.freshair-store/partials")
-            let deadline = Date().addingTimeInterval(20)
+            let deadline = Date().addingTimeInterval(30)
             func partialSize() -> Int {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []
                 return names.filter { !$0.hasSuffix(".resume") }.compactMap {
                     try? FileManager.default.attributesOfItem(atPath: partials.appendingPathComponent($0).path)[.size] as? Int
                 }.max() ?? 0
             }
-            while partialSize() < 1 << 20, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+            while partialSize() < 256 << 10, sync.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            let killedAt = partialSize()
             kill(sync.processIdentifier, SIGKILL)
             sync.waitUntilExit()
+            try #require(sync.terminationReason == .uncaughtSignal, "the first sync ended on its own (partial seen: \(killedAt) bytes)")
             #expect(!FileManager.default.fileExists(atPath: local.path("Content").path), "nothing half-unpacked is live")
 
             let resumed = try BreezeBinary.run(["sync", url, local.path("Content").path])

@@ -59,6 +59,9 @@ struct Fetcher: Sendable {
     let timeout: Duration
     let requests = RequestCounter()
 
+    /// Bodies at least this large are hashed on a thread of their own.
+    static let backgroundHashingSize: Int64 = 8 << 20
+
     /// Bodies smaller than this restart instead of resuming: not worth a side file.
     static let resumableSize: Int64 = 256 * 1024
 
@@ -172,6 +175,9 @@ struct Fetcher: Sendable {
         let teeing = offset == 0 ? tee : nil
         try teeing?.restart()
 
+        // Large bodies are hashed on another core while this task writes.
+        let background = (total ?? 0) >= Self.backgroundHashingSize ? BackgroundHasher(continuing: hasher) : nil
+        defer { _ = background?.finalize() }
         var received = offset
         for try await chunk in body {
             let count = Int64(chunk.readableBytes)
@@ -180,8 +186,9 @@ struct Fetcher: Sendable {
                 if total == nil, job.expectedSize == nil { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
                 throw FreshAirError.sizeMismatch(path: job.label, url: job.url, expected: ceiling, actual: received + count)
             }
+            if let background { background.add(chunk) }
             try chunk.withUnsafeReadableBytes { bytes in
-                hasher.update(bytes)
+                if background == nil { hasher.update(bytes) }
                 try file.write(bytes)
                 try teeing?.consume(bytes)
             }
@@ -193,7 +200,7 @@ struct Fetcher: Sendable {
             throw FreshAirError.transport(TransportError(
                 kind: .interrupted, url: job.url, detail: "received \(received) of \(expected) bytes"))
         }
-        let digest = hasher.finalize()
+        let digest = background?.finalize() ?? hasher.finalize()
         if let expected = job.expectedHash, expected != digest {
             try discard(job, sidecar: sidecar)
             throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)
