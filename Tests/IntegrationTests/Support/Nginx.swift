@@ -92,9 +92,17 @@ final class Nginx: @unchecked Sendable {
         """
     }
 
-    /// Every request logged so far (nginx writes a line when a response completes).
+    /// Every request logged so far. nginx writes a line as it finalizes a request, which can
+    /// be a moment after the client has the response: wait until the log stops growing.
     func requests() -> [Request] {
-        (home.path("access.log").text ?? "").split(separator: "\n").compactMap { line in
+        var text = home.path("access.log").text ?? ""
+        for _ in 0..<50 {
+            usleep(20_000)
+            let again = home.path("access.log").text ?? ""
+            if again == text { break }
+            text = again
+        }
+        return text.split(separator: "\n").compactMap { line in
             let parts = line.split(separator: " ", maxSplits: 4)
             guard parts.count == 5, let status = Int(parts[0]), let bytes = Int(parts[1]) else { return nil }
             return Request(
