@@ -24,7 +24,7 @@ enum ConditionInference {
             if let scale = assetInfo.scale { clauses.append(scale == 1 ? "displayScale < 2" : "displayScale == \(scale)") }
             return clauses.isEmpty ? nil : clauses.joined(separator: " && ")
         }
-        guard let image = ImageName(components.last ?? "") else { return clauses.isEmpty ? nil : clauses.joined(separator: " && ") }
+        guard let image = ImageFileName(components.last ?? "") else { return clauses.isEmpty ? nil : clauses.joined(separator: " && ") }
         let folder = components.dropLast().joined(separator: "/")
         func sibling(_ name: String) -> Bool { siblings.contains(folder.isEmpty ? name : "\(folder)/\(name)") }
         if let device = image.device {
@@ -41,36 +41,6 @@ enum ConditionInference {
             clauses.append("displayScale < 2")
         }
         return clauses.isEmpty ? nil : clauses.joined(separator: " && ")
-    }
-
-    /// `icon~ipad@2x.png` read into its parts.
-    struct ImageName {
-        static let extensions: Set<String> = ["png", "jpg", "jpeg", "pdf", "heic", "webp", "gif"]
-        var base: String
-        var device: String?
-        var scale: Int
-        var ext: String
-
-        init?(_ fileName: String) {
-            guard let dot = fileName.lastIndex(of: ".") else { return nil }
-            ext = String(fileName[fileName.index(after: dot)...])
-            guard Self.extensions.contains(ext.lowercased()) else { return nil }
-            var stem = String(fileName[..<dot])
-            scale = 1
-            for candidate in [3, 2] where stem.hasSuffix("@\(candidate)x") {
-                stem.removeLast(3)
-                scale = candidate
-            }
-            if let tilde = stem.lastIndex(of: "~") {
-                device = stem[stem.index(after: tilde)...].lowercased()
-                stem = String(stem[..<tilde])
-            }
-            base = stem
-        }
-
-        func variant(device: String?, scale: Int) -> String {
-            base + (device.map { "~\($0)" } ?? "") + (scale > 1 ? "@\(scale)x" : "") + "." + ext
-        }
     }
 }
 

@@ -62,7 +62,7 @@ public enum ManifestGenerator {
         for path in own where !listed.contains(path) {
             var pairs: [(key: String, value: OrderedJSON)] = [("filename", .string(path))]
             let inferred = ConditionInference.condition(for: path, siblings: siblings, assetInfo: assets[path], developmentLanguage: developmentLanguage)
-            let feature = ConditionInference.ImageName(URL(fileURLWithPath: path).lastPathComponent).flatMap { features[$0.base] }
+            let feature = ImageFileName(URL(fileURLWithPath: path).lastPathComponent).flatMap { features[$0.base] }
             let clauses = [feature.map { "(\($0))" }, inferred].compactMap { $0 }
             if !clauses.isEmpty { pairs.append(("condition", .string(clauses.joined(separator: " && ")))) }
             entries.append(.object(pairs))

@@ -123,8 +123,8 @@ public struct ContentBundle: Sendable {
         for folder in searchFolders(localization: nil) {
             let directory = root.appendingPathComponent([folder, subdirectory ?? ""].filter { !$0.isEmpty }.joined(separator: "/"))
             let candidates = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
-                .compactMap { ImageVariant(fileName: $0) }
-                .filter { $0.name == name && ($0.device == nil || $0.device == device?.lowercased()) }
+                .compactMap { ImageFileName($0) }
+                .filter { $0.base == name && ($0.device == nil || $0.device == device?.lowercased()) }
             guard let best = candidates.min(by: { rank($0) < rank($1) }) else { continue }
             return directory.appendingPathComponent(best.fileName)
         }
@@ -132,11 +132,12 @@ public struct ContentBundle: Sendable {
     }
 
     /// Lower is better: device-specific first, then how well the scale fits.
-    private func rank(_ variant: ImageVariant) -> (Int, Int, Double) {
+    private func rank(_ variant: ImageFileName) -> (Int, Int, Double) {
         let deviceRank = variant.device == nil ? 1 : 0
-        if variant.scale == displayScale { return (deviceRank, 0, 0) }
-        if variant.scale > displayScale { return (deviceRank, 1, variant.scale - displayScale) }
-        return (deviceRank, 2, displayScale - variant.scale)
+        let scale = Double(variant.scale)
+        if scale == displayScale { return (deviceRank, 0, 0) }
+        if scale > displayScale { return (deviceRank, 1, scale - displayScale) }
+        return (deviceRank, 2, displayScale - scale)
     }
 
     /// `release_notes.json` at the root or in `Resources/`, or `nil` when there is none.
@@ -149,31 +150,6 @@ public struct ContentBundle: Sendable {
     public func presentation() throws -> Presentation? {
         guard let url = url(forResource: "presentation", withExtension: "json") else { return nil }
         return try Presentation(data: Data(contentsOf: url), source: url.path)
-    }
-}
-
-/// `name~ipad@2x.png` read into its parts.
-struct ImageVariant {
-    static let extensions: Set<String> = ["png", "jpg", "jpeg", "pdf", "heic", "webp", "gif"]
-    var fileName: String
-    var name: String
-    var scale: Double
-    var device: String?
-
-    init?(fileName: String) {
-        guard let dot = fileName.lastIndex(of: "."), Self.extensions.contains(fileName[fileName.index(after: dot)...].lowercased()) else { return nil }
-        var base = String(fileName[..<dot])
-        scale = 1
-        for (suffix, value) in [("@3x", 3.0), ("@2x", 2.0), ("@1x", 1.0)] where base.hasSuffix(suffix) {
-            base.removeLast(suffix.count)
-            scale = value
-        }
-        if let tilde = base.lastIndex(of: "~") {
-            device = base[base.index(after: tilde)...].lowercased()
-            base = String(base[..<tilde])
-        }
-        self.fileName = fileName
-        self.name = base
     }
 }
 

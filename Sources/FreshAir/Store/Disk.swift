@@ -131,10 +131,17 @@ enum Disk {
 
     /// Hashes a file on disk in 1 MiB reads.
     static func hash(_ path: String, algorithm: ContentHash.Algorithm) throws(FreshAirError) -> (ContentHash, Int64) {
+        var hasher = ContentHasher(algorithm)
+        let size = try hash(path, into: &hasher)
+        return (hasher.finalize(), size)
+    }
+
+    /// Feeds a file's bytes into `hasher` (which may already hold a prefix); returns the
+    /// number of bytes read.
+    static func hash(_ path: String, into hasher: inout ContentHasher) throws(FreshAirError) -> Int64 {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { throw failure("open", path) }
         defer { _ = posix_close(descriptor) }
-        var hasher = ContentHasher(algorithm)
         // Small files are the common case: a buffer their size, not a 1 MiB allocation each.
         var info = stat()
         let size = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 1 << 20
@@ -147,11 +154,10 @@ enum Disk {
                 if errno == EINTR { continue }
                 throw failure("read", path)
             }
-            if count == 0 { break }
+            if count == 0 { return total }
             hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             total += Int64(count)
         }
-        return (hasher.finalize(), total)
     }
 }
 

@@ -161,7 +161,7 @@ struct Fetcher: Sendable {
         let file: OutputFile
         if offset > 0 {
             // Resuming: the digest must cover the bytes already on disk.
-            try hashPrefix(of: job.partialPath, into: &hasher)
+            _ = try Disk.hash(job.partialPath, into: &hasher)
             file = try OutputFile(path: job.partialPath, append: true)
             progress(offset)
         } else {
@@ -220,14 +220,6 @@ struct Fetcher: Sendable {
     private func discard(_ job: DownloadJob, sidecar: String) throws {
         try Disk.remove(job.partialPath)
         try Disk.remove(sidecar)
-    }
-
-    private func hashPrefix(of path: String, into hasher: inout ContentHasher) throws {
-        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-        defer { try? handle.close() }
-        while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty {
-            data.withUnsafeBytes { hasher.update($0) }
-        }
     }
 }
 
