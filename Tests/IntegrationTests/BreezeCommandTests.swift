@@ -118,8 +118,10 @@ struct BreezeCommandTests {
             let sync = try BreezeBinary.start(["sync", url, directory])
             let partial = local.path(".Big.freshair-store/partials/\(digest.hex)").path
             let deadline = Date().addingTimeInterval(20)
+            // Poll without suspending: other tests block the few cooperative threads while they
+            // wait for processes, and a suspended poll could wake only after the download ended.
             while (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0 < 1 << 20, Date() < deadline {
-                try await Task.sleep(for: .milliseconds(50))
+                usleep(20_000)
             }
             kill(sync.processIdentifier, SIGKILL)
             sync.waitUntilExit()
@@ -202,7 +204,8 @@ struct BreezeCommandTests {
                     try? FileManager.default.attributesOfItem(atPath: partials.appendingPathComponent($0).path)[.size] as? Int
                 }.max() ?? 0
             }
-            while partialSize() < 256 << 10, sync.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            // Poll without suspending (see killedSyncResumes).
+            while partialSize() < 256 << 10, sync.isRunning, Date() < deadline { usleep(20_000) }
             let killedAt = partialSize()
             kill(sync.processIdentifier, SIGKILL)
             sync.waitUntilExit()
