@@ -80,6 +80,8 @@ class Bench:
         self.runs = 1 if self.quick else args.runs
         self.rows = []
         self.notes = []
+        self.trash = os.path.join(self.work, "trash")
+        self.trashed = 0
 
     # ---- corpora ----------------------------------------------------------------------------
     def corpora(self):
@@ -158,27 +160,40 @@ class Bench:
             print(f"  {name:<34} {label:<22} {seconds:8.3f} s  {row['rss']:7.1f} MB  {row['requests']:6d} req  {row['unit']}", flush=True)
 
     def drop_caches_hint(self):
-        pass  # The corpora sit in the page cache for every tool alike; nothing is dropped.
+        # The corpora stay in the page cache for every tool alike. What the previous tool
+        # wrote is flushed first, so no tool pays for another's dirty pages (breeze's
+        # syncfs before activation would otherwise write them).
+        os.sync()
 
     def clean(self, *names):
+        """Moves earlier output aside instead of deleting it: ext4 will not reuse an inode
+        deleted within the last minute and scans past such inodes on every create, so deleting
+        10,000 files right before a run would slow whichever tool comes next. The trash is
+        deleted at the start and end of the benchmark."""
+        os.makedirs(self.trash, exist_ok=True)
         for name in names:
-            path = os.path.join(self.out, name)
-            if os.path.islink(path):
-                os.remove(path)  # breeze's DIR is a link to the live version
-            shutil.rmtree(path, ignore_errors=True)
-            shutil.rmtree(os.path.join(self.out, f".{name}.freshair-store"), ignore_errors=True)
+            for path in [os.path.join(self.out, name), os.path.join(self.out, f".{name}.freshair-store")]:
+                if os.path.lexists(path):
+                    self.trashed += 1
+                    os.rename(path, os.path.join(self.trash, str(self.trashed)))
         os.makedirs(self.out, exist_ok=True)
+
+    def empty_trash(self):
+        shutil.rmtree(self.trash, ignore_errors=True)
 
     # ---- cases ------------------------------------------------------------------------------
     def run(self):
         os.makedirs(self.work, exist_ok=True)
         print(f"Generating corpora in {self.www} ...", flush=True)
         self.corpora()
+        self.empty_trash()
+        shutil.rmtree(self.out, ignore_errors=True)
         self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
         try:
             self.cases()
         finally:
             self.nginx.stop()
+            self.empty_trash()
         self.report()
 
     def cases(self):

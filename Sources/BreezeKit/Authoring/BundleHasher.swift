@@ -1,5 +1,6 @@
 import Foundation
 import FreshAir
+import Synchronization
 
 /// `breeze hash`: recomputes every entry's digest and size in a bundle's manifests, children
 /// first so each parent records its children's new digests. Field names (`sha` or `SHA`),
@@ -32,9 +33,9 @@ public enum BundleHasher {
         let manifestPaths = Set(documents.map { $0.folder.isEmpty ? "manifest.json" : "\($0.folder)/manifest.json" })
 
         // Hash every content file at once, across cores; manifests are hashed as they are rewritten.
+        let algorithms = documents.map { Self.algorithm(of: $0, forceSHA256: sha256) }
         var jobs: [String: ContentHash.Algorithm] = [:]
-        for document in documents {
-            let algorithm = Self.algorithm(of: document, forceSHA256: sha256)
+        for (document, algorithm) in zip(documents, algorithms) {
             for filename in document.entries.compactMap({ $0["filename"]?.string }) {
                 let path = document.bundlePath(of: filename)
                 if !manifestPaths.contains(path) { jobs[path] = algorithm }
@@ -46,8 +47,9 @@ public enum BundleHasher {
         var manifestBytes: [String: Data] = [:]  // each processed manifest as it now stands, for its parent
         for index in documents.indices {
             var document = documents[index]
-            let algorithm = Self.algorithm(of: document, forceSHA256: sha256)
+            let algorithm = algorithms[index]
             var entries = document.entries
+            var changed = false
             for entryIndex in entries.indices {
                 guard let filename = entries[entryIndex]["filename"]?.string else { continue }
                 let path = document.bundlePath(of: filename)
@@ -69,16 +71,21 @@ public enum BundleHasher {
                                               recordedSize: recordedSize, actualSize: actual.1))
                     entries[entryIndex].set(key, .string(actual.0.hex), after: "filename")
                     entries[entryIndex].set("size", .number(String(actual.1)), after: key)
+                    changed = true
                 }
             }
-            document.entries = entries
             let path = document.folder.isEmpty ? "manifest.json" : "\(document.folder)/manifest.json"
-            manifestBytes[path] = document.serialized == document.original ? document.original : document.serialized
-            if document.serialized != document.original {
-                if !check {
-                    try document.save()
-                    report.manifestsWritten.append(path)
-                }
+            // An untouched manifest is neither re-serialized nor rewritten.
+            guard changed else {
+                manifestBytes[path] = document.original
+                continue
+            }
+            document.entries = entries
+            let data = document.serialized
+            manifestBytes[path] = data
+            if !check, data != document.original {
+                try data.write(to: document.url, options: .atomic)
+                report.manifestsWritten.append(path)
             }
             documents[index] = document
         }
@@ -92,21 +99,28 @@ public enum BundleHasher {
         return digests.contains { $0.count == 40 } && !digests.contains { $0.count == 64 } ? .sha1 : .sha256
     }
 
-    /// Hashes files in parallel, one task per core.
+    /// Hashes files in parallel, one task per core, each taking the next run of files (in
+    /// path order, so a folder's files are read together) until none are left.
     static func hashAll(_ jobs: [String: ContentHash.Algorithm], in root: URL) async throws -> [String: (ContentHash, Int64)] {
-        let paths = jobs.keys.sorted()
+        let paths = jobs.sorted { $0.key < $1.key }
         let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        let rootPath = root.path
+        let nextRun = SharedCounter()
+        let runLength = 32
         return try await withThrowingTaskGroup(of: [(String, (ContentHash, Int64))].self) { group in
-            for worker in 0..<workers {
+            for _ in 0..<workers {
                 group.addTask {
                     var results: [(String, (ContentHash, Int64))] = []
-                    for index in stride(from: worker, to: paths.count, by: workers) {
-                        let path = paths[index]
-                        let url = root.appendingPathComponent(path)
-                        guard FileManager.default.fileExists(atPath: url.path) else { continue }
-                        results.append((path, try ContentHash.ofFile(at: url, using: jobs[path]!)))
+                    let hasher = FileHasher()
+                    while true {
+                        let start = nextRun.value.wrappingAdd(runLength, ordering: .relaxed).oldValue
+                        guard start < paths.count else { return results }
+                        for (path, algorithm) in paths[start..<min(start + runLength, paths.count)] {
+                            // A listed file that does not exist is reported as missing, not an error.
+                            guard let digest = try hasher.hash(atPath: rootPath + "/" + path, using: algorithm) else { continue }
+                            results.append((path, digest))
+                        }
                     }
-                    return results
                 }
             }
             var all: [String: (ContentHash, Int64)] = [:]
@@ -114,4 +128,9 @@ public enum BundleHasher {
             return all
         }
     }
+}
+
+/// A counter the hashing tasks share.
+private final class SharedCounter: Sendable {
+    let value = Atomic<Int>(0)
 }

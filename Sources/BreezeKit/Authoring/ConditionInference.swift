@@ -57,12 +57,11 @@ enum AssetCatalog {
         for contents in files where contents.hasSuffix(".imageset/Contents.json") {
             let folder = String(contents.dropLast("/Contents.json".count))
             guard let data = try? Data(contentsOf: bundle.appendingPathComponent(contents)),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                  let images = object["images"] as? [[String: Any]] else { continue }
+                  let images = (try? JSONReader.parse(data))?["images"]?.array else { continue }
             for image in images {
-                guard let filename = image["filename"] as? String else { continue }
-                let scale = (image["scale"] as? String).flatMap { Int($0.dropLast()) }
-                result["\(folder)/\(filename)"] = ImageInfo(idiom: image["idiom"] as? String, scale: scale)
+                guard let filename = image["filename"]?.string else { continue }
+                let scale = image["scale"]?.string.flatMap { Int($0.dropLast()) }
+                result["\(folder)/\(filename)"] = ImageInfo(idiom: image["idiom"]?.string, scale: scale)
             }
         }
         return result

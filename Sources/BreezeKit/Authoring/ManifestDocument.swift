@@ -7,7 +7,7 @@ struct ManifestDocument {
     /// The manifest's folder, relative to the bundle root ("" for the root).
     let folder: String
     let url: URL
-    var json: OrderedJSON
+    var json: JSONValue
     let indent: Int
     let original: Data
 
@@ -15,14 +15,10 @@ struct ManifestDocument {
         self.folder = folder
         url = bundle.appendingPathComponent(folder.isEmpty ? "manifest.json" : "\(folder)/manifest.json")
         original = try Data(contentsOf: url)
-        do {
-            json = try OrderedJSON.parse(original)
-        } catch {
-            // Let the library's reader say where the problem is.
-            _ = try Manifest(data: original, source: url.path)
-            throw error
+        do { json = try JSONReader.parse(original) } catch {
+            throw ManifestError(source: url.path, problem: .invalidJSON(error))
         }
-        indent = OrderedJSON.indentation(of: original)
+        indent = JSONValue.indentation(of: original)
     }
 
     /// A new, empty manifest (legacy array form).
@@ -35,7 +31,7 @@ struct ManifestDocument {
     }
 
     /// The entries array, wherever the form keeps it.
-    var entries: [OrderedJSON] {
+    var entries: [JSONValue] {
         get {
             if case .array(let items) = json { return items }
             if case .array(let items)? = json["files"] { return items }
@@ -49,7 +45,11 @@ struct ManifestDocument {
     /// Bundle-relative path of an entry's file.
     func bundlePath(of filename: String) -> String { folder.isEmpty ? filename : "\(folder)/\(filename)" }
 
-    var serialized: Data { Data((json.serialized(indent: indent) + "\n").utf8) }
+    var serialized: Data {
+        var bytes = json.serializedBytes(indent: indent)
+        bytes.append(UInt8(ascii: "\n"))
+        return Data(bytes)
+    }
 
     /// Writes the manifest if it changed; returns whether it did.
     @discardableResult

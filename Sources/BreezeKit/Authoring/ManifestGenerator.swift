@@ -48,7 +48,7 @@ public enum ManifestGenerator {
 
         var document = FileManager.default.fileExists(atPath: folderURL.appendingPathComponent("manifest.json").path)
             ? try ManifestDocument(bundle: root, folder: folder) : ManifestDocument(newAt: root, folder: folder)
-        var entries: [OrderedJSON] = []
+        var entries: [JSONValue] = []
         var listed: Set<String> = []
         for entry in document.entries {
             guard let filename = entry["filename"]?.string else { continue }
@@ -60,7 +60,7 @@ public enum ManifestGenerator {
             }
         }
         for path in own where !listed.contains(path) {
-            var pairs: [(key: String, value: OrderedJSON)] = [("filename", .string(path))]
+            var pairs: [(key: String, value: JSONValue)] = [("filename", .string(path))]
             let inferred = ConditionInference.condition(for: path, siblings: siblings, assetInfo: assets[path], developmentLanguage: developmentLanguage)
             let feature = ImageFileName(URL(fileURLWithPath: path).lastPathComponent).flatMap { features[$0.base] }
             let clauses = [feature.map { "(\($0))" }, inferred].compactMap { $0 }
@@ -78,7 +78,7 @@ public enum ManifestGenerator {
     static func featureConditions(in folder: URL) throws -> [String: String] {
         let url = folder.appendingPathComponent("release_notes.json")
         guard let data = try? Data(contentsOf: url) else { return [:] }
-        let object = try OrderedJSON.parse(data)
+        let object = try JSONValue.parse(data)
         guard case .array(let releases)? = object["releases"] else { return [:] }
         var result: [String: String] = [:]
         for release in releases {

@@ -30,18 +30,18 @@ public struct StringsTable: Sendable, Hashable {
     /// Reads one language from an `.xcstrings` catalog. A key with no translation for
     /// `language` is left out, so lookup falls through to the next localization.
     public init(catalog data: Data, language: String, source: String) throws(ManifestError) {
-        let document: Any
-        do { document = try JSONDocument.parse(data) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
-        guard let object = document as? [String: Any], let entries = object["strings"] as? [String: Any] else {
+        let document: JSONValue
+        do { document = try JSONReader.parse(data) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
+        guard let entries = document["strings"]?.pairs else {
             throw ManifestError(source: source, problem: .unexpectedShape("expected a string catalog with \"strings\""))
         }
-        let sourceLanguage = object["sourceLanguage"] as? String
+        let sourceLanguage = document["sourceLanguage"]?.string
         var strings: [String: String] = [:]
         for (key, entry) in entries {
-            let localizations = (entry as? [String: Any])?["localizations"] as? [String: Any]
-            if let unit = localizations?[language] as? [String: Any], let value = Self.value(of: unit) {
+            let localizations = entry["localizations"]
+            if let unit = localizations?[language], let value = Self.value(of: unit) {
                 strings[key] = value
-            } else if language == sourceLanguage, (entry as? [String: Any])?["shouldTranslate"] as? Bool != false || localizations == nil {
+            } else if language == sourceLanguage, entry["shouldTranslate"]?.bool != false || localizations == nil {
                 strings[key] = key  // In the source language a key without a unit is its own text.
             }
         }
@@ -49,12 +49,9 @@ public struct StringsTable: Sendable, Hashable {
     }
 
     /// A `stringUnit` value, or the `other` case of a plural variation.
-    private static func value(of localization: [String: Any]) -> String? {
-        if let unit = localization["stringUnit"] as? [String: Any] { return unit["value"] as? String }
-        if let plural = (localization["variations"] as? [String: Any])?["plural"] as? [String: Any],
-           let other = plural["other"] as? [String: Any] {
-            return value(of: other)
-        }
+    private static func value(of localization: JSONValue) -> String? {
+        if let unit = localization["stringUnit"] { return unit["value"]?.string }
+        if let other = localization["variations"]?["plural"]?["other"] { return value(of: other) }
         return nil
     }
 

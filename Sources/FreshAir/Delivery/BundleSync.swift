@@ -217,11 +217,21 @@ public struct BundleSync: Sendable {
                 jobs[index].paths.append(file.path)
                 continue
             }
-            let key = (file.hash ?? ContentHash.of(Array(file.path.string.utf8), using: .sha256)).hex
+            // A small file goes straight to its place in the staged tree: one create in its own
+            // folder instead of a create, a rename and side-file checks in one shared folder.
+            let small = (file.size ?? .max) < Fetcher.resumableSize
+            let partialPath: String
+            if small {
+                try staged.prepareFolder(for: file.path)
+                partialPath = staged.path + "/" + file.path.string
+            } else {
+                let key = (file.hash ?? ContentHash.of(Array(file.path.string.utf8), using: .sha256)).hex
+                partialPath = store.partialsPath + "/" + key
+            }
             let job = DownloadJob(
                 label: file.path.string, url: file.path.url(relativeTo: baseURL),
-                partialPath: store.partialsPath + "/" + key, expectedHash: file.hash, expectedSize: file.size,
-                limit: configuration.maxFileSize, validators: nil)
+                partialPath: partialPath, expectedHash: file.hash, expectedSize: file.size,
+                limit: configuration.maxFileSize, validators: nil, resumable: !small)
             if let hash = file.hash { jobIndex[hash] = jobs.count }
             jobs.append((job, [file.path]))
         }

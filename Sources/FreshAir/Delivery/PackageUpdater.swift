@@ -171,8 +171,7 @@ struct BundledPackageMeta {
     init?(package: URL) {
         let url = URL(fileURLWithPath: package.path + ".meta")
         guard let data = try? Data(contentsOf: url),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let text = object["Last-Modified"] as? String, let date = HTTPDate.parse(text)
+              let text = (try? JSONReader.parse(data))?["Last-Modified"]?.string, let date = HTTPDate.parse(text)
         else { return nil }
         self.lastModified = text
         self.date = date

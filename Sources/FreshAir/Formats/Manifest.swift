@@ -37,18 +37,18 @@ public struct Manifest: Sendable, Hashable {
     /// - Parameter source: where it came from (a URL or path), named in errors.
     /// - Throws: ``ManifestError`` naming the source, the entry and what is wrong.
     public init(data: Data, source: String) throws(ManifestError) {
-        let document: Any
-        do { document = try JSONDocument.parse(data) } catch {
+        let document: JSONValue
+        do { document = try JSONReader.parse(data) } catch {
             throw ManifestError(source: source, problem: .invalidJSON(error))
         }
-        let list: [Any]
-        if let array = document as? [Any] {
+        let list: [JSONValue]
+        if let array = document.array {
             form = .legacyArray
             list = array
-        } else if let object = document as? [String: Any], let files = object["files"] as? [Any] {
-            form = .object(format: (object["format"] as? NSNumber)?.intValue ?? 2)
-            sequence = (object["sequence"] as? NSNumber)?.intValue
-            if let expiry = object["expires"] as? String {
+        } else if let files = document["files"]?.array {
+            form = .object(format: document["format"]?.integer.map(Int.init) ?? 2)
+            sequence = document["sequence"]?.integer.map(Int.init)
+            if let expiry = document["expires"]?.string {
                 guard let date = ISO8601DateFormatter().date(from: expiry) else {
                     throw ManifestError(source: source, problem: .unexpectedShape("\"expires\" is not an ISO 8601 date: \(expiry)"))
                 }
@@ -67,7 +67,7 @@ public struct Manifest: Sendable, Hashable {
             do {
                 entries.append(try ManifestEntry(json: item, conditionCache: &conditionCache))
             } catch {
-                let filename = (item as? [String: Any])?["filename"] as? String
+                let filename = item["filename"]?.string
                 throw ManifestError(source: source, problem: .entry(index: index, filename: filename, error))
             }
         }
@@ -123,24 +123,37 @@ public struct ManifestEntry: Sendable, Hashable {
         }
     }
 
-    init(json: Any, conditionCache: inout [String: Condition]) throws(Problem) {
-        guard let object = json as? [String: Any] else { throw .notAnObject }
-        guard let filename = object["filename"] as? String else { throw .missingFilename }
+    init(json: JSONValue, conditionCache: inout [String: Condition]) throws(Problem) {
+        guard case .object(let pairs) = json else { throw .notAnObject }
+        var filename: String?
+        var digest: JSONValue?
+        var declaredSize: JSONValue?
+        var conditionText: String?
+        var requirements: JSONValue?
+        for (key, value) in pairs {
+            switch key {
+            case "filename": filename = value.string
+            case "sha", "SHA": digest = value
+            case "size": declaredSize = value
+            case "condition": conditionText = value.string
+            case "conditions": requirements = value
+            default: break
+            }
+        }
+        guard let filename else { throw .missingFilename }
         do { path = try BundlePath(filename) } catch { throw .unsafePath(error) }
 
-        if let digest = object["sha"] ?? object["SHA"], !(digest is NSNull) {
-            guard let text = digest as? String, let parsed = ContentHash(hex: text) else { throw .invalidHash("\(digest)") }
+        if let digest, !digest.isNull {
+            guard let text = digest.string, let parsed = ContentHash(hex: text) else { throw .invalidHash(digest.string ?? digest.serialized(indent: 0)) }
             hash = parsed
         }
-        if let declared = object["size"], !(declared is NSNull) {
-            guard let number = declared as? NSNumber, number.doubleValue >= 0, number.doubleValue == number.doubleValue.rounded() else {
-                throw .invalidSize("\(declared)")
-            }
-            size = number.int64Value
+        if let declaredSize, !declaredSize.isNull {
+            guard let bytes = declaredSize.integer, bytes >= 0 else { throw .invalidSize(declaredSize.serialized(indent: 0)) }
+            size = bytes
         }
 
         var parts: [Condition] = []
-        if let text = object["condition"] as? String, !text.trimmingCharacters(in: .whitespaces).isEmpty {
+        if let text = conditionText, !text.trimmingCharacters(in: .whitespaces).isEmpty {
             if let cached = conditionCache[text] {
                 parts.append(cached)
             } else {
@@ -151,30 +164,30 @@ public struct ManifestEntry: Sendable, Hashable {
                 } catch { throw .invalidCondition(error) }
             }
         }
-        if let list = object["conditions"], !(list is NSNull) {
-            guard let requirements = list as? [Any] else { throw .invalidRequirement(index: 0, "\"conditions\" must be an array") }
-            parts.append(Condition(requirements: try Self.requirements(requirements)))
+        if let requirements, !requirements.isNull {
+            guard let list = requirements.array else { throw .invalidRequirement(index: 0, "\"conditions\" must be an array") }
+            parts.append(Condition(requirements: try Self.requirements(list)))
         }
         condition = parts.isEmpty ? .always : (parts.count == 1 ? parts[0] : .all(parts))
     }
 
     /// Reads the JSON form's `{"key", "value", "comparison"}` objects.
-    static func requirements(_ list: [Any]) throws(Problem) -> [(key: String, value: ConditionValue, comparison: ComparisonOperator)] {
+    static func requirements(_ list: [JSONValue]) throws(Problem) -> [(key: String, value: ConditionValue, comparison: ComparisonOperator)] {
         var result: [(key: String, value: ConditionValue, comparison: ComparisonOperator)] = []
         for (index, item) in list.enumerated() {
-            guard let object = item as? [String: Any] else { throw .invalidRequirement(index: index, "must be an object") }
-            guard let key = object["key"] as? String, !key.isEmpty else {
+            guard item.pairs != nil else { throw .invalidRequirement(index: index, "must be an object") }
+            guard let key = item["key"]?.string, !key.isEmpty else {
                 throw .invalidRequirement(index: index, "\"key\" is missing")
             }
             let value: ConditionValue
-            switch object["value"] {
-            case let text as String: value = .string(text)
-            case let number as NSNumber where String(cString: number.objCType) == "c": value = .bool(number.boolValue)  // JSON true/false
-            case let number as NSNumber: value = .number(number.stringValue)
+            switch item["value"] {
+            case .string(let text)?: value = .string(text)
+            case .bool(let flag)?: value = .bool(flag)
+            case .number?: value = .number(item["value"]?.numberValueText ?? "")
             default: throw .invalidRequirement(index: index, "\"value\" is missing or not a string")
             }
             let comparison: ComparisonOperator
-            if let name = object["comparison"] as? String {
+            if let name = item["comparison"]?.string {
                 guard let op = ComparisonOperator(jsonName: name) else {
                     throw .invalidRequirement(index: index, "unknown comparison \"\(name)\"; use eq, ne, gt, gte, lt or lte")
                 }
@@ -202,6 +215,11 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
     /// The manifest's URL or path.
     public var source: String
     public var problem: Problem
+
+    public init(source: String, problem: Problem) {
+        self.source = source
+        self.problem = problem
+    }
 
     public var description: String { "\(source): \(detail)" }
 

@@ -41,45 +41,44 @@ public struct ReleaseNotes: Sendable, Hashable {
     /// Reads a release-notes document.
     /// - Throws: ``ManifestError`` naming `source`, the release and what is wrong.
     public init(data: Data, source: String) throws(ManifestError) {
-        let document: Any
-        do { document = try LenientJSON.parse(data) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
-        guard let object = document as? [String: Any] else {
+        let object: JSONValue
+        do { object = try JSONReader.parse(data, lenient: true) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
+        guard object.pairs != nil else {
             throw ManifestError(source: source, problem: .unexpectedShape("expected an object with \"releases\""))
         }
-        func version(_ value: Any?, _ field: String) throws(ManifestError) -> Version? {
-            guard let value, !(value is NSNull) else { return nil }
-            let text = (value as? String) ?? (value as? NSNumber)?.stringValue ?? ""
-            guard let parsed = Version(text) else {
-                throw ManifestError(source: source, problem: .unexpectedShape("\"\(field)\" is not a version: \(value)"))
+        func version(_ value: JSONValue?, _ field: String) throws(ManifestError) -> Version? {
+            guard let value, !value.isNull else { return nil }
+            guard let parsed = Version(value.string ?? value.numberValueText ?? "") else {
+                throw ManifestError(source: source, problem: .unexpectedShape("\"\(field)\" is not a version: \(value.serialized(indent: 0))"))
             }
             return parsed
         }
         let minimumVersion = try version(object["minimumVersion"], "minimumVersion")
         var upgradeURL: URL?
-        if let text = object["upgradeURL"] as? String {
+        if let text = object["upgradeURL"]?.string {
             guard let url = URL(string: text) else {
                 throw ManifestError(source: source, problem: .unexpectedShape("\"upgradeURL\" is not a URL: \(text)"))
             }
             upgradeURL = url
         }
-        guard let list = object["releases"] as? [Any] else {
+        guard let list = object["releases"]?.array else {
             throw ManifestError(source: source, problem: .unexpectedShape("\"releases\" is missing or not an array"))
         }
         var releases: [Release] = []
         for (index, item) in list.enumerated() {
-            guard let release = item as? [String: Any] else {
+            guard item.pairs != nil else {
                 throw ManifestError(source: source, problem: .unexpectedShape("releases[\(index)] is not an object"))
             }
-            guard let number = try version(release["version"], "releases[\(index)].version") else {
+            guard let number = try version(item["version"], "releases[\(index)].version") else {
                 throw ManifestError(source: source, problem: .unexpectedShape("releases[\(index)] has no \"version\""))
             }
-            let features = (release["features"] as? [Any] ?? []).compactMap { $0 as? String }
+            let features = (item["features"]?.array ?? []).compactMap(\.string)
             var parts: [Condition] = []
             do throws(ManifestEntry.Problem) {
-                if let text = release["condition"] as? String, !text.isEmpty {
+                if let text = item["condition"]?.string, !text.isEmpty {
                     do { parts.append(try Condition(parsing: text)) } catch { throw ManifestEntry.Problem.invalidCondition(error) }
                 }
-                if let requirements = release["conditions"] as? [Any] {
+                if let requirements = item["conditions"]?.array {
                     parts.append(Condition(requirements: try ManifestEntry.requirements(requirements)))
                 }
             } catch {

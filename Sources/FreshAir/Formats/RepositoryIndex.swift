@@ -24,16 +24,18 @@ public struct RepositoryIndex: Sendable, Hashable, Codable {
 
     /// Reads an index, naming `source` in errors. Bundle names must be plain file names.
     public init(data: Data, source: String) throws(ManifestError) {
-        do {
-            _ = try JSONDocument.parse(data)
-        } catch {
-            throw ManifestError(source: source, problem: .invalidJSON(error))
+        let document: JSONValue
+        do { document = try JSONReader.parse(data) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
+        func shape(_ detail: String) -> ManifestError {
+            ManifestError(source: source, problem: .unexpectedShape("expected {\"bundles\": {\"<name>\": {\"version\": <integer>}}}: \(detail)"))
         }
-        do {
-            self = try JSONDecoder().decode(RepositoryIndex.self, from: data)
-        } catch {
-            throw ManifestError(source: source, problem: .unexpectedShape(
-                "expected {\"bundles\": {\"<name>\": {\"version\": <integer>}}}: \(error)"))
+        guard let entries = document["bundles"]?.pairs else { throw shape("\"bundles\" is missing or not an object") }
+        bundles = [:]
+        for (name, entry) in entries {
+            guard let version = entry["version"]?.integer, let number = Int(exactly: version) else {
+                throw shape("\"\(name)\" has no whole-number \"version\"")
+            }
+            bundles[name] = Bundle(version: number, digest: entry["digest"]?.string)
         }
         for name in bundles.keys {
             guard (try? BundlePath(name))?.components.count == 1, !name.hasPrefix(".") else {

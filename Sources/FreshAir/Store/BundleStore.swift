@@ -68,11 +68,7 @@ public struct BundleStore: Sendable {
 
     func record(_ id: Int) throws -> VersionRecord {
         let data = try Disk.read(recordPath(id))
-        do {
-            let decoder = JSONDecoder()
-            decoder.dateDecodingStrategy = .iso8601
-            return try decoder.decode(VersionRecord.self, from: data)
-        } catch {
+        do { return try VersionRecord(json: data) } catch {
             throw FreshAirError.fileSystem(operation: "read version record", path: recordPath(id), reason: "\(error)")
         }
     }
@@ -152,9 +148,7 @@ struct StoreUpdate {
 
     /// Writes a version's record beside its folder, atomically.
     func writeRecord(_ record: VersionRecord) throws {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        try Disk.writeAtomically(try encoder.encode(record), to: store.recordPath(record.id))
+        try Disk.writeAtomically(Data(record.jsonBytes), to: store.recordPath(record.id))
     }
 
     func pointLiveLink(at id: Int) throws {
@@ -188,10 +182,18 @@ struct StagedVersion {
         self.path = path
     }
 
-    /// Moves a verified file into the tree at `bundlePath`.
+    /// Moves a verified file into the tree at `bundlePath` (nothing to do when it was
+    /// downloaded there).
     mutating func place(_ file: String, at bundlePath: BundlePath) throws {
+        let destination = path + "/" + bundlePath.string
+        guard file != destination else { return }
         try makeParent(of: bundlePath)
-        try Disk.rename(file, to: path + "/" + bundlePath.string)
+        try Disk.rename(file, to: destination)
+    }
+
+    /// Creates the folder `bundlePath` will be written in.
+    mutating func prepareFolder(for bundlePath: BundlePath) throws {
+        try makeParent(of: bundlePath)
     }
 
     /// Hard-links an unchanged file from another version (or a second path of one download).

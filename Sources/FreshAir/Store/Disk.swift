@@ -118,12 +118,7 @@ enum Disk {
         guard descriptor >= 0 else { return }
         defer { _ = posix_close(descriptor) }
         #if os(Linux)
-        // syncfs(2) is not in Glibc's Swift overlay: look it up, and fall back to sync(2).
-        if let symbol = dlsym(nil, "syncfs") {
-            _ = unsafeBitCast(symbol, to: (@convention(c) (Int32) -> Int32).self)(descriptor)
-        } else {
-            sync()
-        }
+        if let syncfs = LinuxCalls.syncfs { _ = syncfs(descriptor) } else { sync() }
         #else
         _ = fsync(descriptor)
         #endif
@@ -136,17 +131,38 @@ enum Disk {
         return (hasher.finalize(), size)
     }
 
+    /// Like ``hash(_:algorithm:)``, but `nil` when nothing is at `path`; reads through `buffer`.
+    static func hashIfPresent(
+        _ path: String, algorithm: ContentHash.Algorithm, buffer: UnsafeMutableRawBufferPointer
+    ) throws(FreshAirError) -> (ContentHash, Int64)? {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw failure("open", path)
+        }
+        defer { _ = posix_close(descriptor) }
+        var hasher = ContentHasher(algorithm)
+        let size = try hash(descriptor: descriptor, path: path, into: &hasher, buffer: buffer)
+        return (hasher.finalize(), size)
+    }
+
     /// Feeds a file's bytes into `hasher` (which may already hold a prefix); returns the
     /// number of bytes read.
     static func hash(_ path: String, into hasher: inout ContentHasher) throws(FreshAirError) -> Int64 {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { throw failure("open", path) }
         defer { _ = posix_close(descriptor) }
-        // Small files are the common case: a buffer their size, not a 1 MiB allocation each.
+        // A buffer the file's size (up to 1 MiB), not a 1 MiB allocation for every small file.
         var info = stat()
         let size = fstat(descriptor, &info) == 0 ? Int(info.st_size) : 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(4096, min(size + 1, 1 << 20)), alignment: 16)
         defer { buffer.deallocate() }
+        return try hash(descriptor: descriptor, path: path, into: &hasher, buffer: buffer)
+    }
+
+    private static func hash(
+        descriptor: Int32, path: String, into hasher: inout ContentHasher, buffer: UnsafeMutableRawBufferPointer
+    ) throws(FreshAirError) -> Int64 {
         var total: Int64 = 0
         while true {
             let count = posix_read(descriptor, buffer.baseAddress, buffer.count)
@@ -166,12 +182,22 @@ enum Disk {
 final class OutputFile {
     private var descriptor: Int32
     let path: String
+    /// End of what was written, and how far the kernel was asked to write it back.
+    private var end: Int64 = 0
+    private var writebackRequested: Int64 = 0
+    /// Dirty bytes after which write-back starts (Linux): the disk works while the network
+    /// does, so the flush before activation finds little left to do.
+    private static let writebackStep: Int64 = 8 << 20
 
     init(path: String, append: Bool) throws(FreshAirError) {
         self.path = path
         let flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC)
         descriptor = open(path, flags, 0o644)
         guard descriptor >= 0 else { throw Disk.failure("open for writing", path) }
+        if append {
+            end = Int64(lseek(descriptor, 0, SEEK_END))
+            writebackRequested = end
+        }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(FreshAirError) {
@@ -184,6 +210,16 @@ final class OutputFile {
             }
             offset += written
         }
+        end += Int64(bytes.count)
+        if end - writebackRequested >= Self.writebackStep { startWriteback() }
+    }
+
+    /// Asks the kernel to start writing the new bytes to disk without waiting for it.
+    private func startWriteback() {
+        #if os(Linux)
+        _ = LinuxCalls.syncFileRange?(descriptor, writebackRequested, end - writebackRequested, LinuxCalls.syncFileRangeWrite)
+        #endif
+        writebackRequested = end
     }
 
     func truncate() throws(FreshAirError) {
@@ -201,3 +237,17 @@ final class OutputFile {
 
     deinit { close() }
 }
+
+#if os(Linux)
+/// Calls Glibc has but its Swift overlay does not export, looked up once.
+enum LinuxCalls {
+    static let syncfs = symbol("syncfs", as: (@convention(c) (Int32) -> Int32).self)
+    static let syncFileRange = symbol("sync_file_range", as: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
+    /// `SYNC_FILE_RANGE_WRITE`: start write-back of dirty pages, do not wait.
+    static let syncFileRangeWrite: UInt32 = 2
+
+    private static func symbol<Function>(_ name: String, as type: Function.Type) -> Function? {
+        dlsym(nil, name).map { unsafeBitCast($0, to: type) }
+    }
+}
+#endif

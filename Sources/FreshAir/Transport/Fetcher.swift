@@ -29,6 +29,9 @@ struct DownloadJob: Sendable {
     var limit: Int64
     /// Makes the request conditional (packages); `nil` for files covered by a manifest hash.
     var validators: HTTPValidators?
+    /// Whether an interrupted download may be resumed from `partialPath`. Small files are
+    /// written straight to their place in the staged version and simply fetched again.
+    var resumable = true
 }
 
 /// A file on disk whose digest was computed as it arrived.
@@ -97,17 +100,17 @@ struct Fetcher: Sendable {
     ///
     /// On a hash mismatch the partial file is deleted, so the next attempt starts clean.
     func download(_ job: DownloadJob, tee: (any DownloadTee)? = nil, progress: @Sendable (Int64) -> Void) async throws -> FetchOutcome<DownloadedFile> {
-        let sidecar = job.partialPath + ".resume"
+        let sidecar: String? = job.resumable ? job.partialPath + ".resume" : nil
         return try await retry.run { _ in
             requests.increment()
             var request = HTTPGetRequest(url: job.url, headers: headers, timeout: timeout)
             var offset: Int64 = 0
-            if let resume = ResumePoint.load(sidecar), resume.url == job.url.absoluteString,
+            if let sidecar, let resume = ResumePoint.load(sidecar), resume.url == job.url.absoluteString,
                let size = Disk.status(job.partialPath)?.size, size > 0 {
                 offset = size
                 request.headers += [("Range", "bytes=\(size)-"), ("If-Range", resume.ifRange)]
             } else {
-                try Disk.remove(job.partialPath)
+                if job.resumable { try Disk.remove(job.partialPath) }  // else truncated when opened
                 request.headers += job.validators?.conditionalHeaders ?? []
             }
             do {
@@ -122,7 +125,7 @@ struct Fetcher: Sendable {
 
     private func receive(
         _ job: DownloadJob, head: HTTPResponseHead, body: ResponseBody, offset requestedOffset: Int64,
-        sidecar: String, tee: (any DownloadTee)?, progress: @Sendable (Int64) -> Void
+        sidecar: String?, tee: (any DownloadTee)?, progress: @Sendable (Int64) -> Void
     ) async throws -> FetchOutcome<DownloadedFile> {
         var offset = requestedOffset
         let total: Int64?
@@ -167,7 +170,7 @@ struct Fetcher: Sendable {
         } else {
             file = try OutputFile(path: job.partialPath, append: false)
             let validators = HTTPValidators(head)
-            if let ifRange = validators.ifRange, (total ?? Self.resumableSize) >= Self.resumableSize {
+            if let sidecar, let ifRange = validators.ifRange, (total ?? Self.resumableSize) >= Self.resumableSize {
                 try ResumePoint(url: job.url.absoluteString, ifRange: ifRange).save(sidecar)
             }
         }
@@ -205,7 +208,7 @@ struct Fetcher: Sendable {
             try discard(job, sidecar: sidecar)
             throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)
         }
-        try Disk.remove(sidecar)
+        if let sidecar { try Disk.remove(sidecar) }
         return .fetched(DownloadedFile(path: job.partialPath, hash: digest, size: received, teedWholeBody: teeing != nil), HTTPValidators(head))
     }
 
@@ -217,9 +220,9 @@ struct Fetcher: Sendable {
         return theirs <= ours
     }
 
-    private func discard(_ job: DownloadJob, sidecar: String) throws {
+    private func discard(_ job: DownloadJob, sidecar: String?) throws {
         try Disk.remove(job.partialPath)
-        try Disk.remove(sidecar)
+        if let sidecar { try Disk.remove(sidecar) }
     }
 }
 
