@@ -90,14 +90,15 @@ class Bench:
         self.small_count, self.small_dirs = (2000, 20) if q else (10000, 100)
         self.package_mb = 64 if q else 640  # 40 parts of 16 MB text: a .tgz above 500 MB
         os.makedirs(self.www, exist_ok=True)
-        big = os.path.join(self.www, "big.freshair")
+        self.big_name, self.small_name = f"big-{self.big_mb}.freshair", f"small-{self.small_count}.freshair"
+        big = os.path.join(self.www, self.big_name)
         if not os.path.exists(os.path.join(big, f".ready-{self.big_mb}")):
             shutil.rmtree(big, ignore_errors=True)
             os.makedirs(big)
             sh(f"head -c {self.big_mb << 20} /dev/urandom > {big}/big.bin")
             sh(f"{self.breeze} generate {big} >/dev/null")
             open(os.path.join(big, f".ready-{self.big_mb}"), "w").close()
-        small = os.path.join(self.www, "small.freshair")
+        small = os.path.join(self.www, self.small_name)
         if not os.path.exists(os.path.join(small, f".ready-{self.small_count}")):
             shutil.rmtree(small, ignore_errors=True)
             rng = random.Random(7)
@@ -108,9 +109,10 @@ class Bench:
                     f.write(rng.randbytes(4096))
             sh(f"{self.breeze} generate {small} >/dev/null")
             open(os.path.join(small, f".ready-{self.small_count}"), "w").close()
-        package = os.path.join(self.www, "package.tgz")
+        package = os.path.join(self.www, f"package-{self.package_mb}.tgz")
+        self.package_name = os.path.basename(package)
         marker = os.path.join(self.work, f"package-ready-{self.package_mb}")
-        if not os.path.exists(marker):
+        if not os.path.exists(marker) or not os.path.exists(package):
             source = os.path.join(self.work, "package-src")
             shutil.rmtree(source, ignore_errors=True)
             os.makedirs(source)
@@ -202,50 +204,50 @@ class Bench:
         # 1. One large file.
         print(f"1. Cold sync of one {self.big_mb} MB file", flush=True)
         self.case(f"cold sync, 1 × {self.big_mb} MB", {
-            "breeze": f"{b} sync {u}/big.freshair/ {o}/big-breeze",
-            "curl -o": f"curl -s -o {o}/big-curl.bin {u}/big.freshair/big.bin",
-            "aria2c": f"aria2c -q --allow-overwrite=true -d {o} -o big-aria.bin {u}/big.freshair/big.bin",
+            "breeze": f"{b} sync {u}/{self.big_name}/ {o}/big-breeze",
+            "curl -o": f"curl -s -o {o}/big-curl.bin {u}/{self.big_name}/big.bin",
+            "aria2c": f"aria2c -q --allow-overwrite=true -d {o} -o big-aria.bin {u}/{self.big_name}/big.bin",
         }, prepare=lambda label: self.clean("big-breeze") or [os.remove(p) for p in [f"{o}/big-curl.bin", f"{o}/big-aria.bin"] if os.path.exists(p)], unit=mb)
 
         # 2. Many small files.
-        files = sorted(os.path.relpath(os.path.join(d, f), os.path.join(self.www, "small.freshair"))
-                       for d, _, fs in os.walk(os.path.join(self.www, "small.freshair")) for f in fs if f.endswith(".bin"))
+        files = sorted(os.path.relpath(os.path.join(d, f), os.path.join(self.www, self.small_name))
+                       for d, _, fs in os.walk(os.path.join(self.www, self.small_name)) for f in fs if f.endswith(".bin"))
         aria_list, wget_list = os.path.join(self.work, "aria.txt"), os.path.join(self.work, "wget.txt")
         with open(aria_list, "w") as a, open(wget_list, "w") as w:
             for path in files:
-                a.write(f"{u}/small.freshair/{path}\n  out={path}\n")
-                w.write(f"{u}/small.freshair/{path}\n")
+                a.write(f"{u}/{self.small_name}/{path}\n  out={path}\n")
+                w.write(f"{u}/{self.small_name}/{path}\n")
         per_second = lambda s: f"{self.small_count / s:.0f} files/s"
         print(f"2. Cold sync of {self.small_count} files of 4 KB in {self.small_dirs} folders", flush=True)
         self.case(f"cold sync, {self.small_count} × 4 KB", {
-            "breeze": f"{b} sync {u}/small.freshair/ {o}/small-breeze --concurrency 16",
+            "breeze": f"{b} sync {u}/{self.small_name}/ {o}/small-breeze --concurrency 16",
             "aria2c -j16": f"aria2c -q -i {aria_list} -j 16 -d {o}/small-aria",
             "wget -i": f"wget -q -x -nH --cut-dirs=1 -i {wget_list} -P {o}/small-wget",
-            "rclone copy": f"rclone copy :http: {o}/small-rclone --http-url {u}/small.freshair/ --transfers 16 -q",
+            "rclone copy": f"rclone copy :http: {o}/small-rclone --http-url {u}/{self.small_name}/ --transfers 16 -q",
         }, prepare=lambda label: self.clean("small-breeze", "small-aria", "small-wget", "small-rclone"), unit=per_second)
 
         # 3. Nothing changed (everything from case 2 is in place).
-        sh(f"{b} sync {u}/small.freshair/ {o}/small-breeze >/dev/null")
-        sh(f"rclone copy :http: {o}/small-rclone --http-url {u}/small.freshair/ --transfers 16 -q")
+        sh(f"{b} sync {u}/{self.small_name}/ {o}/small-breeze >/dev/null")
+        sh(f"rclone copy :http: {o}/small-rclone --http-url {u}/{self.small_name}/ --transfers 16 -q")
         etag = os.path.join(self.work, "etag.txt")
-        sh(f"curl -s --etag-save {etag} -o {o}/manifest-curl.json {u}/small.freshair/manifest.json")
+        sh(f"curl -s --etag-save {etag} -o {o}/manifest-curl.json {u}/{self.small_name}/manifest.json")
         print("3. No-change check on that tree", flush=True)
         self.case("no-change check", {
-            "breeze": f"{b} sync {u}/small.freshair/ {o}/small-breeze",
-            "curl --etag-compare": f"curl -s --etag-compare {etag} -o {o}/manifest-curl.json {u}/small.freshair/manifest.json",
-            "rclone sync": f"rclone sync :http: {o}/small-rclone --http-url {u}/small.freshair/ --transfers 16 -q",
+            "breeze": f"{b} sync {u}/{self.small_name}/ {o}/small-breeze",
+            "curl --etag-compare": f"curl -s --etag-compare {etag} -o {o}/manifest-curl.json {u}/{self.small_name}/manifest.json",
+            "rclone sync": f"rclone sync :http: {o}/small-rclone --http-url {u}/{self.small_name}/ --transfers 16 -q",
         })
 
         # 4. Ten files change; the publisher re-hashes.
         rng = random.Random(time.time())
         changed = rng.sample(files, 10)
         for path in changed:
-            with open(os.path.join(self.www, "small.freshair", path), "wb") as f:
+            with open(os.path.join(self.www, self.small_name, path), "wb") as f:
                 f.write(rng.randbytes(4096))
-        sh(f"{b} hash {self.www}/small.freshair >/dev/null")
-        manifest_bytes = os.path.getsize(os.path.join(self.www, "small.freshair", "manifest.json"))
+        sh(f"{b} hash {self.www}/{self.small_name} >/dev/null")
+        manifest_bytes = os.path.getsize(os.path.join(self.www, self.small_name, "manifest.json"))
         mark = self.nginx.mark()
-        seconds, rss = self.timed(f"{b} sync {u}/small.freshair/ {o}/small-breeze")
+        seconds, rss = self.timed(f"{b} sync {u}/{self.small_name}/ {o}/small-breeze")
         requests, body = self.nginx.since(mark)
         useful = 10 * 4096 + manifest_bytes
         self.rows.append({"case": "incremental, 10 changed", "tool": "breeze", "seconds": seconds, "rss": rss, "requests": requests,
@@ -256,16 +258,16 @@ class Bench:
         # 5. A package.
         print(f"5. Package of {self.package_bytes / 1e6:.0f} MB (.tgz)", flush=True)
         self.case(f"package, {self.package_bytes / 1e6:.0f} MB .tgz", {
-            "breeze": f"{b} sync {u}/package.tgz {o}/pkg-breeze",
-            "curl + tar -xzf": f"curl -s -o {o}/pkg.tgz {u}/package.tgz && mkdir -p {o}/pkg-tar && tar -xzf {o}/pkg.tgz -C {o}/pkg-tar",
+            "breeze": f"{b} sync {u}/{self.package_name} {o}/pkg-breeze",
+            "curl + tar -xzf": f"curl -s -o {o}/pkg.tgz {u}/{self.package_name} && mkdir -p {o}/pkg-tar && tar -xzf {o}/pkg.tgz -C {o}/pkg-tar",
         }, prepare=lambda label: self.clean("pkg-breeze", "pkg-tar") or (os.path.exists(f"{o}/pkg.tgz") and os.remove(f"{o}/pkg.tgz")))
 
         # 6. Hashing.
         print("6. Hashing", flush=True)
-        small = os.path.join(self.www, "small.freshair")
+        small = os.path.join(self.www, self.small_name)
         self.case(f"hash, 1 × {self.big_mb} MB", {
-            "breeze": f"{b} hash {self.www}/big.freshair",
-            "sha256sum": f"sha256sum {self.www}/big.freshair/big.bin",
+            "breeze": f"{b} hash {self.www}/{self.big_name}",
+            "sha256sum": f"sha256sum {self.www}/{self.big_name}/big.bin",
         }, unit=mb)
         self.case(f"hash, {self.small_count} × 4 KB", {
             "breeze": f"{b} hash {small}",
