@@ -171,7 +171,7 @@ class Bench:
         """Moves earlier output aside instead of deleting it: ext4 will not reuse an inode
         deleted within the last minute and scans past such inodes on every create, so deleting
         10,000 files right before a run would slow whichever tool comes next. The trash is
-        deleted at the start and end of the benchmark."""
+        deleted after the last case."""
         os.makedirs(self.trash, exist_ok=True)
         for name in names:
             for path in [os.path.join(self.out, name), os.path.join(self.out, f".{name}.freshair-store")]:
@@ -188,8 +188,12 @@ class Bench:
         os.makedirs(self.work, exist_ok=True)
         print(f"Generating corpora in {self.www} ...", flush=True)
         self.corpora()
-        self.empty_trash()
-        shutil.rmtree(self.out, ignore_errors=True)
+        # Whatever an earlier run left goes to the trash too, deleted only after the last case.
+        os.makedirs(self.trash, exist_ok=True)
+        for leftover in [self.out] + [os.path.join(self.work, n) for n in os.listdir(self.work) if n.startswith("trash-")]:
+            if os.path.lexists(leftover):
+                self.trashed += 1
+                os.rename(leftover, os.path.join(self.trash, f"old-{self.trashed}"))
         self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
         try:
             self.cases()

@@ -126,9 +126,9 @@ public struct BundleSync: Sendable {
             return summary
         }
 
-        var staged = try update.stage()
-        do {
-            let downloaded = try await install(plan, into: &staged, liveDirectory: liveDirectory, fetcher: fetcher, report: report)
+        var downloaded: (records: [String: FileRecord], order: [String], bytes: Int64) = ([:], [], 0)
+        let activated = try await update.assemble { staged in
+            downloaded = try await install(plan, into: &staged, liveDirectory: liveDirectory, fetcher: fetcher, report: report)
             var files: [String: FileRecord] = [:]
             for (file, action) in plan.actions {
                 switch action {
@@ -136,25 +136,22 @@ public struct BundleSync: Sendable {
                 case .download: files[file.path.string] = downloaded.records[file.path.string]
                 }
             }
-            let record = VersionRecord(id: staged.id, source: baseURL.absoluteString, validators: validators, files: files)
-            try update.activate(staged, record: record)
-            report(.activated(version: staged.id))
-            summary.outcome = .updated
-            summary.version = staged.id
-            // Manifests fetched this time count as downloads too: they crossed the network.
-            let fetchedDocuments = plan.actions.compactMap { item -> SelectedFile? in
-                if case .write = item.action, item.file.fetched { item.file } else { nil }
-            }
-            summary.downloaded = fetchedDocuments.map(\.path.string) + downloaded.order
-            summary.filesDownloaded = summary.downloaded.count
-            summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + Int64($1.contents?.count ?? 0) }
-            summary.filesRemoved = plan.removed.count
-            summary.removed = plan.removed
-            return summary
-        } catch {
-            try? Disk.remove(staged.path)
-            throw error
+            return VersionRecord(id: staged.id, source: baseURL.absoluteString, validators: validators, files: files)
         }
+        let version = activated?.id
+        if let version { report(.activated(version: version)) }
+        summary.outcome = .updated
+        summary.version = version
+        // Manifests fetched this time count as downloads too: they crossed the network.
+        let fetchedDocuments = plan.actions.compactMap { item -> SelectedFile? in
+            if case .write = item.action, item.file.fetched { item.file } else { nil }
+        }
+        summary.downloaded = fetchedDocuments.map(\.path.string) + downloaded.order
+        summary.filesDownloaded = summary.downloaded.count
+        summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + Int64($1.contents?.count ?? 0) }
+        summary.filesRemoved = plan.removed.count
+        summary.removed = plan.removed
+        return summary
     }
 
     /// The tree walker for this bundle: a child manifest comes from the live version when its
@@ -261,7 +258,8 @@ public struct BundleSync: Sendable {
                 try staged.place(file.path, at: paths[0])
                 for extra in paths.dropFirst() { try staged.link(staged.path + "/" + paths[0].string, at: extra) }
                 for path in paths {
-                    records[path.string] = FileRecord(hash: file.hash, size: file.size)
+                    // Every bundle file is hashed as it arrives (only transient packages are not).
+                    if let hash = file.hash { records[path.string] = FileRecord(hash: hash, size: file.size) }
                     order.append(path.string)
                     report(.downloaded(path: path.string, bytes: file.size))
                 }

@@ -86,41 +86,39 @@ public struct PackageUpdater: Sendable {
         return try await store.update { update in
             var installedBundled = false
             if let bundled = try bundledCandidate(live: update.live) {
-                try await install(bundled.file, into: try update.stage(), unpacked: nil,
-                                  validators: HTTPValidators(lastModified: bundled.lastModified), origin: "bundled", update: &update)
+                try await update.assemble { staged in
+                    try await record(installing: bundled.file, into: staged, unpacked: nil,
+                                     validators: HTTPValidators(lastModified: bundled.lastModified), origin: "bundled")
+                }
                 installedBundled = true
             }
             let live = update.live
             let partial = store.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
-            let job = DownloadJob(
+            var job = DownloadJob(
                 label: remote.lastPathComponent, url: remote, partialPath: partial, expectedHash: nil, expectedSize: nil,
                 limit: configuration.maxFileSize,
                 validators: installer.packageExists(liveFolder: store.liveDirectory) ? (live?.validators ?? HTTPValidators()) : HTTPValidators())
+            job.isTransient = true
             var result = Result(
                 outcome: .notModified, installedBundled: installedBundled, version: live?.id, bytesDownloaded: 0, requests: 0,
                 lastModified: live?.validators?.lastModified, seconds: 0)
-            // The default installer unpacks while the package downloads; others get the file.
-            let staged = try update.stage()
-            let streaming = (installer as? ExtractingInstaller).flatMap {
-                StreamingExtraction(installer: $0, format: format, folder: URL(fileURLWithPath: staged.path), package: remote.lastPathComponent)
-            }
-            let outcome: FetchOutcome<DownloadedFile>
-            do { outcome = try await fetcher.download(job, tee: streaming, progress: { _ in }) } catch {
-                try? Disk.remove(staged.path)
-                throw error
-            }
-            switch outcome {
-            case .notModified:
-                try? Disk.remove(staged.path)
-            case .fetched(let file, let validators):
-                try await install(URL(fileURLWithPath: file.path), into: staged, unpacked: file.teedWholeBody ? streaming : nil,
-                                  validators: validators, origin: "remote", update: &update)
-                try? Disk.remove(file.path)
+            try await update.assemble { staged in
+                // The default installer unpacks while the package downloads; others get the file.
+                let streaming = (installer as? ExtractingInstaller).flatMap {
+                    StreamingExtraction(installer: $0, format: format, folder: URL(fileURLWithPath: staged.path), package: remote.lastPathComponent)
+                }
+                guard case .fetched(let file, let validators) = try await fetcher.download(job, tee: streaming, progress: { _ in }) else {
+                    return nil
+                }
+                // The package itself is not kept: gone before activation flushes the disk.
+                defer { try? Disk.remove(file.path) }
                 result.outcome = .downloaded
                 result.bytesDownloaded = file.size
-                result.version = update.live?.id
                 result.lastModified = validators.lastModified
+                return try await record(installing: URL(fileURLWithPath: file.path), into: staged,
+                                        unpacked: file.teedWholeBody ? streaming : nil, validators: validators, origin: "remote")
             }
+            result.version = update.live?.id
             result.requests = fetcher.requests.value
             result.seconds = (ContinuousClock.now - started).seconds
             return result
@@ -139,27 +137,19 @@ public struct PackageUpdater: Sendable {
     }
 
     /// Installs into `staged` (from the file, unless `unpacked` already did it while
-    /// downloading) and makes it live.
-    private func install(
-        _ package: URL, into staged: StagedVersion, unpacked: StreamingExtraction?, validators: HTTPValidators, origin: String,
-        update: inout StoreUpdate
-    ) async throws {
-        do {
-            let folder = URL(fileURLWithPath: staged.path)
-            let records: [String: FileRecord]
-            if let unpacked {
-                records = try unpacked.finish()
-            } else {
-                records = try await installer.install(package: package, format: format, into: folder)
-            }
-            let record = VersionRecord(
-                id: staged.id, source: remote.absoluteString, validators: validators, files: records,
-                metadata: ["origin": origin, "format": format.rawValue])
-            try update.activate(staged, record: record)
-        } catch {
-            try? Disk.remove(staged.path)
-            throw error
+    /// downloading) and returns the version's record.
+    private func record(
+        installing package: URL, into staged: StagedVersion, unpacked: StreamingExtraction?, validators: HTTPValidators, origin: String
+    ) async throws -> VersionRecord {
+        let records: [String: FileRecord]
+        if let unpacked {
+            records = try unpacked.finish()
+        } else {
+            records = try await installer.install(package: package, format: format, into: URL(fileURLWithPath: staged.path))
         }
+        return VersionRecord(
+            id: staged.id, source: remote.absoluteString, validators: validators, files: records,
+            metadata: ["origin": origin, "format": format.rawValue])
     }
 }
 

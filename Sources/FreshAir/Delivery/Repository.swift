@@ -159,9 +159,10 @@ public struct Repository: Sendable {
             for format in [ArchiveFormat.tarGzip, .tar] {
                 let fileName = "\(name)-\(version)" + (format == .tar ? ".tar" : ".tar.gz")
                 let url = base.appendingPathComponent(fileName)
-                let job = DownloadJob(
+                var job = DownloadJob(
                     label: "\(id)/\(fileName)", url: url, partialPath: store.partialsPath + "/\(fileName)", expectedHash: nil,
                     expectedSize: nil, limit: configuration.maxFileSize, validators: nil)
+                job.isTransient = true
                 let file: DownloadedFile
                 do {
                     guard case .fetched(let fetched, _) = try await fetcher.download(job, progress: { _ in }) else { continue }
@@ -170,16 +171,14 @@ public struct Repository: Sendable {
                     lastError = FreshAirError.httpStatus(404, url: missing)
                     continue
                 }
-                let staged = try update.stage()
-                do {
+                try await update.assemble { staged in
+                    // The archive is not kept: gone before activation flushes the disk.
+                    defer { try? Disk.remove(file.path) }
                     let installer = ExtractingInstaller(topLevelFolderToStrip: "\(name)-\(version)")
                     let records = try await installer.install(package: URL(fileURLWithPath: file.path), format: format, into: URL(fileURLWithPath: staged.path))
-                    try update.activate(staged, record: VersionRecord(
+                    return VersionRecord(
                         id: staged.id, source: url.absoluteString, files: records,
-                        metadata: ["bundleVersion": String(version), "repository": id]))
-                } catch {
-                    try? Disk.remove(staged.path)
-                    throw error
+                        metadata: ["bundleVersion": String(version), "repository": id])
                 }
                 return file.size
             }

@@ -129,6 +129,28 @@ struct StoreUpdate {
         return StagedVersion(id: id, path: path)
     }
 
+    /// Assembles and activates the next version, the one way every delivery mode installs:
+    /// `fill` writes the version into a new staged folder and returns its record, or `nil`
+    /// when there turned out to be nothing to install. If anything fails, the staged folder
+    /// is removed and the live version stays as it was.
+    ///
+    /// - Returns: the activated record, or `nil` when `fill` returned `nil`.
+    @discardableResult
+    mutating func assemble(_ fill: (inout StagedVersion) async throws -> VersionRecord?) async throws -> VersionRecord? {
+        var staged = try stage()
+        do {
+            guard let record = try await fill(&staged) else {
+                try Disk.remove(staged.path)
+                return nil
+            }
+            try activate(staged, record: record)
+            return live
+        } catch {
+            try? Disk.remove(staged.path)
+            throw error
+        }
+    }
+
     /// Makes a staged version live: record written, tree moved into `versions/`, data
     /// flushed, then the live link swapped in one `rename(2)`. Older versions are removed
     /// afterwards, except the one just replaced.

@@ -189,8 +189,13 @@ final class OutputFile {
     /// does, so the flush before activation finds little left to do.
     private static let writebackStep: Int64 = 8 << 20
 
-    init(path: String, append: Bool) throws(FreshAirError) {
+    private let startsWriteback: Bool
+
+    /// - Parameter startsWriteback: push written bytes to disk as they accumulate (Linux);
+    ///   `false` for a file that will be deleted soon, which then may never reach the disk.
+    init(path: String, append: Bool, startsWriteback: Bool = true) throws(FreshAirError) {
         self.path = path
+        self.startsWriteback = startsWriteback
         let flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC)
         descriptor = open(path, flags, 0o644)
         guard descriptor >= 0 else { throw Disk.failure("open for writing", path) }
@@ -211,7 +216,7 @@ final class OutputFile {
             offset += written
         }
         end += Int64(bytes.count)
-        if end - writebackRequested >= Self.writebackStep { startWriteback() }
+        if startsWriteback, end - writebackRequested >= Self.writebackStep { startWriteback() }
     }
 
     /// Asks the kernel to start writing the new bytes to disk without waiting for it.

@@ -32,12 +32,16 @@ struct DownloadJob: Sendable {
     /// Whether an interrupted download may be resumed from `partialPath`. Small files are
     /// written straight to their place in the staged version and simply fetched again.
     var resumable = true
+    /// The file is unpacked and then deleted (a package): it is hashed only when a digest is
+    /// expected, and not pushed to disk ahead of time.
+    var isTransient = false
 }
 
 /// A file on disk whose digest was computed as it arrived.
 struct DownloadedFile: Sendable {
     var path: String
-    var hash: ContentHash
+    /// `nil` for a transient file that no manifest gave a digest for.
+    var hash: ContentHash?
     var size: Int64
     /// The tee given to the download saw the whole body, from its first byte.
     var teedWholeBody = false
@@ -160,15 +164,16 @@ struct Fetcher: Sendable {
         }
         let ceiling = total ?? job.expectedSize ?? job.limit
 
+        let hashes = job.expectedHash != nil || !job.isTransient
         var hasher = ContentHasher(job.expectedHash?.algorithm ?? .sha256)
         let file: OutputFile
         if offset > 0 {
             // Resuming: the digest must cover the bytes already on disk.
-            _ = try Disk.hash(job.partialPath, into: &hasher)
-            file = try OutputFile(path: job.partialPath, append: true)
+            if hashes { _ = try Disk.hash(job.partialPath, into: &hasher) }
+            file = try OutputFile(path: job.partialPath, append: true, startsWriteback: !job.isTransient)
             progress(offset)
         } else {
-            file = try OutputFile(path: job.partialPath, append: false)
+            file = try OutputFile(path: job.partialPath, append: false, startsWriteback: !job.isTransient)
             let validators = HTTPValidators(head)
             if let sidecar, let ifRange = validators.ifRange, (total ?? Self.resumableSize) >= Self.resumableSize {
                 try ResumePoint(url: job.url.absoluteString, ifRange: ifRange).save(sidecar)
@@ -179,7 +184,7 @@ struct Fetcher: Sendable {
         try teeing?.restart()
 
         // Large bodies are hashed on another core while this task writes.
-        let background = (total ?? 0) >= Self.backgroundHashingSize ? BackgroundHasher(continuing: hasher) : nil
+        let background = hashes && (total ?? 0) >= Self.backgroundHashingSize ? BackgroundHasher(continuing: hasher) : nil
         defer { _ = background?.finalize() }
         var received = offset
         for try await chunk in body {
@@ -191,7 +196,7 @@ struct Fetcher: Sendable {
             }
             if let background { background.add(chunk) }
             try chunk.withUnsafeReadableBytes { bytes in
-                if background == nil { hasher.update(bytes) }
+                if hashes, background == nil { hasher.update(bytes) }
                 try file.write(bytes)
                 try teeing?.consume(bytes)
             }
@@ -203,8 +208,8 @@ struct Fetcher: Sendable {
             throw FreshAirError.transport(TransportError(
                 kind: .interrupted, url: job.url, detail: "received \(received) of \(expected) bytes"))
         }
-        let digest = background?.finalize() ?? hasher.finalize()
-        if let expected = job.expectedHash, expected != digest {
+        let digest = hashes ? background?.finalize() ?? hasher.finalize() : nil
+        if let expected = job.expectedHash, let digest, expected != digest {
             try discard(job, sidecar: sidecar)
             throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)
         }
