@@ -34,11 +34,13 @@ public enum BundleHasher {
 
         // Hash every content file at once, across cores; manifests are hashed as they are rewritten.
         let algorithms = documents.map { Self.algorithm(of: $0, forceSHA256: sha256) }
-        var jobs: [String: ContentHash.Algorithm] = [:]
+        // In manifest order (authors list a folder's files together), each path once.
+        var jobs: [(path: String, algorithm: ContentHash.Algorithm)] = []
+        var listed: Set<String> = manifestPaths
         for (document, algorithm) in zip(documents, algorithms) {
             for filename in document.entries.compactMap({ $0["filename"]?.string }) {
                 let path = document.bundlePath(of: filename)
-                if !manifestPaths.contains(path) { jobs[path] = algorithm }
+                if listed.insert(path).inserted { jobs.append((path, algorithm)) }
             }
         }
         let digests = try await hashAll(jobs, in: root)
@@ -99,10 +101,9 @@ public enum BundleHasher {
         return digests.contains { $0.count == 40 } && !digests.contains { $0.count == 64 } ? .sha1 : .sha256
     }
 
-    /// Hashes files in parallel, one task per core, each taking the next run of files (in
-    /// path order, so a folder's files are read together) until none are left.
-    static func hashAll(_ jobs: [String: ContentHash.Algorithm], in root: URL) async throws -> [String: (ContentHash, Int64)] {
-        let paths = jobs.sorted { $0.key < $1.key }
+    /// Hashes files in parallel, one task per core, each taking the next run of files until
+    /// none are left.
+    static func hashAll(_ paths: [(path: String, algorithm: ContentHash.Algorithm)], in root: URL) async throws -> [String: (ContentHash, Int64)] {
         let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
         let rootPath = root.path
         let nextRun = SharedCounter()

@@ -63,6 +63,7 @@ struct ManifestDocument {
     /// Folders of the child manifests this one lists, relative to the bundle root.
     var childFolders: [String] {
         entries.compactMap { $0["filename"]?.string }.compactMap { filename in
+            guard filename.hasSuffix(".freshair/manifest.json") else { return nil }
             let parts = filename.split(separator: "/")
             guard parts.count >= 2, parts.last == "manifest.json", parts[parts.count - 2].hasSuffix(".freshair") else { return nil }
             return bundlePath(of: parts.dropLast().joined(separator: "/"))

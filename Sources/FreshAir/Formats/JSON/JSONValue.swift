@@ -2,7 +2,7 @@
 /// keep their text (`1.10` stays `1.10`), so a document can be read, edited and written back
 /// with only the intended change. Every JSON document FreshAir reads (manifests, release
 /// notes, version records, indexes) goes through this one model and ``JSONReader``.
-public indirect enum JSONValue: Sendable {
+public enum JSONValue: Sendable {
     /// Key–value pairs in document order.
     case object([(key: String, value: JSONValue)])
     case array([JSONValue])
