@@ -8,15 +8,58 @@ struct BundleStoreTests {
 
     func install(_ store: BundleStore, _ files: [String: String]) async throws -> Int {
         try await store.update { update in
-            var staged = try update.stage()
-            var records: [String: FileRecord] = [:]
-            for (path, text) in files {
-                try staged.write(Data(text.utf8), at: try BundlePath(path))
-                records[path] = FileRecord(hash: .of(Array(text.utf8), using: .sha256), size: Int64(text.utf8.count))
+            let record = try await update.assemble { staged in
+                var records: [String: FileRecord] = [:]
+                for (path, text) in files {
+                    try staged.write(Data(text.utf8), at: try BundlePath(path))
+                    records[path] = FileRecord(hash: .of(Array(text.utf8), using: .sha256), size: Int64(text.utf8.count))
+                }
+                return VersionRecord(id: staged.id, source: "test", files: records)
             }
-            try update.activate(staged, record: VersionRecord(id: 0, source: "test", files: records))
-            return staged.id
+            return try #require(record).id
         }
+    }
+
+    @Test func anAssemblyThatFailsOrFindsNothingLeavesTheLiveVersionAndNoStaging() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = BundleStore(root: folder)
+        _ = try await install(store, ["a.txt": "1"])
+        struct Refused: Error {}
+        await #expect(throws: Refused.self) {
+            try await store.update { update in
+                try await update.assemble { staged in
+                    try staged.write(Data("half".utf8), at: BundlePath("a.txt"))
+                    throw Refused()
+                }
+            }
+        }
+        let nothing = try await store.update { update in
+            try await update.assemble { staged in
+                try staged.write(Data("unused".utf8), at: BundlePath("a.txt"))
+                return nil
+            }
+        }
+        #expect(nothing == nil)
+        #expect(store.liveVersionID == 1)
+        #expect(try String(contentsOf: store.liveLink.appendingPathComponent("a.txt"), encoding: .utf8) == "1")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingPath).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.versionsPath).sorted() == ["1", "1.json"])
+    }
+
+    @Test func manyFilesHashThroughOneBuffer() throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let hasher = FileHasher(bufferSize: 4096)
+        for size in [0, 1, 4095, 4096, 4097, 100_000] {
+            let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let path = folder.appendingPathComponent("f\(size)").path
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            let result = try #require(try hasher.hash(atPath: path, using: .sha256))
+            #expect(result.hash == .of(bytes, using: .sha256))
+            #expect(result.size == Int64(size))
+        }
+        #expect(try hasher.hash(atPath: folder.appendingPathComponent("missing").path, using: .sha1) == nil)
+        #expect(throws: FreshAirError.self) { try hasher.hash(atPath: folder.path + "/f0/x", using: .sha1) }  // not a folder
     }
 
     @Test func activationSwitchesTheLinkAndKeepsOnlyThePreviousVersion() async throws {

@@ -74,6 +74,16 @@ struct RetryPolicyTests {
         #expect(policy.delay(after: 3, retryAfter: nil) <= .milliseconds(40))
     }
 
+    @Test func headerNamesMatchWithoutRegardToCase() {
+        let head = HTTPResponseHead(status: 200, headers: [("etag", "\"x\""), ("Content-Length", "12"), ("X-A_B", "1")])
+        #expect(head["ETag"] == "\"x\"")
+        #expect(head.contentLength == 12)
+        #expect(head["x-a_b"] == "1")
+        #expect(head["X-A_"] == nil)
+        #expect(head["X-A\u{7F}B"] == nil)  // only letters fold: _ and DEL differ by 0x20
+        #expect(!HTTPResponseHead.namesMatch("Etag2", "ETag"))
+    }
+
     @Test func httpDatesParseInEveryFormWhateverTheLocale() {
         let expected = Date(timeIntervalSince1970: 1_541_861_208)  // Sat, 10 Nov 2018 14:46:48 GMT
         #expect(HTTPDate.parse("Sat, 10 Nov 2018 14:46:48 GMT") == expected)
