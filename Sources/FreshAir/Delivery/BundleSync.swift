@@ -67,8 +67,11 @@ public struct BundleSync: Sendable {
         }
     }
 
+    /// Runs one sync, calling `report` with each event as it happens, on whichever task
+    /// the sync is running then: keep it quick and thread-safe. Unlike ``updates()``, no task
+    /// wakes up per event, which matters when thousands of files arrive per second.
     @discardableResult
-    func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
+    public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let started = ContinuousClock.now
         let fetcher = Fetcher(
             transport: transport, retry: configuration.retry, headers: configuration.headers,

@@ -77,12 +77,7 @@ struct SyncCommand: AsyncParsableCommand {
         let progress = ProgressLine(enabled: !json && ProgressLine.isTerminal)
         let outcome: Result<SyncSummary, any Error>
         do {
-            var summary: SyncSummary?
-            for try await event in sync.updates() {
-                progress.show(event)
-                if case .finished(let final) = event { summary = final }
-            }
-            outcome = .success(summary!)
+            outcome = .success(try await sync.run(reporting: progress.show))
         } catch {
             outcome = .failure(error)
         }
