@@ -220,6 +220,8 @@ class Bench:
         self.case(f"cold sync, 1 × {self.big_mb} MB", {
             "breeze": f"{b} sync {u}/{self.big_name}/ {o}/big-breeze",
             "curl -o": f"curl -s -o {o}/big-curl.bin {u}/{self.big_name}/big.bin",
+            # breeze makes the file durable before it goes live; this is curl paying the same.
+            "curl -o; sync -f": f"curl -s -o {o}/big-curl.bin {u}/{self.big_name}/big.bin && sync -f {o}/big-curl.bin",
             "aria2c": f"aria2c -q --allow-overwrite=true -d {o} -o big-aria.bin {u}/{self.big_name}/big.bin",
         }, corpus=[f"{self.www}/{self.big_name}"], prepare=lambda label: self.clean("big-breeze") or [os.remove(p) for p in [f"{o}/big-curl.bin", f"{o}/big-aria.bin"] if os.path.exists(p)], unit=mb)
 
