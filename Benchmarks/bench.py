@@ -137,18 +137,22 @@ class Bench:
             rss_kb = int(f.read().strip().splitlines()[-1])
         return seconds, rss_kb / 1024
 
-    def case(self, name, tools, prepare=None, unit=None, short=False, corpus=()):
+    def case(self, name, tools, prepare=None, unit=None, short=False, warmup=False, corpus=()):
         """Runs each tool `runs` times, alternating; records medians. `tools` maps a label to a command.
 
         The `corpus` paths are read once first, so the first tool does not pay for bringing them
         back into the page cache (this VM's kernel reclaims pages left unread for a while).
-        `short` cases (a tenth of a second or so) also get one untimed warm-up run per tool and
-        at least seven timed runs: a single slow start would otherwise move their median."""
+        `warmup` gives every tool one untimed run first (first-run effects: caches, and the
+        file system's state after earlier deletions). `short` cases (a tenth of a second or
+        so) are warmed up and get at least seven timed runs: a single slow start would
+        otherwise move their median."""
         for path in corpus:
             sh(f"find {path} -type f -exec cat {{}} + > /dev/null")
         results = {label: [] for label in tools}
-        if short:
+        if short or warmup:
             for label, command in tools.items():
+                if prepare:
+                    prepare(label)
                 subprocess.run(["/bin/sh", "-c", command], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for _ in range(max(self.runs, 7) if short else self.runs):
             for label, command in tools.items():
@@ -240,7 +244,7 @@ class Bench:
             "aria2c -j16": f"aria2c -q -i {aria_list} -j 16 -d {o}/small-aria",
             "wget -i": f"wget -q -x -nH --cut-dirs=1 -i {wget_list} -P {o}/small-wget",
             "rclone copy": f"rclone copy :http: {o}/small-rclone --http-url {u}/{self.small_name}/ --transfers 16 -q",
-        }, corpus=[f"{self.www}/{self.small_name}"], prepare=lambda label: self.clean("small-breeze", "small-aria", "small-wget", "small-rclone"), unit=per_second)
+        }, corpus=[f"{self.www}/{self.small_name}"], warmup=True, prepare=lambda label: self.clean("small-breeze", "small-aria", "small-wget", "small-rclone"), unit=per_second)
 
         # 3. Nothing changed (everything from case 2 is in place).
         sh(f"{b} sync {u}/{self.small_name}/ {o}/small-breeze >/dev/null")
@@ -301,7 +305,7 @@ class Bench:
         machine = f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), {round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB"
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         lines = [f"Measured {when} by `Benchmarks/run{' --quick' if self.quick else ''}` ({self.runs} run{'s' if self.runs > 1 else ''} per tool, median; "
-                 f"7 after a warm-up for the sub-second no-change and small-file hash cases), on {machine}.",
+                 f"7 for the sub-second no-change and small-file hash cases; an untimed warm-up run first for those and the 10,000-file sync), on {machine}.",
                  "Ratio is the peer's time over breeze's: above 1, breeze was faster. nginx on 127.0.0.1 served everything.", "",
                  "| case | tool | median s | ratio | peak RSS MB | requests | body bytes | rate |",
                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
