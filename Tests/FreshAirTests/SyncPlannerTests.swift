@@ -102,3 +102,35 @@ struct RetryPolicyTests {
         #expect(FreshAirError.transport(TransportError(kind: .interrupted, url: url, detail: "")).isTransient)
     }
 }
+
+@Suite("Manifest trees")
+struct ManifestTreeTests {
+    @Test func childrenLoadedTogetherSelectWhatOneByOneWould() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("freshair-tree-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func write(_ path: String, _ text: String) throws {
+            let url = folder.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        // Three children, one not for this platform, and a path listed twice: the first listing
+        // (in document order, depth first) wins, as when children were loaded one at a time.
+        try write("manifest.json", """
+            [{"filename": "A.freshair/manifest.json"}, {"filename": "B.freshair/manifest.json", "condition": "platform == 'tvOS'"},
+             {"filename": "C.freshair/manifest.json"}, {"filename": "A.freshair/x.md", "size": 99}, {"filename": "top.md"}]
+            """)
+        try write("A.freshair/manifest.json", #"[{"filename": "x.md"}, {"filename": "C.freshair/manifest.json"}]"#)
+        try write("A.freshair/C.freshair/manifest.json", #"[{"filename": "deep.md"}]"#)
+        try write("B.freshair/manifest.json", #"[{"filename": "tv.md"}]"#)
+        try write("C.freshair/manifest.json", #"[{"filename": "y.md"}]"#)
+        for name in ["A.freshair/x.md", "A.freshair/C.freshair/deep.md", "C.freshair/y.md", "top.md", "B.freshair/tv.md"] { try write(name, name) }
+        var environment = ConditionEnvironment()
+        environment["platform"] = "iOS"
+        let selected = try await LocalBundle.selection(folder: folder, environment: environment)
+        #expect(selected.map(\.path) == [
+            "manifest.json", "A.freshair/manifest.json", "A.freshair/x.md", "A.freshair/C.freshair/manifest.json",
+            "A.freshair/C.freshair/deep.md", "C.freshair/manifest.json", "C.freshair/y.md", "top.md",
+        ])
+        #expect(selected.first { $0.path == "A.freshair/x.md" }?.size == Int64("A.freshair/x.md".utf8.count))  // the child's entry, not the later one
+    }
+}

@@ -12,7 +12,9 @@ struct ManifestTree {
     let maxDepth: Int
     /// A child manifest's bytes, checked against its digest in the parent when it has one;
     /// `fetched` tells whether they crossed the network.
-    let loadChild: (BundlePath, ContentHash?) async throws -> (data: Data, fetched: Bool)
+    let loadChild: @Sendable (BundlePath, ContentHash?) async throws -> (data: Data, fetched: Bool)
+    /// How many child manifests of one manifest are loaded at once.
+    var concurrency = 8
 
     /// Every selected file, manifests included, root first; the first entry for a path wins.
     func select(root data: Data, fetched: Bool) async throws -> [SelectedFile] {
@@ -33,14 +35,19 @@ struct ManifestTree {
         }
         let manifest: Manifest
         do { manifest = try Manifest(data: data, source: source) } catch { throw FreshAirError.manifest(error) }
-        for entry in manifest.entries where entry.condition.evaluate(in: environment) {
+        let applicable = manifest.entries.filter { $0.condition.evaluate(in: environment) }
+        // This manifest's children are loaded together; the walk below still takes them in
+        // document order, so the result is the same as loading them one by one.
+        let children = try await loadAll(applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash) }
+            .filter { !seen.contains($0.0.string) })
+        for entry in applicable {
             let path = BundlePath.join(folder, entry.path)
             guard seen.insert(path.string).inserted else { continue }
             guard entry.isChildManifest else {
                 selected.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
                 continue
             }
-            let (childData, fetched) = try await loadChild(path, entry.hash)
+            let (childData, fetched) = if let loaded = children[path.string] { loaded } else { try await loadChild(path, entry.hash) }
             selected.append(SelectedFile(path: path, hash: entry.hash, size: Int64(childData.count), contents: childData, fetched: fetched))
             try await walk(
                 childData, folder: path.parent, source: url(for: path).absoluteString, depth: depth + 1,
@@ -49,6 +56,26 @@ struct ManifestTree {
     }
 
     func url(for path: BundlePath) -> URL { path.url(relativeTo: baseURL) }
+
+    /// Loads child manifests, up to ``concurrency`` at a time; the first failure ends it.
+    private func loadAll(_ children: [(BundlePath, ContentHash?)]) async throws -> [String: (data: Data, fetched: Bool)] {
+        guard children.count > 1 else { return [:] }  // one child: the walk loads it itself
+        let loadChild = loadChild
+        return try await withThrowingTaskGroup(of: (String, (data: Data, fetched: Bool)).self) { group in
+            var pending = children[...]
+            var loaded: [String: (data: Data, fetched: Bool)] = [:]
+            func startNext() {
+                guard let (path, hash) = pending.popFirst() else { return }
+                group.addTask { (path.string, try await loadChild(path, hash)) }
+            }
+            for _ in 0..<max(1, concurrency) { startNext() }
+            while let (path, result) = try await group.next() {
+                loaded[path] = result
+                startNext()
+            }
+            return loaded
+        }
+    }
 
     /// `a` and `a/b` cannot both be files.
     private func checkNoFileIsAlsoAFolder(_ selected: [SelectedFile]) throws {
