@@ -163,7 +163,7 @@ public struct BundleSync: Sendable {
     private func manifestTree(fetcher: Fetcher, live: VersionRecord?, liveDirectory: String?) -> ManifestTree {
         let baseURL = baseURL
         let limit = configuration.maxDocumentSize
-        return ManifestTree(baseURL: baseURL, environment: environment, maxDepth: configuration.maxManifestDepth) { path, hash in
+        var tree = ManifestTree(baseURL: baseURL, environment: environment, maxDepth: configuration.maxManifestDepth) { path, hash in
             if let hash, let record = live?.files[path.string], record.hash == hash, let liveDirectory,
                let data = FileManager.default.contents(atPath: liveDirectory + "/" + path.string),
                ContentHash.of(data, using: hash.algorithm) == hash {
@@ -181,6 +181,8 @@ public struct BundleSync: Sendable {
             }
             return (data, true)
         }
+        tree.concurrency = configuration.concurrency
+        return tree
     }
 
     /// The files this environment selects from the remote bundle, manifests included, as a
