@@ -39,7 +39,7 @@ struct ArchiveTests {
         try Data("deep\n".utf8).write(to: work.path("content/\(deep)"))
         let long = String(repeating: "n", count: 180) + ".txt"
         if format != "ustar" { try Data("long\n".utf8).write(to: work.path("content/\(long)")) }
-        try shell("tar --format=\(format) -czf \(format).tgz -C content .", in: work.url)
+        try await shell("tar --format=\(format) -czf \(format).tgz -C content .", in: work.url)
 
         let (folder, records) = try await install("\(format).tgz")
         try expectSampleContent(in: folder, records: records)
@@ -49,16 +49,16 @@ struct ArchiveTests {
 
     @Test("An uncompressed .tar, a multi-member .tar.gz and a plain .gz")
     func tarMultiMemberAndPlainGzip() async throws {
-        try shell("tar -cf plain.tar -C content .", in: work.url)
+        try await shell("tar -cf plain.tar -C content .", in: work.url)
         let (tarFolder, tarRecords) = try await install("plain.tar")
         try expectSampleContent(in: tarFolder, records: tarRecords)
 
         // Two gzip members, as `cat a.gz b.gz` makes: the tar stream spans both.
-        try shell("head -c 20480 plain.tar | gzip -c > multi.tar.gz && tail -c +20481 plain.tar | gzip -c >> multi.tar.gz", in: work.url)
+        try await shell("head -c 20480 plain.tar | gzip -c > multi.tar.gz && tail -c +20481 plain.tar | gzip -c >> multi.tar.gz", in: work.url)
         let (multiFolder, multiRecords) = try await install("multi.tar.gz")
         try expectSampleContent(in: multiFolder, records: multiRecords)
 
-        try shell("gzip -c content/art/big.bin > big.gz", in: work.url)
+        try await shell("gzip -c content/art/big.bin > big.gz", in: work.url)
         let (single, records) = try await install("big.gz")
         #expect(try Data(contentsOf: single.appendingPathComponent("single.bin")) == Data(contentsOf: work.path("content/art/big.bin")))
         #expect(records["single.bin"]?.size == 70_000)
@@ -66,7 +66,7 @@ struct ArchiveTests {
 
     @Test("zip: stored and deflated entries, folders and links")
     func zip() async throws {
-        try shell("cd content && zip -q -r -y ../deflated.zip . && zip -q -0 -r -y ../stored.zip .", in: work.url)
+        try await shell("cd content && zip -q -r -y ../deflated.zip . && zip -q -0 -r -y ../stored.zip .", in: work.url)
         for name in ["deflated.zip", "stored.zip"] {
             let (folder, records) = try await install(name)
             try expectSampleContent(in: folder, records: records)
@@ -99,7 +99,7 @@ struct ArchiveTests {
                     archive.addfile(info)
             """
         try script.write(to: work.path("make.py"), atomically: true, encoding: .utf8)
-        try shell("/usr/bin/python3 make.py '\(name)' \(kind) '\(target)'", in: work.url)
+        try await shell("/usr/bin/python3 make.py '\(name)' \(kind) '\(target)'", in: work.url)
         await #expect {
             _ = try await install("hostile.tgz")
         } throws: { error in
@@ -121,7 +121,7 @@ struct ArchiveTests {
                 archive.addfile(info, io.BytesIO(b"x"))
             """
         try script.write(to: work.path("make.py"), atomically: true, encoding: .utf8)
-        try shell("/usr/bin/python3 make.py", in: work.url)
+        try await shell("/usr/bin/python3 make.py", in: work.url)
         await #expect {
             _ = try await install("through.tar")
         } throws: { error in
@@ -134,7 +134,7 @@ struct ArchiveTests {
     func hostileZip() async throws {
         try "import zipfile\nwith zipfile.ZipFile('hostile.zip', 'w') as z:\n    z.writestr('../evil.txt', 'evil')\n"
             .write(to: work.path("make.py"), atomically: true, encoding: .utf8)
-        try shell("/usr/bin/python3 make.py", in: work.url)
+        try await shell("/usr/bin/python3 make.py", in: work.url)
         await #expect {
             _ = try await install("hostile.zip")
         } throws: { error in
@@ -145,7 +145,7 @@ struct ArchiveTests {
 
     @Test("A truncated archive, damaged data and an entry longer than its header are refused")
     func truncatedAndDamaged() async throws {
-        try shell("tar -czf whole.tgz -C content . && head -c $(( $(stat -c %s whole.tgz) / 2 )) whole.tgz > half.tgz", in: work.url)
+        try await shell("tar -czf whole.tgz -C content . && head -c $(( $(stat -c %s whole.tgz) / 2 )) whole.tgz > half.tgz", in: work.url)
         await #expect {
             _ = try await install("half.tgz")
         } throws: { error in
@@ -153,7 +153,7 @@ struct ArchiveTests {
             return archiveError.kind == .truncated
         }
 
-        try shell("tar -cf whole.tar -C content . && head -c 10000 whole.tar > cut.tar", in: work.url)
+        try await shell("tar -cf whole.tar -C content . && head -c 10000 whole.tar > cut.tar", in: work.url)
         await #expect {
             _ = try await install("cut.tar")
         } throws: { error in
@@ -173,7 +173,7 @@ struct ArchiveTests {
             open("longer.tar", "wb").write(raw[:1024] + b"X" * 512 + raw[1024:])
             """
         try script.write(to: work.path("make.py"), atomically: true, encoding: .utf8)
-        try shell("/usr/bin/python3 make.py", in: work.url)
+        try await shell("/usr/bin/python3 make.py", in: work.url)
         await #expect {
             _ = try await install("longer.tar")
         } throws: { error in
@@ -193,7 +193,7 @@ struct ArchiveTests {
     @Test("A gzip bomb stops at the configured cap")
     func gzipBomb() async throws {
         // 64 MiB of zeros compress to about 64 KB.
-        try shell("head -c 67108864 /dev/zero > zeros.bin && tar -czf bomb.tgz zeros.bin && gzip -c zeros.bin > bomb.gz && rm zeros.bin", in: work.url)
+        try await shell("head -c 67108864 /dev/zero > zeros.bin && tar -czf bomb.tgz zeros.bin && gzip -c zeros.bin > bomb.gz && rm zeros.bin", in: work.url)
         let limits = ExtractionLimits(maxTotalBytes: 1 << 20)
         for name in ["bomb.tgz", "bomb.gz"] {
             await #expect {

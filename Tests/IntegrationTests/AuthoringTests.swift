@@ -24,7 +24,7 @@ struct AuthoringTests {
 
     @Test("breeze init writes a starter bundle that validates and syncs")
     func initValidates() async throws {
-        let run = try BreezeBinary.run(["init", work.path("Starter.freshair").path])
+        let run = try await BreezeBinary.run(["init", work.path("Starter.freshair").path])
         #expect(run.status == 0, "\(run.error)")
         let problems = await BundleValidator.run(bundle: work.path("Starter.freshair"))
         #expect(problems.isEmpty, "\(problems)")
@@ -55,14 +55,14 @@ struct AuthoringTests {
               {"filename": "Child.freshair/manifest.json", "sha": "\(String(repeating: "0", count: 64))"}
             ]
             """)
-        let check = try BreezeBinary.run(["hash", work.path("B.freshair").path, "--check"])
+        let check = try await BreezeBinary.run(["hash", work.path("B.freshair").path, "--check"])
         #expect(check.status == 1)
         #expect(check.output.contains("stale: Child.freshair/manifest.json: c.txt"))
         #expect(check.output.contains("stale: manifest.json: Child.freshair/manifest.json"))
         #expect(check.output.contains("stale: manifest.json: a.txt"))
         #expect(try String(contentsOf: work.path("B.freshair/Child.freshair/manifest.json"), encoding: .utf8) == child, "--check changes nothing")
 
-        let hashed = try BreezeBinary.run(["hash", work.path("B.freshair").path])
+        let hashed = try await BreezeBinary.run(["hash", work.path("B.freshair").path])
         #expect(hashed.status == 0, "\(hashed.output)\(hashed.error)")
         let childText = try String(contentsOf: work.path("B.freshair/Child.freshair/manifest.json"), encoding: .utf8)
         // SHA-1 stays SHA-1, under its own spelling, before filename as written; 4-space indent kept.
@@ -72,10 +72,10 @@ struct AuthoringTests {
         #expect((entry(root, "a.txt")?["conditions"] as? [[String: String]])?.first?["key"] == "appVersion")
         let childDigest = ContentHash.of(try Data(contentsOf: work.path("B.freshair/Child.freshair/manifest.json")), using: .sha256).hex
         #expect(entry(root, "Child.freshair/manifest.json")?["sha"] as? String == childDigest, "the parent records the rewritten child")
-        #expect(try BreezeBinary.run(["hash", work.path("B.freshair").path, "--check"]).status == 0)
+        #expect(try await BreezeBinary.run(["hash", work.path("B.freshair").path, "--check"]).status == 0)
         #expect(await BundleValidator.run(bundle: work.path("B.freshair")).filter { $0.severity == .error }.isEmpty)
 
-        _ = try BreezeBinary.run(["hash", work.path("B.freshair").path, "--sha256"])
+        _ = try await BreezeBinary.run(["hash", work.path("B.freshair").path, "--sha256"])
         let upgraded = try manifest("B.freshair/Child.freshair/manifest.json")
         #expect((upgraded.first?["SHA"] as? String)?.count == 64)
     }
@@ -104,7 +104,7 @@ struct AuthoringTests {
         try write("G.freshair/Sub.freshair/inner.txt", "inner")
         try write("G.freshair/manifest.json", #"[{"filename": "logo.png", "condition": "channel == 'beta'"}, {"filename": "gone.txt"}]"#)
 
-        let run = try BreezeBinary.run(["generate", work.path("G.freshair").path])
+        let run = try await BreezeBinary.run(["generate", work.path("G.freshair").path])
         #expect(run.status == 0, "\(run.error)")
         #expect(run.output.contains("removed: gone.txt"))
         let entries = try manifest("G.freshair/manifest.json")
@@ -143,12 +143,12 @@ struct AuthoringTests {
 
     @Test("validate lists every problem with its file, key, language and position")
     func validateFindsEverything() async throws {
-        _ = try BreezeBinary.run(["init", work.path("V.freshair").path])
+        _ = try await BreezeBinary.run(["init", work.path("V.freshair").path])
         // A missing translation, a bad release condition, a stale digest, a file no manifest lists.
         try write("V.freshair/fr.lproj/Feature.strings", "\"welcome.title\" = \"Bienvenue\";\n")
         try write("V.freshair/release_notes.json", #"{"releases": [{"version": "1.0", "features": ["welcome", "ghost"], "condition": "systemVersion >"}]}"#)
         try write("V.freshair/extra.txt", "unlisted")
-        let run = try BreezeBinary.run(["validate", work.path("V.freshair").path, "--json"])
+        let run = try await BreezeBinary.run(["validate", work.path("V.freshair").path, "--json"])
         #expect(run.status == 1)
         let problems = try JSONDecoder().decode([BundleValidator.Problem].self, from: Data(run.output.utf8))
         #expect(problems.contains { $0.file == "release_notes.json" && $0.message.contains("release 1.0") && $0.message.contains("column 16") })
@@ -167,7 +167,7 @@ struct AuthoringTests {
         try write("V.freshair/manifest.json", String(manifestText.prefix(manifestText.count / 2)))
         let truncated = await BundleValidator.run(bundle: work.path("V.freshair"))
         #expect(truncated.contains { $0.file == "manifest.json" && $0.severity == .error && $0.message.contains("invalid JSON at line") })
-        let text = try BreezeBinary.run(["validate", work.path("V.freshair").path])
+        let text = try await BreezeBinary.run(["validate", work.path("V.freshair").path])
         #expect(text.status == 1)
         #expect(text.output.contains("error: manifest.json: invalid JSON at line"))
     }
@@ -177,12 +177,12 @@ struct AuthoringTests {
         try await PublishedFolder.with(.nginx) { server in
             try ExampleBundle.write(in: server.root)
             let env = ["--env", "platform=iOS", "--env", "systemVersion=9.0", "--env", "appVersion=1.1"]
-            let remote = try BreezeBinary.run(["plan", server.url.appendingPathComponent(ExampleBundle.name).absoluteString, "--json"] + env)
+            let remote = try await BreezeBinary.run(["plan", server.url.appendingPathComponent(ExampleBundle.name).absoluteString, "--json"] + env)
             #expect(remote.status == 0, "\(remote.error)")
             let files = try JSONDecoder().decode([SelectedEntry].self, from: Data(remote.output.utf8)).map(\.path)
             #expect(files == ["manifest.json", "Embed2.freshair/manifest.json", "Embed2.freshair/baz.md", "Embed2.freshair/zab.md"])
 
-            let local = try BreezeBinary.run(["plan", server.root.appendingPathComponent(ExampleBundle.name).path] + env)
+            let local = try await BreezeBinary.run(["plan", server.root.appendingPathComponent(ExampleBundle.name).path] + env)
             #expect(local.output.contains("\tEmbed2.freshair/zab.md"))
             #expect(local.output.contains("4 files"))
         }

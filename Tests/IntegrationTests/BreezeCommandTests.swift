@@ -14,39 +14,39 @@ struct BreezeCommandTests {
             let url = server.url.appendingPathComponent(ExampleBundle.name).absoluteString
             let env = ["--env", "platform=iOS", "--env", "systemVersion=9.0", "--env", "appVersion=0.9"]
 
-            let first = try BreezeBinary.run(["sync", url, directory] + env)
+            let first = try await BreezeBinary.run(["sync", url, directory] + env)
             #expect(first.status == 0, "\(first.error)")
             #expect(first.output.hasPrefix("Updated to version 1: 4 downloaded"))
             #expect(local.path("Content/Embed1.freshair/bar.md").text == ExampleBundle.contents["Embed1.freshair/bar.md"])
             #expect(local.path("Content/manifest.json").text != nil)
             #expect(!FileManager.default.fileExists(atPath: local.path("Content/Embed2.freshair").path))
 
-            let again = try BreezeBinary.run(["sync", url, directory, "--json"] + env)
+            let again = try await BreezeBinary.run(["sync", url, directory, "--json"] + env)
             #expect(again.status == 0)
             let summary = try JSONDecoder().decode(SyncSummary.self, from: Data(again.output.utf8))
             #expect(summary.outcome == .alreadyCurrent)
             #expect(summary.notModified)
             #expect(summary.requests == 1)
 
-            let upgraded = try BreezeBinary.run(["sync", url, directory, "--env", "platform=iOS", "--env", "systemVersion=9.0", "--env", "appVersion=1.1"])
+            let upgraded = try await BreezeBinary.run(["sync", url, directory, "--env", "platform=iOS", "--env", "systemVersion=9.0", "--env", "appVersion=1.1"])
             #expect(upgraded.status == 0)
             #expect(local.path("Content/Embed2.freshair/zab.md").text == ExampleBundle.contents["Embed2.freshair/zab.md"])
             #expect(!FileManager.default.fileExists(atPath: local.path("Content/Embed1.freshair/bar.md").path))
 
-            let missing = try BreezeBinary.run(["sync", server.url.appendingPathComponent("Nope.freshair").absoluteString, directory, "--attempts", "1"])
+            let missing = try await BreezeBinary.run(["sync", server.url.appendingPathComponent("Nope.freshair").absoluteString, directory, "--attempts", "1"])
             #expect(missing.status == 69)
             #expect(missing.error.contains("HTTP 404"))
             #expect(missing.error.contains("Check the URL"))
             #expect(local.path("Content/Embed2.freshair/zab.md").text != nil, "the live version survives a failed sync")
 
-            let rollback = try BreezeBinary.run(["rollback", directory])
+            let rollback = try await BreezeBinary.run(["rollback", directory])
             #expect(rollback.status == 0)
             #expect(local.path("Content/Embed1.freshair/bar.md").text != nil)
 
             let occupied = local.path("Occupied")
             try FileManager.default.createDirectory(at: occupied, withIntermediateDirectories: true)
             try Data("mine".utf8).write(to: occupied.appendingPathComponent("notes.txt"))
-            let refused = try BreezeBinary.run(["sync", url, occupied.path] + env)
+            let refused = try await BreezeBinary.run(["sync", url, occupied.path] + env)
             #expect(refused.status == 73)
             #expect(refused.error.contains("was not made by FreshAir"))
             #expect(occupied.appendingPathComponent("notes.txt").text == "mine")
@@ -105,7 +105,7 @@ struct BreezeCommandTests {
             let directory = local.path("Big").path
             // /slow/ is throttled to 512 KB/s unless the request carries Range.
             let url = server.url.appendingPathComponent("slow/Big.freshair/").absoluteString
-            #expect(try BreezeBinary.run(["sync", url, directory]).status == 0)
+            #expect(try await BreezeBinary.run(["sync", url, directory]).status == 0)
 
             var generator = SystemRandomNumberGenerator()
             let big = Data((0..<(6 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
@@ -118,8 +118,8 @@ struct BreezeCommandTests {
             let sync = try BreezeBinary.start(["sync", url, directory])
             let partial = local.path(".Big.freshair-store/partials/\(digest.hex)").path
             let deadline = Date().addingTimeInterval(20)
-            // Poll without suspending: other tests block the few cooperative threads while they
-            // wait for processes, and a suspended poll could wake only after the download ended.
+            // Poll without suspending: with two cooperative threads busy with other tests, a
+            // suspended poll could wake only after the download ended.
             while (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0 < 1 << 20, Date() < deadline {
                 usleep(20_000)
             }
@@ -130,7 +130,7 @@ struct BreezeCommandTests {
             #expect(local.path("Big/readme.md").text == "v1\n", "the old version is still live")
             #expect(!FileManager.default.fileExists(atPath: local.path("Big/big.bin").path))
 
-            let resumed = try BreezeBinary.run(["sync", url, directory, "--json"])
+            let resumed = try await BreezeBinary.run(["sync", url, directory, "--json"])
             #expect(resumed.status == 0, "\(resumed.error)")
             #expect(try Data(contentsOf: local.path("Big/big.bin")) == big)
             let last = try #require(server.nginxRequests().last { $0.path == "/slow/Big.freshair/big.bin" })
@@ -150,24 +150,24 @@ struct BreezeCommandTests {
             let longName = String(repeating: "x", count: 150) + ".txt"
             try Data("long".utf8).write(to: work.path("content/\(longName)"))
 
-            let packed = try BreezeBinary.run(["package", work.path("content").path, "-o", server.root.appendingPathComponent("content.tgz").path, "--meta"])
+            let packed = try await BreezeBinary.run(["package", work.path("content").path, "-o", server.root.appendingPathComponent("content.tgz").path, "--meta"])
             #expect(packed.status == 0, "\(packed.error)")
             // GNU tar reads what breeze writes, long names included.
-            let listing = try shell("tar -tzf content.tgz", in: server.root)
+            let listing = try await shell("tar -tzf content.tgz", in: server.root)
             #expect(listing.contains("art/cats/cat1.txt"))
             #expect(listing.contains(longName))
             #expect(FileManager.default.fileExists(atPath: server.root.appendingPathComponent("content.tgz.meta").path))
 
             let packageURL = server.url.appendingPathComponent("content.tgz").absoluteString
-            let synced = try BreezeBinary.run(["sync", packageURL, work.path("Installed").path])
+            let synced = try await BreezeBinary.run(["sync", packageURL, work.path("Installed").path])
             #expect(synced.status == 0, "\(synced.error)")
             #expect(synced.output.hasPrefix("Installed package version 1"))
             #expect(work.path("Installed/art/cats/cat1.txt").text == "meow\n")
             #expect(work.path("Installed/\(longName)").text == "long")
-            let again = try BreezeBinary.run(["sync", packageURL, work.path("Installed").path])
+            let again = try await BreezeBinary.run(["sync", packageURL, work.path("Installed").path])
             #expect(again.output.hasPrefix("Package current (304 Not Modified)"))
 
-            let offline = try BreezeBinary.run([
+            let offline = try await BreezeBinary.run([
                 "sync", "http://127.0.0.1:\(try freeLoopbackPort())/content.tgz", work.path("Offline").path,
                 "--bundled", server.root.appendingPathComponent("content.tgz").path, "--attempts", "1",
             ])
@@ -175,11 +175,11 @@ struct BreezeCommandTests {
             #expect(work.path("Offline/art/cats/cat1.txt").text == "meow\n", "the bundled copy is installed when offline")
 
             let repository = server.root.appendingPathComponent("com.example.level1").path
-            let added = try BreezeBinary.run(["repo", "add", work.path("content").path, repository, "--name", "cats"])
+            let added = try await BreezeBinary.run(["repo", "add", work.path("content").path, repository, "--name", "cats"])
             #expect(added.output.hasPrefix("Published cats version 1"))
-            let unchanged = try BreezeBinary.run(["repo", "add", work.path("content").path, repository, "--name", "cats"])
+            let unchanged = try await BreezeBinary.run(["repo", "add", work.path("content").path, repository, "--name", "cats"])
             #expect(unchanged.output.contains("unchanged at version 1"))
-            let repo = try BreezeBinary.run(["sync", "--repo", "com.example.level1", server.url.absoluteString, work.path("Bundles").path, "--json"])
+            let repo = try await BreezeBinary.run(["sync", "--repo", "com.example.level1", server.url.absoluteString, work.path("Bundles").path, "--json"])
             #expect(repo.status == 0, "\(repo.error)")
             let result = try JSONDecoder().decode(Repository.Result.self, from: Data(repo.output.utf8))
             #expect(result.updated == ["cats": 1])
@@ -192,7 +192,7 @@ struct BreezeCommandTests {
         try await PublishedFolder.with(.nginx) { server in
             let source = server.root.appendingPathComponent("src")
             try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-            try shell("head -c 8388608 /dev/urandom > src/blob.bin && echo hello > src/small.txt && tar -czf content.tgz -C src .", in: server.root)
+            try await shell("head -c 8388608 /dev/urandom > src/blob.bin && echo hello > src/small.txt && tar -czf content.tgz -C src .", in: server.root)
             let local = try TemporaryFolder("package-resume")
             let url = server.url.appendingPathComponent("slow/content.tgz").absoluteString
             let sync = try BreezeBinary.start(["sync", url, local.path("Content").path])
@@ -212,7 +212,7 @@ struct BreezeCommandTests {
             try #require(sync.terminationReason == .uncaughtSignal, "the first sync ended on its own (partial seen: \(killedAt) bytes)")
             #expect(!FileManager.default.fileExists(atPath: local.path("Content").path), "nothing half-unpacked is live")
 
-            let resumed = try BreezeBinary.run(["sync", url, local.path("Content").path])
+            let resumed = try await BreezeBinary.run(["sync", url, local.path("Content").path])
             #expect(resumed.status == 0, "\(resumed.error)")
             #expect(try Data(contentsOf: local.path("Content/blob.bin")) == Data(contentsOf: source.appendingPathComponent("blob.bin")))
             #expect(local.path("Content/small.txt").text == "hello\n")

@@ -115,26 +115,26 @@ struct ContentTests {
     }
 
     @Test("breeze whatsnew and check-update")
-    func commands() throws {
+    func commands() async throws {
         let env = ["--env", "platform=iOS", "--env", "systemVersion=9.0"]
-        let whatsNew = try BreezeBinary.run(["whatsnew", bundleURL.path, "--from", "1.0", "--to", "1.2", "--locale", "fr_FR"] + env)
+        let whatsNew = try await BreezeBinary.run(["whatsnew", bundleURL.path, "--from", "1.0", "--to", "1.2", "--locale", "fr_FR"] + env)
         #expect(whatsNew.status == 0, "\(whatsNew.error)")
         #expect(whatsNew.output.contains("4 features"))
         #expect(whatsNew.output.contains("- Calendrier (1.1): Les événements vont droit dans votre calendrier."))
-        let json = try BreezeBinary.run(["whatsnew", bundleURL.path, "--from", "1.2", "--to", "2.1", "--json"] + env)
+        let json = try await BreezeBinary.run(["whatsnew", bundleURL.path, "--from", "1.2", "--to", "2.1", "--json"] + env)
         #expect(try JSONDecoder().decode([Feature].self, from: Data(json.output.utf8)).count == 3)
 
-        #expect(try BreezeBinary.run(["check-update", bundleURL.path, "--version", "1.0"] + env).output
+        #expect(try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "1.0"] + env).output
             == "required 1.2 https://apps.example.com/app/id123\n")
-        #expect(try BreezeBinary.run(["check-update", bundleURL.path, "--version", "1.5"] + env).output
+        #expect(try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "1.5"] + env).output
             == "available 2.1 https://apps.example.com/app/id123\n")
-        #expect(try BreezeBinary.run(["check-update", bundleURL.path, "--version", "2.1"] + env).output == "up to date\n")
+        #expect(try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "2.1"] + env).output == "up to date\n")
     }
 
     @Test("breeze preview renders a page that headless Chromium shows with content")
-    func previewRendersInChromium() throws {
+    func previewRendersInChromium() async throws {
         let page = folder.path("whatsnew.html")
-        let preview = try BreezeBinary.run([
+        let preview = try await BreezeBinary.run([
             "preview", bundleURL.path, "--from", "1.2", "--to", "2.1", "--locale", "fr_FR", "-o", page.path,
             "--env", "platform=iOS", "--env", "systemVersion=9.0",
         ])
@@ -146,10 +146,10 @@ struct ContentTests {
         let chromium = try #require(["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) },
                                     "chromium is not installed: run scripts/test")
         let screenshot = folder.path("whatsnew.png")
-        try shell("\(chromium) --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=800,700 "
+        try await shell("\(chromium) --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=800,700 "
                   + "--screenshot=\(screenshot.path) file://\(page.path) >/dev/null 2>&1", in: folder.url)
         // Decode the PNG and count what is not background: text and images, not a blank page.
-        let measure = try shell("/usr/bin/python3 \(Self.pngStatistics) \(screenshot.path)", in: folder.url)
+        let measure = try await shell("/usr/bin/python3 \(Self.pngStatistics) \(screenshot.path)", in: folder.url)
         let numbers = measure.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         let (colors, inked) = (numbers[0], numbers[1])
         #expect(colors > 50, "a blank page has a handful of colours")

@@ -6,12 +6,12 @@ import Testing
 @Suite("Packages: one archive at a fixed URL, a bundled default, conditional GET")
 struct PackageTests {
     /// Publishes `content/` as `content.tgz` (made by GNU tar) and returns its URL.
-    func publish(_ server: PublishedFolder, text: String, modified: Date? = nil) throws -> URL {
+    func publish(_ server: PublishedFolder, text: String, modified: Date? = nil) async throws -> URL {
         let source = server.root.appendingPathComponent("src")
         try? FileManager.default.removeItem(at: source)
         try FileManager.default.createDirectory(at: source.appendingPathComponent("data"), withIntermediateDirectories: true)
         try Data(text.utf8).write(to: source.appendingPathComponent("data/message.txt"))
-        try shell("tar -czf content.tgz -C src .", in: server.root)
+        try await shell("tar -czf content.tgz -C src .", in: server.root)
         if let modified {
             try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: server.root.appendingPathComponent("content.tgz").path)
         }
@@ -19,10 +19,10 @@ struct PackageTests {
     }
 
     /// A bundled copy with the given text and, optionally, a `.meta` date.
-    func bundled(in folder: TemporaryFolder, text: String, meta: Date?) throws -> URL {
+    func bundled(in folder: TemporaryFolder, text: String, meta: Date?) async throws -> URL {
         try FileManager.default.createDirectory(at: folder.path("bundled-src/data"), withIntermediateDirectories: true)
         try Data(text.utf8).write(to: folder.path("bundled-src/data/message.txt"))
-        try shell("tar -czf content.tgz -C bundled-src .", in: folder.url)
+        try await shell("tar -czf content.tgz -C bundled-src .", in: folder.url)
         if let meta {
             try Data(#"{"Last-Modified": "\#(HTTPDate.format(meta))"}"#.utf8).write(to: folder.path("content.tgz.meta"))
         }
@@ -40,7 +40,7 @@ struct PackageTests {
     @Test("200 installs, then an unchanged check is one request and no body")
     func notModifiedIsOneRequest() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            let remote = try publish(server, text: "v1")
+            let remote = try await publish(server, text: "v1")
             let local = try TemporaryFolder("package")
             let updater = updater(remote, in: local)
             let first = try await updater.update()
@@ -56,7 +56,7 @@ struct PackageTests {
             #expect(seen.map(\.status) == [304])
             #expect(seen.first?.bodyBytes == 0)
 
-            _ = try publish(server, text: "v2", modified: Date().addingTimeInterval(60))
+            _ = try await publish(server, text: "v2", modified: Date().addingTimeInterval(60))
             let third = try await updater.update()
             #expect(third.outcome == .downloaded)
             #expect(local.path("Content/data/message.txt").text == "v2")
@@ -66,7 +66,7 @@ struct PackageTests {
     @Test("Offline on first launch: the bundled copy is installed and the error says why")
     func bundledFallbackOffline() async throws {
         let local = try TemporaryFolder("package")
-        let bundled = try bundled(in: local, text: "bundled", meta: nil)
+        let bundled = try await bundled(in: local, text: "bundled", meta: nil)
         let offline = URL(string: "http://127.0.0.1:\(try freeLoopbackPort())/content.tgz")!
         let updater = updater(offline, in: local, bundled: bundled)
         await #expect {
@@ -82,10 +82,10 @@ struct PackageTests {
     @Test("A 403 names the likely cause; the bundled copy is installed")
     func forbiddenInstallsBundled() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            let remote = try publish(server, text: "v1")
+            let remote = try await publish(server, text: "v1")
             try FileManager.default.setAttributes([.posixPermissions: getuid() == 0 ? 0o600 : 0o000], ofItemAtPath: server.root.appendingPathComponent("content.tgz").path)
             let local = try TemporaryFolder("package")
-            let updater = updater(remote, in: local, bundled: try bundled(in: local, text: "bundled", meta: nil))
+            let updater = updater(remote, in: local, bundled: try await bundled(in: local, text: "bundled", meta: nil))
             await #expect {
                 try await updater.update()
             } throws: { error in
@@ -100,13 +100,13 @@ struct PackageTests {
     func newerMetaInstallsBundled() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let published = Date(timeIntervalSince1970: 1_700_000_000)
-            let remote = try publish(server, text: "server", modified: published)
+            let remote = try await publish(server, text: "server", modified: published)
             let local = try TemporaryFolder("package")
             try await updater(remote, in: local).update()
             #expect(local.path("Content/data/message.txt").text == "server")
 
             // An app update ships newer content than the server has.
-            let bundled = try bundled(in: local, text: "shipped in the app", meta: published.addingTimeInterval(86_400))
+            let bundled = try await bundled(in: local, text: "shipped in the app", meta: published.addingTimeInterval(86_400))
             let before = server.nginxRequests().count
             let result = try await updater(remote, in: local, bundled: bundled).update()
             #expect(result.installedBundled)
@@ -124,10 +124,10 @@ struct PackageTests {
     func olderMetaIsIgnored() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let published = Date(timeIntervalSince1970: 1_700_000_000)
-            let remote = try publish(server, text: "server", modified: published)
+            let remote = try await publish(server, text: "server", modified: published)
             let local = try TemporaryFolder("package")
             try await updater(remote, in: local).update()
-            let bundled = try bundled(in: local, text: "old bundled", meta: published.addingTimeInterval(-86_400))
+            let bundled = try await bundled(in: local, text: "old bundled", meta: published.addingTimeInterval(-86_400))
             let result = try await updater(remote, in: local, bundled: bundled).update()
             #expect(!result.installedBundled)
             #expect(result.outcome == .notModified)
@@ -138,13 +138,13 @@ struct PackageTests {
     @Test("A hostile package is refused and the installed content stays")
     func hostilePackageKeepsContent() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            let remote = try publish(server, text: "good")
+            let remote = try await publish(server, text: "good")
             let local = try TemporaryFolder("package")
             let updater = updater(remote, in: local)
             try await updater.update()
             try "import io, tarfile\nwith tarfile.open('content.tgz', 'w:gz') as t:\n    i = tarfile.TarInfo('../../escape.txt'); i.size = 1\n    t.addfile(i, io.BytesIO(b'x'))\n"
                 .write(to: server.root.appendingPathComponent("make.py"), atomically: true, encoding: .utf8)
-            try shell("/usr/bin/python3 make.py && touch -d '+1 hour' content.tgz", in: server.root)
+            try await shell("/usr/bin/python3 make.py && touch -d '+1 hour' content.tgz", in: server.root)
             await #expect {
                 try await updater.update()
             } throws: { error in
@@ -172,7 +172,7 @@ struct PackageTests {
             func packageExists(liveFolder: URL?) -> Bool { FileManager.default.fileExists(atPath: database.path) }
         }
         try await PublishedFolder.with(.nginx) { server in
-            let remote = try publish(server, text: "for the database")
+            let remote = try await publish(server, text: "for the database")
             let local = try TemporaryFolder("package")
             let loader = DatabaseLoader(database: local.path("app.db"))
             let result = try await updater(remote, in: local, installer: loader).update()
@@ -243,7 +243,7 @@ struct RepositoryTests {
             let level2 = server.root.appendingPathComponent("game.level2")
             try FileManager.default.createDirectory(at: level2.appendingPathComponent("art-7"), withIntermediateDirectories: true)
             try Data("level 2".utf8).write(to: level2.appendingPathComponent("art-7/item.txt"))
-            try shell("tar -cf art-7.tar art-7 && rm -r art-7", in: level2)
+            try await shell("tar -cf art-7.tar art-7 && rm -r art-7", in: level2)
             try Data(#"{"bundles": {"art": {"version": 7}}}"#.utf8).write(to: level2.appendingPathComponent("index.json"))
 
             let local = try TemporaryFolder("repo")

@@ -25,11 +25,9 @@ enum BreezeBinary {
     }
 
     /// Runs breeze to completion and captures its output.
-    static func run(_ arguments: [String]) throws -> Run {
+    static func run(_ arguments: [String]) async throws -> Run {
         let process = try start(arguments)
-        let output = (process.standardOutput as! Pipe).fileHandleForReading.readDataToEndOfFile()
-        let error = (process.standardError as! Pipe).fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let (output, error) = try await waitOffThePool(process, reading: process.standardOutput as! Pipe, process.standardError as! Pipe)
         return Run(
             status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
             error: String(decoding: error, as: UTF8.self))

@@ -3,7 +3,7 @@ import Foundation
 /// Runs a shell command (real tar, gzip, zip, python3) in `folder`, failing the test setup
 /// when it fails.
 @discardableResult
-func shell(_ command: String, in folder: URL) throws -> String {
+func shell(_ command: String, in folder: URL) async throws -> String {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
     process.arguments = ["-c", command]
@@ -13,11 +13,38 @@ func shell(_ command: String, in folder: URL) throws -> String {
     process.standardError = output
     process.standardInput = FileHandle.nullDevice
     try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
+    let data = try await waitOffThePool(process, reading: output).0
     let text = String(decoding: data, as: UTF8.self)
     guard process.terminationStatus == 0 else { throw TestSetupError("`\(command)` failed: \(text)") }
     return text
+}
+
+/// Waits for `process` and reads its pipes to the end on threads of their own: blocking
+/// waits on the few cooperative threads would stall every other test's tasks.
+func waitOffThePool(_ process: Process, reading first: Pipe, _ second: Pipe? = nil) async throws -> (Data, Data) {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            // Both pipes are drained at once, so neither fills up while the other is read.
+            let secondData = DataBox()
+            let group = DispatchGroup()
+            if let second {
+                group.enter()
+                Thread.detachNewThread {
+                    secondData.data = second.fileHandleForReading.readDataToEndOfFile()
+                    group.leave()
+                }
+            }
+            let firstData = first.fileHandleForReading.readDataToEndOfFile()
+            group.wait()  // after this, secondData is written and no longer shared
+            process.waitUntilExit()
+            continuation.resume(returning: (firstData, secondData.data))
+        }
+    }
+}
+
+/// Bytes one thread reads from a pipe and another takes once the first has finished.
+private final class DataBox: @unchecked Sendable {
+    var data = Data()
 }
 
 /// Writes a small tree of content used by the archive tests.
