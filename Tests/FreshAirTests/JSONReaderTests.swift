@@ -44,6 +44,22 @@ struct JSONReaderTests {
         #expect(error.detail.contains(detail), "\(error)")
     }
 
+    @Test func utf16DocumentsLoadAsFoundationLoadedThem() throws {
+        func utf16(_ text: String, bigEndian: Bool) -> [UInt8] {
+            text.utf16.flatMap { bigEndian ? [UInt8($0 >> 8), UInt8($0 & 0xFF)] : [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        }
+        let text = #"[{"filename": "é.md"}]"#
+        for bytes in [[0xFF, 0xFE] + utf16(text, bigEndian: false), utf16(text, bigEndian: true)] {  // with a mark, and without
+            #expect(try JSONReader.parse(bytes).array?.first?["filename"]?.string == "é.md")
+        }
+        do {
+            _ = try JSONReader.parse([0xFF, 0xFE] + utf16("[1,\n 2,]", bigEndian: false))
+            Issue.record("a trailing comma in UTF-16 was accepted")
+        } catch {
+            #expect(error.line == 2 && error.column == 4)
+        }
+    }
+
     @Test func invalidUTF8AndHostileNestingAreRefused() {
         let invalid: [UInt8] = [0x5B, 0x22, 0xC3, 0x28, 0x22, 0x5D]  // ["\xC3("]
         #expect(throws: JSONSyntaxError.self) { try JSONReader.parse(invalid) }

@@ -9,12 +9,33 @@ public enum JSONReader {
     public static let maximumDepth = 512
 
     public static func parse(_ bytes: some Collection<UInt8>, lenient: Bool = false) throws(JSONSyntaxError) -> JSONValue {
+        if let utf8 = transcodedFromUTF16(bytes) {
+            return try utf8.withUnsafeBufferPointer { parse(buffer: $0, lenient: lenient) }.get()
+        }
         let result: Result<JSONValue, JSONSyntaxError>? = bytes.withContiguousStorageIfAvailable { buffer in
             parse(buffer: buffer, lenient: lenient)
         }
         if let result { return try result.get() }
         let copy = Array(bytes)
         return try copy.withUnsafeBufferPointer { parse(buffer: $0, lenient: lenient) }.get()
+    }
+
+    /// UTF-16 text (with a byte-order mark, or told by the zero bytes of its ASCII start, as
+    /// Foundation's reader did) as UTF-8; `nil` for anything else.
+    private static func transcodedFromUTF16(_ bytes: some Collection<UInt8>) -> [UInt8]? {
+        let head = Array(bytes.prefix(2))
+        guard head.count == 2, head[0] == 0 || head[1] == 0 || head == [0xFF, 0xFE] || head == [0xFE, 0xFF] else { return nil }
+        let bigEndian = head == [0xFE, 0xFF] || (head[0] == 0 && head[1] != 0)
+        let hasMark = head == [0xFF, 0xFE] || head == [0xFE, 0xFF]
+        guard head != [0, 0] else { return nil }  // UTF-32 or not text: leave it to the parser's error
+        var units: [UInt16] = []
+        units.reserveCapacity(bytes.count / 2)
+        var iterator = bytes.dropFirst(hasMark ? 2 : 0).makeIterator()
+        while let first = iterator.next() {
+            let second = iterator.next() ?? 0
+            units.append(bigEndian ? UInt16(first) << 8 | UInt16(second) : UInt16(second) << 8 | UInt16(first))
+        }
+        return Array(String(decoding: units, as: UTF16.self).utf8)
     }
 
     private static func parse(buffer: UnsafeBufferPointer<UInt8>, lenient: Bool) -> Result<JSONValue, JSONSyntaxError> {
