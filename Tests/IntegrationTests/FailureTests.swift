@@ -30,6 +30,54 @@ struct FailureTests {
         }
     }
 
+    @Test("A root manifest older than the installed one, or expired, is refused; the live version stays")
+    func antiRollbackAndExpiry() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = server.root.appendingPathComponent("Seq.freshair")
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            var published = 0
+            func publish(sequence: Int, text: String, expires: String? = nil) throws {
+                try Data(text.utf8).write(to: bundle.appendingPathComponent("a.md"))
+                let digest = ContentHash.of(Array(text.utf8), using: .sha256).hex
+                let expiry = expires.map { #", "expires": "\#($0)""# } ?? ""
+                let manifest = bundle.appendingPathComponent("manifest.json")
+                try Data(#"{"format": 2, "sequence": \#(sequence)\#(expiry), "files": [{"filename": "a.md", "sha": "\#(digest)"}]}"#.utf8)
+                    .write(to: manifest)
+                // Each publication gets a later mtime, so the server's validators change.
+                published += 1
+                try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(Double(published) * 10)], ofItemAtPath: manifest.path)
+            }
+            let live = { (client: ExampleClient) in try? String(contentsOf: client.live.appendingPathComponent("a.md"), encoding: .utf8) }
+            try publish(sequence: 5, text: "v5")
+            let client = try ExampleClient(published: server, path: "Seq.freshair")
+            try await client.sync.run()
+            #expect(live(client) == "v5")
+
+            try publish(sequence: 4, text: "v4")  // a stale copy comes back
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard case .manifest(let manifestError) = error as? FreshAirError,
+                      case .olderSequence(installed: 5, offered: 4) = manifestError.problem else { return false }
+                return "\(error)".contains("publish with a sequence above 5")
+            }
+            #expect(live(client) == "v5")
+
+            try publish(sequence: 6, text: "v6")
+            #expect(try await client.sync.run().outcome == .updated)
+            #expect(live(client) == "v6")
+
+            try publish(sequence: 7, text: "v7", expires: "2020-01-01T00:00:00Z")
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard case .manifest(let manifestError) = error as? FreshAirError, case .expired = manifestError.problem else { return false }
+                return "\(error)".contains("expired at 2020-01-01")
+            }
+            #expect(live(client) == "v6")
+        }
+    }
+
     @Test("403 from a file the web server cannot read explains why")
     func forbidden() async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -109,8 +109,10 @@ public struct BundleSync: Sendable {
             (rootData, validators, notModified) = (data, newValidators, false)
         }
 
-        let selected = try await manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory)
+        let tree = try await manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory)
             .select(root: rootData, fetched: !notModified)
+        try Self.checkFreshness(of: tree, live: live, source: manifestURL.absoluteString)
+        let selected = tree.files
         let plan = SyncPlanner.plan(selected: selected, live: live) { path, record in
             Disk.status(liveDirectory! + "/" + path)?.size == record.size
         }
@@ -121,9 +123,10 @@ public struct BundleSync: Sendable {
             outcome: .alreadyCurrent, version: live?.id, notModified: notModified, filesDownloaded: 0, bytesDownloaded: 0,
             filesReused: keptCount, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
         if plan.changesNothing {
-            if var record = live, record.validators != validators {
-                // Same content under new validators (a re-upload): remember them for next time.
+            if var record = live, record.validators != validators || record.metadata["sequence"] != tree.sequence.map(String.init) {
+                // Same content under new validators or sequence (a re-upload): remember them.
                 record.validators = validators
+                record.metadata["sequence"] = tree.sequence.map(String.init)
                 try update.writeRecord(record)
             }
             return summary
@@ -139,7 +142,9 @@ public struct BundleSync: Sendable {
                 case .download: files[file.path.string] = downloaded.records[file.path.string]
                 }
             }
-            return VersionRecord(id: staged.id, source: baseURL.absoluteString, validators: validators, files: files)
+            return VersionRecord(
+                id: staged.id, source: baseURL.absoluteString, validators: validators, files: files,
+                metadata: tree.sequence.map { ["sequence": String($0)] } ?? [:])
         }
         let version = activated?.id
         if let version { report(.activated(version: version)) }
@@ -155,6 +160,18 @@ public struct BundleSync: Sendable {
         summary.filesRemoved = plan.removed.count
         summary.removed = plan.removed
         return summary
+    }
+
+    /// Anti-rollback and expiry, for manifests in the object form: a root manifest whose
+    /// `sequence` is below the live version's (a stale CDN copy, an old file uploaded by
+    /// mistake) or whose `expires` date has passed is refused, and the live version stays.
+    static func checkFreshness(of tree: ManifestTree.Selection, live: VersionRecord?, source: String, now: Date = Date()) throws {
+        if let offered = tree.sequence, let installed = live?.metadata["sequence"].flatMap({ Int($0) }), offered < installed {
+            throw FreshAirError.manifest(ManifestError(source: source, problem: .olderSequence(installed: installed, offered: offered)))
+        }
+        if let expires = tree.expires, expires < now {
+            throw FreshAirError.manifest(ManifestError(source: source, problem: .expired(expires)))
+        }
     }
 
     /// The tree walker for this bundle: a child manifest comes from the live version when its
@@ -193,7 +210,7 @@ public struct BundleSync: Sendable {
         guard case .fetched(let root, _) = try await fetcher.document(at: manifestURL, validators: nil, limit: configuration.maxDocumentSize) else {
             throw FreshAirError.httpStatus(304, url: manifestURL)
         }
-        let selected = try await manifestTree(fetcher: fetcher, live: nil, liveDirectory: nil).select(root: root, fetched: true)
+        let selected = try await manifestTree(fetcher: fetcher, live: nil, liveDirectory: nil).select(root: root, fetched: true).files
         return selected.map { SelectedEntry(path: $0.path.string, size: $0.size, hash: $0.hash?.hex) }
     }
 

@@ -18,7 +18,7 @@ public enum LocalBundle {
             }
             return (childData, false)
         }
-        return try await tree.select(root: data, fetched: false).map { file in
+        return try await tree.select(root: data, fetched: false).files.map { file in
             SelectedEntry(path: file.path.string, size: file.size ?? Disk.status(root.appendingPathComponent(file.path.string).path)?.size, hash: file.hash?.hex)
         }
     }

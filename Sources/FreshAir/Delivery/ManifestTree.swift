@@ -16,25 +16,34 @@ struct ManifestTree {
     /// How many child manifests of one manifest are loaded at once.
     var concurrency = 8
 
-    /// Every selected file, manifests included, root first; the first entry for a path wins.
-    func select(root data: Data, fetched: Bool) async throws -> [SelectedFile] {
+    /// What a walk found: the selected files and the root manifest's own fields.
+    struct Selection {
+        /// Every selected file, manifests included, root first; the first entry for a path wins.
+        var files: [SelectedFile] = []
+        /// The root manifest's publisher sequence and expiry (object form).
+        var sequence: Int?
+        var expires: Date?
+    }
+
+    func select(root data: Data, fetched: Bool) async throws -> Selection {
         let rootPath = BundlePath(trusted: "manifest.json")
-        var selected = [SelectedFile(path: rootPath, hash: nil, size: Int64(data.count), contents: data, fetched: fetched)]
+        var selection = Selection(files: [SelectedFile(path: rootPath, hash: nil, size: Int64(data.count), contents: data, fetched: fetched)])
         var seen: Set<String> = [rootPath.string]
-        try await walk(data, folder: nil, source: url(for: rootPath).absoluteString, depth: 0, into: &selected, seen: &seen)
-        try checkNoFileIsAlsoAFolder(selected)
-        return selected
+        try await walk(data, folder: nil, source: url(for: rootPath).absoluteString, depth: 0, into: &selection, seen: &seen)
+        try checkNoFileIsAlsoAFolder(selection.files)
+        return selection
     }
 
     private func walk(
         _ data: Data, folder: BundlePath?, source: String, depth: Int,
-        into selected: inout [SelectedFile], seen: inout Set<String>
+        into selection: inout Selection, seen: inout Set<String>
     ) async throws {
         guard depth <= maxDepth else {
             throw FreshAirError.manifest(ManifestError(source: source, problem: .tooDeep(limit: maxDepth)))
         }
         let manifest: Manifest
         do { manifest = try Manifest(data: data, source: source) } catch { throw FreshAirError.manifest(error) }
+        if depth == 0 { (selection.sequence, selection.expires) = (manifest.sequence, manifest.expires) }
         let applicable = manifest.entries.filter { $0.condition.evaluate(in: environment) }
         // This manifest's children are loaded together; the walk below still takes them in
         // document order, so the result is the same as loading them one by one.
@@ -44,14 +53,14 @@ struct ManifestTree {
             let path = BundlePath.join(folder, entry.path)
             guard seen.insert(path.string).inserted else { continue }
             guard entry.isChildManifest else {
-                selected.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
+                selection.files.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
                 continue
             }
             let (childData, fetched) = if let loaded = children[path.string] { loaded } else { try await loadChild(path, entry.hash) }
-            selected.append(SelectedFile(path: path, hash: entry.hash, size: Int64(childData.count), contents: childData, fetched: fetched))
+            selection.files.append(SelectedFile(path: path, hash: entry.hash, size: Int64(childData.count), contents: childData, fetched: fetched))
             try await walk(
                 childData, folder: path.parent, source: url(for: path).absoluteString, depth: depth + 1,
-                into: &selected, seen: &seen)
+                into: &selection, seen: &seen)
         }
     }
 

@@ -210,6 +210,10 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case tooLarge(limit: Int64)
         case tooDeep(limit: Int)
         case pathConflict(BundlePath, BundlePath)
+        /// The root manifest's `sequence` is below the installed one's.
+        case olderSequence(installed: Int, offered: Int)
+        /// The root manifest's `expires` date has passed.
+        case expired(Date)
     }
 
     /// The manifest's URL or path.
@@ -235,6 +239,11 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case .tooDeep(let limit): return "child manifests nest deeper than \(limit) levels (a cycle?)"
         case .pathConflict(let file, let folder):
             return "\"\(file)\" is listed as a file and also as a folder of \"\(folder)\""
+        case .olderSequence(let installed, let offered):
+            return "sequence \(offered) is older than the installed \(installed), so it was refused (a stale cached copy, "
+                + "or an old manifest uploaded again); publish with a sequence above \(installed)"
+        case .expired(let date):
+            return "expired at \(date.formatted(.iso8601)); the installed content stays, but the publisher must publish a fresh manifest"
         }
     }
 }
