@@ -80,6 +80,24 @@ struct AuthoringTests {
         #expect((upgraded.first?["SHA"] as? String)?.count == 64)
     }
 
+    @Test("hash moves an object-form root manifest's sequence on when content changes; validate flags expiry")
+    func hashBumpsTheSequenceAndValidateFlagsExpiry() async throws {
+        try write("S.freshair/a.txt", "a")
+        try write("S.freshair/manifest.json", #"{"format": 2, "sequence": 41, "expires": "2020-01-01T00:00:00Z", "files": [{"filename": "a.txt"}]}"#)
+        let problems = await BundleValidator.run(bundle: work.path("S.freshair"))
+        #expect(problems.contains { $0.severity == .error && $0.file == "manifest.json" && $0.message.contains("expired at 2020-01-01") })
+
+        let first = try await BreezeBinary.run(["hash", work.path("S.freshair").path])
+        #expect(first.output.contains("Root manifest sequence: 42."), "\(first.output)")
+        let unchanged = try await BreezeBinary.run(["hash", work.path("S.freshair").path])
+        #expect(!unchanged.output.contains("sequence"), "nothing changed, so the sequence stays")
+        try write("S.freshair/a.txt", "b")
+        _ = try await BreezeBinary.run(["hash", work.path("S.freshair").path])
+        let document = try JSONReader.parse(Data(contentsOf: work.path("S.freshair/manifest.json")))
+        #expect(document["sequence"]?.integer == 43)
+        #expect(document.pairs?.map(\.key) == ["format", "sequence", "expires", "files"])
+    }
+
     @Test("generate infers conditions from lproj, scales, devices, asset catalogs and release notes; keeps hand-written ones")
     func generateInfersConditions() async throws {
         try write("G.freshair/en.lproj/Localizable.strings", "\"a\" = \"b\"; \"peek_pop.title\" = \"P\"; \"peek_pop.description\" = \"Q\";")

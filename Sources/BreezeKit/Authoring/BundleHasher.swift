@@ -5,6 +5,7 @@ import Synchronization
 /// `breeze hash`: recomputes every entry's digest and size in a bundle's manifests, children
 /// first so each parent records its children's new digests. Field names (`sha` or `SHA`),
 /// order and conditions are kept; a manifest written with SHA-1 stays SHA-1 unless asked.
+/// A root manifest with a `sequence` that changes gets the next one.
 public enum BundleHasher {
     /// An entry whose recorded digest or size is not the file's.
     public struct Stale: Sendable, Hashable, Codable {
@@ -22,6 +23,8 @@ public enum BundleHasher {
         public var missing: [String] = []
         public var manifestsWritten: [String] = []
         public var filesHashed = 0
+        /// The root manifest's new `sequence`, when it has one and its content changed.
+        public var sequence: Int?
     }
 
     /// - Parameters:
@@ -83,6 +86,11 @@ public enum BundleHasher {
                 continue
             }
             document.entries = entries
+            // Changed content gets the next sequence, so devices take it and refuse older copies.
+            if document.folder.isEmpty, let sequence = document.json["sequence"]?.integer {
+                document.json.set("sequence", JSONValue(sequence + 1))
+                report.sequence = Int(sequence + 1)
+            }
             let data = document.serialized
             manifestBytes[path] = data
             if !check, data != document.original {

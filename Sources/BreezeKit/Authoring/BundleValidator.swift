@@ -8,7 +8,8 @@ import FreshAir
 /// an unsafe path, a condition that does not parse, a listed file that is missing or whose
 /// digest or size differs, a link leaving the bundle, a `.strings` file that does not parse,
 /// a feature without `<key>.title` or `<key>.description` in a language the bundle has, or
-/// without an image. Warnings: files on disk that no manifest lists.
+/// without an image, a root manifest past its `expires` date. Warnings: files on disk that no
+/// manifest lists, a root manifest expiring within a week.
 public enum BundleValidator {
     public struct Problem: Sendable, Hashable, Codable, CustomStringConvertible {
         public enum Severity: String, Sendable, Codable { case error, warning }
@@ -57,6 +58,14 @@ public enum BundleValidator {
         do { manifest = try Manifest(data: data, source: manifestPath) } catch {
             problems.append(Problem(severity: .error, file: manifestPath, message: error.detail))
             return
+        }
+        if depth == 0, let expires = manifest.expires {
+            // Devices refuse an expired root manifest; a week's notice before that.
+            if expires < Date() {
+                problems.append(Problem(severity: .error, file: manifestPath, message: "expired at \(expires.formatted(.iso8601)): devices will refuse it; set a later \"expires\""))
+            } else if expires < Date().addingTimeInterval(7 * 86_400) {
+                problems.append(Problem(severity: .warning, file: manifestPath, message: "expires at \(expires.formatted(.iso8601)), within a week: publish a fresh manifest before then"))
+            }
         }
         let prefix = folder.isEmpty ? nil : try? BundlePath(folder)
         for (index, entry) in manifest.entries.enumerated() {

@@ -40,7 +40,8 @@ struct HashCommand: AsyncParsableCommand {
             }
             for missing in report.missing { print("missing: \(missing)") }
             print("\(report.filesHashed) files hashed; \(report.stale.count) \(check ? "stale" : "updated"); \(report.missing.count) missing."
-                  + (check ? "" : " \(report.manifestsWritten.count) manifest\(report.manifestsWritten.count == 1 ? "" : "s") written."))
+                  + (check ? "" : " \(report.manifestsWritten.count) manifest\(report.manifestsWritten.count == 1 ? "" : "s") written.")
+                  + (report.sequence.map { check ? " The root manifest would get sequence \($0)." : " Root manifest sequence: \($0)." } ?? ""))
         }
         if !report.missing.isEmpty || (check && !report.stale.isEmpty) { throw ExitCode(1) }
     }
