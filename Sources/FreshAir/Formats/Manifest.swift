@@ -126,14 +126,15 @@ public struct ManifestEntry: Sendable, Hashable {
     init(json: JSONValue, conditionCache: inout [String: Condition]) throws(Problem) {
         guard case .object(let pairs) = json else { throw .notAnObject }
         var filename: String?
-        var digest: JSONValue?
+        var lowerDigest: JSONValue?, upperDigest: JSONValue?
         var declaredSize: JSONValue?
         var conditionText: String?
         var requirements: JSONValue?
         for (key, value) in pairs {
             switch key {
             case "filename": filename = value.string
-            case "sha", "SHA": digest = value
+            case "sha": lowerDigest = value
+            case "SHA": upperDigest = value
             case "size": declaredSize = value
             case "condition": conditionText = value.string
             case "conditions": requirements = value
@@ -142,6 +143,7 @@ public struct ManifestEntry: Sendable, Hashable {
         }
         guard let filename else { throw .missingFilename }
         do { path = try BundlePath(filename) } catch { throw .unsafePath(error) }
+        let digest = lowerDigest ?? upperDigest  // "sha" wins when both are written
 
         if let digest, !digest.isNull {
             guard let text = digest.string, let parsed = ContentHash(hex: text) else { throw .invalidHash(digest.string ?? digest.serialized(indent: 0)) }
