@@ -93,10 +93,7 @@ public enum BundleHasher {
             }
             let data = document.serialized
             manifestBytes[path] = data
-            if !check, data != document.original {
-                try data.write(to: document.url, options: .atomic)
-                report.manifestsWritten.append(path)
-            }
+            if !check, try document.save(data) { report.manifestsWritten.append(path) }
             documents[index] = document
         }
         return report

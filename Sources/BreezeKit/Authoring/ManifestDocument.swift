@@ -51,10 +51,11 @@ struct ManifestDocument {
         return Data(bytes)
     }
 
-    /// Writes the manifest if it changed; returns whether it did.
+    /// Writes the manifest (or `data`, its bytes already serialized) if it changed; returns
+    /// whether it did.
     @discardableResult
-    func save() throws -> Bool {
-        let data = serialized
+    func save(_ data: Data? = nil) throws -> Bool {
+        let data = data ?? serialized
         guard data != original else { return false }
         try data.write(to: url, options: .atomic)
         return true
@@ -62,12 +63,11 @@ struct ManifestDocument {
 
     /// Folders of the child manifests this one lists, relative to the bundle root.
     var childFolders: [String] {
-        entries.compactMap { $0["filename"]?.string }.compactMap { filename in
-            guard filename.hasSuffix(".freshair/manifest.json") else { return nil }
-            let parts = filename.split(separator: "/")
-            guard parts.count >= 2, parts.last == "manifest.json", parts[parts.count - 2].hasSuffix(".freshair") else { return nil }
-            return bundlePath(of: parts.dropLast().joined(separator: "/"))
-        }
+        // The suffix test first: validating every one of thousands of paths would cost more.
+        entries.compactMap { $0["filename"]?.string }
+            .filter { $0.hasSuffix(BundlePath.childManifestSuffix) }
+            .compactMap { try? BundlePath($0).parent }
+            .map { bundlePath(of: $0.string) }
     }
 }
 

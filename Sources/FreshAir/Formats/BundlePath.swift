@@ -42,6 +42,12 @@ public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertibl
     /// The last component.
     public var lastComponent: Substring { components.last ?? Substring(string) }
 
+    /// How the path of a child manifest ends: `Name.freshair/manifest.json`.
+    public static let childManifestSuffix = ".freshair/manifest.json"
+
+    /// `true` for `…/Name.freshair/manifest.json`: a child manifest, followed recursively.
+    public var isChildManifest: Bool { string.hasSuffix(Self.childManifestSuffix) }
+
     /// The folder holding this path, or `nil` at the bundle root.
     public var parent: BundlePath? {
         guard let slash = string.lastIndex(of: "/") else { return nil }

@@ -94,10 +94,7 @@ public struct ManifestEntry: Sendable, Hashable {
     }
 
     /// `true` for `…/Name.freshair/manifest.json`: a child manifest, followed recursively.
-    public var isChildManifest: Bool {
-        let parts = path.components
-        return parts.count >= 2 && parts[parts.count - 1] == "manifest.json" && parts[parts.count - 2].hasSuffix(".freshair")
-    }
+    public var isChildManifest: Bool { path.isChildManifest }
 
     /// What is wrong with one entry.
     public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
