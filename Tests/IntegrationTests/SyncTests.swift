@@ -40,6 +40,17 @@ struct SyncTests {
             #expect(seen.first?.status == 304)
             #expect(seen.first?.path == "/\(ExampleBundle.name)/manifest.json")
             if kind == .nginx { #expect(server.nginxRequests().last?.bodyBytes == 0) }
+
+            // A new environment that selects the same files: still one request and nothing
+            // installed, and the record now names it, so the next 304 is final too.
+            let plannedFor = try client.sync.store.liveRecord()?.metadata["environment"]
+            var moved = client.sync
+            moved.environment["channel"] = "beta"
+            let recheck = try await moved.run()
+            #expect(recheck.outcome == .alreadyCurrent && recheck.requests == 1)
+            let record = try moved.store.liveRecord()
+            #expect(plannedFor != nil && record?.metadata["environment"] != plannedFor)
+            #expect(record?.id == check.version)
         }
     }
 

@@ -24,6 +24,26 @@ public enum ConditionValue: Sendable, Hashable {
         }
     }
 
+    /// Appends an unambiguous spelling of the value (type, length, content) for
+    /// ``ConditionEnvironment/fingerprint``.
+    func appendCanonical(to text: inout String) {
+        switch self {
+        case .string(let value): text += "s\(value.utf8.count):\(value)"
+        case .number(let value): text += "n\(value.utf8.count):\(value)"
+        case .bool(let value): text += value ? "t" : "f"
+        case .null: text += "0"
+        case .list(let items):
+            text += "[\(items.count):"
+            for item in items { item.appendCanonical(to: &text) }
+        case .map(let entries):
+            text += "{\(entries.count):"
+            for key in entries.keys.sorted() {
+                ConditionValue.string(key).appendCanonical(to: &text)
+                entries[key]!.appendCanonical(to: &text)
+            }
+        }
+    }
+
     /// The value read as a version, when it is one (`"8.4"`, `9`, `"2.0-beta1"`).
     var version: Version? {
         switch self {

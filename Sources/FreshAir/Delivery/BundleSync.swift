@@ -93,25 +93,30 @@ public struct BundleSync: Sendable {
         // The live version is only a starting point if it came from this bundle.
         let live = update.live?.source == baseURL.absoluteString ? update.live : nil
         let liveDirectory = live == nil ? nil : update.liveDirectory
-        let liveRoot = liveDirectory.flatMap { FileManager.default.contents(atPath: $0 + "/manifest.json") }
+        let liveRootPath = liveDirectory.map { $0 + "/manifest.json" }
+        let hasLiveRoot = liveRootPath.map(Disk.exists) ?? false
 
         report(.checking(manifestURL))
         let rootData: Data
         let validators: HTTPValidators?
         let notModified: Bool
         switch try await fetcher.document(
-            at: manifestURL, validators: liveRoot == nil ? nil : live?.validators, limit: configuration.maxDocumentSize)
+            at: manifestURL, validators: hasLiveRoot ? live?.validators : nil, limit: configuration.maxDocumentSize)
         {
         case .notModified:
             report(.notModified)
-            (rootData, validators, notModified) = (liveRoot!, live?.validators, true)
+            if let live, let current = try Self.unchanged(live, environment: environment, source: manifestURL.absoluteString) {
+                return current
+            }
+            (rootData, validators, notModified) = (try Disk.read(liveRootPath!), live?.validators, true)
         case .fetched(let data, let newValidators):
             (rootData, validators, notModified) = (data, newValidators, false)
         }
 
         let tree = try await manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory)
             .select(root: rootData, fetched: !notModified)
-        try Self.checkFreshness(of: tree, live: live, source: manifestURL.absoluteString)
+        try Self.checkFreshness(sequence: tree.sequence, expires: tree.expires, live: live, source: manifestURL.absoluteString)
+        let metadata = recordMetadata(tree)
         let selected = tree.files
         let plan = SyncPlanner.plan(selected: selected, live: live) { path, record in
             Disk.status(liveDirectory! + "/" + path)?.size == record.size
@@ -123,10 +128,11 @@ public struct BundleSync: Sendable {
             outcome: .alreadyCurrent, version: live?.id, notModified: notModified, filesDownloaded: 0, bytesDownloaded: 0,
             filesReused: keptCount, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
         if plan.changesNothing {
-            if var record = live, record.validators != validators || record.metadata["sequence"] != tree.sequence.map(String.init) {
-                // Same content under new validators or sequence (a re-upload): remember them.
+            if var record = live, record.validators != validators || record.metadata != metadata {
+                // Same content under new validators, sequence or environment (a re-upload, an
+                // app upgrade that changed nothing here): remember them, so the next 304 is final.
                 record.validators = validators
-                record.metadata["sequence"] = tree.sequence.map(String.init)
+                record.metadata = metadata
                 try update.writeRecord(record)
             }
             return summary
@@ -143,8 +149,7 @@ public struct BundleSync: Sendable {
                 }
             }
             return VersionRecord(
-                id: staged.id, source: baseURL.absoluteString, validators: validators, files: files,
-                metadata: tree.sequence.map { ["sequence": String($0)] } ?? [:])
+                id: staged.id, source: baseURL.absoluteString, validators: validators, files: files, metadata: metadata)
         }
         let version = activated?.id
         if let version { report(.activated(version: version)) }
@@ -165,13 +170,42 @@ public struct BundleSync: Sendable {
     /// Anti-rollback and expiry, for manifests in the object form: a root manifest whose
     /// `sequence` is below the live version's (a stale CDN copy, an old file uploaded by
     /// mistake) or whose `expires` date has passed is refused, and the live version stays.
-    static func checkFreshness(of tree: ManifestTree.Selection, live: VersionRecord?, source: String, now: Date = Date()) throws {
-        if let offered = tree.sequence, let installed = live?.metadata["sequence"].flatMap({ Int($0) }), offered < installed {
+    static func checkFreshness(sequence: Int?, expires: Date?, live: VersionRecord?, source: String, now: Date = Date()) throws {
+        if let offered = sequence, let installed = live?.metadata[RecordKey.sequence].flatMap({ Int($0) }), offered < installed {
             throw FreshAirError.manifest(ManifestError(source: source, problem: .olderSequence(installed: installed, offered: offered)))
         }
-        if let expires = tree.expires, expires < now {
+        if let expires, expires < now {
             throw FreshAirError.manifest(ManifestError(source: source, problem: .expired(expires)))
         }
+    }
+
+    /// The record's metadata for a selection: what a later `304` needs to be answered
+    /// without reading a manifest (the environment it was planned for, sequence, expiry).
+    private func recordMetadata(_ tree: ManifestTree.Selection) -> [String: String] {
+        var metadata = [RecordKey.environment: environment.fingerprint]
+        if let sequence = tree.sequence { metadata[RecordKey.sequence] = String(sequence) }
+        if let expires = tree.expires { metadata[RecordKey.expires] = String(expires.timeIntervalSince1970) }
+        return metadata
+    }
+
+    /// The answer to a `304` when the live version was planned for this very environment:
+    /// the stored manifests would select the same files again, so there is nothing to plan,
+    /// read or compare (a no-change check on 10,000 files costs one request, not a walk of the
+    /// tree). `nil` when the environment changed, or the record predates fingerprints: re-plan.
+    static func unchanged(_ live: VersionRecord, environment: ConditionEnvironment, source: String) throws -> SyncSummary? {
+        guard live.metadata[RecordKey.environment] == environment.fingerprint else { return nil }
+        let expires = live.metadata[RecordKey.expires].flatMap(Double.init).map(Date.init(timeIntervalSince1970:))
+        try checkFreshness(sequence: nil, expires: expires, live: live, source: source)
+        return SyncSummary(
+            outcome: .alreadyCurrent, version: live.id, notModified: true, filesDownloaded: 0, bytesDownloaded: 0,
+            filesReused: live.files.count, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
+    }
+
+    /// Keys of ``VersionRecord/metadata`` a bundle sync keeps.
+    enum RecordKey {
+        static let sequence = "sequence"
+        static let expires = "expires"
+        static let environment = "environment"
     }
 
     /// The tree walker for this bundle: a child manifest comes from the live version when its
