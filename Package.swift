@@ -43,6 +43,7 @@ let package = Package(
             dependencies: [
                 "FreshAir",
                 "CZlib",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -140,16 +140,16 @@ struct ManifestTreeTests {
         let a = ContentHash.of(Array("a".utf8), using: .sha256)
         var record = VersionRecord(id: 1, source: "http://x/", files: ["a.md": FileRecord(hash: a, size: 1), "b.md": FileRecord(hash: a, size: 1)])
         record.metadata = [BundleSync.RecordKey.environment: device.fingerprint]
-        let current = try BundleSync.unchanged(record, environment: device, source: "http://x/manifest.json")
+        let current = try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json")
         #expect(current?.outcome == .alreadyCurrent)
         #expect(current?.filesReused == 2)
 
         // Any change of a value, nested ones included, means re-planning from the stored manifests.
         device["defaults"] = .map(["flag": false])
-        #expect(try BundleSync.unchanged(record, environment: device, source: "http://x/manifest.json") == nil)
+        #expect(try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json") == nil)
         // So does a record written before fingerprints were kept.
         record.metadata = [:]
-        #expect(try BundleSync.unchanged(record, environment: device, source: "http://x/manifest.json") == nil)
+        #expect(try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json") == nil)
         // Values that merely look alike are different environments.
         #expect(ConditionEnvironment(["k": "1"]).fingerprint != ConditionEnvironment(["k": .number("1")]).fingerprint)
         #expect(ConditionEnvironment(["ab": "c"]).fingerprint != ConditionEnvironment(["a": "bc"]).fingerprint)
@@ -161,7 +161,7 @@ struct ManifestTreeTests {
         var record = VersionRecord(id: 1, source: "http://x/")
         record.metadata = [BundleSync.RecordKey.environment: device.fingerprint, BundleSync.RecordKey.expires: String(Date().timeIntervalSince1970 - 60)]
         #expect {
-            try BundleSync.unchanged(record, environment: device, source: "http://x/manifest.json")
+            try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json")
         } throws: { error in
             guard case .manifest(let problem) = error as? FreshAirError, case .expired = problem.problem else { return false }
             return true

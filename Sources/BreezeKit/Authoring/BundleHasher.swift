@@ -25,6 +25,8 @@ public enum BundleHasher {
         public var filesHashed = 0
         /// The root manifest's new `sequence`, when it has one and its content changed.
         public var sequence: Int?
+        /// The root manifest changed, so its signatures no longer matched and were removed.
+        public var signaturesRemoved = 0
     }
 
     /// - Parameters:
@@ -90,6 +92,11 @@ public enum BundleHasher {
             if document.folder.isEmpty, let sequence = document.json["sequence"]?.integer {
                 document.json.set("sequence", JSONValue(sequence + 1))
                 report.sequence = Int(sequence + 1)
+            }
+            // Signatures cover the old content: devices would refuse them. `breeze sign` again.
+            if document.folder.isEmpty, let signatures = document.json[ManifestSignature.member]?.array {
+                document.json.remove(ManifestSignature.member)
+                report.signaturesRemoved = signatures.count
             }
             let data = document.serialized
             manifestBytes[path] = data

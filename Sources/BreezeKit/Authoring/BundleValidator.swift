@@ -67,6 +67,9 @@ public enum BundleValidator {
                 problems.append(Problem(severity: .warning, file: manifestPath, message: "expires at \(expires.formatted(.iso8601)), within a week: publish a fresh manifest before then"))
             }
         }
+        if depth == 0, !manifest.signatures.isEmpty {
+            checkSignatures(manifest, data: data, file: manifestPath, problems: &problems)
+        }
         let prefix = folder.isEmpty ? nil : try? BundlePath(folder)
         for (index, entry) in manifest.entries.enumerated() {
             let path = prefix.map { $0.appending(entry.path).string } ?? entry.path.string
@@ -97,6 +100,25 @@ public enum BundleValidator {
                 }
                 checkManifest(root: root, folder: entry.path.parent.map { relative(folder, $0.string) } ?? folder, depth: depth + 1, problems: &problems, listed: &listed)
             }
+        }
+    }
+
+    /// Every signature must match the content: a stale one means the bundle changed after
+    /// `breeze sign`, and devices pinning that key would refuse it.
+    private static func checkSignatures(_ manifest: Manifest, data: Data, file: String, problems: inout [Problem]) {
+        guard let document = try? JSONReader.parse(data) else { return }
+        let message = ManifestSignature.message(for: document)
+        for signature in manifest.signatures {
+            guard let key = try? TrustedKey(base64: signature.key) else {
+                problems.append(Problem(severity: .error, file: file, message: "a signature names \"\(signature.key)\", which is not an Ed25519 public key"))
+                continue
+            }
+            if !key.verifies(signature.signature, for: message) {
+                problems.append(Problem(severity: .error, file: file, message: "the signature by \(signature.key) does not match the content: run `breeze sign` again"))
+            }
+        }
+        if let unhashed = manifest.entries.first(where: { $0.hash == nil }) {
+            problems.append(Problem(severity: .error, file: file, message: "signed, but \"\(unhashed.path)\" has no digest: devices that pin keys refuse it (run `breeze hash`)"))
         }
     }
 

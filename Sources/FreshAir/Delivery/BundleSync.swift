@@ -105,7 +105,7 @@ public struct BundleSync: Sendable {
         {
         case .notModified:
             report(.notModified)
-            if let live, let current = try Self.unchanged(live, environment: environment, source: manifestURL.absoluteString) {
+            if let live, let current = try Self.unchanged(live, plannedFor: planFingerprint, source: manifestURL.absoluteString) {
                 return current
             }
             (rootData, validators, notModified) = (try Disk.read(liveRootPath!), live?.validators, true)
@@ -182,18 +182,29 @@ public struct BundleSync: Sendable {
     /// The record's metadata for a selection: what a later `304` needs to be answered
     /// without reading a manifest (the environment it was planned for, sequence, expiry).
     private func recordMetadata(_ tree: ManifestTree.Selection) -> [String: String] {
-        var metadata = [RecordKey.environment: environment.fingerprint]
+        var metadata = [RecordKey.environment: planFingerprint]
         if let sequence = tree.sequence { metadata[RecordKey.sequence] = String(sequence) }
         if let expires = tree.expires { metadata[RecordKey.expires] = String(expires.timeIntervalSince1970) }
         return metadata
     }
 
-    /// The answer to a `304` when the live version was planned for this very environment:
-    /// the stored manifests would select the same files again, so there is nothing to plan,
-    /// read or compare (a no-change check on 10,000 files costs one request, not a walk of the
-    /// tree). `nil` when the environment changed, or the record predates fingerprints: re-plan.
-    static func unchanged(_ live: VersionRecord, environment: ConditionEnvironment, source: String) throws -> SyncSummary? {
-        guard live.metadata[RecordKey.environment] == environment.fingerprint else { return nil }
+    /// What a plan depends on besides the manifests: the environment and the keys the
+    /// manifests were checked against.
+    var planFingerprint: String { Self.planFingerprint(environment: environment, trustedKeys: configuration.trustedKeys) }
+
+    static func planFingerprint(environment: ConditionEnvironment, trustedKeys: [TrustedKey]) -> String {
+        guard !trustedKeys.isEmpty else { return environment.fingerprint }
+        let keys = trustedKeys.map(\.base64).sorted().joined(separator: ",")
+        return ContentHash.of(Array("\(environment.fingerprint) \(keys)".utf8), using: .sha256).hex
+    }
+
+    /// The answer to a `304` when the live version was planned for this very environment (and
+    /// checked against the same keys): the stored manifests would select the same files
+    /// again, so there is nothing to plan, read or compare (a no-change check on 10,000 files
+    /// costs one request, not a walk of the tree). `nil` when either changed, or the record
+    /// predates fingerprints: re-plan.
+    static func unchanged(_ live: VersionRecord, plannedFor fingerprint: String, source: String) throws -> SyncSummary? {
+        guard live.metadata[RecordKey.environment] == fingerprint else { return nil }
         let expires = live.metadata[RecordKey.expires].flatMap(Double.init).map(Date.init(timeIntervalSince1970:))
         try checkFreshness(sequence: nil, expires: expires, live: live, source: source)
         return SyncSummary(
@@ -233,6 +244,7 @@ public struct BundleSync: Sendable {
             return (data, true)
         }
         tree.concurrency = configuration.concurrency
+        tree.trustedKeys = configuration.trustedKeys
         return tree
     }
 

@@ -15,6 +15,9 @@ struct ManifestTree {
     let loadChild: @Sendable (BundlePath, ContentHash?) async throws -> (data: Data, fetched: Bool)
     /// How many child manifests of one manifest are loaded at once.
     var concurrency = 8
+    /// When set, the root must be signed by one of these keys and every entry, in every
+    /// manifest, must have a digest: the signature then covers the whole tree.
+    var trustedKeys: [TrustedKey] = []
 
     /// What a walk found: the selected files and the root manifest's own fields.
     struct Selection {
@@ -42,7 +45,12 @@ struct ManifestTree {
             throw FreshAirError.manifest(ManifestError(source: source, problem: .tooDeep(limit: maxDepth)))
         }
         let manifest: Manifest
-        do { manifest = try Manifest(data: data, source: source) } catch { throw FreshAirError.manifest(error) }
+        do {
+            manifest = try Manifest(data: data, source: source)
+            if !trustedKeys.isEmpty {
+                if depth == 0 { try manifest.verify(trustedKeys: trustedKeys, source: source) } else { try manifest.requireDigests(source: source) }
+            }
+        } catch { throw FreshAirError.manifest(error) }
         if depth == 0 { (selection.sequence, selection.expires) = (manifest.sequence, manifest.expires) }
         let applicable = manifest.entries.filter { $0.condition.evaluate(in: environment) }
         // This manifest's children are loaded together; the walk below still takes them in

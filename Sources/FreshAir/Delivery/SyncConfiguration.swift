@@ -13,6 +13,10 @@ public struct SyncConfiguration: Sendable {
     public var maxFileSize: Int64 = 8 << 30
     /// How deep child manifests may nest.
     public var maxManifestDepth: Int = 8
+    /// Ed25519 keys the app pins. When set, a bundle's root manifest must be signed by one
+    /// of them (`breeze sign`) and every entry must carry a digest; anything else is refused
+    /// and the installed content stays. Empty (the default): manifests are not checked.
+    public var trustedKeys: [TrustedKey] = []
 
     public init() {}
 }

@@ -8,7 +8,8 @@ import Foundation
 ///   `conditions` (an array of `{"key", "value", "comparison"}`, `comparison` defaulting to
 ///   `gte`);
 /// - the object form `{"format": 2, "sequence": 7, "expires": "…", "files": [ …entries… ]}`,
-///   whose entries may also give `size` in bytes.
+///   whose entries may also give `size` in bytes, and whose root may carry `signatures`
+///   (see ``ManifestSignature``).
 public struct Manifest: Sendable, Hashable {
     /// Which of the accepted shapes the document had.
     public enum Form: Sendable, Hashable {
@@ -23,6 +24,11 @@ public struct Manifest: Sendable, Hashable {
     public var sequence: Int?
     /// When the manifest stops being trustworthy (object form).
     public var expires: Date?
+    /// Ed25519 signatures over the manifest (object form); checked against the app's
+    /// ``SyncConfiguration/trustedKeys``.
+    public var signatures: [ManifestSignature] = []
+    /// What ``signatures`` cover: set when the document has a `signatures` member.
+    var signedMessage: [UInt8]?
 
     /// An in-memory manifest.
     public init(entries: [ManifestEntry], form: Form = .legacyArray, sequence: Int? = nil, expires: Date? = nil) {
@@ -54,6 +60,8 @@ public struct Manifest: Sendable, Hashable {
                 }
                 expires = date
             }
+            signatures = try ManifestSignature.all(in: document, source: source)
+            if document[ManifestSignature.member] != nil { signedMessage = ManifestSignature.message(for: document) }
             list = files
         } else {
             throw ManifestError(
@@ -105,6 +113,8 @@ public struct ManifestEntry: Sendable, Hashable {
         case invalidSize(String)
         case invalidCondition(ConditionSyntaxError)
         case invalidRequirement(index: Int, String)
+        /// The app pins signing keys, and this entry has no digest to check the file against.
+        case noDigestInSignedBundle
 
         public var description: String {
             switch self {
@@ -116,6 +126,8 @@ public struct ManifestEntry: Sendable, Hashable {
             case .invalidSize(let value): return "\"size\" must be a whole number of bytes, found \(value)"
             case .invalidCondition(let error): return "condition: \(error)"
             case .invalidRequirement(let index, let detail): return "conditions[\(index)]: \(detail)"
+            case .noDigestInSignedBundle:
+                return "has no \"sha\"; in a signed bundle every file needs one: run `breeze hash`, then `breeze sign`"
             }
         }
     }
@@ -213,6 +225,12 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case olderSequence(installed: Int, offered: Int)
         /// The root manifest's `expires` date has passed.
         case expired(Date)
+        /// The app pins signing keys and the root manifest carries no signature.
+        case unsigned
+        /// Signed, but by none of the keys the app pins.
+        case untrustedSigner([String])
+        /// A trusted key's signature does not match the manifest's content.
+        case signatureInvalid
     }
 
     /// The manifest's URL or path.
@@ -243,6 +261,13 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
                 + "or an old manifest uploaded again); publish with a sequence above \(installed)"
         case .expired(let date):
             return "expired at \(date.formatted(.iso8601)); the installed content stays, but the publisher must publish a fresh manifest"
+        case .unsigned:
+            return "not signed, and this app accepts only signed manifests; sign it with `breeze sign --key <private key>` and publish again"
+        case .untrustedSigner(let keys):
+            return "signed by \(keys.joined(separator: ", ")), none of which this app trusts; sign with a key the app pins"
+        case .signatureInvalid:
+            return "the signature does not match the content (changed after signing, or damaged on the way); "
+                + "the installed content stays; run `breeze sign` again after the last change and publish"
         }
     }
 }

@@ -41,7 +41,8 @@ struct HashCommand: AsyncParsableCommand {
             for missing in report.missing { print("missing: \(missing)") }
             print("\(report.filesHashed) files hashed; \(report.stale.count) \(check ? "stale" : "updated"); \(report.missing.count) missing."
                   + (check ? "" : " \(report.manifestsWritten.count) manifest\(report.manifestsWritten.count == 1 ? "" : "s") written.")
-                  + (report.sequence.map { check ? " The root manifest would get sequence \($0)." : " Root manifest sequence: \($0)." } ?? ""))
+                  + (report.sequence.map { check ? " The root manifest would get sequence \($0)." : " Root manifest sequence: \($0)." } ?? "")
+                  + (report.signaturesRemoved > 0 && !check ? " Its signatures no longer matched and were removed: run `breeze sign` again." : ""))
         }
         if !report.missing.isEmpty || (check && !report.stale.isEmpty) { throw ExitCode(1) }
     }

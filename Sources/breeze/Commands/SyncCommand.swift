@@ -46,6 +46,11 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: "With --repo: download bundle archives from this URL instead of the source.")
     var cdn: String?
 
+    @Option(name: .customLong("trusted-key"), help: ArgumentHelp(
+        "Accept only a root manifest signed by this Ed25519 public key (as `breeze keygen` prints it); repeat for several.",
+        valueName: "BASE64"))
+    var trustedKeys: [String] = []
+
     @Flag(help: "Print the summary as JSON.")
     var json = false
 
@@ -55,6 +60,9 @@ struct SyncCommand: AsyncParsableCommand {
         configuration.concurrency = max(1, concurrency)
         configuration.retry = RetryPolicy(maxAttempts: attempts)
         configuration.headers = try headers.map(Self.parseHeader)
+        do { configuration.trustedKeys = try trustedKeys.map { try TrustedKey(base64: $0) } } catch {
+            throw ValidationError("--trusted-key: \(error)")
+        }
         let transport = AsyncHTTPClientTransport(connectionsPerHost: configuration.concurrency)
         if let repo {
             let repository = Repository(

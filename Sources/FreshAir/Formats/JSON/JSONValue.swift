@@ -71,6 +71,16 @@ public enum JSONValue: Sendable {
     }
 }
 
+extension JSONValue {
+    /// Removes every member named `key` from an object.
+    public mutating func remove(_ key: String) {
+        guard case .object(var pairs) = self else { return }
+        self = .null
+        pairs.removeAll { $0.key == key }
+        self = .object(pairs)
+    }
+}
+
 extension JSONValue: Hashable {
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {

@@ -1,0 +1,121 @@
+import Crypto
+import Foundation
+import FreshAir
+
+/// An Ed25519 private key that signs root manifests (`breeze keygen`, `breeze sign`).
+///
+/// Kept in a text file of its own, readable by its owner only:
+///
+/// ```
+/// # FreshAir Ed25519 signing key. Keep it secret. Apps pin the public key:
+/// # public: Vx4R…=
+/// 3q2+7w…=
+/// ```
+public struct SigningKey: Sendable {
+    /// The key's 32-byte seed (Crypto's key type is not `Sendable`; this is).
+    private let seed: Data
+    private var privateKey: Curve25519.Signing.PrivateKey { try! Curve25519.Signing.PrivateKey(rawRepresentation: seed) }
+
+    /// A new random key.
+    public static func generate() -> SigningKey { SigningKey(privateKey: Curve25519.Signing.PrivateKey()) }
+
+    /// The public half, as apps pin it.
+    public var publicKey: TrustedKey { TrustedKey(privateKey.publicKey) }
+
+    /// Reads a key file written by ``write(to:)``.
+    public init(contentsOf url: URL) throws {
+        let text: String
+        do { text = try String(contentsOf: url, encoding: .utf8) } catch {
+            throw SigningError("cannot read the signing key \(url.path): \(error.localizedDescription)")
+        }
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let line = lines.first(where: { !$0.isEmpty && !$0.hasPrefix("#") }), let seed = Data(base64Encoded: line),
+              let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed)
+        else { throw SigningError("\(url.path) is not a signing key written by `breeze keygen`") }
+        self.init(privateKey: key)
+    }
+
+    private init(privateKey: Curve25519.Signing.PrivateKey) { seed = privateKey.rawRepresentation }
+
+    /// Writes the key with permissions 0600; an existing file is never overwritten.
+    public func write(to url: URL) throws {
+        let text = """
+            # FreshAir Ed25519 signing key. Keep it secret. Apps pin the public key:
+            # public: \(publicKey.base64)
+            \(privateKey.rawRepresentation.base64EncodedString())
+
+            """
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard descriptor >= 0 else {
+            throw SigningError(errno == EEXIST
+                ? "\(url.path) exists; a signing key is never overwritten (move it away first)"
+                : "cannot create \(url.path): \(String(cString: strerror(errno)))")
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        try handle.write(contentsOf: Data(text.utf8))
+    }
+
+    func sign(_ message: [UInt8]) throws -> ManifestSignature {
+        ManifestSignature(key: publicKey.base64, signature: try privateKey.signature(for: message))
+    }
+}
+
+/// `breeze sign`: adds this key's signature to a bundle's root manifest.
+///
+/// The bundle must be current first (every digest right, none missing: `breeze hash`), since
+/// devices that pin keys refuse entries without digests. A root manifest in the legacy array
+/// form moves to the object form, which can carry signatures, and gets a `sequence` if it has
+/// none, so devices can refuse an older signed copy. Other keys' signatures that still match
+/// are kept (several signers, or a key rotation); stale ones are dropped.
+public enum ManifestSigner {
+    public struct Report: Sendable, Codable {
+        /// The public key that signed.
+        public var key: String
+        /// Keys whose signatures were kept alongside.
+        public var kept: [String] = []
+        /// Signatures dropped because the content changed since they were made.
+        public var dropped = 0
+        /// The root manifest moved from the array form to the object form.
+        public var convertedToObjectForm = false
+        public var sequence: Int?
+    }
+
+    public static func sign(bundle: URL, with key: SigningKey) async throws -> Report {
+        let root = bundle.standardizedFileURL
+        let check = try await BundleHasher.run(bundle: root, check: true)
+        guard check.stale.isEmpty, check.missing.isEmpty else {
+            throw SigningError("\(check.stale.count) stale and \(check.missing.count) missing entries: run `breeze hash` (and fix what is missing) before signing")
+        }
+        var document = try ManifestDocument(bundle: root, folder: "")
+        var report = Report(key: key.publicKey.base64)
+        if case .array(let entries) = document.json {
+            document.json = .object([("format", JSONValue(2)), ("sequence", JSONValue(1)), ("files", .array(entries))])
+            report.convertedToObjectForm = true
+        } else if document.json["sequence"] == nil {
+            document.json.set("sequence", JSONValue(1), after: "format")
+        }
+        report.sequence = document.json["sequence"]?.integer.map(Int.init)
+
+        let message = ManifestSignature.message(for: document.json)
+        let existing = try Manifest(data: document.original, source: document.url.path).signatures
+        var signatures: [ManifestSignature] = []
+        for signature in existing where signature.key != report.key {
+            if let other = try? TrustedKey(base64: signature.key), other.verifies(signature.signature, for: message) {
+                signatures.append(signature)
+                report.kept.append(signature.key)
+            } else {
+                report.dropped += 1
+            }
+        }
+        signatures.append(try key.sign(message))
+        document.json.set(ManifestSignature.member, .array(signatures.map(\.json)))
+        try document.save()
+        return report
+    }
+}
+
+/// A key or signature problem, saying what to do.
+public struct SigningError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

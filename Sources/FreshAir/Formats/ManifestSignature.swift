@@ -1,0 +1,121 @@
+import Crypto
+import Foundation
+
+/// An Ed25519 public key an app pins (``SyncConfiguration/trustedKeys``): a sync then accepts
+/// only root manifests that carry a valid signature by one of its keys.
+///
+/// `breeze keygen` prints the key in this form (base64 of its 32 bytes):
+///
+/// ```swift
+/// configuration.trustedKeys = [try TrustedKey(base64: "Vx4R…=")]
+/// ```
+public struct TrustedKey: Sendable, Hashable, CustomStringConvertible {
+    /// The key's 32 bytes.
+    public let rawRepresentation: Data
+
+    /// - Throws: ``ManifestSignature/KeyError`` when the text is not base64 of 32 bytes.
+    public init(base64: String) throws(ManifestSignature.KeyError) {
+        guard let raw = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32 else {
+            throw ManifestSignature.KeyError(detail: "\"\(base64)\" is not an Ed25519 public key (base64 of 32 bytes, as `breeze keygen` prints)")
+        }
+        rawRepresentation = raw
+    }
+
+    public init(_ key: Curve25519.Signing.PublicKey) {
+        rawRepresentation = key.rawRepresentation
+    }
+
+    /// The key as apps pin it and manifests name it.
+    public var base64: String { rawRepresentation.base64EncodedString() }
+    public var description: String { base64 }
+
+    /// Whether `signature` is this key's signature of `message`.
+    public func verifies(_ signature: Data, for message: [UInt8]) -> Bool {
+        guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: rawRepresentation) else { return false }
+        return key.isValidSignature(signature, for: message)
+    }
+}
+
+/// One signature in a root manifest's `signatures` array: `{"key": "<public key>", "sig": "<base64>"}`.
+///
+/// What is signed is the manifest itself without its `signatures` member, written compactly
+/// (keys in document order, numbers as written), after a fixed label. Re-serializing the parsed
+/// document gives the same bytes on every machine, so the signature lives inside the manifest:
+/// a device still makes one request, and can never pair a manifest with another's signature.
+public struct ManifestSignature: Sendable, Hashable {
+    /// The signer's public key, as ``TrustedKey/base64``. Only a key the app pins counts.
+    public var key: String
+    public var signature: Data
+
+    public init(key: String, signature: Data) {
+        self.key = key
+        self.signature = signature
+    }
+
+    /// The member of the root object that holds the signatures.
+    public static let member = "signatures"
+
+    /// Separates these messages from anything else a key might sign.
+    static let label = Array("FreshAir signed manifest v1\n".utf8)
+
+    /// The bytes a signature covers: the document without ``member``, compact, after ``label``.
+    public static func message(for document: JSONValue) -> [UInt8] {
+        var unsigned = document
+        unsigned.remove(member)
+        return label + unsigned.serializedBytes(indent: 0)
+    }
+
+    /// The signatures a document carries; malformed ones are errors, not silently skipped.
+    static func all(in document: JSONValue, source: String) throws(ManifestError) -> [ManifestSignature] {
+        guard let value = document[member] else { return [] }
+        guard let items = value.array else {
+            throw ManifestError(source: source, problem: .unexpectedShape("\"\(member)\" must be an array"))
+        }
+        var signatures: [ManifestSignature] = []
+        for item in items {
+            guard let key = item["key"]?.string, let text = item["sig"]?.string, let signature = Data(base64Encoded: text) else {
+                throw ManifestError(source: source, problem: .unexpectedShape("each of \"\(member)\" needs \"key\" and \"sig\", both base64"))
+            }
+            signatures.append(ManifestSignature(key: key, signature: signature))
+        }
+        return signatures
+    }
+
+    /// The JSON written into a manifest.
+    public var json: JSONValue { .object([("key", .string(key)), ("sig", .string(signature.base64EncodedString()))]) }
+
+    /// A key that could not be read.
+    public struct KeyError: Error, Sendable, Hashable, CustomStringConvertible {
+        public var detail: String
+        public init(detail: String) { self.detail = detail }
+        public var description: String { detail }
+    }
+}
+
+extension Manifest {
+    /// Checks that this root manifest is signed by one of `trustedKeys` and that every entry
+    /// has a digest, so that everything it leads to is covered by the signature.
+    func verify(trustedKeys: [TrustedKey], source: String) throws(ManifestError) {
+        guard let message = signedMessage, !signatures.isEmpty else {
+            throw ManifestError(source: source, problem: .unsigned)
+        }
+        let trusted = Set(trustedKeys.map(\.base64))
+        let byTrustedKeys = signatures.filter { trusted.contains($0.key) }
+        guard !byTrustedKeys.isEmpty else {
+            throw ManifestError(source: source, problem: .untrustedSigner(signatures.map(\.key)))
+        }
+        guard byTrustedKeys.contains(where: { signature in
+            trustedKeys.contains { $0.base64 == signature.key && $0.verifies(signature.signature, for: message) }
+        }) else {
+            throw ManifestError(source: source, problem: .signatureInvalid)
+        }
+        try requireDigests(source: source)
+    }
+
+    /// In a signed bundle every entry needs a digest: a file without one could be anything.
+    func requireDigests(source: String) throws(ManifestError) {
+        if let unhashed = entries.firstIndex(where: { $0.hash == nil }) {
+            throw ManifestError(source: source, problem: .entry(index: unhashed, filename: entries[unhashed].path.string, .noDigestInSignedBundle))
+        }
+    }
+}
