@@ -106,19 +106,8 @@ public enum BundleValidator {
     /// Every signature must match the content: a stale one means the bundle changed after
     /// `breeze sign`, and devices pinning that key would refuse it.
     private static func checkSignatures(_ manifest: Manifest, data: Data, file: String, problems: inout [Problem]) {
-        guard let document = try? JSONReader.parse(data) else { return }
-        let message = ManifestSignature.message(for: document)
-        for signature in manifest.signatures {
-            guard let key = try? TrustedKey(base64: signature.key) else {
-                problems.append(Problem(severity: .error, file: file, message: "a signature names \"\(signature.key)\", which is not an Ed25519 public key"))
-                continue
-            }
-            if !key.verifies(signature.signature, for: message) {
-                problems.append(Problem(severity: .error, file: file, message: "the signature by \(signature.key) does not match the content: run `breeze sign` again"))
-            }
-        }
-        if let unhashed = manifest.entries.first(where: { $0.hash == nil }) {
-            problems.append(Problem(severity: .error, file: file, message: "signed, but \"\(unhashed.path)\" has no digest: devices that pin keys refuse it (run `breeze hash`)"))
+        for message in ManifestSigner.signatureProblems(manifest, data: data) {
+            problems.append(Problem(severity: .error, file: file, message: message))
         }
     }
 

@@ -38,9 +38,12 @@ public struct SigningKey: Sendable {
     private init(privateKey: Curve25519.Signing.PrivateKey) { seed = privateKey.rawRepresentation }
 
     /// Writes the key with permissions 0600; an existing file is never overwritten.
+    /// The first line of every key file; `breeze publish` refuses to upload such a file.
+    static let fileHeader = "# FreshAir Ed25519 signing key."
+
     public func write(to url: URL) throws {
         let text = """
-            # FreshAir Ed25519 signing key. Keep it secret. Apps pin the public key:
+            \(Self.fileHeader) Keep it secret. Apps pin the public key:
             # public: \(publicKey.base64)
             \(privateKey.rawRepresentation.base64EncodedString())
 
@@ -111,6 +114,29 @@ public enum ManifestSigner {
         document.json.set(ManifestSignature.member, .array(signatures.map(\.json)))
         try document.save()
         return report
+    }
+}
+
+extension ManifestSigner {
+    /// What devices pinning the signers' keys would refuse in a signed root manifest: a
+    /// signature that no longer matches the content, or an entry without a digest.
+    static func signatureProblems(_ manifest: Manifest, data: Data) -> [String] {
+        guard !manifest.signatures.isEmpty, let document = try? JSONReader.parse(data) else { return [] }
+        let message = ManifestSignature.message(for: document)
+        var problems: [String] = []
+        for signature in manifest.signatures {
+            guard let key = try? TrustedKey(base64: signature.key) else {
+                problems.append("a signature names \"\(signature.key)\", which is not an Ed25519 public key")
+                continue
+            }
+            if !key.verifies(signature.signature, for: message) {
+                problems.append("the signature by \(signature.key) does not match the content: run `breeze sign` again")
+            }
+        }
+        if let unhashed = manifest.entries.first(where: { $0.hash == nil }) {
+            problems.append("signed, but \"\(unhashed.path)\" has no digest: devices that pin keys refuse it (run `breeze hash`)")
+        }
+        return problems
     }
 }
 

@@ -25,8 +25,8 @@ enum BreezeBinary {
     }
 
     /// Runs breeze to completion and captures its output.
-    static func run(_ arguments: [String]) async throws -> Run {
-        let process = try start(arguments)
+    static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+        let process = try start(arguments, environment: environment)
         let (output, error) = try await waitOffThePool(process, reading: process.standardOutput as! Pipe, process.standardError as! Pipe)
         return Run(
             status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
@@ -34,10 +34,11 @@ enum BreezeBinary {
     }
 
     /// Starts breeze with piped output and returns at once.
-    static func start(_ arguments: [String]) throws -> Process {
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try path)
         process.arguments = arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
         process.standardOutput = Pipe()
         process.standardError = Pipe()
         try process.run()

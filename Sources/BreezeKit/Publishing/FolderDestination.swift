@@ -1,0 +1,65 @@
+import Foundation
+import FreshAir
+
+/// A folder a web server serves (nginx's `root`, a mounted share).
+///
+/// Each file is written beside its place and renamed over it, so the server never sends half
+/// a file. An overwritten file's modification time moves at least one second past the old
+/// one: servers derive `ETag` and `Last-Modified` from it at one-second resolution, and a
+/// manifest rewritten within the same second at the same size would otherwise look unchanged
+/// to every device (a `304`).
+public struct FolderDestination: PublishDestination {
+    public let root: URL
+
+    public init(root: URL) { self.root = root.standardizedFileURL }
+
+    public var description: String { root.path }
+
+    /// Names of files being written; never listed, and removed if a publish is interrupted.
+    static let temporaryMarker = ".breeze-publish-"
+
+    public func list() async throws -> [String: PublishedObject] {
+        guard FileManager.default.fileExists(atPath: root.path) else { return [:] }
+        var objects: [String: PublishedObject] = [:]
+        for file in try BundleFolder.files(in: root) where !file.path.contains(Self.temporaryMarker) {
+            objects[file.path] = PublishedObject(size: file.size, modified: file.modified)
+        }
+        return objects
+    }
+
+    public func holds(_ file: LocalFile, as object: PublishedObject) async throws -> Bool {
+        guard object.size == file.size else { return false }
+        let there = try ContentHash.ofFile(at: root.appendingPathComponent(file.path), using: .sha256).hash
+        return there.hex == (try file.digests().sha256)
+    }
+
+    public func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws {
+        let target = root.appendingPathComponent(file.path)
+        let folder = target.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let temporary = folder.appendingPathComponent(".\(target.lastPathComponent)\(Self.temporaryMarker)\(UInt32.random(in: 0...UInt32.max))")
+        do {
+            try FileManager.default.copyItem(at: file.url, to: temporary)
+            let now = Date().timeIntervalSince1970.rounded(.down)
+            let after = existing?.modified.map { $0.timeIntervalSince1970.rounded(.down) + 1 } ?? now
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSince1970: max(now, after)), .posixPermissions: 0o644], ofItemAtPath: temporary.path)
+            // rename(2): one step, so the server sends the old file or the new one.
+            guard rename(temporary.path, target.path) == 0 else { throw PublishError(String(cString: strerror(errno))) }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw PublishError("could not write \(target.path): \(error.localizedDescription)")
+        }
+    }
+
+    public func delete(_ path: String) async throws {
+        let target = root.appendingPathComponent(path)
+        try FileManager.default.removeItem(at: target)
+        // Folders left empty go too, up to the destination's root.
+        var folder = target.deletingLastPathComponent().standardizedFileURL
+        while folder.path.hasPrefix(root.path + "/"), (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true {
+            try FileManager.default.removeItem(at: folder)
+            folder = folder.deletingLastPathComponent().standardizedFileURL
+        }
+    }
+}

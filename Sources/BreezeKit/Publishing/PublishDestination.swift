@@ -1,0 +1,115 @@
+import Crypto
+import Foundation
+import FreshAir
+
+/// Where `breeze publish` puts content: a folder a web server serves (``FolderDestination``)
+/// or an S3 bucket (``S3Destination``). Paths are relative to the destination's root, `/`-separated.
+public protocol PublishDestination: Sendable, CustomStringConvertible {
+    /// What is there now.
+    func list() async throws -> [String: PublishedObject]
+    /// Whether `object` already holds exactly `file`'s bytes.
+    func holds(_ file: LocalFile, as object: PublishedObject) async throws -> Bool
+    /// Puts `file` at its path, whole: a reader sees the old bytes or the new, never part.
+    func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws
+    func delete(_ path: String) async throws
+}
+
+/// A file already at the destination.
+public struct PublishedObject: Sendable, Hashable {
+    public var size: Int64
+    /// S3's `ETag` (the MD5 of the bytes for a single-part upload); `nil` for a folder.
+    public var etag: String?
+    /// When it was last written (folders), used to keep validators moving forward.
+    public var modified: Date?
+
+    public init(size: Int64, etag: String? = nil, modified: Date? = nil) {
+        self.size = size
+        self.etag = etag
+        self.modified = modified
+    }
+}
+
+/// A file to publish.
+public struct LocalFile: Sendable {
+    /// Relative to the destination's root.
+    public var path: String
+    public var url: URL
+    public var size: Int64
+
+    /// `manifest.json` and `index.json` name other files, so they go up after what they name,
+    /// deepest first, and caches are told to revalidate them.
+    public var isPointer: Bool {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return name == "manifest.json" || name == "index.json"
+    }
+
+    /// SHA-256 (hex, for S3's payload hash and for comparing folders) and MD5 (hex, S3's
+    /// `ETag`), in one pass over the file.
+    func digests() throws -> (sha256: String, md5: String) {
+        let handle = try FileHandle(forReadingFrom: url)
+        defer { try? handle.close() }
+        var sha = SHA256()
+        var md5 = Insecure.MD5()
+        while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            sha.update(data: chunk)
+            md5.update(data: chunk)
+        }
+        return (S3RequestSigner.hex(sha.finalize()), S3RequestSigner.hex(md5.finalize()))
+    }
+
+    /// The `Content-Type` a browser or app expects for the file.
+    var contentType: String {
+        switch url.pathExtension.lowercased() {
+        case "json": return "application/json"
+        case "md": return "text/markdown; charset=utf-8"
+        case "txt": return "text/plain; charset=utf-8"
+        case "html", "htm": return "text/html; charset=utf-8"
+        case "css": return "text/css"
+        case "js": return "text/javascript"
+        case "png": return "image/png"
+        case "jpg", "jpeg": return "image/jpeg"
+        case "gif": return "image/gif"
+        case "webp": return "image/webp"
+        case "svg": return "image/svg+xml"
+        case "pdf": return "application/pdf"
+        case "gz", "tgz": return "application/gzip"
+        case "zip": return "application/zip"
+        case "tar": return "application/x-tar"
+        default: return "application/octet-stream"
+        }
+    }
+}
+
+/// A publishing problem, saying what to do.
+public struct PublishError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// Reads a destination as the command line names it.
+public enum PublishDestinations {
+    /// `s3://bucket/prefix` (region from `region`, `AWS_REGION` or `AWS_DEFAULT_REGION`; an
+    /// S3-compatible server from `endpoint` or `AWS_ENDPOINT_URL`), or a folder path.
+    public static func parse(
+        _ text: String, endpoint: String? = nil, region: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> any PublishDestination {
+        guard text.hasPrefix("s3://") else { return FolderDestination(root: URL(fileURLWithPath: text)) }
+        let rest = text.dropFirst(5)
+        let bucket = String(rest.prefix { $0 != "/" })
+        guard !bucket.isEmpty else { throw PublishError("\(text): name a bucket, as in s3://bucket/prefix") }
+        let prefix = rest.dropFirst(bucket.count).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+        let region = region ?? environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"] ?? "us-east-1"
+        let endpointText = endpoint ?? environment["AWS_ENDPOINT_URL_S3"] ?? environment["AWS_ENDPOINT_URL"]
+        var endpointURL: URL?
+        if let endpointText {
+            guard let url = URL(string: endpointText), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw PublishError("the endpoint \(endpointText) is not an http(s) URL")
+            }
+            endpointURL = url
+        }
+        return S3Destination(
+            bucket: bucket, prefix: prefix, region: region, endpoint: endpointURL,
+            credentials: try S3Credentials.fromEnvironment(environment))
+    }
+}

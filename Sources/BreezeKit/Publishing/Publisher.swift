@@ -1,0 +1,128 @@
+import Foundation
+import FreshAir
+
+/// `breeze publish`: puts a bundle, a package or a repository folder on a destination so that
+/// a device checking at any moment sees the old content or the new, never a manifest naming a
+/// file that is not there yet.
+///
+/// 1. A bundle is checked first: every digest current (`breeze hash`) and every signature
+///    matching (`breeze sign`). Devices would refuse anything else, so it is not published.
+/// 2. Only files whose bytes differ from what the destination holds are uploaded.
+/// 3. Content goes first, several files at a time; then the documents that name other files
+///    (`manifest.json`, `index.json`), one at a time, deepest first, the root one last.
+/// 4. With `delete`, files the source no longer has are removed, after the root is in place.
+public enum Publisher {
+    public struct Report: Sendable, Codable {
+        /// Uploaded, in the order they went up.
+        public var uploaded: [String] = []
+        public var bytesUploaded: Int64 = 0
+        public var unchanged = 0
+        public var deleted: [String] = []
+        public var dryRun = false
+    }
+
+    public static func run(
+        source: URL, to destination: any PublishDestination, delete: Bool = false, dryRun: Bool = false, concurrency: Int = 8
+    ) async throws -> Report {
+        let files = try await filesToPublish(source)
+        let existing = try await destination.list()
+
+        var changed: [LocalFile] = []
+        var report = Report(dryRun: dryRun)
+        for file in files {
+            if let object = existing[file.path], try await destination.holds(file, as: object) {
+                report.unchanged += 1
+            } else {
+                changed.append(file)
+            }
+        }
+        let content = changed.filter { !$0.isPointer }
+        let pointers = changed.filter(\.isPointer).sorted {
+            let (a, b) = ($0.path.split(separator: "/").count, $1.path.split(separator: "/").count)
+            return a == b ? $0.path < $1.path : a > b
+        }
+        let published = Set(files.map(\.path))
+        let stale = delete ? existing.keys.filter { !published.contains($0) }.sorted() : []
+
+        if dryRun {
+            report.uploaded = content.map(\.path) + pointers.map(\.path)
+            report.bytesUploaded = changed.reduce(0) { $0 + $1.size }
+            report.deleted = stale
+            return report
+        }
+        try await withThrowingTaskGroup(of: LocalFile.self) { group in
+            var pending = content[...]
+            func startNext() {
+                guard let file = pending.popFirst() else { return }
+                group.addTask {
+                    try await destination.upload(file, replacing: existing[file.path])
+                    return file
+                }
+            }
+            for _ in 0..<max(1, concurrency) { startNext() }
+            while let file = try await group.next() {
+                report.uploaded.append(file.path)
+                report.bytesUploaded += file.size
+                startNext()
+            }
+        }
+        for file in pointers {
+            try await destination.upload(file, replacing: existing[file.path])
+            report.uploaded.append(file.path)
+            report.bytesUploaded += file.size
+        }
+        for path in stale {
+            try await destination.delete(path)
+            report.deleted.append(path)
+        }
+        return report
+    }
+
+    /// The files of a folder (hidden ones and editor leftovers skipped) or one file; a bundle
+    /// only when it is current and its signatures match.
+    static func filesToPublish(_ source: URL) async throws -> [LocalFile] {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder) else {
+            throw PublishError("\(source.path) does not exist")
+        }
+        guard isFolder.boolValue else {
+            let size = (try FileManager.default.attributesOfItem(atPath: source.path)[.size] as? NSNumber)?.int64Value ?? 0
+            return [LocalFile(path: source.lastPathComponent, url: source, size: size)]
+        }
+        let root = source.standardizedFileURL.resolvingSymlinksInPath()
+        if FileManager.default.fileExists(atPath: root.appendingPathComponent("manifest.json").path) {
+            try await checkBundle(root)
+        }
+        let files = try BundleFolder.files(in: root)
+            .filter { !$0.path.split(separator: "/").contains { $0.hasPrefix(".") } }
+            .map { LocalFile(path: $0.path, url: root.appendingPathComponent($0.path), size: $0.size) }
+        if let key = files.first(where: isSigningKey) {
+            throw PublishError("\(key.path) is a signing key: it must never be published. Keep it outside the bundle")
+        }
+        return files
+    }
+
+    /// A private key written by `breeze keygen` (small, and says so on its first line).
+    static func isSigningKey(_ file: LocalFile) -> Bool {
+        guard file.size < 1024, let handle = try? FileHandle(forReadingFrom: file.url) else { return false }
+        defer { try? handle.close() }
+        let head = (try? handle.read(upToCount: SigningKey.fileHeader.utf8.count)) ?? Data()
+        return head == Data(SigningKey.fileHeader.utf8)
+    }
+
+    /// What devices would refuse is not published: stale digests, missing files, stale signatures.
+    static func checkBundle(_ root: URL) async throws {
+        let check = try await BundleHasher.run(bundle: root, check: true)
+        if !check.stale.isEmpty || !check.missing.isEmpty {
+            let first = check.stale.first.map { "\($0.manifest): \($0.filename)" } ?? check.missing.first ?? ""
+            throw PublishError("\(root.lastPathComponent) is not ready: \(check.stale.count) stale and \(check.missing.count) missing entries "
+                + "(first: \(first)); run `breeze hash`, and `breeze sign` if you sign, then publish")
+        }
+        let rootURL = root.appendingPathComponent("manifest.json")
+        let data = try Data(contentsOf: rootURL)
+        let manifest = try Manifest(data: data, source: rootURL.path)
+        if let problem = ManifestSigner.signatureProblems(manifest, data: data).first {
+            throw PublishError("\(root.lastPathComponent) is not ready: manifest.json: \(problem)")
+        }
+    }
+}
