@@ -1,6 +1,7 @@
 import BreezeKit
 import Foundation
 import FreshAir
+import Synchronization
 import Testing
 
 @Suite("Sync against real servers")
@@ -165,11 +166,14 @@ struct SyncTests {
 
 /// Helpers that publish hand-made (and deliberately wrong) content.
 enum PublishedText {
+    private static let uploads = Atomic<Int>(0)
+
     static func write(_ text: String, to url: URL) throws {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data(text.utf8).write(to: url)
-        // Move the modification time on, as a real upload would: servers derive validators from it.
-        let bumped = Date().addingTimeInterval(Double.random(in: 2...1000))
+        // Move the modification time on, as a real upload would: servers derive validators from
+        // it, at one-second resolution. Each write gets a later second than any before it.
+        let bumped = Date().addingTimeInterval(Double(2 * uploads.add(1, ordering: .relaxed).newValue))
         try FileManager.default.setAttributes([.modificationDate: bumped], ofItemAtPath: url.path)
     }
 }

@@ -76,8 +76,13 @@ public struct BundleSync: Sendable {
         let fetcher = Fetcher(
             transport: transport, retry: configuration.retry, headers: configuration.headers,
             timeout: configuration.requestTimeout)
+        var resolved = self
+        if environment[RolloutBucket.key] == nil {
+            let bucket = RolloutBucket.of(installID: try store.installID(), bundle: baseURL.absoluteString)
+            resolved.environment[RolloutBucket.key] = .number(String(bucket))
+        }
         let summary = try await store.update { update in
-            try await sync(update: &update, fetcher: fetcher, report: report)
+            try await resolved.sync(update: &update, fetcher: fetcher, report: report)
         }
         var finished = summary
         finished.requests = fetcher.requests.value
@@ -111,6 +116,13 @@ public struct BundleSync: Sendable {
             (rootData, validators, notModified) = (try Disk.read(liveRootPath!), live?.validators, true)
         case .fetched(let data, let newValidators):
             (rootData, validators, notModified) = (data, newValidators, false)
+            let rejected = BundleStore.RejectedContent(source: baseURL.absoluteString, digest: ContentHash.of(data, using: .sha256).hex)
+            if try store.rejectedContent().contains(rejected) {
+                // What this device rolled back from (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``) is still all there is.
+                return SyncSummary(
+                    outcome: .keptAfterRollback, version: live?.id, notModified: false, filesDownloaded: 0, bytesDownloaded: 0,
+                    filesReused: live?.files.count ?? 0, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
+            }
         }
 
         let tree = try await manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory)

@@ -51,6 +51,10 @@ public struct SyncSummary: Sendable, Hashable, Codable {
         case updated
         /// Nothing changed for this device.
         case alreadyCurrent
+        /// The server still offers only the content this device rolled back from
+        /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``); the live version stays
+        /// until something new is published.
+        case keptAfterRollback
     }
 
     public var outcome: Outcome
@@ -78,6 +82,8 @@ public struct SyncSummary: Sendable, Hashable, Codable {
         case .alreadyCurrent:
             let how = notModified ? "304 Not Modified" : "no file changed"
             return "Already current (\(how)); \(requests) request\(requests == 1 ? "" : "s"), \(time)."
+        case .keptAfterRollback:
+            return "Kept version \(version ?? 0): the server still offers the content rolled back from; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
         case .updated:
             return "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))), "
                 + "\(filesReused) reused, \(filesRemoved) removed; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
