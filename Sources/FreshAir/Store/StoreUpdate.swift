@@ -1,0 +1,128 @@
+import Foundation
+
+/// The store while one update holds its lock.
+struct StoreUpdate {
+    let store: BundleStore
+    /// The live version: as the update began, then whatever it activated.
+    private(set) var live: VersionRecord?
+
+    /// The live version's folder, where unchanged files are carried over from.
+    var liveDirectory: String? { live.map { store.versionPath($0.id) } }
+
+    /// Starts assembling the next version in staging.
+    func stage() throws -> StagedVersion {
+        let ids = (Disk.contentsOfDirectory(store.versionsPath) + Disk.contentsOfDirectory(store.stagingPath))
+            .compactMap { Int($0.split(separator: ".").first ?? "") }
+        let id = (ids.max() ?? 0) + 1
+        let path = store.stagingPath + "/\(id)"
+        try Disk.createDirectory(path)
+        return StagedVersion(id: id, path: path)
+    }
+
+    /// Assembles and activates the next version, the one way every delivery mode installs:
+    /// `fill` writes the version into a new staged folder and returns its record, or `nil`
+    /// when there turned out to be nothing to install. If anything fails, the staged folder
+    /// is removed and the live version stays as it was.
+    ///
+    /// - Returns: the activated record, or `nil` when `fill` returned `nil`.
+    @discardableResult
+    mutating func assemble(_ fill: (inout StagedVersion) async throws -> VersionRecord?) async throws -> VersionRecord? {
+        var staged = try stage()
+        do {
+            guard let record = try await fill(&staged) else {
+                try Disk.remove(staged.path)
+                return nil
+            }
+            try activate(staged, record: record)
+            return live
+        } catch {
+            try? Disk.remove(staged.path)
+            throw error
+        }
+    }
+
+    /// Makes a staged version live: record written, tree moved into `versions/`, data
+    /// flushed, then the live link swapped in one `rename(2)`. Older versions are removed
+    /// afterwards, except the one just replaced.
+    mutating func activate(_ staged: StagedVersion, record: VersionRecord) throws {
+        var record = record
+        record.id = staged.id
+        record.previous = live?.id
+        try Disk.rename(staged.path, to: store.versionPath(staged.id))
+        try writeRecord(record)
+        Disk.synchronizeFileSystem(containing: store.versionPath(staged.id))
+        try pointLiveLink(at: staged.id)
+        live = record
+        try collectGarbage()
+        // Every planned download completed: nothing is left to resume.
+        for partial in Disk.contentsOfDirectory(store.partialsPath) { try Disk.remove(store.partialsPath + "/" + partial) }
+    }
+
+    /// Writes a version's record beside its folder, atomically.
+    func writeRecord(_ record: VersionRecord) throws {
+        try Disk.writeAtomically(Data(record.jsonBytes), to: store.recordPath(record.id))
+    }
+
+    func pointLiveLink(at id: Int) throws {
+        let linkParent = store.liveLink.deletingLastPathComponent().path
+        let target = store.versionPath(id)
+        // Relative when the store sits beside or below the link, so both can move together.
+        let relative = target.hasPrefix(linkParent + "/") ? String(target.dropFirst(linkParent.count + 1)) : target
+        try Disk.createDirectory(linkParent)
+        try Disk.replaceSymbolicLink(at: store.liveLink.path, target: relative)
+    }
+
+    /// Removes every version but the live one and the one before it.
+    func collectGarbage() throws {
+        guard let liveID = store.liveVersionID else { return }
+        let keep: Set<Int> = [liveID, try store.record(liveID).previous].compactMap { $0 }.reduce(into: []) { $0.insert($1) }
+        for name in Disk.contentsOfDirectory(store.versionsPath) {
+            guard let id = Int(name.split(separator: ".").first ?? ""), !keep.contains(id) else { continue }
+            try Disk.remove(store.versionsPath + "/" + name)
+        }
+    }
+}
+
+/// A version being assembled in staging.
+struct StagedVersion {
+    let id: Int
+    let path: String
+    private var createdFolders: Set<String> = []
+
+    init(id: Int, path: String) {
+        self.id = id
+        self.path = path
+    }
+
+    /// Moves a verified file into the tree at `bundlePath` (nothing to do when it was
+    /// downloaded there).
+    mutating func place(_ file: String, at bundlePath: BundlePath) throws {
+        let destination = path + "/" + bundlePath.string
+        guard file != destination else { return }
+        try makeParent(of: bundlePath)
+        try Disk.rename(file, to: destination)
+    }
+
+    /// Creates the folder `bundlePath` will be written in.
+    mutating func prepareFolder(for bundlePath: BundlePath) throws {
+        try makeParent(of: bundlePath)
+    }
+
+    /// Hard-links an unchanged file from another version (or a second path of one download).
+    mutating func link(_ existing: String, at bundlePath: BundlePath) throws {
+        try makeParent(of: bundlePath)
+        try Disk.link(existing, to: path + "/" + bundlePath.string)
+    }
+
+    /// Writes bytes held in memory (a manifest) at `bundlePath`.
+    mutating func write(_ data: Data, at bundlePath: BundlePath) throws {
+        try makeParent(of: bundlePath)
+        try Disk.writeAtomically(data, to: path + "/" + bundlePath.string)
+    }
+
+    private mutating func makeParent(of bundlePath: BundlePath) throws {
+        guard let parent = bundlePath.parent?.string, !createdFolders.contains(parent) else { return }
+        try Disk.createDirectory(path + "/" + parent)
+        createdFolders.insert(parent)
+    }
+}
