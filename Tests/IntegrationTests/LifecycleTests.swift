@@ -102,6 +102,11 @@ struct LifecycleTests {
             #expect(try await sync.store.rollBackIfUnconfirmed() == nil)
             #expect(try await sync.store.rollBackIfUnconfirmed() == nil)
             #expect(live() == "v3\n")
+            // A check that only records a new environment keeps the confirmation.
+            var moved = sync
+            moved.environment["channel"] = "beta"
+            #expect(try await moved.run().outcome == .alreadyCurrent)
+            #expect(try sync.store.liveRecord()?.metadata["confirmed"] == "true")
         }
     }
 

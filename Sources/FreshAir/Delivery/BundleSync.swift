@@ -140,12 +140,17 @@ public struct BundleSync: Sendable {
             outcome: .alreadyCurrent, version: live?.id, notModified: notModified, filesDownloaded: 0, bytesDownloaded: 0,
             filesReused: keptCount, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
         if plan.changesNothing {
-            if var record = live, record.validators != validators || record.metadata != metadata {
+            if var record = live {
                 // Same content under new validators, sequence or environment (a re-upload, an
                 // app upgrade that changed nothing here): remember them, so the next 304 is final.
-                record.validators = validators
-                record.metadata = metadata
-                try update.writeRecord(record)
+                // The store's own keys (confirmation) stay as they are.
+                var updated = record.metadata
+                for key in RecordKey.all { updated[key] = metadata[key] }
+                if record.validators != validators || record.metadata != updated {
+                    record.validators = validators
+                    record.metadata = updated
+                    try update.writeRecord(record)
+                }
             }
             return summary
         }
@@ -229,6 +234,7 @@ public struct BundleSync: Sendable {
         static let sequence = "sequence"
         static let expires = "expires"
         static let environment = "environment"
+        static let all = [sequence, expires, environment]
     }
 
     /// The tree walker for this bundle: a child manifest comes from the live version when its
