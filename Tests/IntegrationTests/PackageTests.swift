@@ -183,6 +183,37 @@ struct PackageTests {
             #expect(try await updater(remote, in: local, installer: loader).update().outcome == .downloaded)
         }
     }
+
+    @Test("A package the app never confirms is rolled back, and the server is asked whether it still has only that one")
+    func confirmOrRollBack() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let remote = try await publish(server, text: "v1", modified: Date().addingTimeInterval(10))
+            let local = try TemporaryFolder("package")
+            let updater = updater(remote, in: local)
+            let message = { local.path("Content/data/message.txt").text }
+            try await updater.update()
+            try await updater.store.confirmLive()
+
+            _ = try await publish(server, text: "v2, crashes", modified: Date().addingTimeInterval(20))
+            #expect(try await updater.update().outcome == .downloaded)
+            #expect(try await updater.store.rollBackIfUnconfirmed() == nil)
+            #expect(try await updater.store.rollBackIfUnconfirmed() != nil)
+            #expect(message() == "v1")
+
+            // The check sends the rejected package's validators: a 304, no body, nothing installed.
+            let before = server.nginxRequests().count
+            let kept = try await updater.update()
+            #expect(kept.outcome == .keptAfterRollback && kept.requests == 1 && kept.bytesDownloaded == 0)
+            #expect(server.nginxRequests().dropFirst(before).map(\.status) == [304])
+            #expect(message() == "v1")
+
+            _ = try await publish(server, text: "v3", modified: Date().addingTimeInterval(30))
+            #expect(try await updater.update().outcome == .downloaded)
+            #expect(message() == "v3")
+            // Installed and forgotten: the next check is an ordinary 304 on v3.
+            #expect(try await updater.update().outcome == .notModified)
+        }
+    }
 }
 
 @Suite("Repositories: versioned bundles side by side")

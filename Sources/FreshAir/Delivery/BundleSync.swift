@@ -100,28 +100,32 @@ public struct BundleSync: Sendable {
         let liveDirectory = live == nil ? nil : update.liveDirectory
         let liveRootPath = liveDirectory.map { $0 + "/manifest.json" }
         let hasLiveRoot = liveRootPath.map(Disk.exists) ?? false
+        // After a rollback, ask whether the server still has what was rolled back from.
+        let rejected = live == nil ? nil : try store.rejected(from: baseURL.absoluteString)
+        let keptAfterRollback = SyncSummary(
+            outcome: .keptAfterRollback, version: live?.id, notModified: true, filesDownloaded: 0, bytesDownloaded: 0,
+            filesReused: live?.files.count ?? 0, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
 
         report(.checking(manifestURL))
         let rootData: Data
         let validators: HTTPValidators?
         let notModified: Bool
         switch try await fetcher.document(
-            at: manifestURL, validators: hasLiveRoot ? live?.validators : nil, limit: configuration.maxDocumentSize)
+            at: manifestURL, validators: hasLiveRoot ? rejected?.validators ?? live?.validators : nil, limit: configuration.maxDocumentSize)
         {
         case .notModified:
             report(.notModified)
+            if rejected?.validators != nil { return keptAfterRollback }
             if let live, let current = try Self.unchanged(live, plannedFor: planFingerprint, source: manifestURL.absoluteString) {
                 return current
             }
             (rootData, validators, notModified) = (try Disk.read(liveRootPath!), live?.validators, true)
         case .fetched(let data, let newValidators):
             (rootData, validators, notModified) = (data, newValidators, false)
-            let rejected = BundleStore.RejectedContent(source: baseURL.absoluteString, digest: ContentHash.of(data, using: .sha256).hex)
-            if try store.rejectedContent().contains(rejected) {
-                // What this device rolled back from (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``) is still all there is.
-                return SyncSummary(
-                    outcome: .keptAfterRollback, version: live?.id, notModified: false, filesDownloaded: 0, bytesDownloaded: 0,
-                    filesReused: live?.files.count ?? 0, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
+            if let digest = rejected?.rootDigest, ContentHash.of(data, using: .sha256).hex == digest {
+                var kept = keptAfterRollback  // a server without validators, still offering the rejected manifest
+                kept.notModified = false
+                return kept
             }
         }
 

@@ -56,6 +56,9 @@ public struct PackageUpdater: Sendable {
             case downloaded
             /// The server answered `304`: what is installed is current.
             case notModified
+            /// The server still offers only the package this device rolled back from
+            /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``); the live version stays.
+            case keptAfterRollback
         }
 
         public var outcome: Outcome
@@ -73,6 +76,8 @@ public struct PackageUpdater: Sendable {
             switch outcome {
             case .notModified:
                 return "Package current (304 Not Modified); \(bundled)\(requests) request\(requests == 1 ? "" : "s")."
+            case .keptAfterRollback:
+                return "Kept version \(version ?? 0): the server still offers the package rolled back from; \(requests) request\(requests == 1 ? "" : "s")."
             case .downloaded:
                 return "Installed package version \(version ?? 0) (\(ByteCount(bytesDownloaded)) downloaded); \(bundled)\(requests) request\(requests == 1 ? "" : "s")."
             }
@@ -93,11 +98,14 @@ public struct PackageUpdater: Sendable {
                 installedBundled = true
             }
             let live = update.live
+            // After a rollback, ask whether the server still has what was rolled back from.
+            let rejected = live == nil ? nil : try store.rejected(from: remote.absoluteString)
             let partial = store.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
             var job = DownloadJob(
                 label: remote.lastPathComponent, url: remote, partialPath: partial, expectedHash: nil, expectedSize: nil,
                 limit: configuration.maxFileSize,
-                validators: installer.packageExists(liveFolder: store.liveDirectory) ? (live?.validators ?? HTTPValidators()) : HTTPValidators())
+                validators: installer.packageExists(liveFolder: store.liveDirectory)
+                    ? (rejected?.validators ?? live?.validators ?? HTTPValidators()) : HTTPValidators())
             job.isTransient = true
             var result = Result(
                 outcome: .notModified, installedBundled: installedBundled, version: live?.id, bytesDownloaded: 0, requests: 0,
@@ -108,6 +116,7 @@ public struct PackageUpdater: Sendable {
                     StreamingExtraction(installer: $0, format: format, folder: URL(fileURLWithPath: staged.path), package: remote.lastPathComponent)
                 }
                 guard case .fetched(let file, let validators) = try await fetcher.download(job, tee: streaming, progress: { _ in }) else {
+                    if rejected?.validators != nil { result.outcome = .keptAfterRollback }
                     return nil
                 }
                 // The package itself is not kept: gone before activation flushes the disk.

@@ -53,6 +53,7 @@ struct StoreUpdate {
         Disk.synchronizeFileSystem(containing: store.versionPath(staged.id))
         try pointLiveLink(at: staged.id)
         live = record
+        try store.forgetRejected(from: record.source)
         try collectGarbage()
         // Every planned download completed: nothing is left to resume.
         for partial in Disk.contentsOfDirectory(store.partialsPath) { try Disk.remove(store.partialsPath + "/" + partial) }

@@ -32,11 +32,8 @@ extension BundleStore {
                 try update.writeRecord(record)
                 return nil
             }
-            if let root = record.files["manifest.json"]?.hash {
-                var rejected = try rejectedContent()
-                rejected.insert(RejectedContent(source: record.source, digest: root.hex))
-                try Disk.writeAtomically(Data(JSONValue.array(rejected.sorted().map(\.json)).serializedBytes()), to: rejectedPath)
-            }
+            try rememberRejected(RejectedContent(
+                source: record.source, validators: record.validators, rootDigest: record.files["manifest.json"]?.hash.hex))
             try update.pointLiveLink(at: previousID)
             try update.collectGarbage()
             var previous = try self.record(previousID)
@@ -47,28 +44,70 @@ extension BundleStore {
         }
     }
 
-    /// Root manifests of versions rolled back by ``rollBackIfUnconfirmed(allowedLaunches:)``.
-    struct RejectedContent: Hashable, Comparable {
+    /// What a version rolled back by ``rollBackIfUnconfirmed(allowedLaunches:)`` was, so that
+    /// no delivery mode installs it again: every mode asks the server with its validators
+    /// (a `304` means the server still has only that), and a bundle sync also compares the
+    /// root manifest's digest, for servers that send no validators.
+    struct RejectedContent: Hashable {
         var source: String
-        /// SHA-256 of the root manifest, hex.
-        var digest: String
+        var validators: HTTPValidators?
+        /// SHA-256 of the root manifest, hex (bundles).
+        var rootDigest: String?
 
-        var json: JSONValue { .object([("source", .string(source)), ("digest", .string(digest))]) }
-        static func < (a: Self, b: Self) -> Bool { (a.source, a.digest) < (b.source, b.digest) }
+        var json: JSONValue {
+            var pairs: [(key: String, value: JSONValue)] = [("source", .string(source))]
+            if let etag = validators?.etag { pairs.append(("etag", .string(etag))) }
+            if let lastModified = validators?.lastModified { pairs.append(("lastModified", .string(lastModified))) }
+            if let rootDigest { pairs.append(("rootDigest", .string(rootDigest))) }
+            return .object(pairs)
+        }
+
+        init(source: String, validators: HTTPValidators?, rootDigest: String?) {
+            self.source = source
+            self.validators = validators?.isEmpty == true ? nil : validators
+            self.rootDigest = rootDigest
+        }
+
+        init?(json: JSONValue) {
+            guard let source = json["source"]?.string else { return nil }
+            self.init(source: source, validators: HTTPValidators(etag: json["etag"]?.string, lastModified: json["lastModified"]?.string),
+                      rootDigest: json["rootDigest"]?.string)
+        }
     }
 
     var rejectedPath: String { root.appendingPathComponent("rejected.json").path }
 
-    func rejectedContent() throws -> Set<RejectedContent> {
-        guard let data = FileManager.default.contents(atPath: rejectedPath) else { return [] }
+    /// What was rolled back from `source`, while nothing newer from it has been installed.
+    func rejected(from source: String) throws -> RejectedContent? {
+        try allRejected()[source]
+    }
+
+    private func allRejected() throws -> [String: RejectedContent] {
+        guard let data = FileManager.default.contents(atPath: rejectedPath) else { return [:] }
         do {
-            let items = try JSONReader.parse(data).array ?? []
-            return Set(items.compactMap { item in
-                item["source"]?.string.flatMap { source in item["digest"]?.string.map { RejectedContent(source: source, digest: $0) } }
-            })
+            let items = (try JSONReader.parse(data).array ?? []).compactMap(RejectedContent.init(json:))
+            return Dictionary(items.map { ($0.source, $0) }, uniquingKeysWith: { _, last in last })
         } catch {
             throw FreshAirError.fileSystem(operation: "read", path: rejectedPath, reason: "\(error)")
         }
+    }
+
+    private func rememberRejected(_ content: RejectedContent) throws {
+        var all = try allRejected()
+        all[content.source] = content
+        try saveRejected(all)
+    }
+
+    /// Called when a new version from `source` goes live: what was rejected is history.
+    func forgetRejected(from source: String) throws {
+        var all = try allRejected()
+        guard all.removeValue(forKey: source) != nil else { return }
+        try saveRejected(all)
+    }
+
+    private func saveRejected(_ all: [String: RejectedContent]) throws {
+        let items = all.keys.sorted().map { all[$0]!.json }
+        try Disk.writeAtomically(Data(JSONValue.array(items).serializedBytes()), to: rejectedPath)
     }
 
     /// Keys of ``VersionRecord/metadata`` for confirm-or-roll-back.
