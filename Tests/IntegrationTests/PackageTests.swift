@@ -248,7 +248,6 @@ struct RepositoryTests {
 
             let republished = try RepositoryPublisher.add(folder: try content(sources.path("cats"), "cat v1"), as: "cats", to: repoFolder)
             #expect(!republished.published, "unchanged content keeps its version")
-            try await Task.sleep(for: .milliseconds(1100))  // index.json's Last-Modified must move on
             try RepositoryPublisher.add(folder: try content(sources.path("dogs"), "dog v2"), as: "dogs", to: repoFolder)
 
             let before = server.nginxRequests().count
@@ -290,6 +289,37 @@ struct RepositoryTests {
             #expect(emptied.removed == ["art"])
             #expect(Repository.bundle(descriptor: "game.level2.art", in: [one, two]) == nil)
             #expect(!FileManager.default.fileExists(atPath: local.path("game.level2/art").path))
+        }
+    }
+
+    @Test("A bundle version rolled back from is not installed again; the next version is")
+    func rollbackIsRemembered() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let id = "com.example.rollback"
+            let repoFolder = server.root.appendingPathComponent(id)
+            let sources = try TemporaryFolder("sources")
+            try RepositoryPublisher.add(folder: try content(sources.path("cats"), "cat v1"), as: "cats", to: repoFolder)
+            let local = try TemporaryFolder("repo")
+            let repo = repository(server, id: id, in: local)
+            try await repo.update()
+            try await repo.store(forBundle: "cats").confirmLive()
+
+            try RepositoryPublisher.add(folder: try content(sources.path("cats"), "cat v2, broken"), as: "cats", to: repoFolder)
+            #expect(try await repo.update().updated == ["cats": 2])
+            let store = repo.store(forBundle: "cats")
+            #expect(try await store.rollBackIfUnconfirmed() == nil)
+            #expect(try await store.rollBackIfUnconfirmed() != nil)
+            #expect(local.path("\(id)/cats/item.txt").text == "cat v1")
+
+            let before = server.nginxRequests().count
+            let kept = try await repo.update()
+            #expect(kept.keptAfterRollback == ["cats"] && kept.updated.isEmpty)
+            #expect(server.nginxRequests().dropFirst(before).filter { $0.path.hasSuffix(".tar.gz") }.isEmpty)
+            #expect(local.path("\(id)/cats/item.txt").text == "cat v1")
+
+            try RepositoryPublisher.add(folder: try content(sources.path("cats"), "cat v3"), as: "cats", to: repoFolder)
+            #expect(try await repo.update().updated == ["cats": 3])
+            #expect(local.path("\(id)/cats/item.txt").text == "cat v3")
         }
     }
 }

@@ -33,8 +33,11 @@ public enum RepositoryPublisher {
         index.bundles[name] = RepositoryIndex.Bundle(version: version, digest: digest)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        // The index goes last: a client never sees a version whose archive is missing.
+        // The index goes last: a client never sees a version whose archive is missing. Its
+        // time moves past the old one's second, so the server's validators change with it.
+        let previous = ServedFileTime.modified(indexURL)
         try encoder.encode(index).write(to: indexURL, options: .atomic)
+        try ServedFileTime.moveForward(indexURL, past: previous)
         return Outcome(name: name, version: version, published: true, archive: archive)
     }
 }

@@ -4,10 +4,8 @@ import FreshAir
 /// A folder a web server serves (nginx's `root`, a mounted share).
 ///
 /// Each file is written beside its place and renamed over it, so the server never sends half
-/// a file. An overwritten file's modification time moves at least one second past the old
-/// one: servers derive `ETag` and `Last-Modified` from it at one-second resolution, and a
-/// manifest rewritten within the same second at the same size would otherwise look unchanged
-/// to every device (a `304`).
+/// a file, and an overwritten file's modification time moves past the old one's second
+/// (``ServedFileTime``), so its `ETag` and `Last-Modified` change with it.
 public struct FolderDestination: PublishDestination {
     public let root: URL
 
@@ -40,10 +38,8 @@ public struct FolderDestination: PublishDestination {
         let temporary = folder.appendingPathComponent(".\(target.lastPathComponent)\(Self.temporaryMarker)\(UInt32.random(in: 0...UInt32.max))")
         do {
             try FileManager.default.copyItem(at: file.url, to: temporary)
-            let now = Date().timeIntervalSince1970.rounded(.down)
-            let after = existing?.modified.map { $0.timeIntervalSince1970.rounded(.down) + 1 } ?? now
-            try FileManager.default.setAttributes(
-                [.modificationDate: Date(timeIntervalSince1970: max(now, after)), .posixPermissions: 0o644], ofItemAtPath: temporary.path)
+            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: temporary.path)
+            try ServedFileTime.moveForward(temporary, past: existing?.modified)
             // rename(2): one step, so the server sends the old file or the new one.
             guard rename(temporary.path, target.path) == 0 else { throw PublishError(String(cString: strerror(errno))) }
         } catch {

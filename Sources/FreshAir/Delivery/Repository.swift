@@ -70,6 +70,9 @@ public struct Repository: Sendable {
         /// Bundles installed, with the version each went to.
         public var updated: [String: Int]
         public var unchanged: [String]
+        /// Bundles whose store rolled back from the version the index names
+        /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``): kept until a newer one is published.
+        public var keptAfterRollback: [String] = []
         public var removed: [String]
         public var bytesDownloaded: Int64
         public var requests: Int
@@ -78,7 +81,8 @@ public struct Repository: Sendable {
         public var oneLine: String {
             let index = indexNotModified ? "index 304 Not Modified" : "index fetched"
             let list = updated.keys.sorted().map { "\($0) → \(updated[$0]!)" }.joined(separator: ", ")
-            return "Repository: \(index); \(updated.count) updated\(list.isEmpty ? "" : " (\(list))"), \(unchanged.count) unchanged, "
+            let kept = keptAfterRollback.isEmpty ? "" : "\(keptAfterRollback.count) kept after a rollback, "
+            return "Repository: \(index); \(updated.count) updated\(list.isEmpty ? "" : " (\(list))"), \(unchanged.count) unchanged, \(kept)"
                 + "\(removed.count) removed; \(ByteCount(bytesDownloaded)) in \(requests) request\(requests == 1 ? "" : "s")."
         }
     }
@@ -112,7 +116,13 @@ public struct Repository: Sendable {
             (validators, notModified) = (newValidators, false)
         }
 
-        let changed = index.bundles.keys.sorted().filter { installedVersion(of: $0) != index.bundles[$0]!.version }
+        let moved = index.bundles.keys.sorted().filter { installedVersion(of: $0) != index.bundles[$0]!.version }
+        // An archive URL names one version: one rolled back from is not installed again.
+        let kept = try moved.filter { name in
+            let store = store(forBundle: name)
+            return try archiveURLs(name, version: index.bundles[name]!.version).contains { try store.rejected(from: $0.url.absoluteString) != nil }
+        }
+        let changed = moved.filter { !kept.contains($0) }
         let tracker = RepositoryProgress(total: changed.count, report: progress)
         var bytes: Int64 = 0
         try await withThrowingTaskGroup(of: Int64.self) { group in
@@ -145,7 +155,7 @@ public struct Repository: Sendable {
         try Disk.writeAtomically(try encoder.encode(State(validators: validators, index: index)), to: statePath)
         return Result(
             indexNotModified: notModified, updated: Dictionary(uniqueKeysWithValues: changed.map { ($0, index.bundles[$0]!.version) }),
-            unchanged: index.bundles.keys.filter { !changed.contains($0) }.sorted(), removed: removed.sorted(),
+            unchanged: index.bundles.keys.filter { !moved.contains($0) }.sorted(), keptAfterRollback: kept, removed: removed.sorted(),
             bytesDownloaded: bytes, requests: fetcher.requests.value, seconds: (ContinuousClock.now - started).seconds)
     }
 
@@ -153,12 +163,10 @@ public struct Repository: Sendable {
     /// live version.
     private func install(_ name: String, version: Int, fetcher: Fetcher) async throws -> Int64 {
         let store = store(forBundle: name)
-        let base = (cdn ?? source).appendingPathComponent(id)
         return try await store.update { update in
             var lastError: (any Error)?
-            for format in [ArchiveFormat.tarGzip, .tar] {
-                let fileName = "\(name)-\(version)" + (format == .tar ? ".tar" : ".tar.gz")
-                let url = base.appendingPathComponent(fileName)
+            for (format, url) in archiveURLs(name, version: version) {
+                let fileName = url.lastPathComponent
                 var job = DownloadJob(
                     label: "\(id)/\(fileName)", url: url, partialPath: store.partialsPath + "/\(fileName)", expectedHash: nil,
                     expectedSize: nil, limit: configuration.maxFileSize, validators: nil)
@@ -182,8 +190,14 @@ public struct Repository: Sendable {
                 }
                 return file.size
             }
-            throw lastError ?? FreshAirError.httpStatus(404, url: base.appendingPathComponent("\(name)-\(version).tar.gz"))
+            throw lastError ?? FreshAirError.httpStatus(404, url: archiveURLs(name, version: version)[0].url)
         }
+    }
+
+    /// Where one version of a bundle may be: `<name>-<version>.tar.gz`, else `.tar`.
+    private func archiveURLs(_ name: String, version: Int) -> [(format: ArchiveFormat, url: URL)] {
+        let base = (cdn ?? source).appendingPathComponent(id)
+        return [(.tarGzip, base.appendingPathComponent("\(name)-\(version).tar.gz")), (.tar, base.appendingPathComponent("\(name)-\(version).tar"))]
     }
 }
 
