@@ -41,6 +41,7 @@ public struct SigningKey: Sendable {
     /// The first line of every key file; `breeze publish` refuses to upload such a file.
     static let fileHeader = "# FreshAir Ed25519 signing key."
 
+    /// Writes the key file (mode 0600), refusing to replace an existing file.
     public func write(to url: URL) throws {
         let text = """
             \(Self.fileHeader) Keep it secret. Apps pin the public key:
@@ -71,6 +72,7 @@ public struct SigningKey: Sendable {
 /// none, so devices can refuse an older signed copy. Other keys' signatures that still match
 /// are kept (several signers, or a key rotation); stale ones are dropped.
 public enum ManifestSigner {
+    /// What signing did.
     public struct Report: Sendable, Codable {
         /// The public key that signed.
         public var key: String
@@ -80,9 +82,13 @@ public enum ManifestSigner {
         public var dropped = 0
         /// The root manifest moved from the array form to the object form.
         public var convertedToObjectForm = false
+        /// The root manifest's `sequence` as signed.
         public var sequence: Int?
     }
 
+    /// Signs `bundle`'s root manifest with `key`, after checking every digest is current.
+    ///
+    /// - Throws: ``SigningError`` when entries are stale or missing (run `breeze hash`).
     public static func sign(bundle: URL, with key: SigningKey) async throws -> Report {
         let root = bundle.standardizedFileURL
         let check = try await BundleHasher.run(bundle: root, check: true)

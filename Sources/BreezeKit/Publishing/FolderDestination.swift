@@ -7,6 +7,7 @@ import FreshAir
 /// a file, and an overwritten file's modification time moves past the old one's second
 /// (``ServedFileTime``), so its `ETag` and `Last-Modified` change with it.
 public struct FolderDestination: PublishDestination {
+    /// The folder the web server serves this content from.
     public let root: URL
 
     public init(root: URL) { self.root = root.standardizedFileURL }

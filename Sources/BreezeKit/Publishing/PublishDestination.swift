@@ -16,6 +16,7 @@ public protocol PublishDestination: Sendable, CustomStringConvertible {
 
 /// A file already at the destination.
 public struct PublishedObject: Sendable, Hashable {
+    /// Its size in bytes.
     public var size: Int64
     /// S3's `ETag` (the MD5 of the bytes for a single-part upload); `nil` for a folder.
     public var etag: String?
@@ -33,6 +34,7 @@ public struct PublishedObject: Sendable, Hashable {
 public struct LocalFile: Sendable {
     /// Relative to the destination's root.
     public var path: String
+    /// Where it is on this machine.
     public var url: URL
     public var size: Int64
 
