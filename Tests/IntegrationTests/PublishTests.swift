@@ -74,6 +74,31 @@ struct PublishTests {
         #expect(try await Publisher.run(source: bundle, to: destination).uploaded.last == "manifest.json")
     }
 
+    @Test("A failed upload stops the publish before any manifest moves; a killed one leaves nothing behind")
+    func failureKeepsTheOldManifests() async throws {
+        let (folder, bundle) = try await authoredBundle()
+        let destination = FolderDestination(root: folder.path("www"))
+        try await Publisher.run(source: bundle, to: destination)
+        let rootBefore = try Data(contentsOf: destination.root.appendingPathComponent("manifest.json"))
+
+        // bar.md changes, but its place at the destination is taken by a folder: it cannot be written.
+        try Data("# Bar, unpublishable\n".utf8).write(to: bundle.appendingPathComponent("Embed1.freshair/bar.md"))
+        _ = try await BundleHasher.run(bundle: bundle)
+        let blocked = destination.root.appendingPathComponent("Embed1.freshair/bar.md")
+        try FileManager.default.removeItem(at: blocked)
+        try FileManager.default.createDirectory(at: blocked.appendingPathComponent("in-the-way"), withIntermediateDirectories: true)
+        await #expect { try await Publisher.run(source: bundle, to: destination) } throws: { "\($0)".contains("Embed1.freshair/bar.md") }
+        #expect(try Data(contentsOf: destination.root.appendingPathComponent("manifest.json")) == rootBefore)
+
+        // What a killed publish leaves (a half-copied file beside its place) is cleared by the next one.
+        try FileManager.default.removeItem(at: blocked)
+        let leftover = destination.root.appendingPathComponent("Embed1.freshair/.bar.md\(FolderDestination.temporaryMarker)123")
+        try Data("half".utf8).write(to: leftover)
+        let report = try await Publisher.run(source: bundle, to: destination)
+        #expect(report.uploaded.last == "manifest.json")
+        #expect(!FileManager.default.fileExists(atPath: leftover.path))
+    }
+
     @Test("--delete removes what the source no longer has, after the root, and prunes empty folders")
     func deleteAfterTheRoot() async throws {
         let (folder, bundle) = try await authoredBundle()

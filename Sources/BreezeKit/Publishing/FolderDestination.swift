@@ -20,7 +20,12 @@ public struct FolderDestination: PublishDestination {
     public func list() async throws -> [String: PublishedObject] {
         guard FileManager.default.fileExists(atPath: root.path) else { return [:] }
         var objects: [String: PublishedObject] = [:]
-        for file in try BundleFolder.files(in: root) where !file.path.contains(Self.temporaryMarker) {
+        for file in try BundleFolder.files(in: root) {
+            guard !file.path.contains(Self.temporaryMarker) else {
+                // Left by a publish that was killed mid-copy: never live, and not to be served.
+                try? FileManager.default.removeItem(at: root.appendingPathComponent(file.path))
+                continue
+            }
             objects[file.path] = PublishedObject(size: file.size, modified: file.modified)
         }
         return objects
