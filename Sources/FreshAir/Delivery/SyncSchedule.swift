@@ -21,16 +21,19 @@ public struct SyncSchedule: Sendable {
     public var jitter: Double
     /// Whether the first check happens at once rather than after the first wait.
     public var checksAtStart: Bool
+    /// The priority checks run at: `.background` keeps them out of the app's way.
+    public var priority: TaskPriority?
     /// Asked before every check; a check it refuses is skipped until the next one.
     public var isAllowed: @Sendable () async -> Bool
 
     public init(
-        interval: Duration, jitter: Double = 0.2, checksAtStart: Bool = true,
+        interval: Duration, jitter: Double = 0.2, checksAtStart: Bool = true, priority: TaskPriority? = .background,
         isAllowed: @escaping @Sendable () async -> Bool = { true }
     ) {
         self.interval = interval
         self.jitter = min(max(jitter, 0), 1)
         self.checksAtStart = checksAtStart
+        self.priority = priority
         self.isAllowed = isAllowed
     }
 
@@ -44,7 +47,7 @@ public struct SyncSchedule: Sendable {
         _ check: @escaping @Sendable () async throws -> Summary
     ) -> AsyncStream<Result<Summary, any Error>> {
         AsyncStream { continuation in
-            let task = Task {
+            let task = Task(priority: priority) {
                 var first = checksAtStart
                 while !Task.isCancelled {
                     if !first {
