@@ -95,8 +95,10 @@ struct LifecycleTests {
             #expect(check.outcome == .keptAfterRollback && live() == "v1\n")
             #expect(try await sync.store.rollBackIfUnconfirmed() == nil)
 
-            // A fix is published: it installs, is confirmed, and stays.
+            // A fix is published: it installs, is confirmed, and stays (a damaged list of
+            // rejected versions does not stand in the way).
             _ = try await publish([("content.md", "v3\n", nil)], in: server)
+            try Data("{not json".utf8).write(to: sync.store.root.appendingPathComponent("rejected.json"))
             #expect(try await sync.run().outcome == .updated)
             try await sync.store.confirmLive()
             #expect(try await sync.store.rollBackIfUnconfirmed() == nil)

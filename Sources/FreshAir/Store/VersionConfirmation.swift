@@ -82,14 +82,13 @@ extension BundleStore {
         try allRejected()[source]
     }
 
+    /// A damaged file counts as empty: at worst a rejected version is offered again, which is
+    /// better than a store that can never update.
     private func allRejected() throws -> [String: RejectedContent] {
-        guard let data = FileManager.default.contents(atPath: rejectedPath) else { return [:] }
-        do {
-            let items = (try JSONReader.parse(data).array ?? []).compactMap(RejectedContent.init(json:))
-            return Dictionary(items.map { ($0.source, $0) }, uniquingKeysWith: { _, last in last })
-        } catch {
-            throw FreshAirError.fileSystem(operation: "read", path: rejectedPath, reason: "\(error)")
-        }
+        guard let data = FileManager.default.contents(atPath: rejectedPath),
+              let items = (try? JSONReader.parse(data))?.array?.compactMap(RejectedContent.init(json:))
+        else { return [:] }
+        return Dictionary(items.map { ($0.source, $0) }, uniquingKeysWith: { _, last in last })
     }
 
     private func rememberRejected(_ content: RejectedContent) throws {
