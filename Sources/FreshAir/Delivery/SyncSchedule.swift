@@ -21,19 +21,16 @@ public struct SyncSchedule: Sendable {
     public var jitter: Double
     /// Whether the first check happens at once rather than after the first wait.
     public var checksAtStart: Bool
-    /// The priority checks run at: `.background` keeps them out of the app's way.
-    public var priority: TaskPriority?
     /// Asked before every check; a check it refuses is skipped until the next one.
     public var isAllowed: @Sendable () async -> Bool
 
     public init(
-        interval: Duration, jitter: Double = 0.2, checksAtStart: Bool = true, priority: TaskPriority? = .background,
+        interval: Duration, jitter: Double = 0.2, checksAtStart: Bool = true,
         isAllowed: @escaping @Sendable () async -> Bool = { true }
     ) {
         self.interval = interval
         self.jitter = min(max(jitter, 0), 1)
         self.checksAtStart = checksAtStart
-        self.priority = priority
         self.isAllowed = isAllowed
     }
 
@@ -43,29 +40,46 @@ public struct SyncSchedule: Sendable {
     }
 
     /// Runs `check` on this schedule and delivers each outcome; failures do not stop it.
-    public func runs<Summary: Sendable>(
-        _ check: @escaping @Sendable () async throws -> Summary
-    ) -> AsyncStream<Result<Summary, any Error>> {
-        AsyncStream { continuation in
-            let task = Task(priority: priority) {
-                var first = checksAtStart
+    ///
+    /// Checks happen as the loop asks for them: the wait for the next one starts when the
+    /// previous outcome has been taken, so a slow consumer never piles up checks. Run the loop
+    /// in a task of the priority you want (`Task(priority: .background) { for await … }`).
+    public func runs<Summary: Sendable>(_ check: @escaping @Sendable () async throws -> Summary) -> Checks<Summary> {
+        Checks(schedule: self, check: check)
+    }
+
+    /// The outcomes of scheduled checks, one per iteration; ends when its task is cancelled.
+    public struct Checks<Summary: Sendable>: AsyncSequence, Sendable {
+        public typealias Element = Result<Summary, any Error>
+        let schedule: SyncSchedule
+        let check: @Sendable () async throws -> Summary
+
+        public struct AsyncIterator: AsyncIteratorProtocol {
+            let schedule: SyncSchedule
+            let check: @Sendable () async throws -> Summary
+            var waitFirst: Bool
+
+            public mutating func next() async -> Result<Summary, any Error>? {
                 while !Task.isCancelled {
-                    if !first {
-                        do { try await Task.sleep(for: nextWait()) } catch { break }
+                    if waitFirst {
+                        do { try await Task.sleep(for: schedule.nextWait()) } catch { return nil }
                     }
-                    first = false
-                    guard await isAllowed() else { continue }
+                    waitFirst = true
+                    guard await schedule.isAllowed() else { continue }
                     do {
-                        continuation.yield(.success(try await check()))
+                        return .success(try await check())
                     } catch is CancellationError {
-                        break
+                        return nil
                     } catch {
-                        continuation.yield(.failure(error))
+                        return .failure(error)
                     }
                 }
-                continuation.finish()
+                return nil
             }
-            continuation.onTermination = { _ in task.cancel() }
+        }
+
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(schedule: schedule, check: check, waitFirst: !schedule.checksAtStart)
         }
     }
 }
