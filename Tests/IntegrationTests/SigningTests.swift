@@ -76,6 +76,9 @@ struct SigningTests {
             let url = server.url.appendingPathComponent(ExampleBundle.name + "/").absoluteString
             let sync = try await BreezeBinary.run(["sync", url, work.path("live").path, "--trusted-key", publicKey, "--env", "appVersion=0.9"])
             #expect(sync.status == 0, "\(sync.error)")
+            let second = try await BreezeBinary.run(["keygen", work.path("second.key").path, "--json"])
+            let printed = try JSONSerialization.jsonObject(with: Data(second.output.utf8)) as? [String: String]
+            #expect(try SigningKey(contentsOf: work.path("second.key")).publicKey.base64 == printed?["publicKey"])
             let other = SigningKey.generate().publicKey.base64
             let refused = try await BreezeBinary.run(["sync", url, work.path("other").path, "--trusted-key", other])
             #expect(refused.status == 65 && refused.error.contains("none of which this app trusts"))

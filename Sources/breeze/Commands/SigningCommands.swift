@@ -9,10 +9,15 @@ struct KeygenCommand: AsyncParsableCommand {
         abstract: "Create an Ed25519 signing key for `breeze sign`; prints the public key apps pin.")
 
     @Argument(help: "Where to write the private key (never overwritten; readable by you only).") var keyFile: String
+    @Flag(help: "Print JSON: {\"keyFile\", \"publicKey\"}.") var json = false
 
     func run() async throws {
         let key = SigningKey.generate()
         do { try key.write(to: URL(fileURLWithPath: keyFile)) } catch { throw CommandFailure(error) }
+        if json {
+            print(try JSONOutput.encode(["keyFile": keyFile, "publicKey": key.publicKey.base64]))
+            return
+        }
         print("Wrote \(keyFile). Keep it secret.")
         print("Public key (pin it in the app: SyncConfiguration.trustedKeys, or `breeze sync --trusted-key`):")
         print(key.publicKey.base64)
