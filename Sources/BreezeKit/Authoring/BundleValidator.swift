@@ -68,7 +68,7 @@ public enum BundleValidator {
             }
         }
         if depth == 0, !manifest.signatures.isEmpty {
-            checkSignatures(manifest, data: data, file: manifestPath, problems: &problems)
+            checkSignatures(manifest, file: manifestPath, problems: &problems)
         }
         let prefix = folder.isEmpty ? nil : try? BundlePath(folder)
         for (index, entry) in manifest.entries.enumerated() {
@@ -105,8 +105,8 @@ public enum BundleValidator {
 
     /// Every signature must match the content: a stale one means the bundle changed after
     /// `breeze sign`, and devices pinning that key would refuse it.
-    private static func checkSignatures(_ manifest: Manifest, data: Data, file: String, problems: inout [Problem]) {
-        for message in ManifestSigner.signatureProblems(manifest, data: data) {
+    private static func checkSignatures(_ manifest: Manifest, file: String, problems: inout [Problem]) {
+        for message in ManifestSigner.signatureProblems(manifest) {
             problems.append(Problem(severity: .error, file: file, message: message))
         }
     }

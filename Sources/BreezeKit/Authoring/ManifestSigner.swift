@@ -37,7 +37,6 @@ public struct SigningKey: Sendable {
 
     private init(privateKey: Curve25519.Signing.PrivateKey) { seed = privateKey.rawRepresentation }
 
-    /// Writes the key with permissions 0600; an existing file is never overwritten.
     /// The first line of every key file; `breeze publish` refuses to upload such a file.
     static let fileHeader = "# FreshAir Ed25519 signing key."
 
@@ -126,9 +125,8 @@ public enum ManifestSigner {
 extension ManifestSigner {
     /// What devices pinning the signers' keys would refuse in a signed root manifest: a
     /// signature that no longer matches the content, or an entry without a digest.
-    static func signatureProblems(_ manifest: Manifest, data: Data) -> [String] {
-        guard !manifest.signatures.isEmpty, let document = try? JSONReader.parse(data) else { return [] }
-        let message = ManifestSignature.message(for: document)
+    static func signatureProblems(_ manifest: Manifest) -> [String] {
+        guard !manifest.signatures.isEmpty, let message = manifest.signedMessage else { return [] }
         var problems: [String] = []
         for signature in manifest.signatures {
             guard let key = try? TrustedKey(base64: signature.key) else {

@@ -34,7 +34,7 @@ public struct FolderDestination: PublishDestination {
     public func holds(_ file: LocalFile, as object: PublishedObject) async throws -> Bool {
         guard object.size == file.size else { return false }
         let there = try ContentHash.ofFile(at: root.appendingPathComponent(file.path), using: .sha256).hash
-        return there.hex == (try file.digests().sha256)
+        return there == (try ContentHash.ofFile(at: file.url, using: .sha256).hash)
     }
 
     public func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws {

@@ -45,8 +45,7 @@ public struct LocalFile: Sendable {
         return name == "manifest.json" || name == "index.json"
     }
 
-    /// SHA-256 (hex, for S3's payload hash and for comparing folders) and MD5 (hex, S3's
-    /// `ETag`), in one pass over the file.
+    /// SHA-256 (hex, S3's payload hash) and MD5 (hex, S3's `ETag`), in one pass over the file.
     func digests() throws -> (sha256: String, md5: String) {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }

@@ -34,15 +34,13 @@ public enum Publisher {
         let files = try await filesToPublish(source)
         let existing = try await destination.list()
 
-        var changed: [LocalFile] = []
-        var report = Report(dryRun: dryRun)
-        for file in files {
-            if let object = existing[file.path], try await destination.holds(file, as: object) {
-                report.unchanged += 1
-            } else {
-                changed.append(file)
-            }
+        // Comparing reads files (hashes them), so it runs as wide as the uploads; order is kept.
+        let held = try await inParallel(files.indices, width: concurrency) { index -> Bool in
+            guard let object = existing[files[index].path] else { return false }
+            return try await destination.holds(files[index], as: object)
         }
+        let changed = zip(files, held).filter { !$0.1 }.map(\.0)
+        var report = Report(unchanged: files.count - changed.count, dryRun: dryRun)
         let content = changed.filter { !$0.isPointer }
         let pointers = changed.filter(\.isPointer).sorted {
             let (a, b) = ($0.path.split(separator: "/").count, $1.path.split(separator: "/").count)
@@ -57,22 +55,11 @@ public enum Publisher {
             report.deleted = stale
             return report
         }
-        try await withThrowingTaskGroup(of: LocalFile.self) { group in
-            var pending = content[...]
-            func startNext() {
-                guard let file = pending.popFirst() else { return }
-                group.addTask {
-                    try await destination.upload(file, replacing: existing[file.path])
-                    return file
-                }
-            }
-            for _ in 0..<max(1, concurrency) { startNext() }
-            while let file = try await group.next() {
-                report.uploaded.append(file.path)
-                report.bytesUploaded += file.size
-                startNext()
-            }
+        _ = try await inParallel(content.indices, width: concurrency) { index in
+            try await destination.upload(content[index], replacing: existing[content[index].path])
         }
+        report.uploaded = content.map(\.path)
+        report.bytesUploaded = content.reduce(0) { $0 + $1.size }
         for file in pointers {
             try await destination.upload(file, replacing: existing[file.path])
             report.uploaded.append(file.path)
@@ -83,6 +70,26 @@ public enum Publisher {
             report.deleted.append(path)
         }
         return report
+    }
+
+    /// `work` for every index, at most `width` at once; results in index order. The first error ends it.
+    static func inParallel<Output: Sendable>(
+        _ indices: Range<Int>, width: Int, _ work: @escaping @Sendable (Int) async throws -> Output
+    ) async throws -> [Output] {
+        try await withThrowingTaskGroup(of: (Int, Output).self) { group in
+            var pending = indices.makeIterator()
+            func startNext() {
+                guard let index = pending.next() else { return }
+                group.addTask { (index, try await work(index)) }
+            }
+            for _ in 0..<max(1, width) { startNext() }
+            var results: [Int: Output] = [:]
+            while let (index, output) = try await group.next() {
+                results[index] = output
+                startNext()
+            }
+            return indices.map { results[$0]! }
+        }
     }
 
     /// The files of a folder (hidden ones and editor leftovers skipped) or one file; a bundle
@@ -126,9 +133,8 @@ public enum Publisher {
                 + "(first: \(first)); run `breeze hash`, and `breeze sign` if you sign, then publish")
         }
         let rootURL = root.appendingPathComponent("manifest.json")
-        let data = try Data(contentsOf: rootURL)
-        let manifest = try Manifest(data: data, source: rootURL.path)
-        if let problem = ManifestSigner.signatureProblems(manifest, data: data).first {
+        let manifest = try Manifest(data: Data(contentsOf: rootURL), source: rootURL.path)
+        if let problem = ManifestSigner.signatureProblems(manifest).first {
             throw PublishError("\(root.lastPathComponent) is not ready: manifest.json: \(problem)")
         }
     }

@@ -118,7 +118,7 @@ public struct S3Destination: PublishDestination {
         if file.isPointer { headers.append(("cache-control", "no-cache")) }
         let (status, body) = try await send(
             .PUT, key: key(file.path), headers: headers,
-            body: .stream(FileChunks(url: file.url), length: .known(file.size)), payloadHash: digests.sha256)
+            body: .stream(FileChunks(handle: try FileHandle(forReadingFrom: file.url)), length: .known(file.size)), payloadHash: digests.sha256)
         guard status == 200 else { throw failure("PUT", file.path, status, body) }
     }
 
@@ -131,20 +131,21 @@ public struct S3Destination: PublishDestination {
 /// A file's bytes as a stream of buffers, read as the upload asks for them.
 struct FileChunks: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
-    let url: URL
+    /// Opened by the caller, so an unreadable file fails before the request, not as an empty body.
+    let handle: FileHandle
 
     struct AsyncIterator: AsyncIteratorProtocol {
-        let handle: FileHandle?
+        let handle: FileHandle
         mutating func next() async throws -> ByteBuffer? {
-            guard let handle, let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty else {
-                try? handle?.close()
+            guard let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty else {
+                try? handle.close()
                 return nil
             }
             return ByteBuffer(bytes: chunk)
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(handle: try? FileHandle(forReadingFrom: url)) }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(handle: handle) }
 }
 
 /// Just enough XML for S3's answers: the text of named elements, entities decoded.

@@ -27,8 +27,9 @@ public struct Manifest: Sendable, Hashable {
     /// Ed25519 signatures over the manifest (object form); checked against the app's
     /// ``SyncConfiguration/trustedKeys``.
     public var signatures: [ManifestSignature] = []
-    /// What ``signatures`` cover: set when the document has a `signatures` member.
-    var signedMessage: [UInt8]?
+    /// What ``signatures`` cover (see ``ManifestSignature/message(for:)``): set when the
+    /// document has a `signatures` member.
+    public internal(set) var signedMessage: [UInt8]?
 
     /// An in-memory manifest.
     public init(entries: [ManifestEntry], form: Form = .legacyArray, sequence: Int? = nil, expires: Date? = nil) {
