@@ -78,12 +78,8 @@ public struct BundleStore: Sendable {
     @discardableResult
     public func rollBack() async throws -> VersionRecord {
         try await update { update in
-            guard let previousID = update.live?.previous, Disk.isDirectory(versionPath(previousID)) else {
-                throw FreshAirError.noPreviousVersion
-            }
-            try update.pointLiveLink(at: previousID)
-            try update.collectGarbage()
-            return try record(previousID)
+            guard let previousID = update.restorableID else { throw FreshAirError.noPreviousVersion }
+            return try update.restore(previousID)
         }
     }
 

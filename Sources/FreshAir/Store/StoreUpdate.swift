@@ -64,6 +64,21 @@ struct StoreUpdate {
         try Disk.writeAtomically(Data(record.jsonBytes), to: store.recordPath(record.id))
     }
 
+    /// The version before the live one, when it is still on disk to go back to.
+    var restorableID: Int? {
+        guard let id = live?.previous, Disk.isDirectory(store.versionPath(id)) else { return nil }
+        return id
+    }
+
+    /// Makes version `id` (``restorableID``) live again and removes the one gone back from.
+    mutating func restore(_ id: Int) throws -> VersionRecord {
+        try pointLiveLink(at: id)
+        let restored = try store.record(id)
+        live = restored
+        try collectGarbage()
+        return restored
+    }
+
     func pointLiveLink(at id: Int) throws {
         let linkParent = store.liveLink.deletingLastPathComponent().path
         let target = store.versionPath(id)

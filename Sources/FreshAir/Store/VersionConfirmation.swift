@@ -27,16 +27,14 @@ extension BundleStore {
         try await update { (update: inout StoreUpdate) -> VersionRecord? in
             guard var record = update.live, record.metadata[RecordKey.confirmed] == nil else { return nil }
             let launches = Int(record.metadata[RecordKey.launches] ?? "") ?? 0
-            guard launches >= allowedLaunches, let previousID = record.previous, Disk.isDirectory(versionPath(previousID)) else {
+            guard launches >= allowedLaunches, let previousID = update.restorableID else {
                 record.metadata[RecordKey.launches] = String(launches + 1)
                 try update.writeRecord(record)
                 return nil
             }
             try rememberRejected(RejectedContent(
                 source: record.source, validators: record.validators, rootDigest: record.files["manifest.json"]?.hash.hex))
-            try update.pointLiveLink(at: previousID)
-            try update.collectGarbage()
-            var previous = try self.record(previousID)
+            var previous = try update.restore(previousID)
             // The version gone back to worked before: it needs no confirmation now.
             previous.metadata[RecordKey.confirmed] = "true"
             try update.writeRecord(previous)
