@@ -102,9 +102,7 @@ public struct BundleSync: Sendable {
         let hasLiveRoot = liveRootPath.map(Disk.exists) ?? false
         // After a rollback, ask whether the server still has what was rolled back from.
         let rejected = live == nil ? nil : try store.rejected(from: baseURL.absoluteString)
-        let keptAfterRollback = SyncSummary(
-            outcome: .keptAfterRollback, version: live?.id, notModified: true, filesDownloaded: 0, bytesDownloaded: 0,
-            filesReused: live?.files.count ?? 0, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
+        let keptAfterRollback = SyncSummary.nothingInstalled(.keptAfterRollback, version: live?.id, notModified: true, reused: live?.files.count ?? 0)
 
         report(.checking(manifestURL))
         let rootData: Data
@@ -140,9 +138,7 @@ public struct BundleSync: Sendable {
         report(.planned(plan.summary))
 
         let keptCount = plan.actions.count(where: { if case .keep = $0.action { true } else { false } })
-        var summary = SyncSummary(
-            outcome: .alreadyCurrent, version: live?.id, notModified: notModified, filesDownloaded: 0, bytesDownloaded: 0,
-            filesReused: keptCount, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
+        var summary = SyncSummary.nothingInstalled(.alreadyCurrent, version: live?.id, notModified: notModified, reused: keptCount)
         if plan.changesNothing {
             if var record = live {
                 // Same content under new validators, sequence or environment (a re-upload, an
@@ -228,9 +224,7 @@ public struct BundleSync: Sendable {
         guard live.metadata[RecordKey.environment] == fingerprint else { return nil }
         let expires = live.metadata[RecordKey.expires].flatMap(Double.init).map(Date.init(timeIntervalSince1970:))
         try checkFreshness(sequence: nil, expires: expires, live: live, source: source)
-        return SyncSummary(
-            outcome: .alreadyCurrent, version: live.id, notModified: true, filesDownloaded: 0, bytesDownloaded: 0,
-            filesReused: live.files.count, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
+        return .nothingInstalled(.alreadyCurrent, version: live.id, notModified: true, reused: live.files.count)
     }
 
     /// Keys of ``VersionRecord/metadata`` a bundle sync keeps.

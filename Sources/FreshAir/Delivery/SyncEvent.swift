@@ -75,6 +75,13 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     /// The paths no longer present.
     public var removed: [String]
 
+    /// A sync that installed nothing (yet): the live version stays, its files reused.
+    static func nothingInstalled(_ outcome: Outcome, version: Int?, notModified: Bool, reused: Int) -> SyncSummary {
+        SyncSummary(
+            outcome: outcome, version: version, notModified: notModified, filesDownloaded: 0, bytesDownloaded: 0,
+            filesReused: reused, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
+    }
+
     /// One line for a terminal: what moved and what it cost.
     public var oneLine: String {
         let time = String(format: "%.2fs", seconds)
