@@ -24,10 +24,12 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSystemCalls"),
         .target(
             name: "FreshAir",
             dependencies: [
                 "CZlib",
+                "CSystemCalls",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

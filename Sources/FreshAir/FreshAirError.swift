@@ -23,6 +23,9 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
     case storeLocked(path: String)
     /// The folder where the live version should appear holds something FreshAir did not make.
     case liveLocationOccupied(path: String)
+    /// Writing `path` would have left the folder being installed (through a link, or where a
+    /// file stands in place of a folder); nothing of that version was installed.
+    case unsafePath(path: String, reason: String)
     /// A file-system operation failed.
     case fileSystem(operation: String, path: String, reason: String)
     /// ``BundleStore/rollBack()`` found no earlier version to go back to.
@@ -50,6 +53,9 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
             return "another process is updating \(path); wait for it to finish, or stop it."
         case .liveLocationOccupied(let path):
             return "\(path) exists and was not made by FreshAir; choose a new or empty folder (FreshAir replaces it with a link to the live version)."
+        case .unsafePath(let path, let reason):
+            return "refused to write \"\(path.debugEscaped)\": \(reason). The content was not installed and the live version stays; "
+                + "the server is sending unsafe paths."
         case .fileSystem(let operation, let path, let reason):
             return "could not \(operation) \(path): \(reason)"
         case .noPreviousVersion:

@@ -13,7 +13,9 @@ struct ArchiveTests {
         try writeSampleContent(in: work.path("content"))
     }
 
-    func install(_ name: String, limits: ExtractionLimits = ExtractionLimits()) async throws -> (URL, [String: FileRecord]) {
+    /// Installs with links that stay inside allowed (the sample has one); the default refuses
+    /// every link, which `linksRefusedByDefault` checks.
+    func install(_ name: String, limits: ExtractionLimits = ExtractionLimits(symbolicLinks: .allowInside)) async throws -> (URL, [String: FileRecord]) {
         let destination = work.path("out-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         let format = try #require(ArchiveFormat(fileName: name))
@@ -187,6 +189,52 @@ struct ArchiveTests {
         } throws: { error in
             guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
             return archiveError.kind == .corrupt
+        }
+    }
+
+    @Test("Symbolic links are refused by default, with the entry named")
+    func linksRefusedByDefault() async throws {
+        try await shell("tar -czf linked.tgz -C content .", in: work.url)
+        await #expect {
+            _ = try await install("linked.tgz", limits: ExtractionLimits())
+        } throws: { error in
+            guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+            return archiveError.kind == .unsafeEntry && archiveError.entry == "./art/latest.txt"
+                && "\(archiveError)".contains("symbolic links are refused")
+        }
+    }
+
+    @Test("A name that is not valid UTF-8, or two names that are one on a Mac, are refused")
+    func badNames() async throws {
+        let script = """
+            import io, tarfile
+            for name, entries in (("latin1.tar", [b"caf\\xe9.txt"]), ("case.tar", [b"Read.md", b"read.md"])):
+                with tarfile.open(name, "w", format=tarfile.GNU_FORMAT, encoding="latin-1") as archive:
+                    for entry in entries:
+                        info = tarfile.TarInfo(entry.decode("latin-1")); info.size = 1
+                        archive.addfile(info, io.BytesIO(b"x"))
+            """
+        try script.write(to: work.path("make.py"), atomically: true, encoding: .utf8)
+        try await shell("/usr/bin/python3 make.py", in: work.url)
+        for (name, expected) in [("latin1.tar", "not valid UTF-8"), ("case.tar", "differ only by case")] {
+            await #expect {
+                _ = try await install(name)
+            } throws: { error in
+                guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+                return archiveError.kind == .unsafeEntry && "\(archiveError)".contains(expected)
+            }
+        }
+    }
+
+    @Test("A gzip bomb is stopped by the expansion ratio with no cap configured")
+    func expansionRatio() async throws {
+        // 64 MiB of zeros compress about 1,000 to 1; the default allows 100 to 1 past 16 MiB.
+        try await shell("head -c 67108864 /dev/zero > zeros.bin && tar -czf ratio.tgz zeros.bin && rm zeros.bin", in: work.url)
+        await #expect {
+            _ = try await install("ratio.tgz", limits: ExtractionLimits())
+        } throws: { error in
+            guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+            return archiveError.kind == .tooLarge && "\(archiveError)".contains("100:1 limit")
         }
     }
 

@@ -9,6 +9,10 @@ import NIOCore
 /// every file, `304 Not Modified` for `If-None-Match`/`If-Modified-Since`, and
 /// `206 Partial Content` for `Range` (honouring `If-Range`). Binds 127.0.0.1 unless told
 /// otherwise.
+///
+/// A request whose decoded path holds NUL or another control byte is refused (`400`): a C
+/// file call would cut the path at the NUL and serve another file. A symbolic link inside the
+/// folder that resolves outside it is not followed (`404`) unless ``followsLinksOutside``.
 public struct StaticFileServer: Sendable {
     /// One request as the server answered it.
     public struct Exchange: Sendable, Hashable {
@@ -20,12 +24,15 @@ public struct StaticFileServer: Sendable {
     public let root: URL
     public let host: String
     public let port: Int
+    /// Serve files that links inside the folder point to outside it (off by default).
+    public var followsLinksOutside: Bool
 
     /// - Parameter port: `0` picks a free port; ``RunningServer/url`` tells which.
-    public init(root: URL, host: String = "127.0.0.1", port: Int = 0) {
+    public init(root: URL, host: String = "127.0.0.1", port: Int = 0, followsLinksOutside: Bool = false) {
         self.root = root
         self.host = host
         self.port = port
+        self.followsLinksOutside = followsLinksOutside
     }
 
     /// Starts serving in the background and returns once the server listens.
@@ -37,6 +44,7 @@ public struct StaticFileServer: Sendable {
         logger.logLevel = .critical  // Shutdown reports cancellation at .error: not news.
         let router = Router()
         router.middlewares.add(ExchangeRecorder(onRequest: onRequest))
+        router.middlewares.add(ServedPathGuard(root: try ServedPathGuard<BasicRequestContext>.resolve(root.path), followsLinksOutside: followsLinksOutside))
         router.middlewares.add(FileMiddleware(root.path, searchForIndexHtml: true, logger: logger))
         let app = Application(
             router: router,
@@ -93,5 +101,39 @@ private struct ExchangeRecorder<Context: RequestContext>: RouterMiddleware {
             onRequest(.init(method: request.method.rawValue, path: request.uri.path, status: Int(error.status.code)))
             throw error
         }
+    }
+}
+
+/// Refuses what a static folder must never answer: control bytes in the decoded path, and
+/// (unless allowed) a file reached through a link that leaves the folder.
+private struct ServedPathGuard<Context: RequestContext>: RouterMiddleware {
+    /// The served folder, every link in its own path resolved.
+    let root: String
+    let followsLinksOutside: Bool
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let decoded = request.uri.path.removingPercentEncoding else {
+            throw HTTPError(.badRequest, message: "The path is not valid percent-encoded UTF-8.")
+        }
+        if decoded.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            throw HTTPError(.badRequest, message: "Control characters (NUL among them) are not allowed in a path.")
+        }
+        if !followsLinksOutside {
+            let target = root + decoded
+            // What the file middleware would open: the file, or a folder's index.html.
+            for candidate in [target, target.hasSuffix("/") ? target + "index.html" : target + "/index.html"] {
+                if let resolved = try? Self.resolve(candidate), resolved != root, !resolved.hasPrefix(root + "/") {
+                    throw HTTPError(.notFound)
+                }
+            }
+        }
+        return try await next(request, context)
+    }
+
+    /// The path with every link resolved (`realpath(3)`); throws when nothing is there.
+    static func resolve(_ path: String) throws -> String {
+        guard let resolved = realpath(path, nil) else { throw CocoaError(.fileNoSuchFile) }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 }

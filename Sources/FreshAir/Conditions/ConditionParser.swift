@@ -19,11 +19,21 @@ extension Condition {
     /// `nil`, `IN {…}`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `TRUEPREDICATE`,
     /// `FALSEPREDICATE` and dotted key paths.
     ///
-    /// - Throws: ``ConditionSyntaxError`` naming the column.
+    /// - Throws: ``ConditionSyntaxError`` naming the column; also for a condition longer than
+    ///   ``maxLength`` bytes or nesting `!` and parentheses deeper than ``maxNesting``, limits
+    ///   that keep a hostile manifest from exhausting the stack.
     public init(parsing source: String) throws(ConditionSyntaxError) {
+        guard source.utf8.count <= Self.maxLength else {
+            throw ConditionSyntaxError(message: "the condition is longer than \(Self.maxLength) bytes", column: 1, source: String(source.prefix(80)) + "…")
+        }
         var parser = ConditionParser(source: source)
         self = try parser.parseWhole()
     }
+
+    /// The longest condition accepted, in UTF-8 bytes.
+    public static let maxLength = 4096
+    /// How deeply `!`/`NOT` and parentheses may nest.
+    public static let maxNesting = 32
 
     /// Compiles the JSON form: every `{"key", "value", "comparison"}` must hold;
     /// `comparison` is one of `eq ne gt gte lt lte` and defaults to `gte`.
@@ -56,6 +66,8 @@ private struct ConditionParser {
     private var tokens: [Token] = []
     private var position = 0
     private var lexError: ConditionSyntaxError?
+    /// `!` and `(` currently open, against ``Condition/maxNesting``.
+    private var nesting = 0
 
     init(source: String) {
         self.source = source
@@ -112,14 +124,23 @@ private struct ConditionParser {
 
     private mutating func parseNot() throws(ConditionSyntaxError) -> Condition {
         if isSymbol(peek, "!") || isKeyword(peek, "NOT") {
+            try enter()
+            defer { nesting -= 1 }
             _ = advance()
             return .not(try parseNot())
         }
         return try parsePrimary()
     }
 
+    private mutating func enter() throws(ConditionSyntaxError) {
+        nesting += 1
+        if nesting > Condition.maxNesting { throw fail("'!' and parentheses nest deeper than \(Condition.maxNesting) levels") }
+    }
+
     private mutating func parsePrimary() throws(ConditionSyntaxError) -> Condition {
         if isSymbol(peek, "(") {
+            try enter()
+            defer { nesting -= 1 }
             let open = advance()
             let inner = try parseOr()
             guard isSymbol(peek, ")") else {

@@ -73,9 +73,7 @@ public struct BundleSync: Sendable {
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let started = ContinuousClock.now
-        let fetcher = Fetcher(
-            transport: transport, retry: configuration.retry, headers: configuration.headers,
-            timeout: configuration.requestTimeout)
+        let fetcher = Fetcher(transport: transport, configuration: configuration)
         var resolved = self
         if environment[RolloutBucket.key] == nil {
             let bucket = RolloutBucket.of(installID: try store.installID(), bundle: baseURL.absoluteString)
@@ -261,13 +259,14 @@ public struct BundleSync: Sendable {
         }
         tree.concurrency = configuration.concurrency
         tree.trustedKeys = configuration.trustedKeys
+        tree.maxTotalBytes = configuration.maxManifestTreeSize
         return tree
     }
 
     /// The files this environment selects from the remote bundle, manifests included, as a
     /// device with nothing installed would download them. Touches no store.
     public func selection() async throws -> [SelectedEntry] {
-        let fetcher = Fetcher(transport: transport, retry: configuration.retry, headers: configuration.headers, timeout: configuration.requestTimeout)
+        let fetcher = Fetcher(transport: transport, configuration: configuration)
         let manifestURL = baseURL.appendingPathComponent("manifest.json")
         guard case .fetched(let root, _) = try await fetcher.document(at: manifestURL, validators: nil, limit: configuration.maxDocumentSize) else {
             throw FreshAirError.httpStatus(304, url: manifestURL)
@@ -303,7 +302,6 @@ public struct BundleSync: Sendable {
             let small = (file.size ?? .max) < Fetcher.resumableSize
             let partialPath: String
             if small {
-                try staged.prepareFolder(for: file.path)
                 partialPath = staged.path + "/" + file.path.string
             } else {
                 let key = (file.hash ?? ContentHash.of(Array(file.path.string.utf8), using: .sha256)).hex
@@ -312,7 +310,8 @@ public struct BundleSync: Sendable {
             let job = DownloadJob(
                 label: file.path.string, url: file.path.url(relativeTo: baseURL),
                 partialPath: partialPath, expectedHash: file.hash, expectedSize: file.size,
-                limit: configuration.maxFileSize, validators: nil, resumable: !small)
+                limit: configuration.sizeCap(declared: file.size != nil), validators: nil, resumable: !small,
+                confined: small ? ConfinedTarget(folder: staged.folder, path: file.path) : nil)
             if let hash = file.hash { jobIndex[hash] = jobs.count }
             jobs.append((job, [file.path]))
         }
@@ -340,7 +339,7 @@ public struct BundleSync: Sendable {
             while let (index, file) = try await group.next() {
                 let paths = jobs[index].paths
                 try staged.place(file.path, at: paths[0])
-                for extra in paths.dropFirst() { try staged.link(staged.path + "/" + paths[0].string, at: extra) }
+                for extra in paths.dropFirst() { try staged.duplicate(paths[0], at: extra) }
                 for path in paths {
                     // Every bundle file is hashed as it arrives (only transient packages are not).
                     if let hash = file.hash { records[path.string] = FileRecord(hash: hash, size: file.size) }

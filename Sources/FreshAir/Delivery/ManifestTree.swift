@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Walks a manifest and its child manifests, selecting what applies to one environment.
 ///
@@ -18,6 +19,9 @@ struct ManifestTree {
     /// When set, the root must be signed by one of these keys and every entry, in every
     /// manifest, must have a digest: the signature then covers the whole tree.
     var trustedKeys: [TrustedKey] = []
+    /// The most bytes all manifests of the tree may add up to: a server cannot make a device
+    /// hold many large child manifests at once.
+    var maxTotalBytes = Int.max
 
     /// What a walk found: the selected files and the root manifest's own fields.
     struct Selection {
@@ -31,15 +35,18 @@ struct ManifestTree {
     func select(root data: Data, fetched: Bool) async throws -> Selection {
         let rootPath = BundlePath(trusted: "manifest.json")
         var selection = Selection(files: [SelectedFile(path: rootPath, hash: nil, size: Int64(data.count), contents: data, fetched: fetched)])
-        var seen: Set<String> = [rootPath.string]
-        try await walk(data, folder: nil, source: url(for: rootPath).absoluteString, depth: 0, into: &selection, seen: &seen)
+        var seen = PathCollisions()
+        try seen.insert(rootPath)
+        let budget = ManifestBudget(limit: maxTotalBytes, source: url(for: rootPath).absoluteString)
+        try budget.spend(data.count)
+        try await walk(data, folder: nil, source: url(for: rootPath).absoluteString, depth: 0, into: &selection, seen: &seen, budget: budget)
         try checkNoFileIsAlsoAFolder(selection.files)
         return selection
     }
 
     private func walk(
         _ data: Data, folder: BundlePath?, source: String, depth: Int,
-        into selection: inout Selection, seen: inout Set<String>
+        into selection: inout Selection, seen: inout PathCollisions, budget: ManifestBudget
     ) async throws {
         guard depth <= maxDepth else {
             throw FreshAirError.manifest(ManifestError(source: source, problem: .tooDeep(limit: maxDepth)))
@@ -55,35 +62,38 @@ struct ManifestTree {
         let applicable = manifest.entries.filter { $0.condition.evaluate(in: environment) }
         // This manifest's children are loaded together; the walk below still takes them in
         // document order, so the result is the same as loading them one by one.
-        let children = try await loadAll(applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash) }
-            .filter { !seen.contains($0.0.string) })
+        let children = try await loadAll(budget: budget, applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash) }
+            .filter { !seen.contains($0.0) })
         for entry in applicable {
             let path = BundlePath.join(folder, entry.path)
-            guard seen.insert(path.string).inserted else { continue }
+            // The first entry for a path wins; two spellings of one name on a device are refused.
+            do { guard try seen.insert(path) else { continue } } catch {
+                throw FreshAirError.manifest(ManifestError(source: source, problem: .unsafePath(error)))
+            }
             guard entry.isChildManifest else {
                 selection.files.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
                 continue
             }
-            let (childData, fetched) = if let loaded = children[path.string] { loaded } else { try await loadChild(path, entry.hash) }
+            let (childData, fetched) = if let loaded = children[path.string] { loaded } else { try await load(path, entry.hash, budget) }
             selection.files.append(SelectedFile(path: path, hash: entry.hash, size: Int64(childData.count), contents: childData, fetched: fetched))
             try await walk(
                 childData, folder: path.parent, source: url(for: path).absoluteString, depth: depth + 1,
-                into: &selection, seen: &seen)
+                into: &selection, seen: &seen, budget: budget)
         }
     }
 
     func url(for path: BundlePath) -> URL { path.url(relativeTo: baseURL) }
 
     /// Loads child manifests, up to ``concurrency`` at a time; the first failure ends it.
-    private func loadAll(_ children: [(BundlePath, ContentHash?)]) async throws -> [String: (data: Data, fetched: Bool)] {
+    private func loadAll(budget: ManifestBudget, _ children: [(BundlePath, ContentHash?)]) async throws -> [String: (data: Data, fetched: Bool)] {
         guard children.count > 1 else { return [:] }  // one child: the walk loads it itself
-        let loadChild = loadChild
+        let tree = self
         return try await withThrowingTaskGroup(of: (String, (data: Data, fetched: Bool)).self) { group in
             var pending = children[...]
             var loaded: [String: (data: Data, fetched: Bool)] = [:]
             func startNext() {
                 guard let (path, hash) = pending.popFirst() else { return }
-                group.addTask { (path.string, try await loadChild(path, hash)) }
+                group.addTask { (path.string, try await tree.load(path, hash, budget)) }
             }
             for _ in 0..<max(1, concurrency) { startNext() }
             while let (path, result) = try await group.next() {
@@ -92,6 +102,13 @@ struct ManifestTree {
             }
             return loaded
         }
+    }
+
+    /// Loads one child manifest and counts it against the tree's budget.
+    private func load(_ path: BundlePath, _ hash: ContentHash?, _ budget: ManifestBudget) async throws -> (data: Data, fetched: Bool) {
+        let loaded = try await loadChild(path, hash)
+        try budget.spend(loaded.data.count)
+        return loaded
     }
 
     /// `a` and `a/b` cannot both be files.
@@ -108,5 +125,25 @@ struct ManifestTree {
                 folder = current.parent
             }
         }
+    }
+}
+
+/// The bytes a manifest tree may still take, shared by the tasks that load its children.
+final class ManifestBudget: Sendable {
+    private let spent = Mutex(0)
+    let limit: Int
+    let source: String
+
+    init(limit: Int, source: String) {
+        self.limit = limit
+        self.source = source
+    }
+
+    func spend(_ bytes: Int) throws {
+        let total = spent.withLock { spent in
+            spent += bytes
+            return spent
+        }
+        guard total <= limit else { throw FreshAirError.manifest(ManifestError(source: source, problem: .treeTooLarge(limit: limit))) }
     }
 }

@@ -38,7 +38,8 @@ public struct PackageUpdater: Sendable {
         self.store = store
         self.bundledPackage = bundledPackage
         let name = remote.lastPathComponent
-        self.installer = installer ?? ExtractingInstaller(singleFileName: name.lowercased().hasSuffix(".gz") ? String(name.dropLast(3)) : name)
+        self.installer = installer ?? ExtractingInstaller(
+            limits: configuration.extraction, singleFileName: name.lowercased().hasSuffix(".gz") ? String(name.dropLast(3)) : name)
         self.transport = transport
         self.configuration = configuration
     }
@@ -87,7 +88,7 @@ public struct PackageUpdater: Sendable {
     @discardableResult
     public func update() async throws -> Result {
         let started = ContinuousClock.now
-        let fetcher = Fetcher(transport: transport, retry: configuration.retry, headers: configuration.headers, timeout: configuration.requestTimeout)
+        let fetcher = Fetcher(transport: transport, configuration: configuration)
         return try await store.update { update in
             var installedBundled = false
             if let bundled = try bundledCandidate(live: update.live) {
@@ -98,12 +99,17 @@ public struct PackageUpdater: Sendable {
                 installedBundled = true
             }
             let live = update.live
+            // Packages carry no signature yet: an app that pins keys gets a refusal, never
+            // unverified content (the bundled copy above ships inside the signed app).
+            guard configuration.trustedKeys.isEmpty else {
+                throw FreshAirError.manifest(ManifestError(source: remote.absoluteString, problem: .cannotVerify("a package")))
+            }
             // After a rollback, ask whether the server still has what was rolled back from.
             let rejected = live == nil ? nil : try store.rejected(from: remote.absoluteString)
             let partial = store.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
             var job = DownloadJob(
                 label: remote.lastPathComponent, url: remote, partialPath: partial, expectedHash: nil, expectedSize: nil,
-                limit: configuration.maxFileSize,
+                limit: configuration.sizeCap(declared: false),
                 validators: installer.packageExists(liveFolder: store.liveDirectory)
                     ? (rejected?.validators ?? live?.validators ?? HTTPValidators()) : HTTPValidators())
             job.isTransient = true
@@ -141,7 +147,8 @@ public struct PackageUpdater: Sendable {
         let meta = BundledPackageMeta(package: bundled)
         guard let live, installer.packageExists(liveFolder: store.liveDirectory) else { return (bundled, meta?.lastModified) }
         guard let bundledDate = meta?.date else { return nil }
-        let installedDate = live.validators?.lastModified.flatMap(HTTPDate.parse)
+        let latest = Date().addingTimeInterval(configuration.clockSkewTolerance.seconds)
+        let installedDate = live.validators?.droppingDate(after: latest).lastModified.flatMap(HTTPDate.parse)
         return installedDate.map { bundledDate > $0 } ?? true ? (bundled, meta?.lastModified) : nil
     }
 

@@ -95,7 +95,14 @@ public struct Repository: Sendable {
     @discardableResult
     public func update(progress: @escaping @Sendable (_ fraction: Double) -> Void = { _ in }) async throws -> Result {
         let started = ContinuousClock.now
-        let fetcher = Fetcher(transport: transport, retry: configuration.retry, headers: configuration.headers, timeout: configuration.requestTimeout)
+        // Repository indexes carry no signature yet: an app that pins keys gets a refusal,
+        // never unverified content.
+        guard configuration.trustedKeys.isEmpty else {
+            throw FreshAirError.manifest(ManifestError(
+                source: source.appendingPathComponent(id).appendingPathComponent("index.json").absoluteString,
+                problem: .cannotVerify("a repository")))
+        }
+        let fetcher = Fetcher(transport: transport, configuration: configuration)
         try Disk.createDirectory(stateFolder.path)
         let lock = try await StoreLock(path: stateFolder.appendingPathComponent("lock").path, timeout: .seconds(60))
         defer { lock.release() }
@@ -169,7 +176,7 @@ public struct Repository: Sendable {
                 let fileName = url.lastPathComponent
                 var job = DownloadJob(
                     label: "\(id)/\(fileName)", url: url, partialPath: store.partialsPath + "/\(fileName)", expectedHash: nil,
-                    expectedSize: nil, limit: configuration.maxFileSize, validators: nil)
+                    expectedSize: nil, limit: configuration.sizeCap(declared: false), validators: nil)
                 job.isTransient = true
                 let file: DownloadedFile
                 do {
@@ -182,7 +189,7 @@ public struct Repository: Sendable {
                 try await update.assemble { staged in
                     // The archive is not kept: gone before activation flushes the disk.
                     defer { try? Disk.remove(file.path) }
-                    let installer = ExtractingInstaller(topLevelFolderToStrip: "\(name)-\(version)")
+                    let installer = ExtractingInstaller(limits: configuration.extraction, topLevelFolderToStrip: "\(name)-\(version)")
                     let records = try await installer.install(package: URL(fileURLWithPath: file.path), format: format, into: URL(fileURLWithPath: staged.path))
                     return VersionRecord(
                         id: staged.id, source: url.absoluteString, files: records,

@@ -7,10 +7,24 @@ public struct SyncConfiguration: Sendable {
     public var headers: [(name: String, value: String)] = []
     /// The longest wait for a response head.
     public var requestTimeout: Duration = .seconds(30)
+    /// How far ahead of this device's clock a server's `Last-Modified` may be and still be
+    /// remembered; a later one is ignored (see ``HTTPValidators``).
+    public var clockSkewTolerance: Duration = .seconds(600)
+    /// The slowest body tolerated: one below it for a whole window is abandoned (and
+    /// resumed by the retry or the next sync), so no server can hold a sync open for ever.
+    public var minimumThroughput = ThroughputFloor(bytesPerSecond: 1024, window: .seconds(30))
     /// A manifest or index larger than this is refused.
     public var maxDocumentSize: Int = 32 << 20
+    /// All manifests of one bundle (the root and every child) together may be no larger.
+    public var maxManifestTreeSize: Int = 64 << 20
     /// A file or package larger than this is refused, whatever its manifest says.
     public var maxFileSize: Int64 = 8 << 30
+    /// The cap on a body whose size nothing declares (a legacy manifest entry without
+    /// `size`, a package): a hostile server cannot fill the disk with an endless body.
+    public var maxUndeclaredFileSize: Int64 = 2 << 30
+    /// What packages and repository archives may unpack to: size, entry and expansion caps,
+    /// and whether symbolic links that stay inside are allowed (refused by default).
+    public var extraction = ExtractionLimits()
     /// How deep child manifests may nest.
     public var maxManifestDepth: Int = 8
     /// Ed25519 keys the app pins. When set, a bundle's root manifest must be signed by one
@@ -19,4 +33,19 @@ public struct SyncConfiguration: Sendable {
     public var trustedKeys: [TrustedKey] = []
 
     public init() {}
+
+    /// The cap on one body: ``maxFileSize``, and ``maxUndeclaredFileSize`` too when nothing
+    /// signed or listed declares its size.
+    func sizeCap(declared: Bool) -> Int64 { declared ? maxFileSize : min(maxFileSize, maxUndeclaredFileSize) }
+}
+
+/// A minimum transfer rate, measured over a window.
+public struct ThroughputFloor: Sendable, Hashable {
+    public var bytesPerSecond: Int64
+    public var window: Duration
+
+    public init(bytesPerSecond: Int64, window: Duration) {
+        self.bytesPerSecond = bytesPerSecond
+        self.window = window
+    }
 }

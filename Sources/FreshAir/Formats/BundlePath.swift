@@ -2,55 +2,109 @@ import Foundation
 
 /// A relative path inside a bundle, checked so that it can never leave it.
 ///
-/// Refused: empty paths, absolute paths, `.` and `..` components, empty components
-/// (`a//b`), backslashes, NUL and other control characters, components over 255 bytes and
-/// paths over 1024 bytes.
+/// A path from a server is bytes, and the kernel splits it on the byte `/` (0x2F). So is
+/// every check here: Swift's `Character`s are grapheme clusters, and a "prepend" scalar such
+/// as U+0600 before a `/`, or a combining or joining mark (U+0301, U+200D) after it, glues
+/// the separator into one `Character`, hiding it from a `Character`-based split while the
+/// kernel still sees it.
+///
+/// Refused: empty paths, absolute paths (a leading `/` or `~`), `.` and `..` components,
+/// empty components (`a//b`, a trailing `/`), backslashes, NUL and other control bytes,
+/// invalid UTF-8, components over 255 bytes and paths over 1024 bytes.
+///
+/// Two paths are equal when their bytes are: `é` written precomposed and `e` + U+0301 are
+/// two paths here, as they are on Linux. Apple file systems treat them (and `A`/`a`) as one
+/// name, so a set of paths that must not collide there goes through ``PathCollisions``.
 public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
     /// The path with `/` separators, never starting or ending with one.
     public let string: String
+
+    /// The longest accepted path and component, in UTF-8 bytes.
+    public static let maxLength = 1024
+    public static let maxComponentLength = 255
 
     /// Why a path was refused.
     public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
         public let path: String
         public let reason: String
-        public var description: String { "unsafe path \"\(path)\": \(reason)" }
+        public var description: String { "unsafe path \"\(path.debugEscaped)\": \(reason)" }
     }
 
     public init(_ text: String) throws(Rejection) {
-        func reject(_ reason: String) -> Rejection { Rejection(path: text, reason: reason) }
-        if text.isEmpty { throw reject("it is empty") }
-        if text.utf8.count > 1024 { throw reject("it is longer than 1024 bytes") }
-        if text.hasPrefix("/") || text.hasPrefix("~") { throw reject("it is absolute; paths are relative to the bundle") }
-        if text.contains("\\") { throw reject("it contains a backslash; use '/' between folders") }
-        if text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
-            throw reject("it contains a control character")
-        }
-        for component in text.split(separator: "/", omittingEmptySubsequences: false) {
-            switch component {
-            case "": throw reject("it has an empty folder name ('//' or a trailing '/')")
-            case ".", "..": throw reject("'\(component)' would step outside the bundle")
-            default:
-                if component.utf8.count > 255 { throw reject("a name is longer than 255 bytes") }
-            }
-        }
+        try Self.check(text.utf8, shown: text)
         string = text
     }
 
-    /// The path's components.
-    public var components: [Substring] { string.split(separator: "/") }
+    /// A path as raw bytes (an archive header): refused unless it is valid UTF-8 and passes
+    /// every check of ``init(_:)``.
+    public init(bytes: some Collection<UInt8>) throws(Rejection) {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw Rejection(path: String(decoding: bytes, as: UTF8.self), reason: "it is not valid UTF-8")
+        }
+        try self.init(text)
+    }
+
+    private static let slash = UInt8(ascii: "/")
+    private static let dot = UInt8(ascii: ".")
+
+    private static func check(_ bytes: String.UTF8View, shown text: String) throws(Rejection) {
+        func reject(_ reason: String) -> Rejection { Rejection(path: text, reason: reason) }
+        guard let first = bytes.first else { throw reject("it is empty") }
+        if bytes.count > maxLength { throw reject("it is longer than \(maxLength) bytes") }
+        if first == slash || first == UInt8(ascii: "~") { throw reject("it is absolute; paths are relative to the bundle") }
+        var componentStart = bytes.startIndex
+        var componentLength = 0
+        var dots = 0  // how many of the component's bytes so far are '.'
+        for index in bytes.indices {
+            let byte = bytes[index]
+            switch byte {
+            case slash:
+                try checkComponent(length: componentLength, dots: dots, bytes[componentStart..<index], reject)
+                componentStart = bytes.index(after: index)
+                componentLength = 0
+                dots = 0
+                continue
+            case UInt8(ascii: "\\"): throw reject("it contains a backslash; use '/' between folders")
+            case 0..<0x20, 0x7F: throw reject("it contains a control character")
+            case dot: dots += 1
+            default: break
+            }
+            componentLength += 1
+        }
+        try checkComponent(length: componentLength, dots: dots, bytes[componentStart...], reject)
+    }
+
+    private static func checkComponent(
+        length: Int, dots: Int, _ component: Substring.UTF8View, _ reject: (String) -> Rejection
+    ) throws(Rejection) {
+        if length == 0 { throw reject("it has an empty folder name ('//' or a trailing '/')") }
+        if dots == length, length <= 2 { throw reject("'\(String(Substring(component)))' would step outside the bundle") }
+        if length > maxComponentLength { throw reject("a name is longer than \(maxComponentLength) bytes") }
+    }
+
+    /// The path's components, split on the byte `/`.
+    public var components: [Substring] {
+        string.utf8.split(separator: Self.slash).map { Substring($0) }
+    }
 
     /// The last component.
-    public var lastComponent: Substring { components.last ?? Substring(string) }
+    public var lastComponent: Substring {
+        guard let slash = string.utf8.lastIndex(of: Self.slash) else { return Substring(string) }
+        return string[string.utf8.index(after: slash)...]
+    }
 
     /// How the path of a child manifest ends: `Name.freshair/manifest.json`.
     public static let childManifestSuffix = ".freshair/manifest.json"
 
     /// `true` for `…/Name.freshair/manifest.json`: a child manifest, followed recursively.
-    public var isChildManifest: Bool { string.hasSuffix(Self.childManifestSuffix) }
+    public var isChildManifest: Bool {
+        let suffix = Self.childManifestSuffix.utf8
+        return string.utf8.count >= suffix.count && string.utf8.suffix(suffix.count).elementsEqual(suffix)
+    }
 
     /// The folder holding this path, or `nil` at the bundle root.
     public var parent: BundlePath? {
-        guard let slash = string.lastIndex(of: "/") else { return nil }
+        guard let slash = string.utf8.lastIndex(of: Self.slash) else { return nil }
         return BundlePath(trusted: String(string[..<slash]))
     }
 
@@ -71,7 +125,14 @@ public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertibl
 
     public var description: String { string }
 
-    public static func < (lhs: BundlePath, rhs: BundlePath) -> Bool { lhs.string < rhs.string }
+    // Equality, hashing and order on bytes: `String`'s own treat canonically equivalent
+    // spellings as one, which the kernel does not.
+    public static func == (lhs: BundlePath, rhs: BundlePath) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }
+    public func hash(into hasher: inout Hasher) {
+        let hashed: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        if hashed == nil { for byte in string.utf8 { hasher.combine(byte) } }
+    }
+    public static func < (lhs: BundlePath, rhs: BundlePath) -> Bool { lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8) }
 
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
@@ -83,5 +144,67 @@ public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertibl
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(string)
+    }
+}
+
+/// Refuses two paths of one bundle, package or index that name the same file on an Apple
+/// file system but not on Linux: they differ only by case (`Read.md`, `read.md`) or by
+/// Unicode normalization (`é` precomposed, `e` + U+0301). APFS and HFS+ are case- and
+/// normalization-insensitive by default, so one of the two would silently replace the other
+/// on a device, and which one wins would depend on the order they arrive in.
+///
+/// Folders count too: `Art/a.png` and `art/b.png` land in one folder on a device.
+public struct PathCollisions: Sendable {
+    /// Folded spelling (lowercased, compared canonically) to the first spelling seen.
+    private var spellings: [String: BundlePath] = [:]
+
+    public init() {}
+
+    /// Whether exactly these bytes were recorded (as a path or a folder).
+    public func contains(_ path: BundlePath) -> Bool { spellings[path.string.lowercased()] == path }
+
+    /// Records `path` and every folder above it.
+    ///
+    /// - Returns: `false` when exactly these bytes were recorded already (a repeated entry).
+    /// - Throws: when `path` or one of its folders differs from an earlier one only by case or
+    ///   normalization.
+    @discardableResult
+    public mutating func insert(_ path: BundlePath) throws(BundlePath.Rejection) -> Bool {
+        var current: BundlePath? = path
+        var isPath = true
+        while let entry = current {
+            // `String` equality and hashing are canonical, so the folded key also catches
+            // normalization.
+            let folded = entry.string.lowercased()
+            if let earlier = spellings[folded] {
+                // A folder seen before: the folders above it were recorded then.
+                guard earlier != entry else { return !isPath }
+                throw BundlePath.Rejection(
+                    path: path.string,
+                    reason: "\"\(entry.string.debugEscaped)\" and \"\(earlier.string.debugEscaped)\" differ only by case or Unicode "
+                        + "normalization, and are one name on Apple devices; rename one")
+            }
+            spellings[folded] = entry
+            current = entry.parent
+            isPath = false
+        }
+        return true
+    }
+}
+
+extension String {
+    /// The string with control and invisible scalars written as `\u{…}`, for messages that
+    /// must show exactly what a hostile name contains.
+    var debugEscaped: String {
+        var result = ""
+        for scalar in unicodeScalars {
+            let value = scalar.value
+            let invisible = value < 0x20 || value == 0x7F || (0x80..<0xA0).contains(value)
+                || scalar.properties.generalCategory == .format || scalar.properties.generalCategory == .nonspacingMark
+                || scalar.properties.generalCategory == .enclosingMark
+                || scalar.properties.isVariationSelector
+            if invisible { result += "\\u{\(String(value, radix: 16, uppercase: true))}" } else { result.unicodeScalars.append(scalar) }
+        }
+        return result
     }
 }

@@ -222,6 +222,10 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case tooLarge(limit: Int64)
         case tooDeep(limit: Int)
         case pathConflict(BundlePath, BundlePath)
+        /// A path is unsafe, or two paths are one name on an Apple device (case, normalization).
+        case unsafePath(BundlePath.Rejection)
+        /// The manifests of one bundle add up to more than the configured cap.
+        case treeTooLarge(limit: Int)
         /// The root manifest's `sequence` is below the installed one's.
         case olderSequence(installed: Int, offered: Int)
         /// The root manifest's `expires` date has passed.
@@ -232,6 +236,9 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case untrustedSigner([String])
         /// A trusted key's signature does not match the manifest's content.
         case signatureInvalid
+        /// The app pins keys, but this kind of content (a package, a repository) cannot be
+        /// signed yet, so it is refused rather than installed unverified.
+        case cannotVerify(String)
     }
 
     /// The manifest's URL or path.
@@ -257,6 +264,9 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case .tooDeep(let limit): return "child manifests nest deeper than \(limit) levels (a cycle?)"
         case .pathConflict(let file, let folder):
             return "\"\(file)\" is listed as a file and also as a folder of \"\(folder)\""
+        case .unsafePath(let rejection): return rejection.description
+        case .treeTooLarge(let limit):
+            return "the bundle's manifests add up to more than \(limit) bytes (SyncConfiguration.maxManifestTreeSize); split less, or raise the cap"
         case .olderSequence(let installed, let offered):
             return "sequence \(offered) is older than the installed \(installed), so it was refused (a stale cached copy, "
                 + "or an old manifest uploaded again); publish with a sequence above \(installed)"
@@ -266,6 +276,9 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
             return "not signed, and this app accepts only signed manifests; sign it with `breeze sign --key <private key>` and publish again"
         case .untrustedSigner(let keys):
             return "signed by \(keys.joined(separator: ", ")), none of which this app trusts; sign with a key the app pins"
+        case .cannotVerify(let kind):
+            return "this app pins signing keys (trustedKeys, --trusted-key), but \(kind) cannot be signed yet, so nothing unverified is "
+                + "installed; deliver this content as a signed bundle, or sync it without pinned keys"
         case .signatureInvalid:
             return "the signature does not match the content (changed after signing, or damaged on the way); "
                 + "the installed content stays; run `breeze sign` again after the last change and publish"

@@ -205,6 +205,18 @@ final class OutputFile {
         }
     }
 
+    /// A file opened elsewhere (by ``ConfinedFolder``), written from its start.
+    init(descriptor: Int32, path: String, startsWriteback: Bool) {
+        self.descriptor = descriptor
+        self.path = path
+        self.startsWriteback = startsWriteback
+    }
+
+    /// Sets the permission bits on the open file (never through a path, which could be a link).
+    func setMode(_ mode: mode_t) {
+        _ = fchmod(descriptor, mode)
+    }
+
     func write(_ bytes: UnsafeRawBufferPointer) throws(FreshAirError) {
         var offset = 0
         while offset < bytes.count {

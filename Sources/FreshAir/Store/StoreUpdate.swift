@@ -16,7 +16,7 @@ struct StoreUpdate {
         let id = (ids.max() ?? 0) + 1
         let path = store.stagingPath + "/\(id)"
         try Disk.createDirectory(path)
-        return StagedVersion(id: id, path: path)
+        return try StagedVersion(id: id, path: path)
     }
 
     /// Assembles and activates the next version, the one way every delivery mode installs:
@@ -101,46 +101,44 @@ struct StoreUpdate {
     }
 }
 
-/// A version being assembled in staging.
+/// A version being assembled in staging. Everything is written through its
+/// ``ConfinedFolder``, so nothing a server names can land outside it.
 struct StagedVersion {
     let id: Int
-    let path: String
-    private var createdFolders: Set<String> = []
+    let folder: ConfinedFolder
 
-    init(id: Int, path: String) {
+    /// The staged folder's path.
+    var path: String { folder.path }
+
+    init(id: Int, path: String) throws {
         self.id = id
-        self.path = path
+        folder = try ConfinedFolder(path: path)
     }
 
     /// Moves a verified file into the tree at `bundlePath` (nothing to do when it was
     /// downloaded there).
-    mutating func place(_ file: String, at bundlePath: BundlePath) throws {
-        let destination = path + "/" + bundlePath.string
-        guard file != destination else { return }
-        try makeParent(of: bundlePath)
-        try Disk.rename(file, to: destination)
+    func place(_ file: String, at bundlePath: BundlePath) throws {
+        guard file != path + "/" + bundlePath.string else { return }
+        try folder.moveIn(file, at: bundlePath)
     }
 
     /// Creates the folder `bundlePath` will be written in.
-    mutating func prepareFolder(for bundlePath: BundlePath) throws {
-        try makeParent(of: bundlePath)
+    func prepareFolder(for bundlePath: BundlePath) throws {
+        if let parent = bundlePath.parent { try folder.makeFolder(parent) }
     }
 
-    /// Hard-links an unchanged file from another version (or a second path of one download).
-    mutating func link(_ existing: String, at bundlePath: BundlePath) throws {
-        try makeParent(of: bundlePath)
-        try Disk.link(existing, to: path + "/" + bundlePath.string)
+    /// Hard-links an unchanged file from another version.
+    func link(_ existing: String, at bundlePath: BundlePath) throws {
+        try folder.link(external: existing, at: bundlePath)
+    }
+
+    /// Hard-links a second path to a file already placed in this version.
+    func duplicate(_ placed: BundlePath, at bundlePath: BundlePath) throws {
+        try folder.hardLink(placed, at: bundlePath)
     }
 
     /// Writes bytes held in memory (a manifest) at `bundlePath`.
-    mutating func write(_ data: Data, at bundlePath: BundlePath) throws {
-        try makeParent(of: bundlePath)
-        try Disk.writeAtomically(data, to: path + "/" + bundlePath.string)
-    }
-
-    private mutating func makeParent(of bundlePath: BundlePath) throws {
-        guard let parent = bundlePath.parent?.string, !createdFolders.contains(parent) else { return }
-        try Disk.createDirectory(path + "/" + parent)
-        createdFolders.insert(parent)
+    func write(_ data: Data, at bundlePath: BundlePath) throws {
+        try folder.write(data, at: bundlePath)
     }
 }

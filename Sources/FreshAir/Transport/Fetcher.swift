@@ -32,9 +32,18 @@ struct DownloadJob: Sendable {
     /// Whether an interrupted download may be resumed from `partialPath`. Small files are
     /// written straight to their place in the staged version and simply fetched again.
     var resumable = true
+    /// Where a small file is written straight into the version being assembled: created
+    /// through the staged folder's descriptor, never by a path the kernel resolves.
+    var confined: ConfinedTarget?
     /// The file is unpacked and then deleted (a package): it is hashed only when a digest is
     /// expected, and not pushed to disk ahead of time.
     var isTransient = false
+}
+
+/// A file inside a version being assembled.
+struct ConfinedTarget: Sendable {
+    var folder: ConfinedFolder
+    var path: BundlePath
 }
 
 /// A file on disk whose digest was computed as it arrived.
@@ -64,7 +73,28 @@ struct Fetcher: Sendable {
     /// Headers the app adds to every request (authorization, user agent).
     let headers: [(name: String, value: String)]
     let timeout: Duration
+    /// Bodies slower than this are abandoned.
+    let throughput: ThroughputFloor
+    /// How far a `Last-Modified` may lie ahead of this device's clock.
+    let clockSkew: Duration
     let requests = RequestCounter()
+
+    init(transport: any HTTPTransport, configuration: SyncConfiguration) {
+        self.transport = transport
+        retry = configuration.retry
+        headers = configuration.headers
+        timeout = configuration.requestTimeout
+        throughput = configuration.minimumThroughput
+        clockSkew = configuration.clockSkewTolerance
+    }
+
+    /// A response's validators, less a date from the future.
+    func validators(_ head: HTTPResponseHead) -> HTTPValidators {
+        HTTPValidators(head, datesNoLaterThan: latestAcceptableDate)
+    }
+
+    /// The latest `Last-Modified` believed: now, plus the tolerated clock skew.
+    var latestAcceptableDate: Date { Date().addingTimeInterval(clockSkew.seconds) }
 
     /// Bodies at least this large are hashed on a thread of their own.
     static let backgroundHashingSize: Int64 = 8 << 20
@@ -77,15 +107,16 @@ struct Fetcher: Sendable {
         try await retry.run { _ in
             requests.increment()
             var request = HTTPGetRequest(url: url, headers: headers, timeout: timeout)
-            request.headers += validators?.conditionalHeaders ?? []
+            request.headers += validators?.droppingDate(after: latestAcceptableDate).conditionalHeaders ?? []
             do {
                 return try await transport.get(request) { head, body in
+                    let body = body.enforcing(throughput, url: url)
                     switch head.status {
                     case 304 where validators != nil: return .notModified
                     case 200:
                         if let length = head.contentLength, length > limit { throw FreshAirError.bodyTooLarge(url: url, limit: Int64(limit)) }
                         do {
-                            return .fetched(try await body.collect(upTo: limit), HTTPValidators(head))
+                            return .fetched(try await body.collect(upTo: limit), self.validators(head))
                         } catch is ResponseBody.BodyTooLarge {
                             throw FreshAirError.bodyTooLarge(url: url, limit: Int64(limit))
                         }
@@ -115,11 +146,11 @@ struct Fetcher: Sendable {
                 request.headers += [("Range", "bytes=\(size)-"), ("If-Range", resume.ifRange)]
             } else {
                 if job.resumable { try Disk.remove(job.partialPath) }  // else truncated when opened
-                request.headers += job.validators?.conditionalHeaders ?? []
+                request.headers += job.validators?.droppingDate(after: latestAcceptableDate).conditionalHeaders ?? []
             }
             do {
                 return try await transport.get(request) { head, body in
-                    try await receive(job, head: head, body: body, offset: offset, sidecar: sidecar, tee: tee, progress: progress)
+                    try await receive(job, head: head, body: body.enforcing(throughput, url: job.url), offset: offset, sidecar: sidecar, tee: tee, progress: progress)
                 }
             } catch let error as TransportError {
                 throw FreshAirError.transport(error)
@@ -136,7 +167,7 @@ struct Fetcher: Sendable {
         switch head.status {
         case 304 where job.validators != nil && offset == 0:
             return .notModified
-        case 200 where Self.isNoNewerThan(head, job.validators):
+        case 200 where Self.isNoNewerThan(head, job.validators?.droppingDate(after: latestAcceptableDate)):
             // Date-only validation against a server that matches If-Modified-Since exactly
             // (nginx's default): its copy is not newer than ours, so skip the body.
             return .notModified
@@ -173,8 +204,9 @@ struct Fetcher: Sendable {
             file = try OutputFile(path: job.partialPath, append: true, startsWriteback: !job.isTransient)
             progress(offset)
         } else {
-            file = try OutputFile(path: job.partialPath, append: false, startsWriteback: !job.isTransient)
-            let validators = HTTPValidators(head)
+            file = try job.confined.map { try $0.folder.createFile($0.path, replacing: true, startsWriteback: !job.isTransient) }
+                ?? OutputFile(path: job.partialPath, append: false, startsWriteback: !job.isTransient)
+            let validators = self.validators(head)
             if let sidecar, let ifRange = validators.ifRange, (total ?? Self.resumableSize) >= Self.resumableSize {
                 try ResumePoint(url: job.url.absoluteString, ifRange: ifRange).save(sidecar)
             }
@@ -214,7 +246,7 @@ struct Fetcher: Sendable {
             throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)
         }
         if let sidecar { try Disk.remove(sidecar) }
-        return .fetched(DownloadedFile(path: job.partialPath, hash: digest, size: received, teedWholeBody: teeing != nil), HTTPValidators(head))
+        return .fetched(DownloadedFile(path: job.partialPath, hash: digest, size: received, teedWholeBody: teeing != nil), validators(head))
     }
 
     /// `true` when we validated by date alone and the response's `Last-Modified` is not
@@ -226,7 +258,7 @@ struct Fetcher: Sendable {
     }
 
     private func discard(_ job: DownloadJob, sidecar: String?) throws {
-        try Disk.remove(job.partialPath)
+        if let confined = job.confined { try confined.folder.remove(confined.path) } else { try Disk.remove(job.partialPath) }
         if let sidecar { try Disk.remove(sidecar) }
     }
 }

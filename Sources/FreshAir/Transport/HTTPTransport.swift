@@ -97,6 +97,32 @@ public struct ResponseBody: AsyncSequence {
         return data
     }
 
+    /// The body, abandoned with a ``TransportError/Kind/timeout`` once a window of
+    /// `floor.window` has passed with fewer than `floor.bytesPerSecond` bytes a second: a server
+    /// that dribbles a byte every few seconds never trips an idle timeout, and would hold a
+    /// sync (and its store's lock) for ever.
+    func enforcing(_ floor: ThroughputFloor, url: URL) -> ResponseBody {
+        var iterator = makeAsyncIterator()
+        var windowStart = ContinuousClock.now
+        var windowBytes: Int64 = 0
+        return ResponseBody {
+            guard let chunk = try await iterator.next() else { return nil }
+            windowBytes += Int64(chunk.readableBytes)
+            let elapsed = ContinuousClock.now - windowStart
+            if elapsed >= floor.window {
+                let required = Double(floor.bytesPerSecond) * elapsed.seconds
+                guard Double(windowBytes) >= required else {
+                    throw TransportError(
+                        kind: .timeout, url: url,
+                        detail: "\(windowBytes) bytes in \(Int(elapsed.seconds)) s, below the floor of \(floor.bytesPerSecond) bytes/s "
+                            + "(SyncConfiguration.minimumThroughput)")
+                }
+                (windowStart, windowBytes) = (ContinuousClock.now, 0)
+            }
+            return chunk
+        }
+    }
+
     /// Thrown by ``collect(upTo:)``.
     public struct BodyTooLarge: Error, Sendable {
         public var limit: Int64

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What a server said identifies a version of a resource: `ETag` and `Last-Modified`.
 ///
 /// Stored with each live version and sent back as `If-None-Match` / `If-Modified-Since`, so
@@ -13,6 +15,20 @@ public struct HTTPValidators: Sendable, Hashable, Codable {
 
     init(_ head: HTTPResponseHead) {
         self.init(etag: head["ETag"], lastModified: head["Last-Modified"])
+    }
+
+    /// The response's validators, less a `Last-Modified` later than `latest`: a date in the
+    /// future would make every later answer look older than what is installed, so a server
+    /// could pin its content on a device for ever by sending one.
+    init(_ head: HTTPResponseHead, datesNoLaterThan latest: Date) {
+        self = HTTPValidators(head).droppingDate(after: latest)
+    }
+
+    /// These validators without a `Last-Modified` later than `latest` (one stored before
+    /// future dates were ignored is not trusted either).
+    func droppingDate(after latest: Date) -> HTTPValidators {
+        guard let date = lastModified.flatMap(HTTPDate.parse), date > latest else { return self }
+        return HTTPValidators(etag: etag)
     }
 
     public var isEmpty: Bool { etag == nil && lastModified == nil }

@@ -16,7 +16,7 @@ struct CommandFailure: Error, CustomStringConvertible {
         switch error {
         case .httpStatus: return 69  // EX_UNAVAILABLE
         case .transport: return 75  // EX_TEMPFAIL
-        case .manifest, .hashMismatch, .sizeMismatch, .bodyTooLarge, .archive: return 65  // EX_DATAERR
+        case .manifest, .hashMismatch, .sizeMismatch, .bodyTooLarge, .archive, .unsafePath: return 65  // EX_DATAERR
         case .storeLocked, .liveLocationOccupied, .fileSystem, .noPreviousVersion: return 73  // EX_CANTCREAT
         }
     }

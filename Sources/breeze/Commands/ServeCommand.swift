@@ -16,6 +16,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port; 0 picks a free one.")
     var port = 8080
 
+    @Flag(name: .customLong("follow-links"), help: "Serve files that links in the folder point to outside it (refused by default).")
+    var followLinks = false
+
     @Flag(help: "Do not log requests.")
     var quiet = false
 
@@ -26,7 +29,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(root.path) is not a folder.")
         }
         let logs = !quiet
-        let server = try await StaticFileServer(root: root, host: host, port: port).start { exchange in
+        let server = try await StaticFileServer(root: root, host: host, port: port, followsLinksOutside: followLinks).start { exchange in
             if logs { FileHandle.standardError.write(Data("\(exchange.method) \(exchange.path) \(exchange.status)\n".utf8)) }
         }
         print("Serving \(root.path) at \(server.url)")

@@ -51,6 +51,9 @@ struct SyncCommand: AsyncParsableCommand {
         valueName: "BASE64"))
     var trustedKeys: [String] = []
 
+    @Flag(name: .customLong("allow-links"), help: "Packages and repository archives may hold symbolic links that stay inside (refused by default).")
+    var allowLinks = false
+
     @Flag(help: "Print the summary as JSON.")
     var json = false
 
@@ -63,6 +66,7 @@ struct SyncCommand: AsyncParsableCommand {
         do { configuration.trustedKeys = try trustedKeys.map { try TrustedKey(base64: $0) } } catch {
             throw ValidationError("--trusted-key: \(error)")
         }
+        if allowLinks { configuration.extraction.symbolicLinks = .allowInside }
         let transport = AsyncHTTPClientTransport(connectionsPerHost: configuration.concurrency)
         if let repo {
             let repository = Repository(

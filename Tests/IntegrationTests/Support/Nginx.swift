@@ -5,6 +5,8 @@ import Foundation
 ///
 /// `/slow/…` serves the same folder, throttled to 512 KB/s unless the request has a `Range`
 /// header: a download there can be killed midway and its resumption runs at full speed.
+/// `/dribble/…` sends 100 bytes a second, whatever is asked (a slow-retrieval attacker);
+/// `/no-etag/…` sends `Last-Modified` alone, so a file's mtime is the only validator.
 final class Nginx: @unchecked Sendable {
     /// One line of the access log.
     struct Request: Equatable {
@@ -84,6 +86,14 @@ final class Nginx: @unchecked Sendable {
                 location /slow/ {
                     alias \(root.path)/;
                     if ($http_range = "") { set $limit_rate 512k; }
+                }
+                location /dribble/ {
+                    alias \(root.path)/;
+                    limit_rate 100;
+                }
+                location /no-etag/ {
+                    alias \(root.path)/;
+                    etag off;
                 }
                 location /server-error/ { return 500; }
                 location /busy/ { add_header Retry-After 1 always; return 503; }

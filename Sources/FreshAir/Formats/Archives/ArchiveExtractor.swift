@@ -1,25 +1,54 @@
 import Foundation
 
-/// Caps that stop hostile or runaway archives (gzip bombs, millions of entries).
+/// Caps and policies that stop hostile or runaway archives (gzip bombs, millions of
+/// entries, links).
 public struct ExtractionLimits: Sendable, Hashable {
+    /// What a package may do with symbolic links.
+    public enum SymbolicLinks: Sendable, Hashable {
+        /// Any symbolic link refuses the package (the default): app content rarely needs one,
+        /// and every link is a way to aim a later write somewhere else.
+        case refuse
+        /// Links whose target, resolved on bytes from the link's folder, stays inside the
+        /// package are created; nothing is ever written through one.
+        case allowInside
+    }
+
     /// Total bytes written for all entries.
     public var maxTotalBytes: Int64
     public var maxEntries: Int
+    /// The most bytes unpacked per byte of archive, once more than ``expansionAllowance``
+    /// bytes have been unpacked: a gzip bomb grows ~1,000 to 1; real content rarely passes 20.
+    public var maxExpansionRatio: Int64
+    /// Bytes that may be unpacked before ``maxExpansionRatio`` applies (small archives of
+    /// very repetitive data are fine).
+    public var expansionAllowance: Int64
+    public var symbolicLinks: SymbolicLinks
 
-    public init(maxTotalBytes: Int64 = 8 << 30, maxEntries: Int = 1_000_000) {
+    public init(
+        maxTotalBytes: Int64 = 4 << 30, maxEntries: Int = 200_000, maxExpansionRatio: Int64 = 100,
+        expansionAllowance: Int64 = 16 << 20, symbolicLinks: SymbolicLinks = .refuse
+    ) {
         self.maxTotalBytes = maxTotalBytes
         self.maxEntries = maxEntries
+        self.maxExpansionRatio = maxExpansionRatio
+        self.expansionAllowance = expansionAllowance
+        self.symbolicLinks = symbolicLinks
     }
 }
 
 /// Writes archive entries into a folder, refusing anything that could reach outside it:
-/// `..` and absolute paths (via ``BundlePath``), links whose target leaves the folder,
-/// entries written through a link, hard links to anything but an earlier file, and more
-/// bytes or entries than ``ExtractionLimits`` allow. Every file is hashed as it is written,
-/// so the store can record what it installed.
+/// `..` and absolute paths (via ``BundlePath``, on bytes), names that collide on Apple file
+/// systems, symbolic links (unless allowed, and then only those that stay inside), entries
+/// written through a link, hard links to anything but an earlier file, and more bytes,
+/// entries or expansion than ``ExtractionLimits`` allow. Everything is created through a
+/// ``ConfinedFolder``, so a check that missed still could not escape. Every file is hashed as
+/// it is written, so the store can record what it installed.
 final class ArchiveExtractor {
-    private let destination: String
+    private let destination: ConfinedFolder
     private let limits: ExtractionLimits
+    /// Bytes of archive read so far, for the expansion ratio; set by the reader.
+    var archiveBytesRead: Int64 = 0
+    private var names = PathCollisions()
     private(set) var records: [String: FileRecord] = [:]
     private var links: Set<String> = []
     private var folders: Set<String> = []
@@ -28,8 +57,8 @@ final class ArchiveExtractor {
     /// The file being written; `declared` is `nil` for a stream of unknown length (a `.gz`).
     private var current: (path: BundlePath, file: OutputFile, hasher: ContentHasher, written: Int64, declared: Int64?)?
 
-    init(destination: String, limits: ExtractionLimits) {
-        self.destination = destination
+    init(destination: String, limits: ExtractionLimits) throws {
+        self.destination = try ConfinedFolder(path: destination)
         self.limits = limits
     }
 
@@ -47,8 +76,8 @@ final class ArchiveExtractor {
             throw ArchiveError(.tooLarge, "more than \(limits.maxEntries) entries")
         }
         guard let path = try Self.sanitize(entry.path) else { return }  // "./" itself
+        do { try names.insert(path) } catch { throw ArchiveError(.unsafeEntry, error.reason, entry: entry.path) }
         if let parent = path.parent { try makeFolder(parent, for: entry.path) }
-        let target = destination + "/" + path.string
         switch entry.kind {
         case .directory:
             try makeFolder(path, for: entry.path)
@@ -57,22 +86,27 @@ final class ArchiveExtractor {
                 throw ArchiveError(.tooLarge, "the archive unpacks to more than \(limits.maxTotalBytes) bytes", entry: entry.path)
             }
             try replaceable(path, entry: entry.path)
-            let file = try OutputFile(path: target, append: false)
+            let file = try confined(entry) { () throws(FreshAirError) in try destination.createFile(path, replacing: false) }
             current = (path, file, ContentHasher(.sha256), 0, entry.size)
-            if entry.mode & 0o111 != 0 { chmod(target, 0o755) }
+            if entry.mode & 0o111 != 0 { file.setMode(0o755) }
         case .symbolicLink(let linkTarget):
+            guard limits.symbolicLinks == .allowInside else {
+                throw ArchiveError(
+                    .unsafeEntry, "symbolic links are refused (a package can allow links that stay inside: ExtractionLimits.symbolicLinks)",
+                    entry: entry.path)
+            }
             guard Self.staysInside(linkTarget, from: path) else {
-                throw ArchiveError(.unsafeEntry, "link to \"\(linkTarget)\" points outside the package", entry: entry.path)
+                throw ArchiveError(.unsafeEntry, "link to \"\(linkTarget.debugEscaped)\" points outside the package", entry: entry.path)
             }
             try replaceable(path, entry: entry.path)
-            guard symlink(linkTarget, target) == 0 else { throw Disk.failure("create link", target) }
+            try confined(entry) { () throws(FreshAirError) in try destination.makeSymbolicLink(path, target: linkTarget) }
             links.insert(path.string)
         case .hardLink(let linkTarget):
             guard let source = try? Self.sanitize(linkTarget), let record = records[source.string] else {
                 throw ArchiveError(.unsafeEntry, "hard link to \"\(linkTarget)\", which is not an earlier file of the package", entry: entry.path)
             }
             try replaceable(path, entry: entry.path)
-            try Disk.link(destination + "/" + source.string, to: target)
+            try confined(entry) { () throws(FreshAirError) in try destination.hardLink(source, at: path) }
             records[path.string] = record
         }
     }
@@ -86,6 +120,11 @@ final class ArchiveExtractor {
         }
         guard totalBytes <= limits.maxTotalBytes else {
             throw ArchiveError(.tooLarge, "the archive unpacks to more than \(limits.maxTotalBytes) bytes", entry: entry.path.string)
+        }
+        if totalBytes > limits.expansionAllowance, totalBytes > limits.maxExpansionRatio * max(archiveBytesRead, 1) {
+            throw ArchiveError(
+                .tooLarge, "\(archiveBytesRead) bytes of archive unpack to more than \(totalBytes) bytes, over the "
+                    + "\(limits.maxExpansionRatio):1 limit (a decompression bomb?)", entry: entry.path.string)
         }
         entry.hasher.update(bytes)
         try entry.file.write(bytes)
@@ -105,35 +144,47 @@ final class ArchiveExtractor {
     /// Archive paths may start with `./` and folders end with `/`; anything else unusual is
     /// refused. Returns `nil` for the archive's own root (`./`).
     static func sanitize(_ raw: String) throws(ArchiveError) -> BundlePath? {
-        var text = Substring(raw)
-        while text.hasPrefix("./") { text = text.dropFirst(2) }
-        while text.hasSuffix("/") { text = text.dropLast() }
-        if text.isEmpty || text == "." { return nil }
-        do { return try BundlePath(String(text)) } catch {
+        var bytes = Substring(raw).utf8[...]
+        while bytes.starts(with: "./".utf8) { bytes = bytes.dropFirst(2) }
+        while bytes.last == UInt8(ascii: "/") { bytes = bytes.dropLast() }
+        if bytes.isEmpty || bytes.elementsEqual(".".utf8) { return nil }
+        do { return try BundlePath(String(Substring(bytes))) } catch {
             throw ArchiveError(.unsafeEntry, error.reason, entry: raw)
         }
     }
 
-    /// Whether a relative link target, resolved from the link's folder, stays inside.
+    /// Whether a relative link target, resolved from the link's folder, stays inside. On
+    /// bytes, as the kernel resolves it: split on 0x2F, `.` and `..` exactly; no control bytes.
     static func staysInside(_ target: String, from link: BundlePath) -> Bool {
-        guard !target.hasPrefix("/"), !target.isEmpty else { return false }
+        let bytes = target.utf8
+        guard let first = bytes.first, first != UInt8(ascii: "/"), !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+            return false
+        }
         var depth = link.components.count - 1
-        for component in target.split(separator: "/", omittingEmptySubsequences: true) {
-            switch component {
-            case ".": continue
-            case "..": depth -= 1
-            default: depth += 1
-            }
+        for component in bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
+            if component.elementsEqual(".".utf8) { continue }
+            depth += component.elementsEqual("..".utf8) ? -1 : 1
             if depth < 0 { return false }
         }
         return true
+    }
+
+    /// Runs a confined write, reporting a refusal as an unsafe entry.
+    private func confined<Result>(_ entry: ArchiveEntry, _ body: () throws(FreshAirError) -> Result) throws -> Result {
+        do { return try body() } catch {
+            if case .unsafePath(_, let reason) = error { throw ArchiveError(.unsafeEntry, reason, entry: entry.path) }
+            throw error
+        }
     }
 
     private func makeFolder(_ path: BundlePath, for entry: String) throws {
         guard !folders.contains(path.string) else { return }
         try refuseLinksAbove(path, entry: entry, includingSelf: true)
         if records[path.string] != nil { throw ArchiveError(.corrupt, "\"\(path)\" is both a file and a folder", entry: entry) }
-        try Disk.createDirectory(destination + "/" + path.string)
+        do { try destination.makeFolder(path) } catch {
+            if case .unsafePath(_, let reason) = error { throw ArchiveError(.unsafeEntry, reason, entry: entry) }
+            throw error
+        }
         var folder: BundlePath? = path
         while let current = folder, folders.insert(current.string).inserted { folder = current.parent }
     }
@@ -143,7 +194,7 @@ final class ArchiveExtractor {
         try refuseLinksAbove(path, entry: entry, includingSelf: false)
         if folders.contains(path.string) { throw ArchiveError(.corrupt, "\"\(path)\" is both a folder and a file", entry: entry) }
         if records.removeValue(forKey: path.string) != nil || links.remove(path.string) != nil {
-            try Disk.remove(destination + "/" + path.string)
+            try destination.remove(path)
         }
     }
 

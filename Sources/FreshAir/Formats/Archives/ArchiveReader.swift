@@ -11,7 +11,8 @@ enum ArchiveReader {
         _ file: String, format: ArchiveFormat, into destination: String, singleFileName: String, limits: ExtractionLimits
     ) throws -> [String: FileRecord] {
         if format == .zip {
-            let extractor = ArchiveExtractor(destination: destination, limits: limits)
+            let extractor = try ArchiveExtractor(destination: destination, limits: limits)
+            extractor.archiveBytesRead = Disk.status(file)?.size ?? 0
             try ZipReader(path: file).extract(into: extractor)
             return extractor.records
         }
@@ -50,12 +51,13 @@ final class ArchiveStream {
     init?(format: ArchiveFormat, destination: String, singleFileName: String, limits: ExtractionLimits) throws {
         guard format != .zip else { return nil }
         self.format = format
-        extractor = ArchiveExtractor(destination: destination, limits: limits)
+        extractor = try ArchiveExtractor(destination: destination, limits: limits)
         inflater = format == .tar ? nil : try Inflater(.gzip)
         if format == .gzip { try extractor.begin(ArchiveEntry(path: singleFileName, kind: .file, size: nil, mode: 0o644)) }
     }
 
     func feed(_ bytes: UnsafeRawBufferPointer) throws {
+        extractor.archiveBytesRead += Int64(bytes.count)
         switch format {
         case .tar: try parser.feed(bytes, extractor.handle)
         case .tarGzip: try inflater!.inflate(bytes) { output in try parser.feed(output, extractor.handle) }

@@ -14,6 +14,15 @@ struct ArchiveEntry: Sendable, Hashable {
     var size: Int64?
     /// Permission bits, e.g. 0o755 for an executable script.
     var mode: UInt32
+
+    /// A name or link target: refused unless valid UTF-8 (decoding it leniently would turn
+    /// bad bytes into U+FFFD, a different name from the one the archive wrote).
+    static func text(_ bytes: some Collection<UInt8>) throws(ArchiveError) -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ArchiveError(.unsafeEntry, "a name or link target is not valid UTF-8", entry: String(decoding: bytes, as: UTF8.self))
+        }
+        return text
+    }
 }
 
 /// A strict, streaming tar reader: ustar, pax extended headers (`x`, `g`) and GNU long
@@ -131,12 +140,12 @@ struct TarParser {
 
         let magic = Array(block[257..<263])
         let isUstar = magic == Array("ustar\0".utf8)
-        var path = paxPath ?? longName ?? string(0, 100)
+        var path = try paxPath ?? longName ?? string(0, 100)
         if paxPath == nil, longName == nil, isUstar {
-            let prefix = string(345, 155)
+            let prefix = try string(345, 155)
             if !prefix.isEmpty { path = prefix + "/" + path }
         }
-        let linkTarget = paxLinkPath ?? longLink ?? string(157, 100)
+        let linkTarget = try paxLinkPath ?? longLink ?? string(157, 100)
         let entrySize = paxSize ?? size
         let mode = UInt32(truncatingIfNeeded: (try? number(100, 8, field: "mode")) ?? 0o644)
         (paxPath, paxLinkPath, paxSize, longName, longLink) = (nil, nil, nil, nil, nil)
@@ -170,8 +179,8 @@ struct TarParser {
 
     private mutating func absorbMetadata(_ kind: UInt8) throws {
         switch kind {
-        case UInt8(ascii: "L"): longName = String(decoding: metadata.prefix { $0 != 0 }, as: UTF8.self)
-        case UInt8(ascii: "K"): longLink = String(decoding: metadata.prefix { $0 != 0 }, as: UTF8.self)
+        case UInt8(ascii: "L"): longName = try ArchiveEntry.text(metadata.prefix { $0 != 0 })
+        case UInt8(ascii: "K"): longLink = try ArchiveEntry.text(metadata.prefix { $0 != 0 })
         case UInt8(ascii: "x"):
             for (key, value) in try Self.paxRecords(metadata) {
                 switch key {
@@ -202,7 +211,10 @@ struct TarParser {
             }
             let record = bytes[(space + 1)..<(index + length - 1)]
             if let equals = record.firstIndex(of: UInt8(ascii: "=")) {
-                records.append((String(decoding: record[..<equals], as: UTF8.self), String(decoding: record[(equals + 1)...], as: UTF8.self)))
+                let key = String(decoding: record[..<equals], as: UTF8.self)
+                let value = record[(equals + 1)...]
+                // Names must be exact; other values (binary xattrs among them) are only skipped.
+                records.append((key, key == "path" || key == "linkpath" ? try ArchiveEntry.text(value) : String(decoding: value, as: UTF8.self)))
             }
             index += length
         }
@@ -252,7 +264,8 @@ struct TarParser {
         return value
     }
 
-    private func string(_ offset: Int, _ length: Int) -> String {
-        String(decoding: block[offset..<offset + length].prefix { $0 != 0 }, as: UTF8.self)
+    private func string(_ offset: Int, _ length: Int) throws(ArchiveError) -> String {
+        try ArchiveEntry.text(block[offset..<offset + length].prefix { $0 != 0 })
     }
+
 }

@@ -59,7 +59,7 @@ struct ZipReader {
                 throw ArchiveError(.corrupt, "damaged central directory")
             }
             var entry = CentralEntry(
-                name: String(decoding: directory[(offset + 46)..<(offset + 46 + nameLength)], as: UTF8.self),
+                name: try ArchiveEntry.text(directory[(offset + 46)..<(offset + 46 + nameLength)]),
                 method: directory.u16(offset + 10), flags: directory.u16(offset + 8), crc: directory.u32(offset + 16),
                 compressedSize: Int64(directory.u32(offset + 20)), size: Int64(directory.u32(offset + 24)),
                 localHeaderOffset: Int64(directory.u32(offset + 42)),
@@ -103,7 +103,7 @@ struct ZipReader {
         }
         if fileType == 0o120000 {
             guard entry.method == 0, entry.size < 4096 else { throw ArchiveError(.corrupt, "bad link entry", entry: entry.name) }
-            let target = String(decoding: try read(handle, at: dataStart, count: Int(entry.size)), as: UTF8.self)
+            let target = try ArchiveEntry.text(try read(handle, at: dataStart, count: Int(entry.size)))
             try extractor.begin(ArchiveEntry(path: entry.name, kind: .symbolicLink(target: target), size: 0, mode: 0o777))
             return
         }

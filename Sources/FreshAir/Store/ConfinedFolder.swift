@@ -1,0 +1,209 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+#if canImport(CSystemCalls)
+import CSystemCalls
+#endif
+
+/// The one way the engine writes into a version being assembled: every file, folder and link
+/// is created relative to an open descriptor of the version's folder, never by a path the
+/// kernel resolves from `/`.
+///
+/// Checks on paths (``BundlePath``) come first; this is what holds if one of them ever
+/// misses. Each name is resolved below the folder with `openat2(RESOLVE_BENEATH |
+/// RESOLVE_NO_SYMLINKS)` where the kernel has it (Linux 5.6 and later), else one component
+/// at a time with `O_NOFOLLOW | O_DIRECTORY`, refusing `.`, `..` and empty names itself. No
+/// link is followed on the way, not even one inside the folder; new files are created with
+/// `O_EXCL` or `O_NOFOLLOW`, so an existing link is never written through.
+final class ConfinedFolder: Sendable {
+    /// The folder's path, for messages and for installers that take a URL.
+    let path: String
+    private let descriptor: Int32
+    /// Folders already opened, so a folder of 10,000 files is resolved once, not 10,000 times.
+    /// Descriptors stay open until the folder is released; past the cap, each use opens its own.
+    private let openFolders = Mutex<[BundlePath: Int32]>([:])
+    private static let maxOpenFolders = 256
+
+    init(path: String) throws(FreshAirError) {
+        descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Disk.failure("open folder", path) }
+        self.path = path
+    }
+
+    deinit {
+        for folder in openFolders.withLock({ Array($0.values) }) { close(folder) }
+        close(descriptor)
+    }
+
+    /// Creates (or, with `replacing`, truncates) the file at `path`, creating its folders.
+    func createFile(_ path: BundlePath, replacing: Bool, startsWriteback: Bool = true) throws(FreshAirError) -> OutputFile {
+        try inParent(of: path) { parent, name throws(FreshAirError) in
+            let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (replacing ? O_TRUNC : O_EXCL)
+            let file = Self.openBeneath(parent, name, flags, 0o644)
+            guard file >= 0 else { throw refusal("create", path) }
+            return OutputFile(descriptor: file, path: self.path + "/" + path.string, startsWriteback: startsWriteback)
+        }
+    }
+
+    /// Writes bytes held in memory (a manifest) at `path`.
+    func write(_ data: Data, at path: BundlePath) throws(FreshAirError) {
+        let file = try createFile(path, replacing: true, startsWriteback: false)
+        defer { file.close() }
+        var failure: FreshAirError?
+        data.withUnsafeBytes { bytes in
+            do throws(FreshAirError) { try file.write(bytes) } catch { failure = error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Creates the folder at `path` and any missing above it.
+    func makeFolder(_ path: BundlePath) throws(FreshAirError) {
+        let (folder, owned) = try folderDescriptor(path, create: true)
+        if owned { close(folder) }
+    }
+
+    /// Creates a symbolic link at `path` whose text is `target`. The target is the caller's
+    /// to check: nothing here ever follows a link.
+    func makeSymbolicLink(_ path: BundlePath, target: String) throws(FreshAirError) {
+        try inParent(of: path) { parent, name throws(FreshAirError) in
+            guard symlinkat(target, parent, name) == 0 else { throw refusal("create link", path) }
+        }
+    }
+
+    /// Hard-links `path` to the file already at `existing`, both inside this folder.
+    func hardLink(_ existing: BundlePath, at path: BundlePath) throws(FreshAirError) {
+        try inParent(of: existing) { sourceParent, sourceName throws(FreshAirError) in
+            try inParent(of: path) { parent, name throws(FreshAirError) in
+                guard linkat(sourceParent, sourceName, parent, name, 0) == 0 else { throw refusal("link", path) }
+            }
+        }
+    }
+
+    /// Hard-links `path` to a file outside (an unchanged file of the live version), copying
+    /// where the file system cannot link.
+    func link(external source: String, at path: BundlePath) throws(FreshAirError) {
+        try inParent(of: path) { parent, name throws(FreshAirError) in
+            if linkat(AT_FDCWD, source, parent, name, 0) == 0 { return }
+            let code = errno
+            guard code == EXDEV || code == EPERM || code == EMLINK || code == ENOTSUP else {
+                throw Disk.failure("link \(source) to", self.path + "/" + path.string, code)
+            }
+            let output = try createFile(path, replacing: false, startsWriteback: false)
+            defer { output.close() }
+            do { try ArchiveReader.readChunks(of: source) { bytes in try output.write(bytes) } } catch let error as FreshAirError {
+                throw error
+            } catch {
+                throw .fileSystem(operation: "copy \(source) to", path: self.path + "/" + path.string, reason: "\(error)")
+            }
+        }
+    }
+
+    /// Moves a file from outside (a finished download) to `path`.
+    func moveIn(_ source: String, at path: BundlePath) throws(FreshAirError) {
+        try inParent(of: path) { parent, name throws(FreshAirError) in
+            guard renameat(AT_FDCWD, source, parent, name) == 0 else { throw Disk.failure("move \(source) to", self.path + "/" + path.string) }
+        }
+    }
+
+    /// Removes the file or link at `path`; absent is fine. Folders are not removed here.
+    func remove(_ path: BundlePath) throws(FreshAirError) {
+        try inParent(of: path, creating: false) { parent, name throws(FreshAirError) in
+            guard unlinkat(parent, name, 0) == 0 || errno == ENOENT else { throw refusal("remove", path) }
+        }
+    }
+
+    /// Runs `body` with a descriptor of `path`'s folder and `path`'s last name.
+    private func inParent<Result>(
+        of path: BundlePath, creating: Bool = true, _ body: (Int32, String) throws(FreshAirError) -> Result
+    ) throws(FreshAirError) -> Result {
+        let name = String(path.lastComponent)
+        let (parent, owned) = try folderDescriptor(path.parent, create: creating)
+        defer { if owned { close(parent) } }
+        return try body(parent, name)
+    }
+
+    /// A descriptor of `folder` (the root for `nil`); `owned` ones are the caller's to close.
+    private func folderDescriptor(_ folder: BundlePath?, create: Bool) throws(FreshAirError) -> (Int32, owned: Bool) {
+        guard let folder else { return (descriptor, false) }
+        if let open = openFolders.withLock({ $0[folder] }) { return (open, false) }
+        let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW
+        var opened = Self.openBeneath(descriptor, folder.string, flags, 0)
+        if opened < 0 {
+            guard errno == ENOENT, create else { throw refusal("open folder", folder) }
+            let name = String(folder.lastComponent)
+            let (parent, parentOwned) = try folderDescriptor(folder.parent, create: true)
+            defer { if parentOwned { close(parent) } }
+            guard mkdirat(parent, name, 0o755) == 0 || errno == EEXIST else { throw refusal("create folder", folder) }
+            opened = Self.openBeneath(parent, name, flags, 0)
+            guard opened >= 0 else { throw refusal("open folder", folder) }
+        }
+        let kept: Int32? = openFolders.withLock { open in
+            if let earlier = open[folder] { return earlier }  // another task opened it meanwhile
+            guard open.count < Self.maxOpenFolders else { return nil }
+            open[folder] = opened
+            return opened
+        }
+        guard let kept else { return (opened, true) }
+        if kept != opened { close(opened) }
+        return (kept, false)
+    }
+
+    /// Why a call failed: a link, a file or a `..` in the way is an attempt to leave the
+    /// folder; anything else is an ordinary file-system failure.
+    private func refusal(_ operation: String, _ path: BundlePath, _ code: Int32 = errno) -> FreshAirError {
+        let shown = self.path + "/" + path.string
+        switch code {
+        case ELOOP, EXDEV: return .unsafePath(path: path.string, reason: "a symbolic link stands on the way; nothing is written through links")
+        case ENOTDIR: return .unsafePath(path: path.string, reason: "a file or a link stands where a folder should be; nothing is written through links")
+        case EEXIST: return .unsafePath(path: path.string, reason: "something is already there")
+        default: return Disk.failure(operation, shown, code)
+        }
+    }
+
+    /// Whether the kernel has `openat2`; cleared on the first `ENOSYS`.
+    private static let hasOpenat2 = Atomic<Bool>(true)
+
+    /// Opens `path` (relative, `/`-separated) below `directory` without following any link or
+    /// leaving it.
+    static func openBeneath(_ directory: Int32, _ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+        #if canImport(CSystemCalls) && os(Linux)
+        if hasOpenat2.load(ordering: .relaxed) {
+            let opened = freshair_open_beneath(directory, path, flags, UInt32(mode))
+            if opened >= 0 || errno != ENOSYS { return opened }
+            hasOpenat2.store(false, ordering: .relaxed)
+        }
+        #endif
+        return openComponentByComponent(directory, path, flags, mode)
+    }
+
+    /// `openBeneath` without `openat2`: each folder opened with `O_NOFOLLOW | O_DIRECTORY`,
+    /// `.`, `..` and empty names refused here whatever the caller checked.
+    static func openComponentByComponent(_ directory: Int32, _ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
+        let names = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { String(Substring($0)) }
+        var current = directory
+        defer { if current != directory { close(current) } }
+        for (index, name) in names.enumerated() {
+            guard !name.isEmpty, name != ".", name != ".." else {
+                errno = EXDEV
+                return -1
+            }
+            let isLast = index == names.count - 1
+            let next = isLast
+                ? openat(current, name, flags | O_NOFOLLOW, mode)
+                : openat(current, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+            guard next >= 0 else { return -1 }
+            if isLast { return next }
+            if current != directory { close(current) }
+            current = next
+        }
+        errno = EINVAL
+        return -1
+    }
+}
