@@ -30,8 +30,8 @@ struct SigningTests {
             #expect(try client.sync.store.liveRecord() == nil)
 
             // Signed by the pinned key too: it installs (the stranger's signature is kept beside it).
-            let report = try await ManifestSigner.sign(bundle: bundle, with: trusted)
-            #expect(report.kept == [stranger.publicKey.base64] && !report.convertedToObjectForm)
+            let report = try await ManifestSigner.sign(bundle: bundle, with: trusted, options: .init(cosign: true))
+            #expect(report.kept == [stranger.publicKey.base64] && !report.convertedToObjectForm && report.sequence == 1)
             #expect(try await client.sync.run().outcome == .updated)
             let installed = client.liveFiles()
 
@@ -89,6 +89,135 @@ struct SigningTests {
             try PublishedText.write(text.replacingOccurrences(of: "\"sequence\": 1", with: "\"sequence\": 2"), to: rootURL)
             let validate = try await BreezeBinary.run(["validate", bundle.path])
             #expect(validate.status == 1 && validate.output.contains("does not match the content: run `breeze sign` again"))
+        }
+    }
+}
+
+/// TUF's rollback, replay, freeze and mix-and-match attacks on signed bundles, each against
+/// nginx: refused with a clear error, and the live version stays.
+@Suite("Signed bundles: replay, rollback, freeze and substitution are refused")
+struct SignedBundleFreshnessTests {
+    let trusted = SigningKey.generate()
+
+    /// A signed bundle on `server`, hashed and signed as a publisher would.
+    func publishSigned(_ server: PublishedFolder, folder: String = ExampleBundle.name, text: String,
+                       options: ManifestSigner.Options = .init()) async throws -> URL {
+        let bundle = try ExampleBundle.write(in: server.root)
+        if folder != ExampleBundle.name {
+            try? FileManager.default.removeItem(at: server.root.appendingPathComponent(folder))
+            try FileManager.default.moveItem(at: bundle, to: server.root.appendingPathComponent(folder))
+        }
+        let root = server.root.appendingPathComponent(folder)
+        try PublishedText.write(text, to: root.appendingPathComponent("Embed1.freshair/bar.md"))
+        _ = try await BundleHasher.run(bundle: root)
+        _ = try await ManifestSigner.sign(bundle: root, with: trusted, options: options)
+        return root
+    }
+
+    func client(_ server: PublishedFolder, folder: String = ExampleBundle.name) throws -> ExampleClient {
+        var client = try ExampleClient(published: server, path: folder)
+        client.sync.configuration.trustedKeys = [trusted.publicKey]
+        return client
+    }
+
+    func problem(_ client: ExampleClient) async -> ManifestError.Problem? {
+        do { try await client.sync.run() } catch { return (error as? FreshAirError).flatMap { if case .manifest(let m) = $0 { m.problem } else { nil } } }
+        return nil
+    }
+
+    func bar(_ client: ExampleClient) -> String? { client.live.appendingPathComponent("Embed1.freshair/bar.md").text }
+
+    @Test("Every signing moves the sequence on and writes expires and identity")
+    func signingIsARelease() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = try await publishSigned(server, text: "one\n")
+            var manifest = try Manifest(data: Data(contentsOf: bundle.appendingPathComponent("manifest.json")), source: "m")
+            #expect(manifest.sequence == 1 && manifest.identity == ExampleBundle.name)
+            let expires = try #require(manifest.expires)
+            #expect(abs(expires.timeIntervalSinceNow - 30 * 86_400) < 120)
+            // Nothing changed, signed again: still a new release.
+            let again = try await ManifestSigner.sign(bundle: bundle, with: trusted)
+            #expect(again.sequence == 2 && again.dropped == 1)
+            // A co-signer adds a signature and changes nothing else.
+            let second = SigningKey.generate()
+            let cosigned = try await ManifestSigner.sign(bundle: bundle, with: second, options: .init(cosign: true))
+            manifest = try Manifest(data: Data(contentsOf: bundle.appendingPathComponent("manifest.json")), source: "m")
+            #expect(cosigned.sequence == 2 && cosigned.kept == [trusted.publicKey.base64] && manifest.signatures.count == 2)
+        }
+    }
+
+    @Test("Replay: an older signed manifest with the same sequence is refused after the newer one")
+    func sameSequenceReplay() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = try await publishSigned(server, text: "first\n", options: .init(sequence: 5))
+            let rootURL = bundle.appendingPathComponent("manifest.json")
+            let first = try Data(contentsOf: rootURL)
+            let firstBar = try Data(contentsOf: bundle.appendingPathComponent("Embed1.freshair/bar.md"))
+            let client = try client(server)
+            try await client.sync.run()
+            // The publisher re-signs other content at the same number (as hash-then-sign at a fixed --sequence would).
+            _ = try await publishSigned(server, text: "second\n", options: .init(sequence: 5))
+            #expect(await problem(client) == .replayedSequence(5))
+            #expect(bar(client) == "first\n", "the live version stays")
+            // The very manifest accepted before, replayed byte for byte, is fine (nothing new to install).
+            try PublishedText.write(String(decoding: first, as: UTF8.self), to: rootURL)
+            try firstBar.write(to: bundle.appendingPathComponent("Embed1.freshair/bar.md"))
+            #expect(await problem(client) == nil)
+        }
+    }
+
+    @Test("Rollback: a device rolled back still refuses the older manifest it rolled back over")
+    func rollbackKeepsTheFloor() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = try await publishSigned(server, text: "v1\n")
+            let rootURL = bundle.appendingPathComponent("manifest.json")
+            let v1 = try Data(contentsOf: rootURL)
+            let client = try client(server)
+            try await client.sync.run()
+            _ = try await publishSigned(server, text: "v2\n", options: .init(sequence: 2))  // a fresh folder: name the next sequence
+            try await client.sync.run()
+            #expect(bar(client) == "v2\n")
+            try await client.sync.store.rollBack()
+            #expect(bar(client) == "v1\n")
+            // A hostile server now offers the genuine, older v1 manifest with other files.
+            try PublishedText.write(String(decoding: v1, as: UTF8.self), to: rootURL)
+            #expect(await problem(client) == .olderSequence(installed: 2, offered: 1))
+            #expect(bar(client) == "v1\n")
+        }
+    }
+
+    @Test("Freeze and fresh installs: an expired manifest, and an old one below the app's minimum")
+    func freezeAndMinimum() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            _ = try await publishSigned(server, text: "old\n", options: .init(sequence: 3))
+            var fresh = try client(server)
+            fresh.sync.configuration.minimumSequence = 4
+            #expect(await problem(fresh) == .olderSequence(installed: 4, offered: 3))
+            #expect(try fresh.sync.store.liveRecord() == nil)
+
+            _ = try await publishSigned(server, text: "short\n", options: .init(validity: .seconds(1), sequence: 4))
+            try await Task.sleep(for: .seconds(2))
+            var expired = try client(server)
+            expired.sync.configuration.clockSkewTolerance = .zero
+            guard case .expired = await problem(expired) else { Issue.record("an expired manifest was not refused"); return }
+
+        }
+    }
+
+    @Test("Mix-and-match: bundle B's signed manifest served at A's URL is refused, and A's own still installs")
+    func crossBundleSubstitution() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let a = try await publishSigned(server, folder: "A.freshair", text: "a\n", options: .init(sequence: 1))
+            let b = try await publishSigned(server, folder: "B.freshair", text: "b\n", options: .init(sequence: 50))
+            let genuineA = try Data(contentsOf: a.appendingPathComponent("manifest.json"))
+            // The same files under both folders: only the root manifest is substituted.
+            try PublishedText.write(String(decoding: try Data(contentsOf: b.appendingPathComponent("manifest.json")), as: UTF8.self),
+                                    to: a.appendingPathComponent("manifest.json"))
+            let client = try client(server, folder: "A.freshair")
+            #expect(await problem(client) == .wrongIdentity(expected: "A.freshair", found: "B.freshair"))
+            try PublishedText.write(String(decoding: genuineA, as: UTF8.self), to: a.appendingPathComponent("manifest.json"))
+            #expect(await problem(client) == nil, "B's sequence 50 did not raise A's floor")
+            #expect(bar(client) == "a\n")
         }
     }
 }

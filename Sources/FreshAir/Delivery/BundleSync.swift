@@ -112,7 +112,9 @@ public struct BundleSync: Sendable {
         case .notModified:
             report(.notModified)
             if rejected?.validators != nil { return keptAfterRollback }
-            if let live, let current = try Self.unchanged(live, plannedFor: planFingerprint, source: manifestURL.absoluteString) {
+            if let live, let current = try Self.unchanged(
+                live, plannedFor: planFingerprint, source: manifestURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
+            {
                 return current
             }
             (rootData, validators, notModified) = (try Disk.read(liveRootPath!), live?.validators, true)
@@ -125,9 +127,24 @@ public struct BundleSync: Sendable {
             }
         }
 
-        let tree = try await manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory)
-            .select(root: rootData, fetched: !notModified)
-        try Self.checkFreshness(sequence: tree.sequence, expires: tree.expires, live: live, source: manifestURL.absoluteString)
+        // Identity, sequence and expiry, checked on the root before any child is fetched; the
+        // high-water mark rises as soon as the root passes.
+        let rootDigest = ContentHash.of(rootData, using: .sha256).hex
+        let freshness = FreshnessCheck(source: manifestURL.absoluteString, configuration: configuration, defaultIdentity: baseURL.lastPathComponent)
+        let mark = try store.highWaterMark(for: baseURL.absoluteString)
+        let liveSequence = live?.metadata[RecordKey.sequence].flatMap { Int($0) }
+        var walker = manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory)
+        walker.acceptRoot = { root in
+            do throws(ManifestError) {
+                try freshness.check(
+                    .init(identity: root.identity, sequence: root.sequence, expires: root.expires, digest: rootDigest),
+                    mark: mark, liveSequence: liveSequence)
+            } catch { throw FreshAirError.manifest(error) }
+        }
+        let tree = try await walker.select(root: rootData, fetched: !notModified)
+        if let sequence = tree.sequence {
+            try store.raiseHighWaterMark(HighWaterMark(sequence: sequence, digest: rootDigest), for: baseURL.absoluteString)
+        }
         let metadata = recordMetadata(tree)
         let selected = tree.files
         let plan = SyncPlanner.plan(selected: selected, live: live) { path, record in
@@ -182,18 +199,6 @@ public struct BundleSync: Sendable {
         return summary
     }
 
-    /// Anti-rollback and expiry, for manifests in the object form: a root manifest whose
-    /// `sequence` is below the live version's (a stale CDN copy, an old file uploaded by
-    /// mistake) or whose `expires` date has passed is refused, and the live version stays.
-    static func checkFreshness(sequence: Int?, expires: Date?, live: VersionRecord?, source: String, now: Date = Date()) throws {
-        if let offered = sequence, let installed = live?.metadata[RecordKey.sequence].flatMap({ Int($0) }), offered < installed {
-            throw FreshAirError.manifest(ManifestError(source: source, problem: .olderSequence(installed: installed, offered: offered)))
-        }
-        if let expires, expires < now {
-            throw FreshAirError.manifest(ManifestError(source: source, problem: .expired(expires)))
-        }
-    }
-
     /// The record's metadata for a selection: what a later `304` needs to be answered
     /// without reading a manifest (the environment it was planned for, sequence, expiry).
     private func recordMetadata(_ tree: ManifestTree.Selection) -> [String: String] {
@@ -218,10 +223,13 @@ public struct BundleSync: Sendable {
     /// again, so there is nothing to plan, read or compare (a no-change check on 10,000 files
     /// costs one request, not a walk of the tree). `nil` when either changed, or the record
     /// predates fingerprints: re-plan.
-    static func unchanged(_ live: VersionRecord, plannedFor fingerprint: String, source: String) throws -> SyncSummary? {
+    static func unchanged(
+        _ live: VersionRecord, plannedFor fingerprint: String, source: String, clockSkew: Duration = .zero
+    ) throws -> SyncSummary? {
         guard live.metadata[RecordKey.environment] == fingerprint else { return nil }
-        let expires = live.metadata[RecordKey.expires].flatMap(Double.init).map(Date.init(timeIntervalSince1970:))
-        try checkFreshness(sequence: nil, expires: expires, live: live, source: source)
+        if let expires = live.metadata[RecordKey.expires].flatMap(Double.init).map(Date.init(timeIntervalSince1970:)) {
+            do { try FreshnessCheck.checkExpiry(expires, source: source, clockSkew: clockSkew) } catch { throw FreshAirError.manifest(error) }
+        }
         return .nothingInstalled(.alreadyCurrent, version: live.id, notModified: true, reused: live.files.count)
     }
 

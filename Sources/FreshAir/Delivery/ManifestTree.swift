@@ -22,6 +22,9 @@ struct ManifestTree {
     /// The most bytes all manifests of the tree may add up to: a server cannot make a device
     /// hold many large child manifests at once.
     var maxTotalBytes = Int.max
+    /// Checks the root manifest once its signature is verified, before any child is loaded:
+    /// a stale or substituted root costs no further request.
+    var acceptRoot: (@Sendable (Manifest) throws -> Void)?
 
     /// What a walk found: the selected files and the root manifest's own fields.
     struct Selection {
@@ -30,6 +33,8 @@ struct ManifestTree {
         /// The root manifest's publisher sequence and expiry (object form).
         var sequence: Int?
         var expires: Date?
+        /// What the root manifest says it is (`identity`), checked against what the app expects.
+        var identity: String?
     }
 
     func select(root data: Data, fetched: Bool) async throws -> Selection {
@@ -58,7 +63,10 @@ struct ManifestTree {
                 if depth == 0 { try manifest.verify(trustedKeys: trustedKeys, source: source) } else { try manifest.requireDigests(source: source) }
             }
         } catch { throw FreshAirError.manifest(error) }
-        if depth == 0 { (selection.sequence, selection.expires) = (manifest.sequence, manifest.expires) }
+        if depth == 0 {
+            try acceptRoot?(manifest)
+            (selection.sequence, selection.expires, selection.identity) = (manifest.sequence, manifest.expires, manifest.identity)
+        }
         let applicable = manifest.entries.filter { $0.condition.evaluate(in: environment) }
         // This manifest's children are loaded together; the walk below still takes them in
         // document order, so the result is the same as loading them one by one.

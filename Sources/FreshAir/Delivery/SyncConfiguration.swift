@@ -31,6 +31,13 @@ public struct SyncConfiguration: Sendable {
     /// of them (`breeze sign`) and every entry must carry a digest; anything else is refused
     /// and the installed content stays. Empty (the default): manifests are not checked.
     public var trustedKeys: [TrustedKey] = []
+    /// The identity a signed root manifest must name (`"identity"`, written by `breeze sign
+    /// --identity`). `nil`: the bundle folder's name in the URL (`App.freshair`). Enforced with
+    /// keys pinned, and whenever set.
+    public var expectedIdentity: String?
+    /// The lowest root manifest `sequence` this app accepts, even on a fresh install: ship the
+    /// sequence current at release, and no older signed copy can be installed.
+    public var minimumSequence: Int?
 
     public init() {}
 

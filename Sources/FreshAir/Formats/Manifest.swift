@@ -24,6 +24,10 @@ public struct Manifest: Sendable, Hashable {
     public var sequence: Int?
     /// When the manifest stops being trustworthy (object form).
     public var expires: Date?
+    /// What the manifest says it is (object form, `"identity"`; `breeze sign` writes the bundle
+    /// folder's name). With keys pinned it must be what the app expects, so a signature on one
+    /// bundle cannot install another.
+    public var identity: String?
     /// Ed25519 signatures over the manifest (object form); checked against the app's
     /// ``SyncConfiguration/trustedKeys``.
     public var signatures: [ManifestSignature] = []
@@ -55,6 +59,7 @@ public struct Manifest: Sendable, Hashable {
         } else if let files = document["files"]?.array {
             form = .object(format: document["format"]?.integer.map(Int.init) ?? 2)
             sequence = document["sequence"]?.integer.map(Int.init)
+            identity = document["identity"]?.string
             if let expiry = document["expires"]?.string {
                 guard let date = ISO8601DateFormatter().date(from: expiry) else {
                     throw ManifestError(source: source, problem: .unexpectedShape("\"expires\" is not an ISO 8601 date: \(expiry)"))
@@ -230,6 +235,12 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case olderSequence(installed: Int, offered: Int)
         /// The root manifest's `expires` date has passed.
         case expired(Date)
+        /// With keys pinned, the document lacks `identity`, `sequence` or `expires`.
+        case missingSignedField(String)
+        /// The document names another identity than the app expects (one bundle served for another).
+        case wrongIdentity(expected: String, found: String)
+        /// The same sequence as the document accepted before, with other content (a replay).
+        case replayedSequence(Int)
         /// The app pins signing keys and the root manifest carries no signature.
         case unsigned
         /// Signed, but by none of the keys the app pins.
@@ -268,8 +279,17 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case .treeTooLarge(let limit):
             return "the bundle's manifests add up to more than \(limit) bytes (SyncConfiguration.maxManifestTreeSize); split less, or raise the cap"
         case .olderSequence(let installed, let offered):
-            return "sequence \(offered) is older than the installed \(installed), so it was refused (a stale cached copy, "
-                + "or an old manifest uploaded again); publish with a sequence above \(installed)"
+            return "sequence \(offered) is older than \(installed), the newest this device has accepted, so it was refused (a stale "
+                + "cached copy, an old manifest uploaded again, or a replay); publish with a sequence above \(installed)"
+        case .missingSignedField(let field):
+            return "has no \"\(field)\", which this app requires of signed documents (it pins keys or a minimum sequence); "
+                + "sign it again with `breeze sign`, which writes identity, sequence and expires"
+        case .wrongIdentity(let expected, let found):
+            return "is signed for \"\(found)\", but this app expects \"\(expected)\" here (one signed document served in place of "
+                + "another?); sign it with `breeze sign --identity \(expected)`, or set SyncConfiguration.expectedIdentity"
+        case .replayedSequence(let sequence):
+            return "has sequence \(sequence), the same as the document accepted before but different content (a replay, or content "
+                + "re-signed without moving the sequence on); sign it again with `breeze sign`, which moves the sequence on"
         case .expired(let date):
             return "expired at \(date.formatted(.iso8601)); the installed content stays, but the publisher must publish a fresh manifest"
         case .unsigned:

@@ -1,0 +1,55 @@
+import Foundation
+
+/// The newest `sequence` a store has accepted from one source, and the SHA-256 of the document
+/// that carried it.
+///
+/// It only rises. Rolling content back (``BundleStore/rollBack()``,
+/// ``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``, `breeze rollback`) restores files
+/// but leaves the mark where it is, so an older document replayed by a server or a stale CDN
+/// copy is refused after a rollback too; and with keys pinned, a document with the same
+/// sequence is accepted only when it is byte for byte the one accepted before.
+struct HighWaterMark: Hashable, Sendable {
+    var sequence: Int
+    /// SHA-256 of the accepted document, hex.
+    var digest: String
+}
+
+extension BundleStore {
+    var highWaterPath: String { root.appendingPathComponent("high-water.json").path }
+
+    /// The mark for `source`, or `nil` when nothing sequenced was accepted from it yet.
+    ///
+    /// - Throws: when the file exists but cannot be read: protection against replay must not
+    ///   vanish because a file was damaged (delete it by hand to start over).
+    func highWaterMark(for source: String) throws -> HighWaterMark? {
+        try allHighWaterMarks()[source]
+    }
+
+    /// Raises the mark for `source` to `mark`; a lower or equal sequence leaves it as it is.
+    func raiseHighWaterMark(_ mark: HighWaterMark, for source: String) throws {
+        var all = try allHighWaterMarks()
+        if let current = all[source], current.sequence >= mark.sequence { return }
+        all[source] = mark
+        let items = all.keys.sorted().map { source in
+            JSONValue.object([
+                ("source", .string(source)), ("sequence", JSONValue(all[source]!.sequence)), ("digest", .string(all[source]!.digest)),
+            ])
+        }
+        try Disk.writeAtomically(Data(JSONValue.array(items).serializedBytes()), to: highWaterPath)
+    }
+
+    private func allHighWaterMarks() throws -> [String: HighWaterMark] {
+        guard let data = FileManager.default.contents(atPath: highWaterPath) else { return [:] }
+        guard let items = (try? JSONReader.parse(data))?.array else {
+            throw FreshAirError.fileSystem(
+                operation: "read", path: highWaterPath,
+                reason: "not the list of accepted sequences FreshAir writes; restore it, or delete it to accept any sequence again")
+        }
+        var marks: [String: HighWaterMark] = [:]
+        for item in items {
+            guard let source = item["source"]?.string, let sequence = item["sequence"]?.integer, let digest = item["digest"]?.string else { continue }
+            marks[source] = HighWaterMark(sequence: Int(sequence), digest: digest)
+        }
+        return marks
+    }
+}
