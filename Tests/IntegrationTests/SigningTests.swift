@@ -101,7 +101,7 @@ struct SignedBundleFreshnessTests {
 
     /// A signed bundle on `server`, hashed and signed as a publisher would.
     func publishSigned(_ server: PublishedFolder, folder: String = ExampleBundle.name, text: String,
-                       options: ManifestSigner.Options = .init()) async throws -> URL {
+                       options: SigningOptions = .init()) async throws -> URL {
         let bundle = try ExampleBundle.write(in: server.root)
         if folder != ExampleBundle.name {
             try? FileManager.default.removeItem(at: server.root.appendingPathComponent(folder))
@@ -218,6 +218,133 @@ struct SignedBundleFreshnessTests {
             try PublishedText.write(String(decoding: genuineA, as: UTF8.self), to: a.appendingPathComponent("manifest.json"))
             #expect(await problem(client) == nil, "B's sequence 50 did not raise A's floor")
             #expect(bar(client) == "a\n")
+        }
+    }
+}
+
+/// Packages and repositories signed with the same keys and tools as bundles, against nginx.
+@Suite("Signed packages and repositories")
+struct SignedPackageAndRepositoryTests {
+    let key = SigningKey.generate()
+
+    /// `content.tgz` made by GNU tar from one file saying `text`.
+    func pack(_ text: String, in server: PublishedFolder, as name: String = "content.tgz") async throws {
+        let source = server.root.appendingPathComponent("src-\(name)")
+        try? FileManager.default.removeItem(at: source)
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: source.appendingPathComponent("message.txt"))
+        try await shell("tar -czf \(name) -C src-\(name) . && touch -d '@\(Int(Date().timeIntervalSince1970) + 2)' \(name)", in: server.root)
+    }
+
+    func updater(_ server: PublishedFolder, _ local: TemporaryFolder) -> PackageUpdater {
+        var configuration = SyncConfiguration()
+        configuration.retry = RetryPolicy(maxAttempts: 1)
+        configuration.trustedKeys = [key.publicKey]
+        return PackageUpdater(
+            remote: server.url.appendingPathComponent("content.tgz"), store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+            configuration: configuration)
+    }
+
+    func failure(_ updater: PackageUpdater) async -> FreshAirError? {
+        do { try await updater.update() } catch { return error as? FreshAirError }
+        return nil
+    }
+
+    @Test("A signed package installs; a 304 on its .sig ends the check; tampering, replay and substitution are refused")
+    func signedPackage() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let package = server.root.appendingPathComponent("content.tgz")
+            let signature = server.root.appendingPathComponent("content.tgz.sig")
+            let local = try TemporaryFolder("signed-package")
+            let updater = updater(server, local)
+            try await pack("v1", in: server)
+            let first = try PackageSigner.sign(package: package, with: [key])
+            #expect(first.sequence == 1 && first.identity == "content.tgz")
+            let v1Signature = try Data(contentsOf: signature)
+            #expect(try await updater.update().outcome == .downloaded)
+            #expect(local.path("live/message.txt").text == "v1")
+            let again = try await updater.update()
+            #expect(again.outcome == .notModified && again.requests == 1, "one conditional request for the .sig")
+
+            // A new release whose package is swapped on the server: the signed digest catches it.
+            try await pack("v2", in: server)
+            _ = try PackageSigner.sign(package: package, with: [key])
+            try await pack("v2, tampered on the way", in: server)
+            guard case .sizeMismatch = await failure(updater) else { Issue.record("a package that is not the signed one was installed"); return }
+            #expect(local.path("live/message.txt").text == "v1")
+            try await pack("v2", in: server)
+            _ = try PackageSigner.sign(package: package, with: [key], options: .init(sequence: 3))
+            #expect(try await updater.update().outcome == .downloaded)
+            #expect(local.path("live/message.txt").text == "v2")
+
+            // The genuine, older v1 document and package replayed: refused, v2 stays.
+            try await pack("v1", in: server)
+            try PublishedText.write(String(decoding: v1Signature, as: UTF8.self), to: signature)
+            guard case .manifest(let old) = await failure(updater), old.problem == .olderSequence(installed: 3, offered: 1) else {
+                Issue.record("an older signed package was accepted"); return
+            }
+            #expect(local.path("live/message.txt").text == "v2")
+
+            // Another package's document served for this one.
+            try await pack("other", in: server, as: "other.tgz")
+            _ = try PackageSigner.sign(package: server.root.appendingPathComponent("other.tgz"), with: [key], options: .init(sequence: 9))
+            try FileManager.default.copyItem(at: server.root.appendingPathComponent("other.tgz"), to: server.root.appendingPathComponent("swap.tgz"))
+            try FileManager.default.removeItem(at: package)
+            try FileManager.default.moveItem(at: server.root.appendingPathComponent("swap.tgz"), to: package)
+            try PublishedText.write(String(decoding: try Data(contentsOf: server.root.appendingPathComponent("other.tgz.sig")), as: UTF8.self), to: signature)
+            guard case .manifest(let swapped) = await failure(updater), swapped.problem == .wrongIdentity(expected: "content.tgz", found: "other.tgz") else {
+                Issue.record("another package's signed document was accepted"); return
+            }
+            #expect(local.path("live/message.txt").text == "v2")
+        }
+    }
+
+    @Test("breeze sign PACKAGE, repo add --key and sync --trusted-key, as a publisher and a device run them")
+    func commandLine() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let work = try TemporaryFolder("cli-signed-delivery")
+            let keygen = try await BreezeBinary.run(["keygen", work.path("app.key").path, "--json"])
+            let publicKey = try #require((try JSONSerialization.jsonObject(with: Data(keygen.output.utf8)) as? [String: String])?["publicKey"])
+            try await pack("hello", in: server)
+            let sign = try await BreezeBinary.run(["sign", server.root.appendingPathComponent("content.tgz").path, "--key", work.path("app.key").path])
+            #expect(sign.status == 0 && sign.output.contains("Signed content.tgz.sig (content.tgz, sequence 1"), "\(sign.output) \(sign.error)")
+            let url = server.url.appendingPathComponent("content.tgz").absoluteString
+            let synced = try await BreezeBinary.run(["sync", url, work.path("Package").path, "--trusted-key", publicKey])
+            #expect(synced.status == 0, "\(synced.error)")
+            #expect(work.path("Package/message.txt").text == "hello")
+
+            // A repository: the index is signed as bundles are added; each archive is checked against it.
+            try FileManager.default.createDirectory(at: work.path("cats"), withIntermediateDirectories: true)
+            try Data("meow".utf8).write(to: work.path("cats/cat.txt"))
+            let repository = server.root.appendingPathComponent("com.example.signed")
+            let added = try await BreezeBinary.run(["repo", "add", work.path("cats").path, repository.path, "--key", work.path("app.key").path])
+            #expect(added.status == 0, "\(added.error)")
+            let index = try RepositoryIndex(data: Data(contentsOf: repository.appendingPathComponent("index.json")), source: "index.json")
+            #expect(index.release.identity == "com.example.signed" && index.release.signatures.count == 1 && index.bundles["cats"]?.sha256 != nil)
+            let repo = try await BreezeBinary.run([
+                "sync", "--repo", "com.example.signed", server.url.absoluteString, work.path("Bundles").path, "--trusted-key", publicKey,
+            ])
+            #expect(repo.status == 0, "\(repo.error)")
+            #expect(work.path("Bundles/cats/cat.txt").text == "meow")
+
+            // Version 2 published, then its archive swapped on the server: refused, version 1 stays.
+            try Data("purr".utf8).write(to: work.path("cats/cat.txt"))
+            _ = try await BreezeBinary.run(["repo", "add", work.path("cats").path, repository.path, "--key", work.path("app.key").path])
+            try FileManager.default.removeItem(at: repository.appendingPathComponent("cats-2.tar.gz"))
+            try FileManager.default.copyItem(at: repository.appendingPathComponent("cats-1.tar.gz"), to: repository.appendingPathComponent("cats-2.tar.gz"))
+            let tampered = try await BreezeBinary.run([
+                "sync", "--repo", "com.example.signed", server.url.absoluteString, work.path("Bundles").path, "--trusted-key", publicKey,
+            ])
+            #expect(tampered.status == 65, "\(tampered.output) \(tampered.error)")
+            #expect(work.path("Bundles/cats/cat.txt").text == "meow")
+
+            // An unsigned index is refused where keys are pinned.
+            try Data(#"{"bundles": {"cats": {"version": 1}}}"#.utf8).write(to: repository.appendingPathComponent("index.json"))
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(3)], ofItemAtPath: repository.appendingPathComponent("index.json").path)
+            let unsigned = try await BreezeBinary.run([
+                "sync", "--repo", "com.example.signed", server.url.absoluteString, work.path("Bundles").path, "--trusted-key", publicKey,
+            ])
+            #expect(unsigned.status == 65 && unsigned.error.contains("not signed"), "\(unsigned.error)")
         }
     }
 }

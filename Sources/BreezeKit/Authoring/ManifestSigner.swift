@@ -63,61 +63,21 @@ public struct SigningKey: Sendable {
     }
 }
 
-/// `breeze sign`: signs a bundle's root manifest for one release.
+/// `breeze sign BUNDLE`: signs a bundle's root manifest as a release (see ``ReleaseSigning``).
 ///
 /// The bundle must be current first (every digest right, none missing: `breeze hash`), since
-/// devices that pin keys refuse entries without digests. Each signing is a new release to
-/// devices: the `sequence` moves on (a legacy array manifest moves to the object form with
-/// `sequence: 1`), `expires` is set (30 days by default) and `identity` names the bundle (its
-/// folder's name by default), and every earlier signature is dropped, since it covered other
-/// content. A second signer of the same release adds a signature with ``Options/cosign``:
-/// nothing else changes, and the signatures already there must still match.
+/// devices that pin keys refuse entries without digests. A legacy array manifest moves to the
+/// object form; `identity` defaults to the bundle folder's name, which is what apps expect.
 public enum ManifestSigner {
-    /// How to sign.
-    public struct Options: Sendable {
-        /// Add signatures to the release as it stands (another key of the same publisher).
-        public var cosign = false
-        /// How long devices accept the manifest before a fresh one must be published.
-        public var validity: Duration = .seconds(30 * 86_400)
-        /// What the manifest is signed for; `nil`: the bundle folder's name.
-        public var identity: String?
-        /// The sequence to sign; `nil`: the next one.
-        public var sequence: Int?
-
-        public init(cosign: Bool = false, validity: Duration = .seconds(30 * 86_400), identity: String? = nil, sequence: Int? = nil) {
-            self.cosign = cosign
-            self.validity = validity
-            self.identity = identity
-            self.sequence = sequence
-        }
-    }
-
-    /// What signing did.
-    public struct Report: Sendable, Codable {
-        /// The public keys that signed.
-        public var keys: [String]
-        /// Keys whose signatures were kept alongside (``Options/cosign``).
-        public var kept: [String] = []
-        /// Signatures dropped because they covered an earlier release.
-        public var dropped = 0
-        /// The root manifest moved from the array form to the object form.
-        public var convertedToObjectForm = false
-        /// The root manifest's `sequence`, `expires` and `identity` as signed.
-        public var sequence: Int?
-        public var expires: Date?
-        public var identity: String?
-    }
-
     /// Signs `bundle`'s root manifest with `key`, after checking every digest is current.
     ///
     /// - Throws: ``SigningError`` when entries are stale or missing (run `breeze hash`).
-    public static func sign(bundle: URL, with key: SigningKey, options: Options = Options()) async throws -> Report {
+    public static func sign(bundle: URL, with key: SigningKey, options: SigningOptions = SigningOptions()) async throws -> SigningReport {
         try await sign(bundle: bundle, with: [key], options: options)
     }
 
-    /// Signs `bundle`'s root manifest with every key in `keys` (a threshold of signers).
-    public static func sign(bundle: URL, with keys: [SigningKey], options: Options = Options()) async throws -> Report {
-        guard !keys.isEmpty else { throw SigningError("no signing key given") }
+    /// Signs `bundle`'s root manifest with every key in `keys` (several signers of one release).
+    public static func sign(bundle: URL, with keys: [SigningKey], options: SigningOptions = SigningOptions()) async throws -> SigningReport {
         let root = bundle.standardizedFileURL
         let check = try await BundleHasher.run(bundle: root, check: true)
         guard check.stale.isEmpty, check.missing.isEmpty else {
@@ -125,42 +85,13 @@ public enum ManifestSigner {
         }
         var document = try ManifestDocument(bundle: root, folder: "")
         let existing = try Manifest(data: document.original, source: document.url.path)
-        var report = Report(keys: keys.map(\.publicKey.base64))
-        let signingKeys = Set(report.keys)
-        var signatures: [ManifestSignature] = []
-        if options.cosign {
-            guard let message = existing.signedMessage, !existing.signatures.isEmpty, existing.identity != nil, existing.sequence != nil,
-                  existing.expires != nil
-            else { throw SigningError("--cosign adds a signature to a signed release; this manifest has none yet: sign it without --cosign first") }
-            for signature in existing.signatures where !signingKeys.contains(signature.key) {
-                guard let other = try? TrustedKey(base64: signature.key), other.verifies(signature.signature, for: message) else {
-                    throw SigningError("the manifest changed since \(signature.key) signed it: sign it again without --cosign (a new release)")
-                }
-                signatures.append(signature)
-                report.kept.append(signature.key)
-            }
-        } else {
-            if case .array(let entries) = document.json {
-                document.json = .object([("format", JSONValue(2)), ("files", .array(entries))])
-                report.convertedToObjectForm = true
-            }
-            let sequence = options.sequence ?? (existing.sequence ?? 0) + 1
-            if let current = existing.sequence, sequence <= current {
-                throw SigningError("--sequence \(sequence) is not above the manifest's \(current): devices would refuse it")
-            }
-            let expires = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + Double(options.validity.components.seconds)).rounded(.down))
-            document.json.set("identity", .string(options.identity ?? root.lastPathComponent), after: "format")
-            document.json.set("sequence", JSONValue(sequence), after: "identity")
-            document.json.set("expires", .string(expires.formatted(.iso8601)), after: "sequence")
-            report.dropped = existing.signatures.count
+        var converted = false
+        if !options.cosign, case .array(let entries) = document.json {
+            document.json = .object([("format", JSONValue(2)), ("files", .array(entries))])
+            converted = true
         }
-        report.sequence = document.json["sequence"]?.integer.map(Int.init)
-        report.expires = document.json["expires"]?.string.flatMap { ISO8601DateFormatter().date(from: $0) }
-        report.identity = document.json["identity"]?.string
-
-        let message = ManifestSignature.message(for: document.json)
-        for key in keys { signatures.append(try key.sign(message)) }
-        document.json.set(ManifestSignature.member, .array(signatures.map(\.json)))
+        var report = try ReleaseSigning.sign(&document.json, existing: existing.release, with: keys, options: options, defaultIdentity: root.lastPathComponent)
+        report.convertedToObjectForm = converted
         try document.save()
         return report
     }

@@ -3,7 +3,8 @@ import FreshAir
 
 /// Adds a folder as the next version of a bundle in a repository folder (the layout
 /// ``Repository`` reads: `<repo>/index.json` and `<repo>/<name>-<version>.tar.gz`), bumping
-/// the version only when the content changed.
+/// the version only when the content changed, and signs the index (`breeze repo add --key`,
+/// `breeze sign REPO`).
 public enum RepositoryPublisher {
     public struct Outcome: Sendable {
         public var name: String
@@ -13,15 +14,15 @@ public enum RepositoryPublisher {
         public var archive: URL?
     }
 
-    public static func add(folder: URL, as name: String, to repository: URL) throws -> Outcome {
+    /// - Parameter keys: when given, the index is signed as a new release after the bundle is added.
+    public static func add(
+        folder: URL, as name: String, to repository: URL, signingWith keys: [SigningKey] = [], options: SigningOptions = SigningOptions()
+    ) throws -> Outcome {
         guard (try? BundlePath(name))?.components.count == 1 else {
             throw PackagingError("'\(name)' is not a plain bundle name")
         }
         let indexURL = repository.appendingPathComponent("index.json")
-        var index = RepositoryIndex()
-        if let data = try? Data(contentsOf: indexURL) {
-            do { index = try RepositoryIndex(data: data, source: indexURL.path) } catch { throw PackagingError("\(error)") }
-        }
+        var index = try readIndex(indexURL)
         let digest = try BundleFolder.digest(of: folder)
         if let current = index.bundles[name], current.digest == digest {
             return Outcome(name: name, version: current.version, published: false, archive: nil)
@@ -30,14 +31,53 @@ public enum RepositoryPublisher {
         try FileManager.default.createDirectory(at: repository, withIntermediateDirectories: true)
         let archive = repository.appendingPathComponent("\(name)-\(version).tar.gz")
         try PackageWriter.write(folder: folder, to: archive, topLevelFolder: "\(name)-\(version)")
-        index.bundles[name] = RepositoryIndex.Bundle(version: version, digest: digest)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        // The index goes last: a client never sees a version whose archive is missing. Its
-        // time moves past the old one's second, so the server's validators change with it.
-        let previous = ServedFileTime.modified(indexURL)
-        try encoder.encode(index).write(to: indexURL, options: .atomic)
-        try ServedFileTime.moveForward(indexURL, past: previous)
+        let (sha256, size) = try ContentHash.ofFile(at: archive, using: .sha256)
+        index.bundles[name] = RepositoryIndex.Bundle(version: version, digest: digest, sha256: sha256.hex, size: size)
+        // The index goes last: a client never sees a version whose archive is missing.
+        var document = index.unsignedJSON
+        if !keys.isEmpty {
+            _ = try ReleaseSigning.sign(&document, existing: index.release, with: keys, options: options, defaultIdentity: repository.lastPathComponent)
+        }
+        try writeIndex(document, to: indexURL)
         return Outcome(name: name, version: version, published: true, archive: archive)
+    }
+
+    /// Signs `repository`'s `index.json` as a new release (or co-signs it), first making sure
+    /// every bundle names its archive's SHA-256 and size, computed from the archives there.
+    public static func sign(repository: URL, with keys: [SigningKey], options: SigningOptions = SigningOptions()) throws -> SigningReport {
+        let indexURL = repository.appendingPathComponent("index.json")
+        guard FileManager.default.fileExists(atPath: indexURL.path) else { throw SigningError("\(repository.path) has no index.json") }
+        var index = try readIndex(indexURL)
+        var document: JSONValue
+        if options.cosign {
+            document = try JSONReader.parse(Data(contentsOf: indexURL))
+        } else {
+            for (name, bundle) in index.bundles {
+                let archive = repository.appendingPathComponent("\(name)-\(bundle.version).tar.gz")
+                guard FileManager.default.fileExists(atPath: archive.path) else {
+                    throw SigningError("\(archive.lastPathComponent), which index.json names, is not in \(repository.path)")
+                }
+                let (sha256, size) = try ContentHash.ofFile(at: archive, using: .sha256)
+                index.bundles[name]?.sha256 = sha256.hex
+                index.bundles[name]?.size = size
+            }
+            document = index.unsignedJSON
+        }
+        var report = try ReleaseSigning.sign(&document, existing: index.release, with: keys, options: options, defaultIdentity: repository.lastPathComponent)
+        try writeIndex(document, to: indexURL)
+        report.file = indexURL.path
+        return report
+    }
+
+    private static func readIndex(_ url: URL) throws -> RepositoryIndex {
+        guard let data = try? Data(contentsOf: url) else { return RepositoryIndex() }
+        do { return try RepositoryIndex(data: data, source: url.path) } catch { throw PackagingError("\(error)") }
+    }
+
+    /// Writes the index, its time moved past the old one's second so the server's validators change.
+    private static func writeIndex(_ document: JSONValue, to url: URL) throws {
+        let previous = ServedFileTime.modified(url)
+        try Data(document.serializedBytes(indent: 2) + [UInt8(ascii: "\n")]).write(to: url, options: .atomic)
+        try ServedFileTime.moveForward(url, past: previous)
     }
 }

@@ -38,11 +38,11 @@ public struct LocalFile: Sendable {
     public var url: URL
     public var size: Int64
 
-    /// `manifest.json` and `index.json` name other files, so they go up after what they name,
+    /// `manifest.json`, `index.json` and a package's `.sig` name other files, so they go up after what they name,
     /// deepest first, and caches are told to revalidate them.
     public var isPointer: Bool {
         let name = path.split(separator: "/").last.map(String.init) ?? path
-        return name == "manifest.json" || name == "index.json"
+        return name == "manifest.json" || name == "index.json" || name.hasSuffix(PackageSignature.suffix)
     }
 
     /// SHA-256 (hex, S3's payload hash) and MD5 (hex, S3's `ETag`), in one pass over the file.

@@ -100,12 +100,19 @@ public enum Publisher {
             throw PublishError("\(source.path) does not exist")
         }
         guard isFolder.boolValue else {
-            let size = (try FileManager.default.attributesOfItem(atPath: source.path)[.size] as? NSNumber)?.int64Value ?? 0
-            return [LocalFile(path: source.lastPathComponent, url: source, size: size)]
+            // A package goes up with its signed document, which then goes last.
+            let signature = URL(fileURLWithPath: source.path + PackageSignature.suffix)
+            try checkPackageSignature(source, signature)
+            return [source, signature].filter { FileManager.default.fileExists(atPath: $0.path) }.map { file in
+                let size = ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.int64Value ?? 0
+                return LocalFile(path: file.lastPathComponent, url: file, size: size)
+            }
         }
         let root = source.standardizedFileURL.resolvingSymlinksInPath()
         if FileManager.default.fileExists(atPath: root.appendingPathComponent("manifest.json").path) {
             try await checkBundle(root)
+        } else if FileManager.default.fileExists(atPath: root.appendingPathComponent("index.json").path) {
+            try checkRepository(root)
         }
         let files = try BundleFolder.files(in: root)
             .filter { !$0.path.split(separator: "/").contains { $0.hasPrefix(".") } }
@@ -122,6 +129,35 @@ public enum Publisher {
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: SigningKey.fileHeader.utf8.count)) ?? Data()
         return head == Data(SigningKey.fileHeader.utf8)
+    }
+
+    /// A `.sig` that no longer describes its package would make every device that pins keys
+    /// refuse the download: not published.
+    static func checkPackageSignature(_ package: URL, _ signature: URL) throws {
+        guard let data = try? Data(contentsOf: signature) else { return }
+        let document = try PackageSignature(data: data, source: signature.path)
+        let (digest, size) = try ContentHash.ofFile(at: package, using: .sha256)
+        guard document.sha256 == digest, document.size == size else {
+            throw PublishError("\(signature.lastPathComponent) describes another \(package.lastPathComponent) (changed since signing): run `breeze sign` again, then publish")
+        }
+    }
+
+    /// A signed index must still match its signatures and the archives it names.
+    static func checkRepository(_ root: URL) throws {
+        let indexURL = root.appendingPathComponent("index.json")
+        let index = try RepositoryIndex(data: Data(contentsOf: indexURL), source: indexURL.path)
+        if let message = index.release.signedMessage,
+           let stale = index.release.signatures.first(where: { (try? TrustedKey(base64: $0.key))?.verifies($0.signature, for: message) != true }) {
+            throw PublishError("index.json: the signature by \(stale.key) does not match the content: run `breeze sign` again, then publish")
+        }
+        for (name, bundle) in index.bundles.sorted(by: { $0.key < $1.key }) {
+            guard let expected = bundle.sha256 else { continue }
+            let archive = root.appendingPathComponent("\(name)-\(bundle.version).tar.gz")
+            let actual = try? ContentHash.ofFile(at: archive, using: .sha256)
+            guard actual?.hash.hex == expected, actual?.size == bundle.size else {
+                throw PublishError("index.json names \(archive.lastPathComponent) with another digest or size than the file there: run `breeze sign` again")
+            }
+        }
     }
 
     /// What devices would refuse is not published: stale digests, missing files, stale signatures.

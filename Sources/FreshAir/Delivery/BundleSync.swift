@@ -131,7 +131,7 @@ public struct BundleSync: Sendable {
         // high-water mark rises as soon as the root passes.
         let rootDigest = ContentHash.of(rootData, using: .sha256).hex
         let freshness = FreshnessCheck(source: manifestURL.absoluteString, configuration: configuration, defaultIdentity: baseURL.lastPathComponent)
-        let mark = try store.highWaterMark(for: baseURL.absoluteString)
+        let mark = try store.highWaterMarks.mark(for: baseURL.absoluteString)
         let liveSequence = live?.metadata[RecordKey.sequence].flatMap { Int($0) }
         var walker = manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory)
         walker.acceptRoot = { root in
@@ -143,7 +143,7 @@ public struct BundleSync: Sendable {
         }
         let tree = try await walker.select(root: rootData, fetched: !notModified)
         if let sequence = tree.sequence {
-            try store.raiseHighWaterMark(HighWaterMark(sequence: sequence, digest: rootDigest), for: baseURL.absoluteString)
+            try store.highWaterMarks.raise(HighWaterMark(sequence: sequence, digest: rootDigest), for: baseURL.absoluteString)
         }
         let metadata = recordMetadata(tree)
         let selected = tree.files
@@ -228,7 +228,7 @@ public struct BundleSync: Sendable {
     ) throws -> SyncSummary? {
         guard live.metadata[RecordKey.environment] == fingerprint else { return nil }
         if let expires = live.metadata[RecordKey.expires].flatMap(Double.init).map(Date.init(timeIntervalSince1970:)) {
-            do { try FreshnessCheck.checkExpiry(expires, source: source, clockSkew: clockSkew) } catch { throw FreshAirError.manifest(error) }
+            try FreshnessCheck.checkExpiryOrThrow(expires, source: source, clockSkew: clockSkew)
         }
         return .nothingInstalled(.alreadyCurrent, version: live.id, notModified: true, reused: live.files.count)
     }

@@ -71,6 +71,11 @@ struct FreshnessCheck {
         try Self.checkExpiry(expires, source: source, clockSkew: clockSkew, now: now)
     }
 
+    /// ``checkExpiry(_:source:clockSkew:now:)`` as a ``FreshAirError``, for callers that throw those.
+    static func checkExpiryOrThrow(_ expires: Date, source: String, clockSkew: Duration) throws {
+        do { try checkExpiry(expires, source: source, clockSkew: clockSkew) } catch { throw FreshAirError.manifest(error) }
+    }
+
     /// Refuses a document whose `expires` date (plus the tolerated skew) has passed.
     static func checkExpiry(_ expires: Date, source: String, clockSkew: Duration, now: Date = Date()) throws(ManifestError) {
         if expires.addingTimeInterval(clockSkew.seconds) < now { throw ManifestError(source: source, problem: .expired(expires)) }

@@ -99,23 +99,44 @@ public struct PackageUpdater: Sendable {
                 installedBundled = true
             }
             let live = update.live
-            // Packages carry no signature yet: an app that pins keys gets a refusal, never
-            // unverified content (the bundled copy above ships inside the signed app).
-            guard configuration.trustedKeys.isEmpty else {
-                throw FreshAirError.manifest(ManifestError(source: remote.absoluteString, problem: .cannotVerify("a package")))
-            }
             // After a rollback, ask whether the server still has what was rolled back from.
             let rejected = live == nil ? nil : try store.rejected(from: remote.absoluteString)
+            let known = installer.packageExists(liveFolder: store.liveDirectory) ? (rejected?.validators ?? live?.validators) : nil
             let partial = store.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
             var job = DownloadJob(
                 label: remote.lastPathComponent, url: remote, partialPath: partial, expectedHash: nil, expectedSize: nil,
-                limit: configuration.sizeCap(declared: false),
-                validators: installer.packageExists(liveFolder: store.liveDirectory)
-                    ? (rejected?.validators ?? live?.validators ?? HTTPValidators()) : HTTPValidators())
+                limit: configuration.sizeCap(declared: false), validators: known ?? HTTPValidators())
             job.isTransient = true
             var result = Result(
                 outcome: .notModified, installedBundled: installedBundled, version: live?.id, bytesDownloaded: 0, requests: 0,
                 lastModified: live?.validators?.lastModified, seconds: 0)
+            // With keys pinned, the signed `.sig` document is what is checked conditionally; the
+            // package is then fetched whole and must match its signed digest and size.
+            var signed: SignedPackage?
+            if !configuration.trustedKeys.isEmpty {
+                // A bundled copy's validators are the package's, not the document's: ask afresh.
+                let documentValidators = live?.metadata[RecordKey.origin] == "bundled" ? nil : known
+                guard let release = try await signedRelease(fetcher: fetcher, validators: documentValidators, live: live) else {
+                    if let expires = live?.metadata[RecordKey.expires].flatMap(Double.init) {
+                        try FreshnessCheck.checkExpiryOrThrow(Date(timeIntervalSince1970: expires), source: signatureURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
+                    }
+                    if rejected?.validators != nil { result.outcome = .keptAfterRollback }
+                    return finished(result, started: started, fetcher: fetcher)
+                }
+                if var current = live, installer.packageExists(liveFolder: store.liveDirectory),
+                   current.metadata[RecordKey.sha256] == release.document.sha256.hex {
+                    // The same package under a newer signed document: remember the document.
+                    current.validators = release.validators
+                    current.metadata.merge(release.metadata) { _, new in new }
+                    try update.writeRecord(current)
+                    return finished(result, started: started, fetcher: fetcher)
+                }
+                job.expectedHash = release.document.sha256
+                job.expectedSize = release.document.size
+                job.limit = configuration.maxFileSize
+                job.validators = nil
+                signed = release
+            }
             try await update.assemble { staged in
                 // The default installer unpacks while the package downloads; others get the file.
                 let streaming = (installer as? ExtractingInstaller).flatMap {
@@ -130,14 +151,75 @@ public struct PackageUpdater: Sendable {
                 result.outcome = .downloaded
                 result.bytesDownloaded = file.size
                 result.lastModified = validators.lastModified
-                return try await record(installing: URL(fileURLWithPath: file.path), into: staged,
-                                        unpacked: file.teedWholeBody ? streaming : nil, validators: validators, origin: "remote")
+                var installed = try await record(installing: URL(fileURLWithPath: file.path), into: staged,
+                                                 unpacked: file.teedWholeBody ? streaming : nil, validators: signed?.validators ?? validators, origin: "remote")
+                installed.metadata.merge(signed?.metadata ?? [:]) { _, new in new }
+                return installed
             }
             result.version = update.live?.id
-            result.requests = fetcher.requests.value
-            result.seconds = (ContinuousClock.now - started).seconds
-            return result
+            return finished(result, started: started, fetcher: fetcher)
         }
+    }
+
+    private func finished(_ result: Result, started: ContinuousClock.Instant, fetcher: Fetcher) -> Result {
+        var result = result
+        result.requests = fetcher.requests.value
+        result.seconds = (ContinuousClock.now - started).seconds
+        return result
+    }
+
+    /// Where the package's signed document is: `<package URL>.sig`.
+    var signatureURL: URL { URL(string: remote.absoluteString + PackageSignature.suffix)! }
+
+    /// A verified signed document and the validators it came with.
+    private struct SignedPackage {
+        var document: PackageSignature
+        var validators: HTTPValidators
+
+        /// What the version record keeps of it.
+        var metadata: [String: String] {
+            var metadata = [RecordKey.sha256: document.sha256.hex]
+            if let sequence = document.release.sequence { metadata[RecordKey.sequence] = String(sequence) }
+            if let expires = document.release.expires { metadata[RecordKey.expires] = String(expires.timeIntervalSince1970) }
+            return metadata
+        }
+    }
+
+    /// Fetches `<package>.sig` (conditionally), verifies its signature, identity, sequence and
+    /// expiry, and raises the high-water mark; `nil` on `304`.
+    private func signedRelease(fetcher: Fetcher, validators: HTTPValidators?, live: VersionRecord?) async throws -> SignedPackage? {
+        let url = signatureURL
+        let data: Data
+        let received: HTTPValidators
+        do {
+            guard case .fetched(let body, let newValidators) = try await fetcher.document(at: url, validators: validators, limit: 64 << 10) else {
+                return nil
+            }
+            (data, received) = (body, newValidators)
+        } catch FreshAirError.httpStatus(404, _) {
+            throw FreshAirError.manifest(ManifestError(source: url.absoluteString, problem: .unsigned))
+        }
+        let document: PackageSignature
+        let digest = ContentHash.of(data, using: .sha256).hex
+        let mark = try store.highWaterMarks.mark(for: remote.absoluteString)
+        do throws(ManifestError) {
+            document = try PackageSignature(data: data, source: url.absoluteString)
+            try document.release.verify(trustedKeys: configuration.trustedKeys, source: url.absoluteString)
+            try FreshnessCheck(source: url.absoluteString, configuration: configuration, defaultIdentity: remote.lastPathComponent)
+                .check(document.release.offered(digest: digest), mark: mark, liveSequence: live?.metadata[RecordKey.sequence].flatMap { Int($0) })
+        } catch { throw FreshAirError.manifest(error) }
+        if let sequence = document.release.sequence {
+            try store.highWaterMarks.raise(HighWaterMark(sequence: sequence, digest: digest), for: remote.absoluteString)
+        }
+        return SignedPackage(document: document, validators: received)
+    }
+
+    /// Keys of ``VersionRecord/metadata`` a package update keeps.
+    enum RecordKey {
+        static let origin = "origin"
+        static let sha256 = "sha256"
+        static let sequence = "sequence"
+        static let expires = "expires"
     }
 
     /// The bundled package, if it should be installed now: nothing (usable) is installed, or its
@@ -163,9 +245,13 @@ public struct PackageUpdater: Sendable {
         } else {
             records = try await installer.install(package: package, format: format, into: URL(fileURLWithPath: staged.path))
         }
-        return VersionRecord(
-            id: staged.id, source: remote.absoluteString, validators: validators, files: records,
-            metadata: ["origin": origin, "format": format.rawValue])
+        var metadata = [RecordKey.origin: origin, "format": format.rawValue]
+        // With keys pinned, the bundled copy's digest lets a signed document that names the
+        // same package skip the download.
+        if origin == "bundled", !configuration.trustedKeys.isEmpty {
+            metadata[RecordKey.sha256] = try ContentHash.ofFile(at: package, using: .sha256).hash.hex
+        }
+        return VersionRecord(id: staged.id, source: remote.absoluteString, validators: validators, files: records, metadata: metadata)
     }
 }
 

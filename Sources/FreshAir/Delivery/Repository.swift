@@ -90,18 +90,14 @@ public struct Repository: Sendable {
     private struct State: Codable {
         var validators: HTTPValidators?
         var index: RepositoryIndex
+        /// The accepted index's sequence and expiry, when it was signed.
+        var sequence: Int?
+        var expires: Date?
     }
 
     @discardableResult
     public func update(progress: @escaping @Sendable (_ fraction: Double) -> Void = { _ in }) async throws -> Result {
         let started = ContinuousClock.now
-        // Repository indexes carry no signature yet: an app that pins keys gets a refusal,
-        // never unverified content.
-        guard configuration.trustedKeys.isEmpty else {
-            throw FreshAirError.manifest(ManifestError(
-                source: source.appendingPathComponent(id).appendingPathComponent("index.json").absoluteString,
-                problem: .cannotVerify("a repository")))
-        }
         let fetcher = Fetcher(transport: transport, configuration: configuration)
         try Disk.createDirectory(stateFolder.path)
         let lock = try await StoreLock(path: stateFolder.appendingPathComponent("lock").path, timeout: .seconds(60))
@@ -113,12 +109,23 @@ public struct Repository: Sendable {
         let index: RepositoryIndex
         let validators: HTTPValidators?
         let notModified: Bool
-        switch try await fetcher.document(at: indexURL, validators: saved?.validators, limit: configuration.maxDocumentSize) {
+        let keysPinned = !configuration.trustedKeys.isEmpty
+        // With keys pinned, only a state saved from a verified index counts.
+        let trustedSaved = keysPinned && saved?.sequence == nil ? nil : saved
+        switch try await fetcher.document(at: indexURL, validators: trustedSaved?.validators, limit: configuration.maxDocumentSize) {
         case .notModified:
-            (index, validators, notModified) = (saved!.index, saved?.validators, true)
+            (index, validators, notModified) = (trustedSaved!.index, trustedSaved?.validators, true)
+            if let expires = trustedSaved?.expires {
+                try FreshnessCheck.checkExpiryOrThrow(expires, source: indexURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
+            }
         case .fetched(let data, let newValidators):
-            do { index = try RepositoryIndex(data: data, source: indexURL.absoluteString) } catch {
-                throw FreshAirError.manifest(error)
+            do throws(ManifestError) {
+                index = try RepositoryIndex(data: data, source: indexURL.absoluteString)
+                if keysPinned { try verify(index, data: data, source: indexURL.absoluteString, saved: trustedSaved) }
+            } catch { throw FreshAirError.manifest(error) }
+            if let sequence = index.release.sequence {
+                let digest = ContentHash.of(data, using: .sha256).hex
+                try HighWaterMarks(path: highWaterPath).raise(HighWaterMark(sequence: sequence, digest: digest), for: indexURL.absoluteString)
             }
             (validators, notModified) = (newValidators, false)
         }
@@ -136,9 +143,9 @@ public struct Repository: Sendable {
             var pending = changed[...]
             func startNext() {
                 guard let name = pending.popFirst() else { return }
-                let version = index.bundles[name]!.version
+                let entry = index.bundles[name]!
                 group.addTask {
-                    let size = try await install(name, version: version, fetcher: fetcher)
+                    let size = try await install(name, entry: entry, fetcher: fetcher)
                     tracker.finishedOne()
                     return size
                 }
@@ -159,24 +166,45 @@ public struct Repository: Sendable {
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        try Disk.writeAtomically(try encoder.encode(State(validators: validators, index: index)), to: statePath)
+        let state = State(validators: validators, index: index, sequence: index.release.sequence, expires: index.release.expires)
+        try Disk.writeAtomically(try encoder.encode(state), to: statePath)
         return Result(
             indexNotModified: notModified, updated: Dictionary(uniqueKeysWithValues: changed.map { ($0, index.bundles[$0]!.version) }),
             unchanged: index.bundles.keys.filter { !moved.contains($0) }.sorted(), keptAfterRollback: kept, removed: removed.sorted(),
             bytesDownloaded: bytes, requests: fetcher.requests.value, seconds: (ContinuousClock.now - started).seconds)
     }
 
-    /// Downloads `<name>-<version>.tar.gz` (falling back to `.tar`) and makes it the bundle's
-    /// live version.
-    private func install(_ name: String, version: Int, fetcher: Fetcher) async throws -> Int64 {
+    var highWaterPath: String { stateFolder.appendingPathComponent("high-water.json").path }
+
+    /// With keys pinned: signed by one of them, for this repository, not older than what was
+    /// accepted, not expired, and every bundle's archive named by digest and size.
+    private func verify(_ index: RepositoryIndex, data: Data, source: String, saved: State?) throws(ManifestError) {
+        try index.release.verify(trustedKeys: configuration.trustedKeys, source: source)
+        let mark: HighWaterMark?
+        do { mark = try HighWaterMarks(path: highWaterPath).mark(for: source) } catch {
+            throw ManifestError(source: source, problem: .unexpectedShape("\(error)"))
+        }
+        try FreshnessCheck(source: source, configuration: configuration, defaultIdentity: id)
+            .check(index.release.offered(digest: ContentHash.of(data, using: .sha256).hex), mark: mark, liveSequence: saved?.sequence)
+        for (name, bundle) in index.bundles.sorted(by: { $0.key < $1.key }) where bundle.sha256.flatMap(ContentHash.init(hex:)) == nil || bundle.size == nil {
+            throw ManifestError(source: source, problem: .unexpectedShape(
+                "bundle \"\(name)\" has no archive \"sha256\" and \"size\", which a signed index needs; publish it with `breeze repo add --key`"))
+        }
+    }
+
+    /// Downloads `<name>-<version>.tar.gz` (falling back to `.tar` unless the index is signed,
+    /// which names the `.tar.gz`'s digest) and makes it the bundle's live version.
+    private func install(_ name: String, entry: RepositoryIndex.Bundle, fetcher: Fetcher) async throws -> Int64 {
         let store = store(forBundle: name)
+        let version = entry.version
+        let signed = configuration.trustedKeys.isEmpty ? nil : entry.sha256.flatMap(ContentHash.init(hex:))
         return try await store.update { update in
             var lastError: (any Error)?
-            for (format, url) in archiveURLs(name, version: version) {
+            for (format, url) in archiveURLs(name, version: version).prefix(signed == nil ? 2 : 1) {
                 let fileName = url.lastPathComponent
                 var job = DownloadJob(
-                    label: "\(id)/\(fileName)", url: url, partialPath: store.partialsPath + "/\(fileName)", expectedHash: nil,
-                    expectedSize: nil, limit: configuration.sizeCap(declared: false), validators: nil)
+                    label: "\(id)/\(fileName)", url: url, partialPath: store.partialsPath + "/\(fileName)", expectedHash: signed,
+                    expectedSize: signed == nil ? nil : entry.size, limit: configuration.sizeCap(declared: signed != nil), validators: nil)
                 job.isTransient = true
                 let file: DownloadedFile
                 do {

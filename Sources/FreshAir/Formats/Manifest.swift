@@ -20,27 +20,32 @@ public struct Manifest: Sendable, Hashable {
     public var form: Form
     /// The entries in document order.
     public var entries: [ManifestEntry]
+    /// Identity, sequence, expiry and signatures (object form; see ``ReleaseFields``).
+    public var release = ReleaseFields()
+
     /// The publisher's sequence number (object form), for anti-rollback.
-    public var sequence: Int?
+    public var sequence: Int? {
+        get { release.sequence }
+        set { release.sequence = newValue }
+    }
     /// When the manifest stops being trustworthy (object form).
-    public var expires: Date?
-    /// What the manifest says it is (object form, `"identity"`; `breeze sign` writes the bundle
-    /// folder's name). With keys pinned it must be what the app expects, so a signature on one
-    /// bundle cannot install another.
-    public var identity: String?
-    /// Ed25519 signatures over the manifest (object form); checked against the app's
-    /// ``SyncConfiguration/trustedKeys``.
-    public var signatures: [ManifestSignature] = []
-    /// What ``signatures`` cover (see ``ManifestSignature/message(for:)``): set when the
-    /// document has a `signatures` member.
-    public internal(set) var signedMessage: [UInt8]?
+    public var expires: Date? {
+        get { release.expires }
+        set { release.expires = newValue }
+    }
+    /// What the manifest says it is (`breeze sign` writes the bundle folder's name). With keys
+    /// pinned it must be what the app expects, so a signature on one bundle cannot install another.
+    public var identity: String? { release.identity }
+    /// Ed25519 signatures over the manifest; checked against ``SyncConfiguration/trustedKeys``.
+    public var signatures: [ManifestSignature] { release.signatures }
+    /// What ``signatures`` cover (see ``ManifestSignature/message(for:)``).
+    public var signedMessage: [UInt8]? { release.signedMessage }
 
     /// An in-memory manifest.
     public init(entries: [ManifestEntry], form: Form = .legacyArray, sequence: Int? = nil, expires: Date? = nil) {
         self.entries = entries
         self.form = form
-        self.sequence = sequence
-        self.expires = expires
+        release = ReleaseFields(sequence: sequence, expires: expires)
     }
 
     /// Reads a manifest document.
@@ -58,16 +63,7 @@ public struct Manifest: Sendable, Hashable {
             list = array
         } else if let files = document["files"]?.array {
             form = .object(format: document["format"]?.integer.map(Int.init) ?? 2)
-            sequence = document["sequence"]?.integer.map(Int.init)
-            identity = document["identity"]?.string
-            if let expiry = document["expires"]?.string {
-                guard let date = ISO8601DateFormatter().date(from: expiry) else {
-                    throw ManifestError(source: source, problem: .unexpectedShape("\"expires\" is not an ISO 8601 date: \(expiry)"))
-                }
-                expires = date
-            }
-            signatures = try ManifestSignature.all(in: document, source: source)
-            if document[ManifestSignature.member] != nil { signedMessage = ManifestSignature.message(for: document) }
+            release = try ReleaseFields(document: document, source: source)
             list = files
         } else {
             throw ManifestError(
@@ -247,9 +243,6 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case untrustedSigner([String])
         /// A trusted key's signature does not match the manifest's content.
         case signatureInvalid
-        /// The app pins keys, but this kind of content (a package, a repository) cannot be
-        /// signed yet, so it is refused rather than installed unverified.
-        case cannotVerify(String)
     }
 
     /// The manifest's URL or path.
@@ -293,12 +286,9 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case .expired(let date):
             return "expired at \(date.formatted(.iso8601)); the installed content stays, but the publisher must publish a fresh manifest"
         case .unsigned:
-            return "not signed, and this app accepts only signed manifests; sign it with `breeze sign --key <private key>` and publish again"
+            return "not signed, and this app accepts only signed content; sign it with `breeze sign --key <private key>` and publish again"
         case .untrustedSigner(let keys):
             return "signed by \(keys.joined(separator: ", ")), none of which this app trusts; sign with a key the app pins"
-        case .cannotVerify(let kind):
-            return "this app pins signing keys (trustedKeys, --trusted-key), but \(kind) cannot be signed yet, so nothing unverified is "
-                + "installed; deliver this content as a signed bundle, or sync it without pinned keys"
         case .signatureInvalid:
             return "the signature does not match the content (changed after signing, or damaged on the way); "
                 + "the installed content stays; run `breeze sign` again after the last change and publish"

@@ -96,19 +96,7 @@ extension Manifest {
     /// Checks that this root manifest is signed by one of `trustedKeys` and that every entry
     /// has a digest, so that everything it leads to is covered by the signature.
     func verify(trustedKeys: [TrustedKey], source: String) throws(ManifestError) {
-        guard let message = signedMessage, !signatures.isEmpty else {
-            throw ManifestError(source: source, problem: .unsigned)
-        }
-        let trusted = Set(trustedKeys.map(\.base64))
-        let byTrustedKeys = signatures.filter { trusted.contains($0.key) }
-        guard !byTrustedKeys.isEmpty else {
-            throw ManifestError(source: source, problem: .untrustedSigner(signatures.map(\.key)))
-        }
-        guard byTrustedKeys.contains(where: { signature in
-            trustedKeys.contains { $0.base64 == signature.key && $0.verifies(signature.signature, for: message) }
-        }) else {
-            throw ManifestError(source: source, problem: .signatureInvalid)
-        }
+        try release.verify(trustedKeys: trustedKeys, source: source)
         try requireDigests(source: source)
     }
 

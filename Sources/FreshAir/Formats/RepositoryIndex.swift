@@ -2,24 +2,53 @@ import Foundation
 
 /// A repository's `index.json`: `{"bundles": {"art": {"version": 4}, "sound": {"version": 7}}}`.
 ///
-/// Each bundle may also carry a `digest` of its content (written by `breeze`), which old
-/// clients ignore.
+/// Each bundle may also carry a `digest` of its content (written by `breeze`), and, in a
+/// signed index, its archive's `sha256` and `size`; old clients ignore both. A signed index
+/// (`breeze sign REPO`, `breeze repo add --key`) also carries ``ReleaseFields``.
 public struct RepositoryIndex: Sendable, Hashable, Codable {
     public struct Bundle: Sendable, Hashable, Codable {
         public var version: Int
         /// SHA-256 over the bundle's files, so a publisher only bumps the version on change.
         public var digest: String?
+        /// SHA-256 (hex) and size of the version's archive, `<name>-<version>.tar.gz`: what a
+        /// device that pins keys checks the download against.
+        public var sha256: String?
+        public var size: Int64?
 
-        public init(version: Int, digest: String? = nil) {
+        public init(version: Int, digest: String? = nil, sha256: String? = nil, size: Int64? = nil) {
             self.version = version
             self.digest = digest
+            self.sha256 = sha256
+            self.size = size
         }
     }
 
     public var bundles: [String: Bundle]
+    /// Identity (the repository id), sequence, expiry and signatures, when signed.
+    public var release = ReleaseFields()
+
+    private enum CodingKeys: String, CodingKey { case bundles }
 
     public init(bundles: [String: Bundle] = [:]) {
         self.bundles = bundles
+    }
+
+    /// The index as `breeze` writes it, without signatures: release fields first, bundles by name.
+    public var unsignedJSON: JSONValue {
+        var pairs: [(key: String, value: JSONValue)] = []
+        if let identity = release.identity { pairs.append(("identity", .string(identity))) }
+        if let sequence = release.sequence { pairs.append(("sequence", JSONValue(sequence))) }
+        if let expires = release.expires { pairs.append(("expires", .string(expires.formatted(.iso8601)))) }
+        let entries = bundles.keys.sorted().map { name -> (key: String, value: JSONValue) in
+            let bundle = bundles[name]!
+            var fields: [(key: String, value: JSONValue)] = [("version", JSONValue(bundle.version))]
+            if let digest = bundle.digest { fields.append(("digest", .string(digest))) }
+            if let sha256 = bundle.sha256 { fields.append(("sha256", .string(sha256))) }
+            if let size = bundle.size { fields.append(("size", JSONValue(size))) }
+            return (name, .object(fields))
+        }
+        pairs.append(("bundles", .object(entries)))
+        return .object(pairs)
     }
 
     /// Reads an index, naming `source` in errors. Bundle names must be plain file names.
@@ -35,12 +64,17 @@ public struct RepositoryIndex: Sendable, Hashable, Codable {
             guard let version = entry["version"]?.integer, let number = Int(exactly: version) else {
                 throw shape("\"\(name)\" has no whole-number \"version\"")
             }
-            bundles[name] = Bundle(version: number, digest: entry["digest"]?.string)
+            bundles[name] = Bundle(
+                version: number, digest: entry["digest"]?.string, sha256: entry["sha256"]?.string, size: entry["size"]?.integer)
         }
-        for name in bundles.keys {
-            guard (try? BundlePath(name))?.components.count == 1, !name.hasPrefix(".") else {
-                throw ManifestError(source: source, problem: .unexpectedShape("bundle name \"\(name)\" is not a plain file name"))
+        release = try ReleaseFields(document: document, source: source)
+        var names = PathCollisions()
+        for name in bundles.keys.sorted() {
+            guard let path = try? BundlePath(name), path.components.count == 1, !name.hasPrefix(".") else {
+                throw ManifestError(source: source, problem: .unexpectedShape("bundle name \"\(name.debugEscaped)\" is not a plain file name"))
             }
+            // Each bundle becomes a folder: two names that are one folder on a Mac are refused.
+            do { try names.insert(path) } catch { throw ManifestError(source: source, problem: .unsafePath(error)) }
         }
     }
 }

@@ -14,20 +14,22 @@ struct HighWaterMark: Hashable, Sendable {
     var digest: String
 }
 
-extension BundleStore {
-    var highWaterPath: String { root.appendingPathComponent("high-water.json").path }
+/// The marks of every source a store (or a repository's state folder) has accepted from,
+/// in one JSON file beside its content.
+struct HighWaterMarks {
+    let path: String
 
     /// The mark for `source`, or `nil` when nothing sequenced was accepted from it yet.
     ///
     /// - Throws: when the file exists but cannot be read: protection against replay must not
     ///   vanish because a file was damaged (delete it by hand to start over).
-    func highWaterMark(for source: String) throws -> HighWaterMark? {
-        try allHighWaterMarks()[source]
+    func mark(for source: String) throws -> HighWaterMark? {
+        try all()[source]
     }
 
     /// Raises the mark for `source` to `mark`; a lower or equal sequence leaves it as it is.
-    func raiseHighWaterMark(_ mark: HighWaterMark, for source: String) throws {
-        var all = try allHighWaterMarks()
+    func raise(_ mark: HighWaterMark, for source: String) throws {
+        var all = try all()
         if let current = all[source], current.sequence >= mark.sequence { return }
         all[source] = mark
         let items = all.keys.sorted().map { source in
@@ -35,14 +37,14 @@ extension BundleStore {
                 ("source", .string(source)), ("sequence", JSONValue(all[source]!.sequence)), ("digest", .string(all[source]!.digest)),
             ])
         }
-        try Disk.writeAtomically(Data(JSONValue.array(items).serializedBytes()), to: highWaterPath)
+        try Disk.writeAtomically(Data(JSONValue.array(items).serializedBytes()), to: path)
     }
 
-    private func allHighWaterMarks() throws -> [String: HighWaterMark] {
-        guard let data = FileManager.default.contents(atPath: highWaterPath) else { return [:] }
+    private func all() throws -> [String: HighWaterMark] {
+        guard let data = FileManager.default.contents(atPath: path) else { return [:] }
         guard let items = (try? JSONReader.parse(data))?.array else {
             throw FreshAirError.fileSystem(
-                operation: "read", path: highWaterPath,
+                operation: "read", path: path,
                 reason: "not the list of accepted sequences FreshAir writes; restore it, or delete it to accept any sequence again")
         }
         var marks: [String: HighWaterMark] = [:]
@@ -52,4 +54,9 @@ extension BundleStore {
         }
         return marks
     }
+}
+
+extension BundleStore {
+    /// The high-water marks of everything this store installed.
+    var highWaterMarks: HighWaterMarks { HighWaterMarks(path: root.appendingPathComponent("high-water.json").path) }
 }

@@ -41,9 +41,18 @@ struct RepositoryCommand: ParsableCommand {
         @Option(help: "The bundle's name (default: the folder's name).")
         var name: String?
 
+        @Option(name: .customLong("key"), help: "Sign the index with this private key (from `breeze keygen`); repeat for several.")
+        var keys: [String] = []
+
+        @Option(help: "With --key: days until devices refuse the index.")
+        var expires = 30
+
         func run() throws {
             let source = URL(fileURLWithPath: folder)
-            let outcome = try RepositoryPublisher.add(folder: source, as: name ?? source.lastPathComponent, to: URL(fileURLWithPath: repository))
+            let signingKeys = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
+            let outcome = try RepositoryPublisher.add(
+                folder: source, as: name ?? source.lastPathComponent, to: URL(fileURLWithPath: repository), signingWith: signingKeys,
+                options: SigningOptions(validity: .seconds(max(1, expires) * 86_400)))
             if outcome.published {
                 print("Published \(outcome.name) version \(outcome.version): \(outcome.archive!.lastPathComponent)")
             } else {

@@ -27,31 +27,45 @@ struct KeygenCommand: AsyncParsableCommand {
 struct SignCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sign",
-        abstract: "Sign a bundle's root manifest as a new release, so apps that pin your key accept it.",
+        abstract: "Sign a bundle, a package or a repository as a new release, so apps that pin your key accept it.",
         discussion: """
-            The bundle must be hashed first (`breeze hash`): every entry needs a current digest, which the \
-            signature then covers through the root manifest. Each signing is a new release: the sequence moves on \
+            A bundle folder: its root manifest is signed; hash it first (`breeze hash`), since every entry needs a \
+            current digest, which the signature then covers. A package file (.tgz, .tar.gz, .tar, .gz, .zip): \
+            <package>.sig is written beside it with the package's SHA-256 and size. A repository folder (with \
+            index.json): the index is signed, each bundle naming its archive's SHA-256 and size. \
+            Each signing is a new release: the sequence moves on \
             (devices refuse anything older or a different document with the same number), "expires" is set (devices \
             refuse it after that date, so old content cannot be replayed for ever) and "identity" names the bundle \
             (devices refuse a manifest signed for another). A legacy array manifest moves to the object form. \
             Repeat --key to sign with several keys; --cosign adds a signature to the release as it stands.
             """)
 
-    @Argument(help: "The bundle folder.") var bundle = "."
+    @Argument(help: "The bundle folder, package file or repository folder.") var target = "."
     @Option(name: .customLong("key"), help: "A private key file from `breeze keygen`; repeat for several signers.") var keys: [String]
     @Option(help: "Days until devices refuse this manifest.") var expires = 30
-    @Option(help: "What the manifest is signed for (default: the bundle folder's name, which apps expect by default).") var identity: String?
+    @Option(help: "What is signed (default: the bundle folder's, package file's or repository folder's name, which apps expect by default).")
+    var identity: String?
     @Option(help: "The sequence to sign (default: the next one).") var sequence: Int?
     @Flag(help: "Add this key's signature to the release as it stands: sequence, expiry and identity stay.") var cosign = false
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
         guard expires > 0 else { throw ValidationError("--expires takes a number of days above 0.") }
-        let report: ManifestSigner.Report
+        let report: SigningReport
         do {
             let signingKeys = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
-            let options = ManifestSigner.Options(cosign: cosign, validity: .seconds(expires * 86_400), identity: identity, sequence: sequence)
-            report = try await ManifestSigner.sign(bundle: URL(fileURLWithPath: bundle), with: signingKeys, options: options)
+            let options = SigningOptions(cosign: cosign, validity: .seconds(expires * 86_400), identity: identity, sequence: sequence)
+            let url = URL(fileURLWithPath: target)
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else { throw ValidationError("\(target) does not exist.") }
+            if !isFolder.boolValue {
+                report = try PackageSigner.sign(package: url, with: signingKeys, options: options)
+            } else if !FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path),
+                      FileManager.default.fileExists(atPath: url.appendingPathComponent("index.json").path) {
+                report = try RepositoryPublisher.sign(repository: url, with: signingKeys, options: options)
+            } else {
+                report = try await ManifestSigner.sign(bundle: url, with: signingKeys, options: options)
+            }
         } catch { throw CommandFailure(error) }
         if json {
             print(try JSONOutput.encode(report))
@@ -61,6 +75,7 @@ struct SignCommand: AsyncParsableCommand {
         if report.dropped > 0 { print("Dropped \(report.dropped) signature\(report.dropped == 1 ? "" : "s") of the earlier release.") }
         let release = "\(report.identity ?? "?"), sequence \(report.sequence ?? 0), expires \(report.expires?.formatted(.iso8601) ?? "never")"
         let signers = report.keys.joined(separator: ", ")
-        print("Signed manifest.json (\(release)) with \(signers)" + (report.kept.isEmpty ? "." : "; kept \(report.kept.count) other signature\(report.kept.count == 1 ? "" : "s")."))
+        let file = report.file.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "manifest.json"
+        print("Signed \(file) (\(release)) with \(signers)" + (report.kept.isEmpty ? "." : "; kept \(report.kept.count) other signature\(report.kept.count == 1 ? "" : "s")."))
     }
 }

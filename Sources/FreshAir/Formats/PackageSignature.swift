@@ -1,0 +1,53 @@
+import Foundation
+
+/// A package's signed document, `<package>.sig` beside it, written by `breeze sign
+/// content.tgz`: what the package is (SHA-256 and size) and which release (see
+/// ``ReleaseFields``).
+///
+/// ```json
+/// {"format": 1, "identity": "content.tgz", "sequence": 4, "expires": "2026-12-23T10:00:00Z",
+///  "sha256": "9f86…", "size": 5120, "signatures": [{"key": "Vx4R…=", "sig": "…"}]}
+/// ```
+///
+/// A device that pins keys fetches it first, conditionally: a `304` proves the installed
+/// package is current; otherwise the package is downloaded and checked against the signed
+/// digest and size while it streams. The package itself is never trusted for what it says.
+public struct PackageSignature: Sendable, Hashable {
+    /// What follows the package's file name: `content.tgz.sig`.
+    public static let suffix = ".sig"
+
+    /// SHA-256 of the package file.
+    public var sha256: ContentHash
+    /// The package file's size in bytes.
+    public var size: Int64
+    public var release: ReleaseFields
+
+    public init(sha256: ContentHash, size: Int64, release: ReleaseFields) {
+        self.sha256 = sha256
+        self.size = size
+        self.release = release
+    }
+
+    /// Reads a `.sig` document, naming `source` in errors.
+    public init(data: Data, source: String) throws(ManifestError) {
+        let document: JSONValue
+        do { document = try JSONReader.parse(data) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
+        guard let digest = document["sha256"]?.string.flatMap(ContentHash.init(hex:)), digest.algorithm == .sha256,
+              let size = document["size"]?.integer, size >= 0
+        else {
+            throw ManifestError(source: source, problem: .unexpectedShape(
+                "expected {\"sha256\": \"<64 hex digits>\", \"size\": <bytes>, …} as `breeze sign PACKAGE` writes"))
+        }
+        self.init(sha256: digest, size: size, release: try ReleaseFields(document: document, source: source))
+    }
+
+    /// The document without signatures, in the order `breeze sign` writes it.
+    public var unsignedJSON: JSONValue {
+        var pairs: [(key: String, value: JSONValue)] = [("format", JSONValue(1))]
+        if let identity = release.identity { pairs.append(("identity", .string(identity))) }
+        if let sequence = release.sequence { pairs.append(("sequence", JSONValue(sequence))) }
+        if let expires = release.expires { pairs.append(("expires", .string(expires.formatted(.iso8601)))) }
+        pairs += [("sha256", .string(sha256.hex)), ("size", JSONValue(size))]
+        return .object(pairs)
+    }
+}

@@ -1,0 +1,65 @@
+import Foundation
+
+/// What makes a document a signed release, in all three delivery modes: a bundle's root
+/// manifest, a package's `.sig` document and a repository's `index.json` each carry these
+/// top-level members, written by `breeze sign`:
+///
+/// - `identity`: what the document is for (the bundle folder's name, the package's file name,
+///   the repository id), so that a signature on one cannot install another;
+/// - `sequence`: the release number, which devices never let go down;
+/// - `expires`: an ISO 8601 date after which devices refuse the document;
+/// - `signatures`: Ed25519 signatures (see ``ManifestSignature``) over the document without
+///   this member.
+public struct ReleaseFields: Sendable, Hashable {
+    public var identity: String?
+    public var sequence: Int?
+    public var expires: Date?
+    public var signatures: [ManifestSignature] = []
+    /// What ``signatures`` cover; set when the document has a `signatures` member.
+    public var signedMessage: [UInt8]?
+
+    public init(identity: String? = nil, sequence: Int? = nil, expires: Date? = nil) {
+        self.identity = identity
+        self.sequence = sequence
+        self.expires = expires
+    }
+
+    /// Reads the members from a document's top-level object.
+    public init(document: JSONValue, source: String) throws(ManifestError) {
+        identity = document["identity"]?.string
+        sequence = document["sequence"]?.integer.map(Int.init)
+        if let expiry = document["expires"]?.string {
+            guard let date = ISO8601DateFormatter().date(from: expiry) else {
+                throw ManifestError(source: source, problem: .unexpectedShape("\"expires\" is not an ISO 8601 date: \(expiry)"))
+            }
+            expires = date
+        }
+        signatures = try ManifestSignature.all(in: document, source: source)
+        if document[ManifestSignature.member] != nil { signedMessage = ManifestSignature.message(for: document) }
+    }
+
+    /// Checks the document is signed by one of `trustedKeys`.
+    ///
+    /// - Throws: ``ManifestError`` with ``ManifestError/Problem/unsigned``,
+    ///   ``ManifestError/Problem/untrustedSigner(_:)`` or ``ManifestError/Problem/signatureInvalid``.
+    public func verify(trustedKeys: [TrustedKey], source: String) throws(ManifestError) {
+        guard let message = signedMessage, !signatures.isEmpty else {
+            throw ManifestError(source: source, problem: .unsigned)
+        }
+        let trusted = Set(trustedKeys.map(\.base64))
+        let byTrustedKeys = signatures.filter { trusted.contains($0.key) }
+        guard !byTrustedKeys.isEmpty else {
+            throw ManifestError(source: source, problem: .untrustedSigner(signatures.map(\.key)))
+        }
+        guard byTrustedKeys.contains(where: { signature in
+            trustedKeys.contains { $0.base64 == signature.key && $0.verifies(signature.signature, for: message) }
+        }) else {
+            throw ManifestError(source: source, problem: .signatureInvalid)
+        }
+    }
+
+    /// What ``FreshnessCheck`` reads, with the digest of the document's bytes.
+    func offered(digest: String) -> FreshnessCheck.Offered {
+        FreshnessCheck.Offered(identity: identity, sequence: sequence, expires: expires, digest: digest)
+    }
+}
