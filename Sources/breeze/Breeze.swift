@@ -16,7 +16,7 @@ struct Breeze: AsyncParsableCommand {
         subcommands: [
             SyncCommand.self, ServeCommand.self, RollbackCommand.self,
             InitCommand.self, HashCommand.self, GenerateCommand.self, ValidateCommand.self, PlanCommand.self,
-            KeygenCommand.self, SignCommand.self, PublishCommand.self,
+            KeygenCommand.self, KeysCommand.self, SignCommand.self, PublishCommand.self,
             PackageCommand.self, RepositoryCommand.self,
             WhatsNewCommand.self, CheckUpdateCommand.self, PreviewCommand.self, DemoCommand.self,
         ])

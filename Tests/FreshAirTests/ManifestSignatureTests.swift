@@ -19,7 +19,7 @@ struct ManifestSignatureTests {
 
     func verify(_ text: String, trusting keys: [TrustedKey]) throws(ManifestError) {
         let manifest = try Manifest(data: Data(text.utf8), source: "m.json")
-        try manifest.verify(trustedKeys: keys, source: "m.json")
+        try manifest.verify(KeySet(keys: keys), source: "m.json")
     }
 
     func problem(_ text: String, trusting keys: [TrustedKey]) -> ManifestError.Problem? {

@@ -102,6 +102,9 @@ public struct BundleSync: Sendable {
         let rejected = live == nil ? nil : try store.rejected(from: baseURL.absoluteString)
         let keptAfterRollback = SyncSummary.nothingInstalled(.keptAfterRollback, version: live?.id, notModified: true, reused: live?.files.count ?? 0)
 
+        // The keys to verify with, after any rotation the publisher announced.
+        let keys = try await KeyRotation.currentKeys(configuration: configuration, statePath: store.keyDocumentPath, fetcher: fetcher)
+        let fingerprint = planFingerprint(keys: keys)
         report(.checking(manifestURL))
         let rootData: Data
         let validators: HTTPValidators?
@@ -113,7 +116,7 @@ public struct BundleSync: Sendable {
             report(.notModified)
             if rejected?.validators != nil { return keptAfterRollback }
             if let live, let current = try Self.unchanged(
-                live, plannedFor: planFingerprint, source: manifestURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
+                live, plannedFor: fingerprint, source: manifestURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
             {
                 return current
             }
@@ -133,7 +136,7 @@ public struct BundleSync: Sendable {
         let freshness = FreshnessCheck(source: manifestURL.absoluteString, configuration: configuration, defaultIdentity: baseURL.lastPathComponent)
         let mark = try store.highWaterMarks.mark(for: baseURL.absoluteString)
         let liveSequence = live?.metadata[RecordKey.sequence].flatMap { Int($0) }
-        var walker = manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory)
+        var walker = manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory, keys: keys)
         walker.acceptRoot = { root in
             do throws(ManifestError) {
                 try freshness.check(
@@ -145,7 +148,7 @@ public struct BundleSync: Sendable {
         if let sequence = tree.sequence {
             try store.highWaterMarks.raise(HighWaterMark(sequence: sequence, digest: rootDigest), for: baseURL.absoluteString)
         }
-        let metadata = recordMetadata(tree)
+        let metadata = recordMetadata(tree, fingerprint: fingerprint)
         let selected = tree.files
         let plan = SyncPlanner.plan(selected: selected, live: live) { path, record in
             Disk.status(liveDirectory! + "/" + path)?.size == record.size
@@ -201,8 +204,8 @@ public struct BundleSync: Sendable {
 
     /// The record's metadata for a selection: what a later `304` needs to be answered
     /// without reading a manifest (the environment it was planned for, sequence, expiry).
-    private func recordMetadata(_ tree: ManifestTree.Selection) -> [String: String] {
-        var metadata = [RecordKey.environment: planFingerprint]
+    private func recordMetadata(_ tree: ManifestTree.Selection, fingerprint: String) -> [String: String] {
+        var metadata = [RecordKey.environment: fingerprint]
         if let sequence = tree.sequence { metadata[RecordKey.sequence] = String(sequence) }
         if let expires = tree.expires { metadata[RecordKey.expires] = String(expires.timeIntervalSince1970) }
         return metadata
@@ -210,12 +213,13 @@ public struct BundleSync: Sendable {
 
     /// What a plan depends on besides the manifests: the environment and the keys the
     /// manifests were checked against.
-    var planFingerprint: String { Self.planFingerprint(environment: environment, trustedKeys: configuration.trustedKeys) }
+    func planFingerprint(keys: KeySet?) -> String { Self.planFingerprint(environment: environment, keys: keys) }
 
-    static func planFingerprint(environment: ConditionEnvironment, trustedKeys: [TrustedKey]) -> String {
-        guard !trustedKeys.isEmpty else { return environment.fingerprint }
-        let keys = trustedKeys.map(\.base64).sorted().joined(separator: ",")
-        return ContentHash.of(Array("\(environment.fingerprint) \(keys)".utf8), using: .sha256).hex
+    static func planFingerprint(environment: ConditionEnvironment, keys: KeySet?) -> String {
+        guard let keys, !keys.keys.isEmpty else { return environment.fingerprint }
+        var text = keys.keys.map(\.base64).sorted().joined(separator: ",")
+        if keys.threshold > 1 { text += "/\(keys.threshold)" }
+        return ContentHash.of(Array("\(environment.fingerprint) \(text)".utf8), using: .sha256).hex
     }
 
     /// The answer to a `304` when the live version was planned for this very environment (and
@@ -244,7 +248,7 @@ public struct BundleSync: Sendable {
     /// The tree walker for this bundle: a child manifest comes from the live version when its
     /// parent lists the digest the live copy was verified to have (so an unchanged tree costs
     /// no request beyond the root), else from the server, checked against that digest.
-    private func manifestTree(fetcher: Fetcher, live: VersionRecord?, liveDirectory: String?) -> ManifestTree {
+    private func manifestTree(fetcher: Fetcher, live: VersionRecord?, liveDirectory: String?, keys: KeySet?) -> ManifestTree {
         let baseURL = baseURL
         let limit = configuration.maxDocumentSize
         var tree = ManifestTree(baseURL: baseURL, environment: environment, maxDepth: configuration.maxManifestDepth) { path, hash in
@@ -266,7 +270,7 @@ public struct BundleSync: Sendable {
             return (data, true)
         }
         tree.concurrency = configuration.concurrency
-        tree.trustedKeys = configuration.trustedKeys
+        tree.keys = keys
         tree.maxTotalBytes = configuration.maxManifestTreeSize
         return tree
     }
@@ -279,7 +283,8 @@ public struct BundleSync: Sendable {
         guard case .fetched(let root, _) = try await fetcher.document(at: manifestURL, validators: nil, limit: configuration.maxDocumentSize) else {
             throw FreshAirError.httpStatus(304, url: manifestURL)
         }
-        let selected = try await manifestTree(fetcher: fetcher, live: nil, liveDirectory: nil).select(root: root, fetched: true).files
+        let keys = try await KeyRotation.currentKeys(configuration: configuration, statePath: nil, fetcher: fetcher)
+        let selected = try await manifestTree(fetcher: fetcher, live: nil, liveDirectory: nil, keys: keys).select(root: root, fetched: true).files
         return selected.map { SelectedEntry(path: $0.path.string, size: $0.size, hash: $0.hash?.hex) }
     }
 

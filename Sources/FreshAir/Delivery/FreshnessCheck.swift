@@ -36,7 +36,7 @@ struct FreshnessCheck {
 
     init(source: String, configuration: SyncConfiguration, defaultIdentity: String) {
         self.source = source
-        keysPinned = !configuration.trustedKeys.isEmpty
+        keysPinned = configuration.pinsKeys
         expectedIdentity = configuration.expectedIdentity ?? defaultIdentity
         identityIsExplicit = configuration.expectedIdentity != nil
         minimumSequence = configuration.minimumSequence

@@ -16,9 +16,9 @@ struct ManifestTree {
     let loadChild: @Sendable (BundlePath, ContentHash?) async throws -> (data: Data, fetched: Bool)
     /// How many child manifests of one manifest are loaded at once.
     var concurrency = 8
-    /// When set, the root must be signed by one of these keys and every entry, in every
-    /// manifest, must have a digest: the signature then covers the whole tree.
-    var trustedKeys: [TrustedKey] = []
+    /// When set, the root must be signed by these keys (to their threshold) and every entry,
+    /// in every manifest, must have a digest: the signature then covers the whole tree.
+    var keys: KeySet?
     /// The most bytes all manifests of the tree may add up to: a server cannot make a device
     /// hold many large child manifests at once.
     var maxTotalBytes = Int.max
@@ -59,8 +59,8 @@ struct ManifestTree {
         let manifest: Manifest
         do {
             manifest = try Manifest(data: data, source: source)
-            if !trustedKeys.isEmpty {
-                if depth == 0 { try manifest.verify(trustedKeys: trustedKeys, source: source) } else { try manifest.requireDigests(source: source) }
+            if let keys {
+                if depth == 0 { try manifest.verify(keys, source: source) } else { try manifest.requireDigests(source: source) }
             }
         } catch { throw FreshAirError.manifest(error) }
         if depth == 0 {

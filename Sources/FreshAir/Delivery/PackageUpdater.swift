@@ -113,10 +113,10 @@ public struct PackageUpdater: Sendable {
             // With keys pinned, the signed `.sig` document is what is checked conditionally; the
             // package is then fetched whole and must match its signed digest and size.
             var signed: SignedPackage?
-            if !configuration.trustedKeys.isEmpty {
+            if let keys = try await KeyRotation.currentKeys(configuration: configuration, statePath: store.keyDocumentPath, fetcher: fetcher) {
                 // A bundled copy's validators are the package's, not the document's: ask afresh.
                 let documentValidators = live?.metadata[RecordKey.origin] == "bundled" ? nil : known
-                guard let release = try await signedRelease(fetcher: fetcher, validators: documentValidators, live: live) else {
+                guard let release = try await signedRelease(fetcher: fetcher, keys: keys, validators: documentValidators, live: live) else {
                     if let expires = live?.metadata[RecordKey.expires].flatMap(Double.init) {
                         try FreshnessCheck.checkExpiryOrThrow(Date(timeIntervalSince1970: expires), source: signatureURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
                     }
@@ -187,7 +187,7 @@ public struct PackageUpdater: Sendable {
 
     /// Fetches `<package>.sig` (conditionally), verifies its signature, identity, sequence and
     /// expiry, and raises the high-water mark; `nil` on `304`.
-    private func signedRelease(fetcher: Fetcher, validators: HTTPValidators?, live: VersionRecord?) async throws -> SignedPackage? {
+    private func signedRelease(fetcher: Fetcher, keys: KeySet, validators: HTTPValidators?, live: VersionRecord?) async throws -> SignedPackage? {
         let url = signatureURL
         let data: Data
         let received: HTTPValidators
@@ -204,7 +204,7 @@ public struct PackageUpdater: Sendable {
         let mark = try store.highWaterMarks.mark(for: remote.absoluteString)
         do throws(ManifestError) {
             document = try PackageSignature(data: data, source: url.absoluteString)
-            try document.release.verify(trustedKeys: configuration.trustedKeys, source: url.absoluteString)
+            try document.release.verify(keys, source: url.absoluteString)
             try FreshnessCheck(source: url.absoluteString, configuration: configuration, defaultIdentity: remote.lastPathComponent)
                 .check(document.release.offered(digest: digest), mark: mark, liveSequence: live?.metadata[RecordKey.sequence].flatMap { Int($0) })
         } catch { throw FreshAirError.manifest(error) }
@@ -248,7 +248,7 @@ public struct PackageUpdater: Sendable {
         var metadata = [RecordKey.origin: origin, "format": format.rawValue]
         // With keys pinned, the bundled copy's digest lets a signed document that names the
         // same package skip the download.
-        if origin == "bundled", !configuration.trustedKeys.isEmpty {
+        if origin == "bundled", configuration.pinsKeys {
             metadata[RecordKey.sha256] = try ContentHash.ofFile(at: package, using: .sha256).hash.hex
         }
         return VersionRecord(id: staged.id, source: remote.absoluteString, validators: validators, files: records, metadata: metadata)

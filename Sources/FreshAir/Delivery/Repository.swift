@@ -109,7 +109,9 @@ public struct Repository: Sendable {
         let index: RepositoryIndex
         let validators: HTTPValidators?
         let notModified: Bool
-        let keysPinned = !configuration.trustedKeys.isEmpty
+        let keys = try await KeyRotation.currentKeys(
+            configuration: configuration, statePath: stateFolder.appendingPathComponent("keys.json").path, fetcher: fetcher)
+        let keysPinned = keys != nil
         // With keys pinned, only a state saved from a verified index counts.
         let trustedSaved = keysPinned && saved?.sequence == nil ? nil : saved
         switch try await fetcher.document(at: indexURL, validators: trustedSaved?.validators, limit: configuration.maxDocumentSize) {
@@ -121,7 +123,7 @@ public struct Repository: Sendable {
         case .fetched(let data, let newValidators):
             do throws(ManifestError) {
                 index = try RepositoryIndex(data: data, source: indexURL.absoluteString)
-                if keysPinned { try verify(index, data: data, source: indexURL.absoluteString, saved: trustedSaved) }
+                if let keys { try verify(index, keys: keys, data: data, source: indexURL.absoluteString, saved: trustedSaved) }
             } catch { throw FreshAirError.manifest(error) }
             if let sequence = index.release.sequence {
                 let digest = ContentHash.of(data, using: .sha256).hex
@@ -178,8 +180,8 @@ public struct Repository: Sendable {
 
     /// With keys pinned: signed by one of them, for this repository, not older than what was
     /// accepted, not expired, and every bundle's archive named by digest and size.
-    private func verify(_ index: RepositoryIndex, data: Data, source: String, saved: State?) throws(ManifestError) {
-        try index.release.verify(trustedKeys: configuration.trustedKeys, source: source)
+    private func verify(_ index: RepositoryIndex, keys: KeySet, data: Data, source: String, saved: State?) throws(ManifestError) {
+        try index.release.verify(keys, source: source)
         let mark: HighWaterMark?
         do { mark = try HighWaterMarks(path: highWaterPath).mark(for: source) } catch {
             throw ManifestError(source: source, problem: .unexpectedShape("\(error)"))
@@ -197,7 +199,7 @@ public struct Repository: Sendable {
     private func install(_ name: String, entry: RepositoryIndex.Bundle, fetcher: Fetcher) async throws -> Int64 {
         let store = store(forBundle: name)
         let version = entry.version
-        let signed = configuration.trustedKeys.isEmpty ? nil : entry.sha256.flatMap(ContentHash.init(hex:))
+        let signed = configuration.pinsKeys ? entry.sha256.flatMap(ContentHash.init(hex:)) : nil
         return try await store.update { update in
             var lastError: (any Error)?
             for (format, url) in archiveURLs(name, version: version).prefix(signed == nil ? 2 : 1) {

@@ -31,6 +31,9 @@ public struct SyncConfiguration: Sendable {
     /// of them (`breeze sign`) and every entry must carry a digest; anything else is refused
     /// and the installed content stays. Empty (the default): manifests are not checked.
     public var trustedKeys: [TrustedKey] = []
+    /// Keys pinned through a key document the publisher can rotate, with a threshold of
+    /// signers (see ``KeyRotation``); used instead of ``trustedKeys`` when set.
+    public var keyRotation: KeyRotation?
     /// The identity a signed root manifest must name (`"identity"`, written by `breeze sign
     /// --identity`). `nil`: the bundle folder's name in the URL (`App.freshair`). Enforced with
     /// keys pinned, and whenever set.
@@ -43,6 +46,9 @@ public struct SyncConfiguration: Sendable {
 
     /// The cap on one body: ``maxFileSize``, and ``maxUndeclaredFileSize`` too when nothing
     /// signed or listed declares its size.
+    /// Whether the app pins keys, one way or the other: then nothing unsigned is installed.
+    var pinsKeys: Bool { !trustedKeys.isEmpty || keyRotation != nil }
+
     func sizeCap(declared: Bool) -> Int64 { declared ? maxFileSize : min(maxFileSize, maxUndeclaredFileSize) }
 }
 

@@ -243,6 +243,8 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case untrustedSigner([String])
         /// A trusted key's signature does not match the manifest's content.
         case signatureInvalid
+        /// Fewer trusted keys signed than the app's key document requires.
+        case belowThreshold(valid: Int, required: Int)
     }
 
     /// The manifest's URL or path.
@@ -289,6 +291,9 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
             return "not signed, and this app accepts only signed content; sign it with `breeze sign --key <private key>` and publish again"
         case .untrustedSigner(let keys):
             return "signed by \(keys.joined(separator: ", ")), none of which this app trusts; sign with a key the app pins"
+        case .belowThreshold(let valid, let required):
+            return "signed by \(valid) trusted key\(valid == 1 ? "" : "s"), but this app's key document requires \(required); "
+                + "sign it with more keys (`breeze sign --key A --key B …`, or `--cosign`)"
         case .signatureInvalid:
             return "the signature does not match the content (changed after signing, or damaged on the way); "
                 + "the installed content stays; run `breeze sign` again after the last change and publish"

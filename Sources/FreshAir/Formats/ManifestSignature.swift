@@ -95,8 +95,8 @@ public struct ManifestSignature: Sendable, Hashable {
 extension Manifest {
     /// Checks that this root manifest is signed by one of `trustedKeys` and that every entry
     /// has a digest, so that everything it leads to is covered by the signature.
-    func verify(trustedKeys: [TrustedKey], source: String) throws(ManifestError) {
-        try release.verify(trustedKeys: trustedKeys, source: source)
+    func verify(_ keys: KeySet, source: String) throws(ManifestError) {
+        try release.verify(keys, source: source)
         try requireDigests(source: source)
     }
 

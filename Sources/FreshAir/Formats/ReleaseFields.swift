@@ -38,23 +38,31 @@ public struct ReleaseFields: Sendable, Hashable {
         if document[ManifestSignature.member] != nil { signedMessage = ManifestSignature.message(for: document) }
     }
 
-    /// Checks the document is signed by one of `trustedKeys`.
+    /// Checks the document is signed by at least `keys.threshold` distinct keys of `keys`.
     ///
     /// - Throws: ``ManifestError`` with ``ManifestError/Problem/unsigned``,
-    ///   ``ManifestError/Problem/untrustedSigner(_:)`` or ``ManifestError/Problem/signatureInvalid``.
-    public func verify(trustedKeys: [TrustedKey], source: String) throws(ManifestError) {
-        guard let message = signedMessage, !signatures.isEmpty else {
+    ///   ``ManifestError/Problem/untrustedSigner(_:)``, ``ManifestError/Problem/signatureInvalid``
+    ///   or ``ManifestError/Problem/belowThreshold(valid:required:)``.
+    public func verify(_ keys: KeySet, source: String) throws(ManifestError) {
+        try Self.verify(signatures, message: signedMessage, against: keys, source: source)
+    }
+
+    static func verify(_ signatures: [ManifestSignature], message: [UInt8]?, against keys: KeySet, source: String) throws(ManifestError) {
+        guard let message, !signatures.isEmpty else {
             throw ManifestError(source: source, problem: .unsigned)
         }
-        let trusted = Set(trustedKeys.map(\.base64))
+        let trusted = Set(keys.keys.map(\.base64))
         let byTrustedKeys = signatures.filter { trusted.contains($0.key) }
         guard !byTrustedKeys.isEmpty else {
             throw ManifestError(source: source, problem: .untrustedSigner(signatures.map(\.key)))
         }
-        guard byTrustedKeys.contains(where: { signature in
-            trustedKeys.contains { $0.base64 == signature.key && $0.verifies(signature.signature, for: message) }
-        }) else {
-            throw ManifestError(source: source, problem: .signatureInvalid)
+        // Distinct keys whose signature verifies: one key signing twice counts once.
+        let valid = Set(byTrustedKeys.filter { signature in
+            keys.keys.contains { $0.base64 == signature.key && $0.verifies(signature.signature, for: message) }
+        }.map(\.key))
+        guard !valid.isEmpty else { throw ManifestError(source: source, problem: .signatureInvalid) }
+        guard valid.count >= keys.threshold else {
+            throw ManifestError(source: source, problem: .belowThreshold(valid: valid.count, required: keys.threshold))
         }
     }
 

@@ -57,6 +57,9 @@ struct HighWaterMarks {
 }
 
 extension BundleStore {
+    /// Where the newest key document accepted through ``KeyRotation`` is kept.
+    var keyDocumentPath: String { root.appendingPathComponent("keys.json").path }
+
     /// The high-water marks of everything this store installed.
     var highWaterMarks: HighWaterMarks { HighWaterMarks(path: root.appendingPathComponent("high-water.json").path) }
 }

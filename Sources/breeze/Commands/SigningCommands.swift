@@ -79,3 +79,56 @@ struct SignCommand: AsyncParsableCommand {
         print("Signed \(file) (\(release)) with \(signers)" + (report.kept.isEmpty ? "." : "; kept \(report.kept.count) other signature\(report.kept.count == 1 ? "" : "s")."))
     }
 }
+
+struct KeysCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "Write key documents: the keys apps trust and how many must sign, rotated by the keys already trusted.",
+        discussion: """
+            Apps pin version 1 (SyncConfiguration.keyRotation, or `breeze sync --keys 1.json`) and read newer versions \
+            from a folder you publish (keys/2.json, keys/3.json, …). A new version must be signed by the threshold of \
+            the version before it and by its own threshold: pass enough --key files for both.
+            """,
+        subcommands: [Create.self, Rotate.self])
+
+    struct Options: ParsableArguments {
+        @Option(name: .customLong("member"), help: "A key of the new document: a public key (base64) or a key file; default: the --key signers.")
+        var members: [String] = []
+        @Option(help: "How many distinct member keys must sign content.") var threshold = 1
+        @Option(name: .customLong("key"), help: "A private key file that signs this document; repeat.") var keys: [String]
+
+        func write(previous: KeyDocument?, to output: String) throws {
+            let signers = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
+            let memberKeys = members.isEmpty ? signers.map(\.publicKey) : try members.map { text in
+                if let key = try? TrustedKey(base64: text) { return key }
+                return try SigningKey(contentsOf: URL(fileURLWithPath: text)).publicKey
+            }
+            let document: KeyDocument
+            do {
+                document = try KeyDocumentWriter.write(
+                    members: memberKeys, threshold: threshold, signers: signers, previous: previous, to: URL(fileURLWithPath: output))
+            } catch { throw CommandFailure(error) }
+            print("Wrote \(output): version \(document.version), \(document.keySet.threshold) of \(document.keySet.keys.count) keys must sign.")
+        }
+    }
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Write version 1, signed by its own threshold.")
+        @Argument(help: "Where to write it, e.g. keys/1.json.") var output: String
+        @OptionGroup var options: Options
+        func run() async throws { try options.write(previous: nil, to: output) }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Write the version after PREVIOUS: add, replace or revoke keys.")
+        @Argument(help: "The current key document.") var previous: String
+        @Argument(help: "Where to write the next version, e.g. keys/2.json.") var output: String
+        @OptionGroup var options: Options
+        func run() async throws {
+            let data = try Data(contentsOf: URL(fileURLWithPath: previous))
+            let document: KeyDocument
+            do { document = try KeyDocument(data: data, source: previous) } catch { throw CommandFailure(error) }
+            try options.write(previous: document, to: output)
+        }
+    }
+}

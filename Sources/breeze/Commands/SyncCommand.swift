@@ -51,6 +51,12 @@ struct SyncCommand: AsyncParsableCommand {
         valueName: "BASE64"))
     var trustedKeys: [String] = []
 
+    @Option(name: .customLong("keys"), help: "Trust the keys of this key document (`breeze keys create`) instead of --trusted-key.")
+    var keyDocument: String?
+
+    @Option(name: .customLong("key-updates"), help: "With --keys: the folder URL where newer key documents are published (<version>.json).")
+    var keyUpdates: String?
+
     @Flag(name: .customLong("allow-links"), help: "Packages and repository archives may hold symbolic links that stay inside (refused by default).")
     var allowLinks = false
 
@@ -67,6 +73,13 @@ struct SyncCommand: AsyncParsableCommand {
             throw ValidationError("--trusted-key: \(error)")
         }
         if allowLinks { configuration.extraction.symbolicLinks = .allowInside }
+        if let keyDocument {
+            let pinned: KeyDocument
+            do { pinned = try KeyDocument(data: Data(contentsOf: URL(fileURLWithPath: keyDocument)), source: keyDocument) } catch {
+                throw ValidationError("--keys: \(error)")
+            }
+            configuration.keyRotation = KeyRotation(pinned: pinned, updates: try keyUpdates.map(Self.httpURL))
+        }
         let transport = AsyncHTTPClientTransport(connectionsPerHost: configuration.concurrency)
         if let repo {
             let repository = Repository(

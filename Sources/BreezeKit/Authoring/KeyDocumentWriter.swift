@@ -1,0 +1,31 @@
+import Foundation
+import FreshAir
+
+/// `breeze keys create` and `breeze keys rotate`: writes a key document (see ``KeyDocument``),
+/// version 1 or the one after `previous`, signed by `signers`. What devices would refuse (too
+/// few signers of the previous version or of the new one) is not written.
+public enum KeyDocumentWriter {
+    public static func write(
+        members: [TrustedKey], threshold: Int, signers: [SigningKey], previous: KeyDocument? = nil, to url: URL
+    ) throws -> KeyDocument {
+        let version = (previous?.version ?? 0) + 1
+        var json = JSONValue.object([
+            ("format", JSONValue(1)), ("type", .string(KeyDocument.type)), ("version", JSONValue(version)),
+            ("threshold", JSONValue(threshold)), ("keys", .array(members.map { .string($0.base64) })),
+        ])
+        let message = ManifestSignature.message(for: json)
+        json.set(ManifestSignature.member, .array(try signers.map { try $0.sign(message).json }))
+        let data = Data(json.serializedBytes(indent: 2) + [UInt8(ascii: "\n")])
+        do {
+            let document = try KeyDocument(data: data, source: url.path)
+            if let previous { try previous.verifySuccessor(document, source: url.path) } else { try document.verifySelf(source: url.path) }
+            guard !FileManager.default.fileExists(atPath: url.path) else {
+                throw SigningError("\(url.path) exists; a published key document is never overwritten (write the next version)")
+            }
+            try data.write(to: url, options: .withoutOverwriting)
+            return document
+        } catch let error as ManifestError {
+            throw SigningError("devices would refuse this key document: \(error.detail)")
+        }
+    }
+}
