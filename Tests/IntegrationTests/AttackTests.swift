@@ -120,7 +120,7 @@ struct AttackTests {
         }
     }
 
-    @Test("Slow retrieval: a body dribbled at 100 bytes/s is abandoned and the lock is free again")
+    @Test("Slow retrieval: a body dribbled at 100 bytes/s is abandoned (throughput floor, then deadline) and the lock is free again")
     func slowRetrieval() async throws {
         try await PublishedFolder.with(.nginx) { server in
             try Data((0..<64_000).map { UInt8($0 % 251) }).write(to: server.root.appendingPathComponent("blob.bin"))
@@ -136,6 +136,17 @@ struct AttackTests {
                 return transportError.kind == .timeout && transportError.detail.contains("below the floor of 1024 bytes/s")
             }
             #expect(ContinuousClock.now - started < .seconds(10))
+            // With no floor at all, the overall deadline still ends it.
+            updater.configuration.minimumThroughput = ThroughputFloor(bytesPerSecond: 0, window: .seconds(3600))
+            updater.configuration.deadline = .seconds(2)
+            let patient = ContinuousClock.now
+            await #expect {
+                try await updater.update()
+            } throws: { error in
+                guard case .transport(let transportError) = error as? FreshAirError else { return false }
+                return transportError.kind == .timeout && transportError.detail.contains("2 s deadline")
+            }
+            #expect(ContinuousClock.now - patient < .seconds(6))
             // The store is not held: the same store updates at once from the full-speed URL.
             let fast = Self.packageUpdater(server.url.appendingPathComponent("content.tgz"), in: local)
             #expect(try await fast.update().outcome == .downloaded)

@@ -79,8 +79,11 @@ public struct BundleSync: Sendable {
             let bucket = RolloutBucket.of(installID: try store.installID(), bundle: baseURL.absoluteString)
             resolved.environment[RolloutBucket.key] = .number(String(bucket))
         }
-        let summary = try await store.update { update in
-            try await resolved.sync(update: &update, fetcher: fetcher, report: report)
+        let sync = resolved
+        let summary = try await withDeadline(configuration.deadline, url: baseURL) {
+            try await sync.store.update { update in
+                try await sync.sync(update: &update, fetcher: fetcher, report: report)
+            }
         }
         var finished = summary
         finished.requests = fetcher.requests.value

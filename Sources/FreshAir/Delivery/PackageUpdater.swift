@@ -87,6 +87,10 @@ public struct PackageUpdater: Sendable {
 
     @discardableResult
     public func update() async throws -> Result {
+        try await withDeadline(configuration.deadline, url: remote) { try await updateNow() }
+    }
+
+    private func updateNow() async throws -> Result {
         let started = ContinuousClock.now
         let fetcher = Fetcher(transport: transport, configuration: configuration)
         return try await store.update { update in

@@ -97,6 +97,10 @@ public struct Repository: Sendable {
 
     @discardableResult
     public func update(progress: @escaping @Sendable (_ fraction: Double) -> Void = { _ in }) async throws -> Result {
+        try await withDeadline(configuration.deadline, url: source) { try await updateNow(progress: progress) }
+    }
+
+    private func updateNow(progress: @escaping @Sendable (_ fraction: Double) -> Void) async throws -> Result {
         let started = ContinuousClock.now
         let fetcher = Fetcher(transport: transport, configuration: configuration)
         try Disk.createDirectory(stateFolder.path)

@@ -7,6 +7,9 @@ public struct SyncConfiguration: Sendable {
     public var headers: [(name: String, value: String)] = []
     /// The longest wait for a response head.
     public var requestTimeout: Duration = .seconds(30)
+    /// The longest one whole update (a sync, a package or repository update) may take before
+    /// it is cancelled; `nil`: no limit beyond each request's own.
+    public var deadline: Duration? = .seconds(3600)
     /// How far ahead of this device's clock a server's `Last-Modified` may be and still be
     /// remembered; a later one is ignored (see ``HTTPValidators``).
     public var clockSkewTolerance: Duration = .seconds(600)
