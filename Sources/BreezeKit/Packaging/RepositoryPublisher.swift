@@ -15,6 +15,7 @@ public enum RepositoryPublisher {
     }
 
     /// - Parameter keys: when given, the index is signed as a new release after the bundle is added.
+    @discardableResult
     public static func add(
         folder: URL, as name: String, to repository: URL, signingWith keys: [SigningKey] = [], options: SigningOptions = SigningOptions()
     ) throws -> Outcome {

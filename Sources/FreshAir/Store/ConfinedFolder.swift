@@ -65,8 +65,7 @@ final class ConfinedFolder: Sendable {
 
     /// Creates the folder at `path` and any missing above it.
     func makeFolder(_ path: BundlePath) throws(FreshAirError) {
-        let (folder, owned) = try folderDescriptor(path, create: true)
-        if owned { close(folder) }
+        if let (folder, owned) = try folderDescriptor(path, create: true), owned { close(folder) }
     }
 
     /// Creates a symbolic link at `path` whose text is `target`. The target is the caller's
@@ -112,33 +111,35 @@ final class ConfinedFolder: Sendable {
         }
     }
 
-    /// Removes the file or link at `path`; absent is fine. Folders are not removed here.
+    /// Removes the file or link at `path`; absent (or its folder absent) is fine. Folders are
+    /// not removed here.
     func remove(_ path: BundlePath) throws(FreshAirError) {
-        try inParent(of: path, creating: false) { parent, name throws(FreshAirError) in
-            guard unlinkat(parent, name, 0) == 0 || errno == ENOENT else { throw refusal("remove", path) }
-        }
+        guard let (parent, owned) = try folderDescriptor(path.parent, create: false) else { return }
+        defer { if owned { close(parent) } }
+        guard unlinkat(parent, String(path.lastComponent), 0) == 0 || errno == ENOENT else { throw refusal("remove", path) }
     }
 
-    /// Runs `body` with a descriptor of `path`'s folder and `path`'s last name.
-    private func inParent<Result>(
-        of path: BundlePath, creating: Bool = true, _ body: (Int32, String) throws(FreshAirError) -> Result
-    ) throws(FreshAirError) -> Result {
-        let name = String(path.lastComponent)
-        let (parent, owned) = try folderDescriptor(path.parent, create: creating)
+    /// Runs `body` with a descriptor of `path`'s folder (created when missing) and `path`'s last name.
+    private func inParent<Result>(of path: BundlePath, _ body: (Int32, String) throws(FreshAirError) -> Result) throws(FreshAirError) -> Result {
+        guard let (parent, owned) = try folderDescriptor(path.parent, create: true) else {
+            throw refusal("open folder", path, ENOENT)
+        }
         defer { if owned { close(parent) } }
-        return try body(parent, name)
+        return try body(parent, String(path.lastComponent))
     }
 
     /// A descriptor of `folder` (the root for `nil`); `owned` ones are the caller's to close.
-    private func folderDescriptor(_ folder: BundlePath?, create: Bool) throws(FreshAirError) -> (Int32, owned: Bool) {
+    /// `nil` when the folder does not exist and `create` is `false`.
+    private func folderDescriptor(_ folder: BundlePath?, create: Bool) throws(FreshAirError) -> (Int32, owned: Bool)? {
         guard let folder else { return (descriptor, false) }
         if let open = openFolders.withLock({ $0[folder] }) { return (open, false) }
         let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW
         var opened = Self.openBeneath(descriptor, folder.string, flags, 0)
         if opened < 0 {
-            guard errno == ENOENT, create else { throw refusal("open folder", folder) }
+            if errno == ENOENT, !create { return nil }
+            guard errno == ENOENT else { throw refusal("open folder", folder) }
             let name = String(folder.lastComponent)
-            let (parent, parentOwned) = try folderDescriptor(folder.parent, create: true)
+            guard let (parent, parentOwned) = try folderDescriptor(folder.parent, create: true) else { throw refusal("open folder", folder, ENOENT) }
             defer { if parentOwned { close(parent) } }
             guard mkdirat(parent, name, 0o755) == 0 || errno == EEXIST else { throw refusal("create folder", folder) }
             opened = Self.openBeneath(parent, name, flags, 0)
