@@ -161,10 +161,19 @@ struct AttackTests {
             try Data("hostile".utf8).write(to: source.appendingPathComponent("message.txt"))
             try await shell("tar -czf content.tgz -C src . && touch -d '2100-01-01 00:00:00' content.tgz", in: server.root)
             let local = try TemporaryFolder("future")
-            let updater = Self.packageUpdater(server.url.appendingPathComponent("no-etag/content.tgz"), in: local)
+            // The app ships a bundled copy, dated by its .meta.
+            try FileManager.default.createDirectory(at: local.path("bundled-src"), withIntermediateDirectories: true)
+            try Data("bundled".utf8).write(to: local.path("bundled-src/message.txt"))
+            try await shell("tar -czf content.tgz -C bundled-src .", in: local.url)
+            try Data(#"{"Last-Modified": "\#(HTTPDate.format(Date().addingTimeInterval(-86_400)))"}"#.utf8).write(to: local.path("content.tgz.meta"))
+            var updater = Self.packageUpdater(server.url.appendingPathComponent("no-etag/content.tgz"), in: local)
+            updater.bundledPackage = local.path("content.tgz")
             let first = try await updater.update()
             #expect(local.path("live/message.txt").text == "hostile")
             #expect(first.lastModified == nil, "a date in the future is not remembered")
+            // Checked again: the undated version stays; the bundled copy is not reinstalled each time.
+            let repeated = try await updater.update()
+            #expect(!repeated.installedBundled)
 
             // The real server is back, with a real date.
             try Data("real".utf8).write(to: source.appendingPathComponent("message.txt"))

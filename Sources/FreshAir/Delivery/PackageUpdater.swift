@@ -234,8 +234,10 @@ public struct PackageUpdater: Sendable {
         guard let live, installer.packageExists(liveFolder: store.liveDirectory) else { return (bundled, meta?.lastModified) }
         guard let bundledDate = meta?.date else { return nil }
         let latest = Date().addingTimeInterval(configuration.clockSkewTolerance.seconds)
-        let installedDate = live.validators?.droppingDate(after: latest).lastModified.flatMap(HTTPDate.parse)
-        return installedDate.map { bundledDate > $0 } ?? true ? (bundled, meta?.lastModified) : nil
+        // An installed version with no believable date (a server that sent none, or one in the
+        // future) cannot be shown older: it stays, rather than the bundled copy on every update.
+        guard let installedDate = live.validators?.droppingDate(after: latest).lastModified.flatMap(HTTPDate.parse) else { return nil }
+        return bundledDate > installedDate ? (bundled, meta?.lastModified) : nil
     }
 
     /// Installs into `staged` (from the file, unless `unpacked` already did it while
