@@ -230,3 +230,23 @@ struct FreshnessCheckTests {
         }
     }
 }
+
+@Suite("HTTP dates")
+struct HTTPDateTests {
+    @Test("IMF-fixdate is read on bytes, the obsolete forms through Foundation, nonsense refused")
+    func parsing() {
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(HTTPDate.parse("Fri, 01 Jan 2100 00:00:00 GMT") == Date(timeIntervalSince1970: 4_102_444_800))
+        #expect(HTTPDate.parse("Thu, 29 Feb 2024 23:59:59 GMT") == Date(timeIntervalSince1970: 1_709_251_199))
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == Date(timeIntervalSince1970: 784_111_777))
+        for bad in ["", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT x"] {
+            #expect(HTTPDate.parse(bad) == nil, "\(bad)")
+        }
+        // Every day of a leap year round-trips through format and parse.
+        for day in 0..<366 {
+            let date = Date(timeIntervalSince1970: 1_704_067_200 + Double(day) * 86_400 + 45_296)
+            #expect(HTTPDate.parse(HTTPDate.format(date)) == date)
+        }
+    }
+}
