@@ -163,6 +163,17 @@ struct ArchiveTests {
             return archiveError.kind == .truncated
         }
 
+        // Cut exactly between two entries: every entry so far is whole, but the archive is not.
+        for (name, cut) in [("between.tar", "head -c 1024 whole2.tar"), ("between.tgz", "head -c 1024 whole2.tar | gzip -c")] {
+            try await shell("printf abc > one.txt && printf def > two.txt && tar --format=ustar -cf whole2.tar one.txt two.txt && \(cut) > \(name)", in: work.url)
+            await #expect {
+                _ = try await install(name)
+            } throws: { error in
+                guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+                return archiveError.kind == .truncated && "\(archiveError)".contains("end-of-archive")
+            }
+        }
+
         // 512 extra bytes after the first entry's content: its real length exceeds its header.
         let script = """
             import io, tarfile

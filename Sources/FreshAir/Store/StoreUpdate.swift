@@ -95,7 +95,8 @@ struct StoreUpdate {
         let previous = live?.id == liveID ? live?.previous : try store.record(liveID).previous
         let keep: Set<Int> = [liveID, previous].compactMap { $0 }.reduce(into: []) { $0.insert($1) }
         for name in Disk.contentsOfDirectory(store.versionsPath) {
-            guard let id = Int(name.split(separator: ".").first ?? ""), !keep.contains(id) else { continue }
+            // Anything else in versions/ is a leftover (a record's temporary file from a killed write).
+            if let id = Int(name.split(separator: ".", omittingEmptySubsequences: false).first ?? ""), keep.contains(id) { continue }
             try Disk.remove(store.versionsPath + "/" + name)
         }
     }

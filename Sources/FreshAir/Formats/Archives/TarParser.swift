@@ -104,13 +104,17 @@ struct TarParser {
         }
     }
 
-    /// Call when the input ends: refuses an archive cut off inside an entry.
+    /// Call when the input ends: refuses an archive cut off inside an entry, and one that
+    /// stops between entries without the zero blocks that end every tar archive: a body cut at
+    /// an entry boundary would otherwise install part of the package as if it were whole.
     func finish() throws(ArchiveError) {
         switch state {
         case .finished:
             return
         case .header where block.isEmpty:
-            return
+            throw ArchiveError(
+                .truncated, "the archive stops without its end-of-archive blocks: it was cut short on the way",
+                entry: currentPath.isEmpty ? nil : "after \(currentPath)")
         case .content(let remaining, _):
             throw ArchiveError(.truncated, "the archive ends \(remaining) bytes before this entry does", entry: currentPath)
         default:
