@@ -12,13 +12,14 @@ public enum PackageSigner {
         let previousTime = ServedFileTime.modified(signatureURL)
         var existing: PackageSignature?
         var document: JSONValue
-        if let data = try? Data(contentsOf: signatureURL) {
+        let existingData = try? Data(contentsOf: signatureURL)
+        if let data = existingData {
             do { existing = try PackageSignature(data: data, source: signatureURL.path) } catch {
                 throw SigningError("\(signatureURL.path) is not a package signature breeze can read (\(error)); move it away to sign afresh")
             }
         }
         if options.cosign {
-            guard let existing, existing.sha256 == digest, existing.size == size, let data = try? Data(contentsOf: signatureURL) else {
+            guard let existing, existing.sha256 == digest, existing.size == size, let data = existingData else {
                 throw SigningError("--cosign adds a signature to the package as signed, but \(package.lastPathComponent) changed since (or was never signed): sign it without --cosign")
             }
             document = try JSONReader.parse(data)

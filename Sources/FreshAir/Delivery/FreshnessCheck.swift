@@ -64,11 +64,7 @@ struct FreshnessCheck {
         } else if minimumSequence != nil {
             throw refuse(.missingSignedField("sequence"))
         }
-        if let expires = offered.expires { try checkExpiry(expires, now: now) }
-    }
-
-    func checkExpiry(_ expires: Date, now: Date = Date()) throws(ManifestError) {
-        try Self.checkExpiry(expires, source: source, clockSkew: clockSkew, now: now)
+        if let expires = offered.expires { try Self.checkExpiry(expires, source: source, clockSkew: clockSkew, now: now) }
     }
 
     /// ``checkExpiry(_:source:clockSkew:now:)`` as a ``FreshAirError``, for callers that throw those.

@@ -125,12 +125,12 @@ public struct Repository: Sendable {
                 try FreshnessCheck.checkExpiryOrThrow(expires, source: indexURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
             }
         case .fetched(let data, let newValidators):
+            let digest = ContentHash.of(data, using: .sha256).hex
             do throws(ManifestError) {
                 index = try RepositoryIndex(data: data, source: indexURL.absoluteString)
-                if let keys { try verify(index, keys: keys, data: data, source: indexURL.absoluteString, saved: trustedSaved) }
+                if let keys { try verify(index, keys: keys, digest: digest, source: indexURL.absoluteString, saved: trustedSaved) }
             } catch { throw FreshAirError.manifest(error) }
             if let sequence = index.release.sequence {
-                let digest = ContentHash.of(data, using: .sha256).hex
                 try HighWaterMarks(path: highWaterPath).raise(HighWaterMark(sequence: sequence, digest: digest), for: indexURL.absoluteString)
             }
             (validators, notModified) = (newValidators, false)
@@ -184,14 +184,14 @@ public struct Repository: Sendable {
 
     /// With keys pinned: signed by one of them, for this repository, not older than what was
     /// accepted, not expired, and every bundle's archive named by digest and size.
-    private func verify(_ index: RepositoryIndex, keys: KeySet, data: Data, source: String, saved: State?) throws(ManifestError) {
+    private func verify(_ index: RepositoryIndex, keys: KeySet, digest: String, source: String, saved: State?) throws(ManifestError) {
         try index.release.verify(keys, source: source)
         let mark: HighWaterMark?
         do { mark = try HighWaterMarks(path: highWaterPath).mark(for: source) } catch {
             throw ManifestError(source: source, problem: .unexpectedShape("\(error)"))
         }
         try FreshnessCheck(source: source, configuration: configuration, defaultIdentity: id)
-            .check(index.release.offered(digest: ContentHash.of(data, using: .sha256).hex), mark: mark, liveSequence: saved?.sequence)
+            .check(index.release.offered(digest: digest), mark: mark, liveSequence: saved?.sequence)
         for (name, bundle) in index.bundles.sorted(by: { $0.key < $1.key }) where bundle.sha256.flatMap(ContentHash.init(hex:)) == nil || bundle.size == nil {
             throw ManifestError(source: source, problem: .unexpectedShape(
                 "bundle \"\(name)\" has no archive \"sha256\" and \"size\", which a signed index needs; publish it with `breeze repo add --key`"))
