@@ -30,6 +30,9 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
     case fileSystem(operation: String, path: String, reason: String)
     /// ``BundleStore/rollBack()`` found no earlier version to go back to.
     case noPreviousVersion
+    /// A package's bundled copy was installed and is live, but the server's copy could not be
+    /// checked: the app has content, perhaps not the newest. Try again later.
+    indirect case bundledCopyOnly(FreshAirError)
 
     public var description: String {
         switch self {
@@ -60,6 +63,8 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
             return "could not \(operation) \(path): \(reason)"
         case .noPreviousVersion:
             return "there is no earlier version to roll back to."
+        case .bundledCopyOnly(let error):
+            return "the bundled copy is installed and live, but the server's copy could not be checked or installed: \(error)"
         }
     }
 
@@ -70,6 +75,7 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
         switch self {
         case .httpStatus(let status, _): return [408, 425, 429, 500, 502, 503, 504].contains(status)
         case .transport(let error): return error.kind != .other
+        case .bundledCopyOnly(let error): return error.isTransient
         default: return false
         }
     }

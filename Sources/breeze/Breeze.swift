@@ -14,7 +14,7 @@ struct Breeze: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            SyncCommand.self, ServeCommand.self, RollbackCommand.self,
+            SyncCommand.self, ServeCommand.self, RollbackCommand.self, VerifyCommand.self,
             InitCommand.self, HashCommand.self, GenerateCommand.self, ValidateCommand.self, PlanCommand.self,
             KeygenCommand.self, KeysCommand.self, SignCommand.self, PublishCommand.self,
             PackageCommand.self, RepositoryCommand.self,

@@ -64,6 +64,21 @@ struct ConditionTests {
         #expect(try !holds("nested.deeper.key > 3"))
     }
 
+    @Test("Before a device is known: false only where every device with these keys says false")
+    func partialEvaluation() throws {
+        let iOS = ConditionEnvironment(["platform": "iOS"])
+        func partial(_ text: String) throws -> Bool? { try Condition(parsing: text).evaluate(knowing: iOS) }
+        #expect(try partial("platform != 'iOS'") == false)
+        #expect(try partial("platform == 'iOS'") == true)
+        #expect(try partial("appVersion > 1.0") == nil)  // depends on the app, not known yet
+        #expect(try partial("platform != 'iOS' && appVersion > 1.0") == false)
+        #expect(try partial("platform == 'iOS' || appVersion > 1.0") == true)
+        #expect(try partial("platform == 'tvOS' || appVersion > 1.0") == nil)
+        #expect(try partial("NOT (platform IN {'iOS', 'tvOS'})") == false)
+        #expect(try Condition(parsing: "platform IN {'iOS', 'tvOS'} || platform == 'macOS' || appVersion > 1")
+            .values(comparedWith: "platform") == ["iOS", "tvOS", "macOS"])
+    }
+
     @Test func jsonFormCompilesToTheSameTree() throws {
         let json = Condition(requirements: [
             (key: "platform", value: "iOS", comparison: .equal),

@@ -64,10 +64,8 @@ struct ManifestTests {
         (#"[{"filename": "a//b"}]"#, "empty folder name"),
         (#"[{"filename": "a\\b"}]"#, "backslash"),
         (#"[{"filename": "ok.md"}, {"sha": "abc"}]"#, "\"filename\" is missing"),
-        (#"[{"filename": "a.md", "sha": "ABCDEF012345"}]"#, "40 (SHA-1) or 64 (SHA-256) hex digits"),
         (#"[{"filename": "a.md", "condition": "platform == "}]"#, "column 13"),
         (#"[{"filename": "a.md", "conditions": [{"key": "x", "value": "1", "comparison": "about"}]}]"#, "unknown comparison"),
-        (#"[{"filename": "a.md", "size": -4}]"#, "\"size\""),
         (#"{"nothing": true}"#, "expected an array"),
     ])
     func badEntriesAreRefusedWithTheirPosition(json: String, expected: String) {
@@ -76,6 +74,17 @@ struct ManifestTests {
         } throws: { error in
             "\(error)".contains(expected) && "\(error)".contains("Test.freshair/manifest.json")
         }
+    }
+
+    @Test("A malformed digest or size loads as the entry's defect, for a device that selects it to refuse",
+          arguments: [
+              (#"[{"filename": "a.md", "sha": "ABCDEF012345"}]"#, "40 (SHA-1) or 64 (SHA-256) hex digits, found \"ABCDEF012345\""),
+              (#"[{"filename": "a.md", "size": -4}]"#, "\"size\" must be a whole number of bytes, found -4"),
+          ])
+    func malformedDigestOrSizeIsADefect(json: String, expected: String) throws {
+        let entry = try #require(try load(json).entries.first)
+        #expect(entry.hash == nil && entry.size == nil)
+        #expect(entry.defect.map { "\($0)".contains(expected) } == true)
     }
 
     @Test func entryErrorsNameIndexAndFilename() {

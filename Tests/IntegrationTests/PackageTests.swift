@@ -72,8 +72,11 @@ struct PackageTests {
         await #expect {
             try await updater.update()
         } throws: { error in
-            guard case .transport(let transport) = error as? FreshAirError else { return false }
-            return transport.kind == .connect
+            // The message says the bundled copy is live, and why the server's could not be had.
+            guard case .bundledCopyOnly(.transport(let transport)) = error as? FreshAirError else { return false }
+            let message = "\(error)"
+            return transport.kind == .connect && message.hasPrefix("the bundled copy is installed and live")
+                && message.contains("could not connect to 127.0.0.1: connection refused.")
         }
         #expect(local.path("Content/data/message.txt").text == "bundled")
         #expect(try updater.store.liveRecord()?.metadata["origin"] == "bundled")
@@ -89,7 +92,7 @@ struct PackageTests {
             await #expect {
                 try await updater.update()
             } throws: { error in
-                guard case .httpStatus(403, _) = error as? FreshAirError else { return false }
+                guard case .bundledCopyOnly(.httpStatus(403, _)) = error as? FreshAirError else { return false }
                 return "\(error)".contains("not readable by the web server's account, or not public on S3")
             }
             #expect(local.path("Content/data/message.txt").text == "bundled")
@@ -110,7 +113,9 @@ struct PackageTests {
             let before = server.nginxRequests().count
             let result = try await updater(remote, in: local, bundled: bundled).update()
             #expect(result.installedBundled)
-            #expect(result.outcome == .notModified)
+            #expect(result.outcome == .serverCopyNotNewer)
+            #expect(result.serverLastModified == HTTPDate.format(published))
+            #expect(result.oneLine.hasPrefix("Package current: the server's copy (Last-Modified \(HTTPDate.format(published))) is not newer"))
             #expect(local.path("Content/data/message.txt").text == "shipped in the app")
             // One request, carrying the bundled date. nginx matches If-Modified-Since exactly by
             // default and answers 200; the client sees Last-Modified is not newer and skips the body.

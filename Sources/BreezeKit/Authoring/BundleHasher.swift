@@ -5,6 +5,8 @@ import Synchronization
 /// `breeze hash`: recomputes every entry's digest and size in a bundle's manifests, children
 /// first so each parent records its children's new digests. Field names (`sha` or `SHA`),
 /// order and conditions are kept; a manifest written with SHA-1 stays SHA-1 unless asked.
+/// A missing `size` is not staleness: a manifest whose digests are current is left as it is,
+/// and one rewritten for a stale digest gets every missing size filled in.
 /// A root manifest with a `sequence` that changes gets the next one.
 public enum BundleHasher {
     /// An entry whose recorded digest or size is not the file's.
@@ -57,6 +59,9 @@ public enum BundleHasher {
             let algorithm = algorithms[index]
             var entries = document.entries
             var changed = false
+            // Entries current but for a missing `size` (older tools wrote none): not stale, and
+            // given their size only when this manifest is rewritten anyway.
+            var sizeless: [(index: Int, key: String, size: Int64)] = []
             for entryIndex in entries.indices {
                 guard let filename = entries[entryIndex]["filename"]?.string else { continue }
                 let path = document.bundlePath(of: filename)
@@ -72,7 +77,10 @@ public enum BundleHasher {
                 let key = entries[entryIndex]["SHA"] != nil && entries[entryIndex]["sha"] == nil ? "SHA" : "sha"
                 let recorded = entries[entryIndex][key]?.string
                 let recordedSize: Int64? = if case .number(let text)? = entries[entryIndex]["size"] { Int64(text) } else { nil }
-                if recorded?.lowercased() != actual.0.hex || recordedSize != actual.1 {
+                let sizeIsStale = recordedSize.map { $0 != actual.1 } ?? false
+                if recorded?.lowercased() == actual.0.hex, !sizeIsStale {
+                    if recordedSize == nil { sizeless.append((entryIndex, key, actual.1)) }
+                } else {
                     report.stale.append(Stale(manifest: document.url.path.replacingOccurrences(of: root.path + "/", with: ""),
                                               filename: filename, recorded: recorded, actual: actual.0.hex,
                                               recordedSize: recordedSize, actualSize: actual.1))
@@ -87,6 +95,7 @@ public enum BundleHasher {
                 manifestBytes[path] = document.original
                 continue
             }
+            for (entryIndex, key, size) in sizeless { entries[entryIndex].set("size", .number(String(size)), after: key) }
             document.entries = entries
             // Changed content gets the next sequence, so devices take it and refuse older copies.
             if document.folder.isEmpty, let sequence = document.json["sequence"]?.integer {

@@ -8,8 +8,10 @@ import FreshAir
 /// an unsafe path, a condition that does not parse, a listed file that is missing or whose
 /// digest or size differs, a link leaving the bundle, a `.strings` file that does not parse,
 /// a feature without `<key>.title` or `<key>.description` in a language the bundle has, or
-/// without an image, a root manifest past its `expires` date. Warnings: files on disk that no
-/// manifest lists, a root manifest expiring within a week.
+/// without an image, a root manifest past its `expires` date, an entry with an unreadable digest
+/// or size that a device the bundle targets could select. Warnings: files on disk that no
+/// manifest lists, a root manifest expiring within a week, keys FreshAir does not read, an
+/// unreadable entry that only platforms the bundle never names would select.
 public enum BundleValidator {
     public struct Problem: Sendable, Hashable, Codable, CustomStringConvertible {
         public enum Severity: String, Sendable, Codable { case error, warning }
@@ -28,16 +30,49 @@ public enum BundleValidator {
 
     public static func run(bundle: URL) async -> [Problem] {
         let root = bundle.standardizedFileURL.resolvingSymlinksInPath()
-        var problems: [Problem] = []
-        var listed: Set<String> = []
-        checkManifest(root: root, folder: "", depth: 0, problems: &problems, listed: &listed)
+        var walk = ManifestWalk()
+        checkManifest(root: root, folder: "", depth: 0, walk: &walk)
+        var problems = walk.problems + walk.defectProblems()
         checkReleaseNotes(root: root, problems: &problems)
+        checkPresentation(root: root, problems: &problems)
         checkStringsFiles(root: root, problems: &problems)
         let onDisk = (try? BundleFolder.files(in: root).map(\.path)) ?? []
-        for path in onDisk where !listed.contains(path) && !isAuthoringOnly(path) {
+        for path in onDisk where !walk.listed.contains(path) && !isAuthoringOnly(path) && !walk.isUnderUnreadableManifest(path) {
             problems.append(Problem(severity: .warning, file: path, message: "on disk but in no manifest: devices will not get it (run `breeze generate`)"))
         }
         return problems
+    }
+
+    /// What the walk over a bundle's manifests gathers before entries can be judged.
+    private struct ManifestWalk {
+        var problems: [Problem] = []
+        var listed: Set<String> = []
+        /// Folders whose manifest could not be read: their files are not "in no manifest".
+        var unreadableFolders: [String] = []
+        /// Entries whose digest or size could not be read, judged once every platform is known.
+        var defects: [(manifest: String, index: Int, entry: ManifestEntry)] = []
+        /// The platforms the bundle's conditions name: the devices it is meant for.
+        var platforms: Set<String> = []
+
+        func isUnderUnreadableManifest(_ path: String) -> Bool {
+            unreadableFolders.contains { $0.isEmpty || path.hasPrefix($0 + "/") }
+        }
+
+        /// A broken entry is an error when some device the bundle targets could select it (that
+        /// device would refuse the manifest), else a warning: only a platform the bundle never
+        /// names would select it.
+        func defectProblems() -> [Problem] {
+            let known = platforms.isEmpty ? [ConditionEnvironment()] : platforms.sorted().map { ConditionEnvironment(["platform": .string($0)]) }
+            return defects.map { defect in
+                let described = "entry \(defect.index) (\"\(defect.entry.path)\"): \(defect.entry.defect!)"
+                if known.contains(where: { defect.entry.condition.evaluate(knowing: $0) != false }) {
+                    return Problem(severity: .error, file: defect.manifest, message: "\(described); devices that select it refuse the manifest")
+                }
+                return Problem(severity: .warning, file: defect.manifest,
+                               message: "\(described); no platform this bundle names (\(platforms.sorted().joined(separator: ", "))) selects it, "
+                                   + "so only another platform's devices would refuse the manifest")
+            }
+        }
     }
 
     /// Files the authoring tools keep beside content: manifests and asset-catalog metadata.
@@ -47,59 +82,91 @@ public enum BundleValidator {
 
     private static func relative(_ folder: String, _ name: String) -> String { folder.isEmpty ? name : "\(folder)/\(name)" }
 
-    private static func checkManifest(root: URL, folder: String, depth: Int, problems: inout [Problem], listed: inout Set<String>) {
+    private static func checkManifest(root: URL, folder: String, depth: Int, walk: inout ManifestWalk) {
         let manifestPath = relative(folder, "manifest.json")
-        listed.insert(manifestPath)
+        walk.listed.insert(manifestPath)
         guard let data = try? Data(contentsOf: root.appendingPathComponent(manifestPath)) else {
-            problems.append(Problem(severity: .error, file: manifestPath, message: "missing (run `breeze generate`)"))
+            walk.problems.append(Problem(severity: .error, file: manifestPath, message: "missing (run `breeze generate`)"))
             return
         }
         let manifest: Manifest
         do { manifest = try Manifest(data: data, source: manifestPath) } catch {
-            problems.append(Problem(severity: .error, file: manifestPath, message: error.detail))
+            walk.problems.append(Problem(severity: .error, file: manifestPath, message: error.detail))
+            walk.unreadableFolders.append(folder)
             return
+        }
+        if let document = try? JSONReader.parse(data) {
+            walk.problems += unknownMembers(ofManifest: document, file: manifestPath)
         }
         if depth == 0, let expires = manifest.expires {
             // Devices refuse an expired root manifest; a week's notice before that.
             if expires < Date() {
-                problems.append(Problem(severity: .error, file: manifestPath, message: "expired at \(expires.formatted(.iso8601)): devices will refuse it; set a later \"expires\""))
+                walk.problems.append(Problem(severity: .error, file: manifestPath, message: "expired at \(expires.formatted(.iso8601)): devices will refuse it; set a later \"expires\""))
             } else if expires < Date().addingTimeInterval(7 * 86_400) {
-                problems.append(Problem(severity: .warning, file: manifestPath, message: "expires at \(expires.formatted(.iso8601)), within a week: publish a fresh manifest before then"))
+                walk.problems.append(Problem(severity: .warning, file: manifestPath, message: "expires at \(expires.formatted(.iso8601)), within a week: publish a fresh manifest before then"))
             }
         }
         if depth == 0, !manifest.signatures.isEmpty {
-            checkSignatures(manifest, file: manifestPath, problems: &problems)
+            checkSignatures(manifest, file: manifestPath, problems: &walk.problems)
         }
         let prefix = folder.isEmpty ? nil : try? BundlePath(folder)
         for (index, entry) in manifest.entries.enumerated() {
             let path = prefix.map { $0.appending(entry.path).string } ?? entry.path.string
-            listed.insert(path)
+            walk.listed.insert(path)
+            walk.platforms.formUnion(entry.condition.values(comparedWith: "platform"))
+            if entry.defect != nil { walk.defects.append((manifestPath, index, entry)) }
             let url = root.appendingPathComponent(path)
             if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) {
                 let resolved = url.deletingLastPathComponent().appendingPathComponent(target).standardizedFileURL.path
                 if target.hasPrefix("/") || !resolved.hasPrefix(root.path + "/") {
-                    problems.append(Problem(severity: .error, file: path, message: "entry \(index) is a link to \(target), outside the bundle"))
+                    walk.problems.append(Problem(severity: .error, file: path, message: "entry \(index) is a link to \(target), outside the bundle"))
                     continue
                 }
             }
             guard FileManager.default.fileExists(atPath: url.path) else {
-                problems.append(Problem(severity: .error, file: manifestPath, message: "entry \(index) (\"\(entry.path)\"): the file does not exist"))
+                walk.problems.append(Problem(severity: .error, file: manifestPath, message: "entry \(index) (\"\(entry.path)\"): the file does not exist"))
                 continue
             }
             if entry.hash != nil || entry.size != nil, let (digest, size) = try? ContentHash.ofFile(at: url, using: entry.hash?.algorithm ?? .sha256) {
                 if let expected = entry.hash, expected != digest {
-                    problems.append(Problem(severity: .error, file: manifestPath, message: "entry \(index) (\"\(entry.path)\"): digest is stale (run `breeze hash`)"))
+                    walk.problems.append(Problem(severity: .error, file: manifestPath, message: "entry \(index) (\"\(entry.path)\"): digest is stale (run `breeze hash`)"))
                 } else if let expected = entry.size, expected != size {
-                    problems.append(Problem(severity: .error, file: manifestPath, message: "entry \(index) (\"\(entry.path)\"): size \(expected) is stale, the file has \(size) bytes"))
+                    walk.problems.append(Problem(severity: .error, file: manifestPath, message: "entry \(index) (\"\(entry.path)\"): size \(expected) is stale, the file has \(size) bytes"))
                 }
             }
             if entry.isChildManifest {
                 guard depth < 8 else {
-                    problems.append(Problem(severity: .error, file: path, message: "child manifests nest deeper than 8 levels"))
+                    walk.problems.append(Problem(severity: .error, file: path, message: "child manifests nest deeper than 8 levels"))
                     continue
                 }
-                checkManifest(root: root, folder: entry.path.parent.map { relative(folder, $0.string) } ?? folder, depth: depth + 1, problems: &problems, listed: &listed)
+                checkManifest(root: root, folder: entry.path.parent.map { relative(folder, $0.string) } ?? folder, depth: depth + 1, walk: &walk)
             }
+        }
+    }
+
+    /// Warnings for members FreshAir does not read, in the root object, entries and their
+    /// `conditions`: a misspelt key is silently ignored by every device.
+    private static func unknownMembers(ofManifest document: JSONValue, file: String) -> [Problem] {
+        var problems: [Problem] = []
+        let entries: [JSONValue]
+        if let array = document.array {
+            entries = array
+        } else {
+            problems += unknownMembers(of: document, known: Manifest.knownMembers, file: file, at: "the manifest")
+            entries = document["files"]?.array ?? []
+        }
+        for (index, entry) in entries.enumerated() {
+            problems += unknownMembers(of: entry, known: ManifestEntry.knownMembers, file: file, at: "entry \(index)")
+            for (number, requirement) in (entry["conditions"]?.array ?? []).enumerated() {
+                problems += unknownMembers(of: requirement, known: ManifestEntry.knownRequirementMembers, file: file, at: "entry \(index), conditions[\(number)]")
+            }
+        }
+        return problems
+    }
+
+    private static func unknownMembers(of object: JSONValue, known: Set<String>, file: String, at place: String) -> [Problem] {
+        (object.pairs ?? []).filter { !known.contains($0.key) }.map { member in
+            Problem(severity: .warning, file: file, message: "\(place): unknown key \"\(member.key)\", which FreshAir ignores (a misspelling?)", key: member.key)
         }
     }
 
@@ -119,6 +186,12 @@ public enum BundleValidator {
             problems.append(Problem(severity: .error, file: path, message: error.detail))
             return
         }
+        if let document = try? JSONReader.parse(data, lenient: true) {
+            problems += unknownMembers(of: document, known: ReleaseNotes.knownMembers, file: path, at: "the release notes")
+            for (index, release) in (document["releases"]?.array ?? []).enumerated() {
+                problems += unknownMembers(of: release, known: ReleaseNotes.knownReleaseMembers, file: path, at: "releases[\(index)]")
+            }
+        }
         let languages = ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [])
             .filter { $0.hasSuffix(".lproj") && $0 != "Base.lproj" }.map { String($0.dropLast(6)) }.sorted()
         let content = ContentBundle(root: root, preferredLocalizations: [])
@@ -133,6 +206,18 @@ public enum BundleValidator {
             if content.imageURL(named: key) == nil {
                 problems.append(Problem(severity: .error, file: path, message: "feature \(key) has no image named \(key)", key: key))
             }
+        }
+    }
+
+    private static func checkPresentation(root: URL, problems: inout [Problem]) {
+        let path = "presentation.json"
+        guard let data = try? Data(contentsOf: root.appendingPathComponent(path)) else { return }
+        do { _ = try Presentation(data: data, source: path) } catch {
+            problems.append(Problem(severity: .error, file: path, message: error.detail))
+            return
+        }
+        if let document = try? JSONReader.parse(data, lenient: true) {
+            problems += unknownMembers(of: document, known: Presentation.knownMembers, file: path, at: "the presentation")
         }
     }
 

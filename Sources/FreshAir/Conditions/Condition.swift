@@ -4,7 +4,8 @@ import Foundation
 /// (`platform == 'iOS' && systemVersion > 8.4`) and the JSON form
 /// (`[{"key", "value", "comparison"}]`) compile into.
 ///
-/// Evaluation is pure and total: an unknown key makes its comparison false, never a crash.
+/// Evaluation is pure and total: a comparison with a key the environment lacks is false (`!=`
+/// included; its negation, `NOT (a == b)`, is true), never a crash.
 public indirect enum Condition: Sendable, Hashable {
     case always
     case never

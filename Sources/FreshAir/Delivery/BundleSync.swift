@@ -100,7 +100,9 @@ public struct BundleSync: Sendable {
         let live = update.live?.source == baseURL.absoluteString ? update.live : nil
         let liveDirectory = live == nil ? nil : update.liveDirectory
         let liveRootPath = liveDirectory.map { $0 + "/manifest.json" }
-        let hasLiveRoot = liveRootPath.map(Disk.exists) ?? false
+        // Files `verify()` found damaged are fetched again; the stored root is not trusted then.
+        let damaged = store.damagedPaths(of: live?.id)
+        let hasLiveRoot = damaged.isEmpty && (liveRootPath.map(Disk.exists) ?? false)
         // After a rollback, ask whether the server still has what was rolled back from.
         let rejected = live == nil ? nil : try store.rejected(from: baseURL.absoluteString)
         let keptAfterRollback = SyncSummary.nothingInstalled(.keptAfterRollback, version: live?.id, notModified: true, reused: live?.files.count ?? 0)
@@ -115,7 +117,7 @@ public struct BundleSync: Sendable {
         switch try await fetcher.document(
             at: manifestURL, validators: hasLiveRoot ? rejected?.validators ?? live?.validators : nil, limit: configuration.maxDocumentSize)
         {
-        case .notModified:
+        case .notModified, .notNewer:  // document(at:) answers only the first of these
             report(.notModified)
             if rejected?.validators != nil { return keptAfterRollback }
             if let live, let current = try Self.unchanged(
@@ -154,13 +156,13 @@ public struct BundleSync: Sendable {
         let metadata = recordMetadata(tree, fingerprint: fingerprint)
         let selected = tree.files
         let plan = SyncPlanner.plan(selected: selected, live: live) { path, record in
-            Disk.status(liveDirectory! + "/" + path)?.size == record.size
+            !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
         }
         report(.planned(plan.summary))
 
         let keptCount = plan.actions.count(where: { if case .keep = $0.action { true } else { false } })
         var summary = SyncSummary.nothingInstalled(.alreadyCurrent, version: live?.id, notModified: notModified, reused: keptCount)
-        if plan.changesNothing {
+        if plan.changesNothing, damaged.isEmpty {
             if var record = live {
                 // Same content under new validators, sequence or environment (a re-upload, an
                 // app upgrade that changed nothing here): remember them, so the next 304 is final.

@@ -68,6 +68,11 @@ struct ManifestTree {
             (selection.sequence, selection.expires, selection.identity) = (manifest.sequence, manifest.expires, manifest.identity)
         }
         let applicable = manifest.entries.filter { $0.condition.evaluate(in: environment) }
+        // An entry this device selects must be whole; a broken one it skips is another device's.
+        if let index = manifest.entries.firstIndex(where: { $0.defect != nil && $0.condition.evaluate(in: environment) }) {
+            let entry = manifest.entries[index]
+            throw FreshAirError.manifest(ManifestError(source: source, problem: .entry(index: index, filename: entry.path.string, entry.defect!)))
+        }
         // This manifest's children are loaded together; the walk below still takes them in
         // document order, so the result is the same as loading them one by one.
         let children = try await loadAll(budget: budget, applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash) }

@@ -57,6 +57,9 @@ public struct PackageUpdater: Sendable {
             case downloaded
             /// The server answered `304`: what is installed is current.
             case notModified
+            /// The server answered `200` with a `Last-Modified` no later than the installed
+            /// copy's (``serverLastModified``): the installed copy (a newer bundled one, say) stays.
+            case serverCopyNotNewer
             /// The server still offers only the package this device rolled back from
             /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``); the live version stays.
             case keptAfterRollback
@@ -70,6 +73,8 @@ public struct PackageUpdater: Sendable {
         public var requests: Int
         /// The installed content's `Last-Modified`.
         public var lastModified: String?
+        /// The server's `Last-Modified`, when its copy was found no newer than the installed one.
+        public var serverLastModified: String?
         public var seconds: Double
 
         public var oneLine: String {
@@ -77,6 +82,9 @@ public struct PackageUpdater: Sendable {
             switch outcome {
             case .notModified:
                 return "Package current (304 Not Modified); \(bundled)\(requests) request\(requests == 1 ? "" : "s")."
+            case .serverCopyNotNewer:
+                return "Package current: the server's copy (Last-Modified \(serverLastModified ?? "unknown")) is not newer than the installed one "
+                    + "(\(lastModified ?? "unknown")); \(bundled)\(requests) request\(requests == 1 ? "" : "s")."
             case .keptAfterRollback:
                 return "Kept version \(version ?? 0): the server still offers the package rolled back from; \(requests) request\(requests == 1 ? "" : "s")."
             case .downloaded:
@@ -102,66 +110,76 @@ public struct PackageUpdater: Sendable {
                 }
                 installedBundled = true
             }
-            let live = update.live
-            // After a rollback, ask whether the server still has what was rolled back from.
-            let rejected = live == nil ? nil : try store.rejected(from: remote.absoluteString)
-            let known = installer.packageExists(liveFolder: store.liveDirectory) ? (rejected?.validators ?? live?.validators) : nil
-            let partial = store.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
-            var job = DownloadJob(
-                label: remote.lastPathComponent, url: remote, partialPath: partial, expectedHash: nil, expectedSize: nil,
-                limit: configuration.sizeCap(declared: false), validators: known ?? HTTPValidators())
-            job.isTransient = true
-            var result = Result(
-                outcome: .notModified, installedBundled: installedBundled, version: live?.id, bytesDownloaded: 0, requests: 0,
-                lastModified: live?.validators?.lastModified, seconds: 0)
-            // With keys pinned, the signed `.sig` document is what is checked conditionally; the
-            // package is then fetched whole and must match its signed digest and size.
-            var signed: SignedPackage?
-            if let keys = try await KeyRotation.currentKeys(configuration: configuration, statePath: store.keyDocumentPath, fetcher: fetcher) {
-                // A bundled copy's validators are the package's, not the document's: ask afresh.
-                let documentValidators = live?.metadata[RecordKey.origin] == "bundled" ? nil : known
-                guard let release = try await signedRelease(fetcher: fetcher, keys: keys, validators: documentValidators, live: live) else {
-                    if let expires = live?.metadata[RecordKey.expires].flatMap(Double.init) {
-                        try FreshnessCheck.checkExpiryOrThrow(Date(timeIntervalSince1970: expires), source: signatureURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
+            // Once the bundled copy is live, a server that cannot be asked must not read as if
+            // nothing were installed.
+            do {
+                let live = update.live
+                // After a rollback, ask whether the server still has what was rolled back from.
+                let rejected = live == nil ? nil : try store.rejected(from: remote.absoluteString)
+                // A package found damaged (`verify()`) is fetched whole, as if nothing were installed.
+                let intact = installer.packageExists(liveFolder: store.liveDirectory) && !store.liveVersionIsDamaged
+                let known = intact ? (rejected?.validators ?? live?.validators) : nil
+                let partial = store.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
+                var job = DownloadJob(
+                    label: remote.lastPathComponent, url: remote, partialPath: partial, expectedHash: nil, expectedSize: nil,
+                    limit: configuration.sizeCap(declared: false), validators: known ?? HTTPValidators())
+                job.isTransient = true
+                var result = Result(
+                    outcome: .notModified, installedBundled: installedBundled, version: live?.id, bytesDownloaded: 0, requests: 0,
+                    lastModified: live?.validators?.lastModified, seconds: 0)
+                // With keys pinned, the signed `.sig` document is what is checked conditionally; the
+                // package is then fetched whole and must match its signed digest and size.
+                var signed: SignedPackage?
+                if let keys = try await KeyRotation.currentKeys(configuration: configuration, statePath: store.keyDocumentPath, fetcher: fetcher) {
+                    // A bundled copy's validators are the package's, not the document's: ask afresh.
+                    let documentValidators = live?.metadata[RecordKey.origin] == "bundled" ? nil : known
+                    guard let release = try await signedRelease(fetcher: fetcher, keys: keys, validators: documentValidators, live: live) else {
+                        if let expires = live?.metadata[RecordKey.expires].flatMap(Double.init) {
+                            try FreshnessCheck.checkExpiryOrThrow(Date(timeIntervalSince1970: expires), source: signatureURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
+                        }
+                        if rejected?.validators != nil { result.outcome = .keptAfterRollback }
+                        return finished(result, started: started, fetcher: fetcher)
                     }
-                    if rejected?.validators != nil { result.outcome = .keptAfterRollback }
-                    return finished(result, started: started, fetcher: fetcher)
+                    if var current = live, intact,
+                       current.metadata[RecordKey.sha256] == release.document.sha256.hex {
+                        // The same package under a newer signed document: remember the document.
+                        current.validators = release.validators
+                        current.metadata.merge(release.metadata) { _, new in new }
+                        try update.writeRecord(current)
+                        return finished(result, started: started, fetcher: fetcher)
+                    }
+                    job.expectedHash = release.document.sha256
+                    job.expectedSize = release.document.size
+                    job.limit = configuration.maxFileSize
+                    job.validators = nil
+                    signed = release
                 }
-                if var current = live, installer.packageExists(liveFolder: store.liveDirectory),
-                   current.metadata[RecordKey.sha256] == release.document.sha256.hex {
-                    // The same package under a newer signed document: remember the document.
-                    current.validators = release.validators
-                    current.metadata.merge(release.metadata) { _, new in new }
-                    try update.writeRecord(current)
-                    return finished(result, started: started, fetcher: fetcher)
+                try await update.assemble { staged in
+                    // The default installer unpacks while the package downloads; others get the file.
+                    let streaming = (installer as? ExtractingInstaller).flatMap {
+                        StreamingExtraction(installer: $0, format: format, folder: URL(fileURLWithPath: staged.path), package: remote.lastPathComponent)
+                    }
+                    let outcome = try await fetcher.download(job, tee: streaming, progress: { _ in })
+                    guard case .fetched(let file, let validators) = outcome else {
+                        if case .notNewer(let date) = outcome { (result.outcome, result.serverLastModified) = (.serverCopyNotNewer, date) }
+                        if rejected?.validators != nil { result.outcome = .keptAfterRollback }
+                        return nil
+                    }
+                    // The package itself is not kept: gone before activation flushes the disk.
+                    defer { try? Disk.remove(file.path) }
+                    result.outcome = .downloaded
+                    result.bytesDownloaded = file.size
+                    result.lastModified = validators.lastModified
+                    var installed = try await record(installing: URL(fileURLWithPath: file.path), into: staged,
+                                                     unpacked: file.teedWholeBody ? streaming : nil, validators: signed?.validators ?? validators, origin: "remote")
+                    installed.metadata.merge(signed?.metadata ?? [:]) { _, new in new }
+                    return installed
                 }
-                job.expectedHash = release.document.sha256
-                job.expectedSize = release.document.size
-                job.limit = configuration.maxFileSize
-                job.validators = nil
-                signed = release
+                result.version = update.live?.id
+                return finished(result, started: started, fetcher: fetcher)
+            } catch let error as FreshAirError where installedBundled {
+                throw FreshAirError.bundledCopyOnly(error)
             }
-            try await update.assemble { staged in
-                // The default installer unpacks while the package downloads; others get the file.
-                let streaming = (installer as? ExtractingInstaller).flatMap {
-                    StreamingExtraction(installer: $0, format: format, folder: URL(fileURLWithPath: staged.path), package: remote.lastPathComponent)
-                }
-                guard case .fetched(let file, let validators) = try await fetcher.download(job, tee: streaming, progress: { _ in }) else {
-                    if rejected?.validators != nil { result.outcome = .keptAfterRollback }
-                    return nil
-                }
-                // The package itself is not kept: gone before activation flushes the disk.
-                defer { try? Disk.remove(file.path) }
-                result.outcome = .downloaded
-                result.bytesDownloaded = file.size
-                result.lastModified = validators.lastModified
-                var installed = try await record(installing: URL(fileURLWithPath: file.path), into: staged,
-                                                 unpacked: file.teedWholeBody ? streaming : nil, validators: signed?.validators ?? validators, origin: "remote")
-                installed.metadata.merge(signed?.metadata ?? [:]) { _, new in new }
-                return installed
-            }
-            result.version = update.live?.id
-            return finished(result, started: started, fetcher: fetcher)
         }
     }
 

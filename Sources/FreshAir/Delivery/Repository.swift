@@ -119,7 +119,7 @@ public struct Repository: Sendable {
         // With keys pinned, only a state saved from a verified index counts.
         let trustedSaved = keysPinned && saved?.sequence == nil ? nil : saved
         switch try await fetcher.document(at: indexURL, validators: trustedSaved?.validators, limit: configuration.maxDocumentSize) {
-        case .notModified:
+        case .notModified, .notNewer:  // document(at:) answers only the first of these
             (index, validators, notModified) = (trustedSaved!.index, trustedSaved?.validators, true)
             if let expires = trustedSaved?.expires {
                 try FreshnessCheck.checkExpiryOrThrow(expires, source: indexURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
@@ -136,7 +136,10 @@ public struct Repository: Sendable {
             (validators, notModified) = (newValidators, false)
         }
 
-        let moved = index.bundles.keys.sorted().filter { installedVersion(of: $0) != index.bundles[$0]!.version }
+        // A bundle that `verify()` found damaged is installed again, whatever its version.
+        let moved = index.bundles.keys.sorted().filter {
+            installedVersion(of: $0) != index.bundles[$0]!.version || store(forBundle: $0).liveVersionIsDamaged
+        }
         // An archive URL names one version: one rolled back from is not installed again.
         let kept = try moved.filter { name in
             let store = store(forBundle: name)

@@ -41,6 +41,10 @@ public struct Manifest: Sendable, Hashable {
     /// What ``signatures`` cover (see ``ManifestSignature/message(for:)``).
     public var signedMessage: [UInt8]? { release.signedMessage }
 
+    /// The members FreshAir reads in the object form's top level; `breeze validate` warns
+    /// about any other (a misspelt `expires` would otherwise go unnoticed).
+    public static let knownMembers: Set<String> = ["format", "files", "identity", "sequence", "expires", ManifestSignature.member]
+
     /// An in-memory manifest.
     public init(entries: [ManifestEntry], form: Form = .legacyArray, sequence: Int? = nil, expires: Date? = nil) {
         self.entries = entries
@@ -95,6 +99,12 @@ public struct ManifestEntry: Sendable, Hashable {
     public var size: Int64?
     /// When this file applies.
     public var condition: Condition
+    /// What is wrong with this entry's digest or size, when it could not be read.
+    ///
+    /// Such an entry still loads, so that a manifest whose broken entry serves other devices
+    /// (the original FreshAir's own example has a placeholder digest on a file iOS never
+    /// selects) works on this one; a device that selects the entry refuses the manifest.
+    public var defect: Problem?
 
     public init(path: BundlePath, hash: ContentHash? = nil, size: Int64? = nil, condition: Condition = .always) {
         self.path = path
@@ -102,6 +112,11 @@ public struct ManifestEntry: Sendable, Hashable {
         self.size = size
         self.condition = condition
     }
+
+    /// The members FreshAir reads in an entry.
+    public static let knownMembers: Set<String> = ["filename", "sha", "SHA", "size", "condition", "conditions"]
+    /// The members FreshAir reads in one of `conditions`' objects.
+    public static let knownRequirementMembers: Set<String> = ["key", "value", "comparison"]
 
     /// `true` for `…/Name.freshair/manifest.json`: a child manifest, followed recursively.
     public var isChildManifest: Bool { path.isChildManifest }
@@ -156,13 +171,20 @@ public struct ManifestEntry: Sendable, Hashable {
         do { path = try BundlePath(filename) } catch { throw .unsafePath(error) }
         let digest = lowerDigest ?? upperDigest  // "sha" wins when both are written
 
+        // A bad digest or size matters only to a device that selects the entry (see `defect`).
         if let digest, !digest.isNull {
-            guard let text = digest.string, let parsed = ContentHash(hex: text) else { throw .invalidHash(digest.string ?? digest.serialized(indent: 0)) }
-            hash = parsed
+            if let text = digest.string, let parsed = ContentHash(hex: text) {
+                hash = parsed
+            } else {
+                defect = .invalidHash(digest.string ?? digest.serialized(indent: 0))
+            }
         }
         if let declaredSize, !declaredSize.isNull {
-            guard let bytes = declaredSize.integer, bytes >= 0 else { throw .invalidSize(declaredSize.serialized(indent: 0)) }
-            size = bytes
+            if let bytes = declaredSize.integer, bytes >= 0 {
+                size = bytes
+            } else {
+                defect = defect ?? .invalidSize(declaredSize.serialized(indent: 0))
+            }
         }
 
         var parts: [Condition] = []

@@ -103,7 +103,8 @@ extension Manifest {
     /// In a signed bundle every entry needs a digest: a file without one could be anything.
     func requireDigests(source: String) throws(ManifestError) {
         if let unhashed = entries.firstIndex(where: { $0.hash == nil }) {
-            throw ManifestError(source: source, problem: .entry(index: unhashed, filename: entries[unhashed].path.string, .noDigestInSignedBundle))
+            throw ManifestError(source: source, problem: .entry(
+                index: unhashed, filename: entries[unhashed].path.string, entries[unhashed].defect ?? .noDigestInSignedBundle))
         }
     }
 }

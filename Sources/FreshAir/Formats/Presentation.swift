@@ -10,6 +10,9 @@ public struct Presentation: Sendable, Hashable {
     public var viewController: String?
     public var configuration: [String: JSONValue]
 
+    /// The members FreshAir reads; `breeze validate` warns about any other.
+    public static let knownMembers: Set<String> = ["screen", "viewController", "configuration"]
+
     /// Reads the document; the old example's `"key" = value` and trailing commas are accepted.
     public init(data: Data, source: String) throws(ManifestError) {
         let object: JSONValue

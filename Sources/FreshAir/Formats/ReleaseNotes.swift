@@ -17,13 +17,32 @@ public struct ReleaseNotes: Sendable, Hashable {
         public var features: [String]
         /// When this release applies to a device (always, when none is given).
         public var condition: Condition
+        /// The oldest system the release runs on (`minimumSystemVersion`, as the Android
+        /// original and the iOS schema write it): a device with an older `systemVersion`, or
+        /// none, is not offered the release and is not told about its features.
+        public var minimumSystemVersion: Version?
 
-        public init(version: Version, features: [String], condition: Condition = .always) {
+        public init(version: Version, features: [String], condition: Condition = .always, minimumSystemVersion: Version? = nil) {
             self.version = version
             self.features = features
             self.condition = condition
+            self.minimumSystemVersion = minimumSystemVersion
+        }
+
+        /// Whether the release applies to a device with `environment`: its condition holds
+        /// and its system is new enough.
+        public func applies(in environment: ConditionEnvironment) -> Bool {
+            if let minimumSystemVersion {
+                guard let system = environment["systemVersion"]?.version, system >= minimumSystemVersion else { return false }
+            }
+            return condition.evaluate(in: environment)
         }
     }
+
+    /// The members FreshAir reads at the top level and in each release; `breeze validate`
+    /// warns about any other.
+    public static let knownMembers: Set<String> = ["minimumVersion", "upgradeURL", "releases"]
+    public static let knownReleaseMembers: Set<String> = ["version", "features", "condition", "conditions", "minimumSystemVersion"]
 
     /// Versions below this must update.
     public var minimumVersion: Version?
@@ -84,14 +103,16 @@ public struct ReleaseNotes: Sendable, Hashable {
             } catch {
                 throw ManifestError(source: source, problem: .entry(index: index, filename: "release \(number)", error))
             }
-            releases.append(Release(version: number, features: features, condition: parts.isEmpty ? .always : .all(parts)))
+            let minimumSystem = try version(item["minimumSystemVersion"], "releases[\(index)].minimumSystemVersion")
+            releases.append(Release(
+                version: number, features: features, condition: parts.isEmpty ? .always : .all(parts), minimumSystemVersion: minimumSystem))
         }
         self.init(minimumVersion: minimumVersion, upgradeURL: upgradeURL, releases: releases)
     }
 
-    /// The releases whose conditions hold in `environment`, oldest first.
+    /// The releases that apply in `environment` (conditions and `minimumSystemVersion`), oldest first.
     public func releases(for environment: ConditionEnvironment) -> [Release] {
-        releases.filter { $0.condition.evaluate(in: environment) }
+        releases.filter { $0.applies(in: environment) }
     }
 
     /// Feature keys of the releases after `from` up to and including `to`, oldest first,

@@ -51,7 +51,15 @@ public struct RepositoryIndex: Sendable, Hashable, Codable {
         return .object(pairs)
     }
 
-    /// Reads an index, naming `source` in errors. Bundle names must be plain file names.
+    /// `"2"`, `" 2 "`: digits only, so that `"2.1"` or `"-1"` is still refused.
+    private static func wholeNumber(_ text: String) -> Int64? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        return Int64(trimmed)
+    }
+
+    /// Reads an index, naming `source` in errors. Bundle names must be plain file names;
+    /// versions are whole numbers, written as numbers or as strings of digits.
     public init(data: Data, source: String) throws(ManifestError) {
         let document: JSONValue
         do { document = try JSONReader.parse(data) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
@@ -61,7 +69,10 @@ public struct RepositoryIndex: Sendable, Hashable, Codable {
         guard let entries = document["bundles"]?.pairs else { throw shape("\"bundles\" is missing or not an object") }
         bundles = [:]
         for (name, entry) in entries {
-            guard let version = entry["version"]?.integer, let number = Int(exactly: version) else {
+            // Some publishers wrote the version as a string ("2"); it is the same number.
+            guard let version = entry["version"]?.integer ?? entry["version"]?.string.flatMap(Self.wholeNumber),
+                  let number = Int(exactly: version), number >= 0
+            else {
                 throw shape("\"\(name)\" has no whole-number \"version\"")
             }
             bundles[name] = Bundle(

@@ -63,29 +63,60 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         return try await handle(head, body)
     }
 
-    /// Names AsyncHTTPClient's and NIO's errors in the terms of ``TransportError``.
+    /// Names AsyncHTTPClient's and NIO's errors in the terms of ``TransportError``, with a
+    /// reason a person can act on ("connection refused"), not a type name.
     static func translate(_ error: any Error, url: URL) -> any Error {
         if error is CancellationError { return error }
-        let detail = String(describing: error)
         if let clientError = error as? HTTPClientError {
             switch clientError {
-            case .connectTimeout, .readTimeout, .deadlineExceeded:
-                return TransportError(kind: .timeout, url: url, detail: detail)
+            case .connectTimeout:
+                return TransportError(kind: .timeout, url: url, detail: "no connection within the connect timeout")
+            case .readTimeout:
+                return TransportError(kind: .timeout, url: url, detail: "the server sent nothing within the idle timeout")
+            case .deadlineExceeded:
+                return TransportError(kind: .timeout, url: url, detail: "no response within the request timeout")
             case .remoteConnectionClosed:
                 return TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
             case .cancelled:
                 return CancellationError()
+            case .redirectLimitReached, .redirectCycleDetected:
+                return TransportError(kind: .other, url: url, detail: "the server redirects in a loop")
             default:
                 break
             }
         }
-        if error is NIOConnectionError || detail.contains("connectionRefused") || detail.contains("Connection refused") {
-            return TransportError(kind: .connect, url: url, detail: detail)
+        if let connection = error as? NIOConnectionError {
+            let cause = connection.connectionErrors.first.map { reason($0.error) }
+                ?? (connection.dnsAError ?? connection.dnsAAAAError).map { "the host name did not resolve (\(reason($0)))" }
+                ?? "no address to connect to"
+            return TransportError(kind: .connect, url: url, detail: cause)
         }
-        if detail.contains("Connection reset") || detail.contains("ioOnClosedChannel") || detail.contains("EOF") || error is HTTPParserError {
-            return TransportError(kind: .interrupted, url: url, detail: detail)
+        if let io = error as? IOError {
+            switch io.errnoCode {
+            case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, EADDRNOTAVAIL:
+                return TransportError(kind: .connect, url: url, detail: reason(io))
+            case ECONNRESET, EPIPE:
+                return TransportError(kind: .interrupted, url: url, detail: reason(io))
+            default:
+                return TransportError(kind: .other, url: url, detail: reason(io))
+            }
         }
-        return TransportError(kind: .other, url: url, detail: detail)
+        if error is HTTPParserError {
+            return TransportError(kind: .interrupted, url: url, detail: "the server's response was not valid HTTP (\(error))")
+        }
+        if error is ChannelError {
+            return TransportError(kind: .interrupted, url: url, detail: "the connection closed unexpectedly")
+        }
+        // Other libraries' errors (TLS, say) still count as a cut connection when they say so.
+        let detail = String(describing: error)
+        let cut = detail.contains("Connection reset") || detail.contains("EOF") || detail.contains("uncleanShutdown")
+        return TransportError(kind: cut ? .interrupted : .other, url: url, detail: detail)
+    }
+
+    /// `strerror`'s words for a system error ("connection refused"), else the error's own.
+    static func reason(_ error: any Error) -> String {
+        guard let io = error as? IOError else { return String(describing: error) }
+        return String(cString: strerror(io.errnoCode)).lowercased()
     }
 }
 

@@ -13,6 +13,10 @@ final class RequestCounter: Sendable {
 enum FetchOutcome<Content: Sendable>: Sendable {
     /// `304`: what is stored is current.
     case notModified
+    /// `200` for a request validated by date alone, with a `Last-Modified` no later than the
+    /// stored copy's (nginx answers so when the dates differ): the server's copy is not newer,
+    /// and its body was not read. Only downloads (packages) are validated this way.
+    case notNewer(serverLastModified: String)
     case fetched(Content, HTTPValidators)
 }
 
@@ -88,6 +92,12 @@ struct Fetcher: Sendable {
         clockSkew = configuration.clockSkewTolerance
     }
 
+    /// `file://` URLs are read from disk (a local folder or archive as a source); every
+    /// other URL goes through the sync's transport.
+    func transport(for url: URL) -> any HTTPTransport {
+        url.isFileURL ? LocalFileTransport() : transport
+    }
+
     /// A response's validators, less a date from the future.
     func validators(_ head: HTTPResponseHead) -> HTTPValidators {
         HTTPValidators(head, datesNoLaterThan: latestAcceptableDate)
@@ -109,7 +119,7 @@ struct Fetcher: Sendable {
             var request = HTTPGetRequest(url: url, headers: headers, timeout: timeout)
             request.headers += validators?.droppingDate(after: latestAcceptableDate).conditionalHeaders ?? []
             do {
-                return try await transport.get(request) { head, body in
+                return try await transport(for: url).get(request) { head, body in
                     let body = body.enforcing(throughput, url: url)
                     switch head.status {
                     case 304 where validators != nil: return .notModified
@@ -149,7 +159,7 @@ struct Fetcher: Sendable {
                 request.headers += job.validators?.droppingDate(after: latestAcceptableDate).conditionalHeaders ?? []
             }
             do {
-                return try await transport.get(request) { head, body in
+                return try await transport(for: job.url).get(request) { head, body in
                     try await receive(job, head: head, body: body.enforcing(throughput, url: job.url), offset: offset, sidecar: sidecar, tee: tee, progress: progress)
                 }
             } catch let error as TransportError {
@@ -170,7 +180,7 @@ struct Fetcher: Sendable {
         case 200 where Self.isNoNewerThan(head, job.validators?.droppingDate(after: latestAcceptableDate)):
             // Date-only validation against a server that matches If-Modified-Since exactly
             // (nginx's default): its copy is not newer than ours, so skip the body.
-            return .notModified
+            return .notNewer(serverLastModified: head["Last-Modified"] ?? "")
         case 200:
             offset = 0  // A full body: the server ignored the range, or the file changed.
             total = head.contentLength

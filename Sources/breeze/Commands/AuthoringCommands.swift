@@ -39,8 +39,8 @@ struct HashCommand: AsyncParsableCommand {
                 print("\(check ? "stale" : "updated"): \(stale.manifest): \(stale.filename) \(stale.recorded.map { String($0.prefix(12)) } ?? "(none)") → \(stale.actual.prefix(12))")
             }
             for missing in report.missing { print("missing: \(missing)") }
-            print("\(report.filesHashed) files hashed; \(report.stale.count) \(check ? "stale" : "updated"); \(report.missing.count) missing."
-                  + (check ? "" : " \(report.manifestsWritten.count) manifest\(report.manifestsWritten.count == 1 ? "" : "s") written.")
+            print("\(counted(report.filesHashed, "file")) hashed; \(report.stale.count) \(check ? "stale" : "updated"); \(report.missing.count) missing."
+                  + (check ? "" : " \(counted(report.manifestsWritten.count, "manifest")) written.")
                   + (report.sequence.map { check ? " The root manifest would get sequence \($0)." : " Root manifest sequence: \($0)." } ?? "")
                   + (report.signaturesRemoved > 0 && !check ? " Its signatures no longer matched and were removed: run `breeze sign` again." : ""))
         }
@@ -116,7 +116,7 @@ struct PlanCommand: AsyncParsableCommand {
         for file in files { print("\(file.size.map { String($0) } ?? "?")\t\(file.path)") }
         let known = files.compactMap(\.size)
         let unknown = files.count - known.count
-        print("\(files.count) files, \(ByteCount(known.reduce(0, +)))" + (unknown > 0 ? " (+\(unknown) of undeclared size)" : ""))
+        print("\(counted(files.count, "file")), \(ByteCount(known.reduce(0, +)))" + (unknown > 0 ? " (+\(unknown) of undeclared size)" : ""))
     }
 }
 

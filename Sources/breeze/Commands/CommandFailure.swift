@@ -13,7 +13,12 @@ struct CommandFailure: Error, CustomStringConvertible {
 
     var exitCode: Int32 {
         guard let error = underlying as? FreshAirError else { return 1 }
+        return Self.exitCode(for: error)
+    }
+
+    static func exitCode(for error: FreshAirError) -> Int32 {
         switch error {
+        case .bundledCopyOnly(let underlying): return exitCode(for: underlying)
         case .httpStatus: return 69  // EX_UNAVAILABLE
         case .transport: return 75  // EX_TEMPFAIL
         case .manifest, .hashMismatch, .sizeMismatch, .bodyTooLarge, .archive, .unsafePath: return 65  // EX_DATAERR

@@ -18,7 +18,7 @@ struct PackageCommand: ParsableCommand {
 
     func run() throws {
         let summary = try PackageWriter.write(folder: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: output), meta: meta)
-        print("Wrote \(output): \(summary.files) files, \(summary.bytes) bytes" + (meta ? "; \(output).meta Last-Modified \(summary.lastModified)" : ""))
+        print("Wrote \(output): \(counted(summary.files, "file")), \(counted(Int(summary.bytes), "byte"))" + (meta ? "; \(output).meta Last-Modified \(summary.lastModified)" : ""))
     }
 }
 

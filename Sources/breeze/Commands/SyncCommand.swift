@@ -16,7 +16,7 @@ struct SyncCommand: AsyncParsableCommand {
             folder (default: .<DIR name>.freshair-store beside DIR), with the previous one for rollback.
             """)
 
-    @Argument(help: "The bundle folder URL, the package URL, or (with --repo) the repository source URL.")
+    @Argument(help: "The bundle folder URL, the package URL, or (with --repo) the repository source URL; file:// URLs and local paths too.")
     var url: String
 
     @Argument(help: "Where the live content appears.")
@@ -64,7 +64,7 @@ struct SyncCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let remote = try Self.httpURL(url)
+        let remote = try Self.sourceURL(url)
         var configuration = SyncConfiguration()
         configuration.concurrency = max(1, concurrency)
         configuration.retry = RetryPolicy(maxAttempts: attempts)
@@ -78,12 +78,12 @@ struct SyncCommand: AsyncParsableCommand {
             do { pinned = try KeyDocument(data: Data(contentsOf: URL(fileURLWithPath: keyDocument)), source: keyDocument) } catch {
                 throw ValidationError("--keys: \(error)")
             }
-            configuration.keyRotation = KeyRotation(pinned: pinned, updates: try keyUpdates.map(Self.httpURL))
+            configuration.keyRotation = KeyRotation(pinned: pinned, updates: try keyUpdates.map(Self.sourceURL))
         }
         let transport = AsyncHTTPClientTransport(connectionsPerHost: configuration.concurrency)
         if let repo {
             let repository = Repository(
-                source: remote, id: repo, cdn: try cdn.map(Self.httpURL), directory: URL(fileURLWithPath: directory),
+                source: remote, id: repo, cdn: try cdn.map(Self.sourceURL), directory: URL(fileURLWithPath: directory),
                 transport: transport, configuration: configuration)
             try await report(transport: transport, render: \.oneLine) { try await repository.update() }
             return
@@ -127,11 +127,17 @@ struct SyncCommand: AsyncParsableCommand {
         print(json ? try JSONOutput.encode(summary) : render(summary))
     }
 
-    static func httpURL(_ text: String) throws -> URL {
-        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
-            throw ValidationError("'\(text)' is not an http(s) URL.")
+    /// An http(s) URL, a `file://` URL, or a path to a local folder or archive (read as a
+    /// `file://` source, with the same checks and atomic switch).
+    static func sourceURL(_ text: String) throws -> URL {
+        if let url = URL(string: text), let scheme = url.scheme?.lowercased() {
+            if scheme == "http" || scheme == "https" { return url }
+            if scheme == "file" { return URL(fileURLWithPath: url.path).standardizedFileURL }
         }
-        return url
+        guard FileManager.default.fileExists(atPath: text) else {
+            throw ValidationError("'\(text)' is neither an http(s) or file:// URL nor an existing folder or file.")
+        }
+        return URL(fileURLWithPath: text).standardizedFileURL
     }
 
     static func parseHeader(_ text: String) throws -> (name: String, value: String) {

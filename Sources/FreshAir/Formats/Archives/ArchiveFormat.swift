@@ -4,7 +4,9 @@ public enum ArchiveFormat: String, Sendable, Hashable, Codable, CaseIterable {
     case tarGzip
     /// `.tar`: an uncompressed tar archive (ustar, pax, GNU long names).
     case tar
-    /// `.gz`: one gzip-compressed file, installed under the name without `.gz`.
+    /// `.gz`: one gzip-compressed file, installed under the name without `.gz`; or, when what
+    /// it holds is a tar archive (`tar -czf content.gz`, as Fresh's README set it up), that
+    /// archive's files.
     case gzip
     /// `.zip`: stored or deflated entries.
     case zip

@@ -46,14 +46,24 @@ final class ArchiveStream {
     private let extractor: ArchiveExtractor
     private var parser = TarParser()
     private let inflater: Inflater?
+    private let singleFileName: String
+    /// What a `.gz` holds, told by its first 512 unpacked bytes: Fresh's own setup made its
+    /// package with `tar -czf content.gz`, so a `.gz` may be a whole tar archive.
+    private var gzipContent = GzipContent.undecided([])
+
+    private enum GzipContent {
+        case undecided([UInt8])
+        case tar
+        case singleFile
+    }
 
     /// `nil` for `.zip`, which is read through its central directory at the end of the file.
     init?(format: ArchiveFormat, destination: String, singleFileName: String, limits: ExtractionLimits) throws {
         guard format != .zip else { return nil }
         self.format = format
+        self.singleFileName = singleFileName
         extractor = try ArchiveExtractor(destination: destination, limits: limits)
         inflater = format == .tar ? nil : try Inflater(.gzip)
-        if format == .gzip { try extractor.begin(ArchiveEntry(path: singleFileName, kind: .file, size: nil, mode: 0o644)) }
     }
 
     func feed(_ bytes: UnsafeRawBufferPointer) throws {
@@ -61,15 +71,47 @@ final class ArchiveStream {
         switch format {
         case .tar: try parser.feed(bytes, extractor.handle)
         case .tarGzip: try inflater!.inflate(bytes) { output in try parser.feed(output, extractor.handle) }
-        case .gzip: try inflater!.inflate(bytes, sink: extractor.write)
+        case .gzip: try inflater!.inflate(bytes, sink: unpackedGzip)
         case .zip: break
         }
+    }
+
+    private func unpackedGzip(_ bytes: UnsafeRawBufferPointer) throws {
+        switch gzipContent {
+        case .tar: try parser.feed(bytes, extractor.handle)
+        case .singleFile: try extractor.write(bytes)
+        case .undecided(var head):
+            head.append(contentsOf: bytes)
+            guard head.count >= 512 else {
+                gzipContent = .undecided(head)
+                return
+            }
+            try decide(head)
+        }
+    }
+
+    /// Starts the `.gz` as a tar archive or as one file, and passes on what was held back.
+    private func decide(_ head: [UInt8]) throws {
+        if TarParser.startsWithHeader(head) {
+            gzipContent = .tar
+        } else {
+            gzipContent = .singleFile
+            try extractor.begin(ArchiveEntry(path: singleFileName, kind: .file, size: nil, mode: 0o644))
+        }
+        try head.withUnsafeBytes(unpackedGzip)
     }
 
     /// Checks the archive ended where it should and returns every file written.
     func finish() throws -> [String: FileRecord] {
         if let inflater, !inflater.isComplete { throw ArchiveError(.truncated, "the gzip data ends early") }
-        if format == .gzip { try extractor.end() } else { try parser.finish() }
+        if format == .gzip {
+            if case .undecided(let head) = gzipContent { try decide(head) }  // shorter than a tar header
+            if case .singleFile = gzipContent {
+                try extractor.end()
+                return extractor.records
+            }
+        }
+        try parser.finish()
         return extractor.records
     }
 }

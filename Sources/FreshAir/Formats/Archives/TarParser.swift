@@ -225,7 +225,16 @@ struct TarParser {
         return records
     }
 
-    private func verifyChecksum() throws(ArchiveError) {
+    /// Whether `bytes` begin with a ustar (POSIX or GNU) header whose checksum holds: how a
+    /// `.gz` package tells a tar archive inside from a single compressed file.
+    static func startsWithHeader(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 512, bytes[257..<262].elementsEqual("ustar".utf8) else { return false }
+        var probe = TarParser()
+        probe.block = Array(bytes[0..<512])
+        return probe.checksumMatches
+    }
+
+    private var checksumMatches: Bool {
         let recorded = try? number(148, 8, field: "checksum")
         var unsigned: Int64 = 0
         var signed: Int64 = 0
@@ -234,7 +243,11 @@ struct TarParser {
             unsigned += Int64(value)
             signed += Int64(Int8(bitPattern: value))
         }
-        guard recorded == unsigned || recorded == signed else {
+        return recorded == unsigned || recorded == signed
+    }
+
+    private func verifyChecksum() throws(ArchiveError) {
+        guard checksumMatches else {
             throw ArchiveError(.corrupt, "tar header checksum mismatch: the data is damaged, or an entry is longer than its header says",
                                entry: currentPath.isEmpty ? nil : "after \(currentPath)")
         }

@@ -1,0 +1,112 @@
+import Foundation
+
+/// What ``BundleStore/verify()`` found: every file of the live version re-hashed against the
+/// digest it was verified to have when it was installed.
+public struct VerificationReport: Sendable, Hashable, Codable {
+    /// The live version that was checked.
+    public var version: Int
+    public var filesChecked: Int
+    public var bytesChecked: Int64
+    /// Recorded files that are gone (or are no longer regular files).
+    public var missing: [String]
+    /// Recorded files whose bytes differ from what was installed.
+    public var changed: [String]
+    /// Regular files in the version that no install put there.
+    public var extra: [String]
+
+    /// Nothing missing, changed or extra.
+    public var isIntact: Bool { missing.isEmpty && changed.isEmpty && extra.isEmpty }
+
+    /// One line for a person: "intact" or what is wrong.
+    public var oneLine: String {
+        if isIntact { return "Version \(version) is intact: \(filesChecked) files, \(ByteCount(bytesChecked)) re-hashed." }
+        let parts = [("missing", missing), ("changed", changed), ("extra", extra)].filter { !$0.1.isEmpty }.map { "\($0.1.count) \($0.0)" }
+        return "Version \(version) is damaged: \(parts.joined(separator: ", ")) of \(filesChecked) files; the next sync repairs it."
+    }
+}
+
+extension BundleStore {
+    /// Re-hashes the live version against its record and reports every missing, changed or
+    /// extra file.
+    ///
+    /// Damage is also remembered in the store, so that the next update repairs it: a bundle
+    /// sync downloads just the damaged files again (and re-plans even when the server answers
+    /// `304`), a package or repository bundle is downloaded whole again. Verification reads the
+    /// live version without the store's lock, like any reader.
+    ///
+    /// - Returns: `nil` when nothing is installed.
+    public func verify() throws -> VerificationReport? {
+        guard let id = liveVersionID else { return nil }
+        let record = try record(id)
+        let folder = versionPath(id)
+        var report = VerificationReport(version: id, filesChecked: 0, bytesChecked: 0, missing: [], changed: [], extra: [])
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        for (path, expected) in record.files.sorted(by: { $0.key < $1.key }) {
+            report.filesChecked += 1
+            let full = folder + "/" + path
+            var info = stat()
+            guard lstat(full, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+                  let (digest, size) = try Disk.hashIfPresent(full, algorithm: expected.hash.algorithm, buffer: buffer)
+            else {
+                report.missing.append(path)
+                continue
+            }
+            report.bytesChecked += size
+            if digest != expected.hash || size != expected.size { report.changed.append(path) }
+        }
+        report.extra = Self.regularFiles(under: folder).filter { record.files[$0] == nil }.sorted()
+        try writeDamage(report.isIntact ? nil : DamageMarks(version: id, paths: report.missing + report.changed + report.extra))
+        return report
+    }
+
+    /// Paths of the live version that ``verify()`` found damaged, for the next update to
+    /// replace; empty when none are known (or they belong to a version no longer live).
+    func damagedPaths(of version: Int?) -> Set<String> {
+        guard let version, let data = FileManager.default.contents(atPath: damagePath),
+              let marks = try? JSONDecoder().decode(DamageMarks.self, from: data), marks.version == version
+        else { return [] }
+        return Set(marks.paths)
+    }
+
+    /// Whether ``verify()`` found the live version damaged: the next update installs it anew.
+    var liveVersionIsDamaged: Bool { !damagedPaths(of: liveVersionID).isEmpty }
+
+    var damagePath: String { root.appendingPathComponent("damaged.json").path }
+
+    private func writeDamage(_ marks: DamageMarks?) throws {
+        guard let marks else {
+            try Disk.remove(damagePath)
+            return
+        }
+        try Disk.createDirectory(root.path)
+        try Disk.writeAtomically(try JSONEncoder().encode(marks), to: damagePath)
+    }
+
+    /// Every regular file below `folder`, relative to it; links are not followed (a package
+    /// allowed to hold links keeps them unrecorded).
+    static func regularFiles(under folder: String) -> [String] {
+        var found: [String] = []
+        var pending = [""]
+        while let relative = pending.popLast() {
+            let directory = relative.isEmpty ? folder : folder + "/" + relative
+            for name in Disk.contentsOfDirectory(directory) {
+                let path = relative.isEmpty ? name : relative + "/" + name
+                var info = stat()
+                guard lstat(folder + "/" + path, &info) == 0 else { continue }
+                switch info.st_mode & S_IFMT {
+                case S_IFDIR: pending.append(path)
+                case S_IFREG: found.append(path)
+                default: continue
+                }
+            }
+        }
+        return found
+    }
+}
+
+/// `damaged.json`: what the last verification found wrong with which version.
+private struct DamageMarks: Codable {
+    var version: Int
+    var paths: [String]
+}
