@@ -13,8 +13,15 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
     case manifest(ManifestError)
     /// A downloaded file's digest differs from the one its manifest lists.
     case hashMismatch(path: String, url: URL, expected: ContentHash, actual: ContentHash)
-    /// A body ended early, ran past its declared size, or differed from the manifest's size.
+    /// A body ran past the size its manifest (or signed document) lists: `actual` bytes had
+    /// arrived when it was stopped.
     case sizeMismatch(path: String, url: URL, expected: Int64, actual: Int64)
+    /// The server announced (`Content-Length`) another size than the manifest lists; nothing
+    /// of the body was read.
+    case declaredSizeMismatch(path: String, url: URL, expected: Int64, declared: Int64)
+    /// The server encoded a body (`Content-Encoding: gzip`, say) though FreshAir asks for
+    /// `identity`, and the bytes are not the published file's. Nothing was installed or kept.
+    case unrequestedEncoding(url: URL, encoding: String)
     /// A package could not be unpacked, or holds something unsafe; nothing of it was installed.
     case archive(ArchiveError, package: String)
     /// A body was larger than a configured cap.
@@ -46,10 +53,19 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
             return "\(path): downloaded content does not match its manifest (expected \(expected.hex), got \(actual.hex) from \(url)). "
                 + "The file or the manifest on the server is stale: run `breeze hash` and publish both."
         case .sizeMismatch(let path, let url, let expected, let actual):
-            return "\(path): expected \(expected) bytes from \(url), got \(actual). "
-                + "The body was cut short or the manifest's size is stale; sync again, or re-publish with `breeze hash`."
+            return "\(path): \(url) sent more than the \(expected) bytes listed for it (\(actual) had arrived when it was stopped). "
+                + "The file on the server is not the one its manifest describes: publish the manifest again after `breeze hash`."
+        case .declaredSizeMismatch(let path, let url, let expected, let declared):
+            return "\(path): \(url) announces \(declared) bytes (Content-Length), but \(expected) are listed for it; nothing was read. "
+                + "The file on the server is not the one its manifest describes (or an error page stands in its place): "
+                + "publish the manifest again after `breeze hash`."
+        case .unrequestedEncoding(let url, let encoding):
+            return "\(url) came with Content-Encoding: \(encoding), which FreshAir does not ask for (it sends Accept-Encoding: identity), "
+                + "and the bytes are not the published file's. Nothing was installed or kept; turn compression off for this file "
+                + "on the server or CDN (nginx: gzip_types; S3: remove the Content-Encoding metadata)."
         case .archive(let error, let package):
-            return "\(package): \(error). The package was not installed; publish a valid .tgz, .tar, .gz or .zip."
+            return "\(package): \(error). The package was not installed and the installed content stays; if this persists, "
+                + "the package on the server is damaged: publish it again."
         case .bodyTooLarge(let url, let limit):
             return "\(url) is larger than the \(limit)-byte limit; raise the limit if the file is meant to be this large."
         case .storeLocked(let path):
@@ -76,6 +92,16 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
         case .httpStatus(let status, _): return [408, 425, 429, 500, 502, 503, 504].contains(status)
         case .transport(let error): return error.kind != .other
         case .bundledCopyOnly(let error): return error.isTransient
+        // A server or CDN edge that compresses now and then may send the plain bytes next time.
+        case .unrequestedEncoding: return true
+        default: return false
+        }
+    }
+
+    /// The bytes arrived, but are not what was published (digest, size, archive structure).
+    var isContentCheckFailure: Bool {
+        switch self {
+        case .hashMismatch, .sizeMismatch, .declaredSizeMismatch, .archive: return true
         default: return false
         }
     }

@@ -171,7 +171,7 @@ struct FailureTests {
         }
     }
 
-    @Test("A body larger than the manifest declares is cut off")
+    @Test("A body larger than the manifest declares is refused on its Content-Length, unread")
     func oversizedBody() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let bundle = server.root.appendingPathComponent("Sized.freshair")
@@ -186,8 +186,9 @@ struct FailureTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .sizeMismatch("blob.bin", _, 1000, 100_000) = error as? FreshAirError else { return false }
-                return true
+                // Refused on its Content-Length, before a byte of the body is read.
+                guard case .declaredSizeMismatch("blob.bin", _, 1000, 100_000) = error as? FreshAirError else { return false }
+                return "\(error)".contains("announces 100000 bytes (Content-Length), but 1000 are listed for it; nothing was read")
             }
             #expect(!FileManager.default.fileExists(atPath: client.live.path))
         }

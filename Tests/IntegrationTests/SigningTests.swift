@@ -270,7 +270,7 @@ struct SignedPackageAndRepositoryTests {
             try await pack("v2", in: server)
             _ = try PackageSigner.sign(package: package, with: [key])
             try await pack("v2, tampered on the way", in: server)
-            guard case .sizeMismatch = await failure(updater) else { Issue.record("a package that is not the signed one was installed"); return }
+            guard case .declaredSizeMismatch = await failure(updater) else { Issue.record("a package that is not the signed one was installed"); return }
             #expect(local.path("live/message.txt").text == "v1")
             try await pack("v2", in: server)
             _ = try PackageSigner.sign(package: package, with: [key], options: .init(sequence: 3))

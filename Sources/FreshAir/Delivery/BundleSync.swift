@@ -87,6 +87,7 @@ public struct BundleSync: Sendable {
         }
         var finished = summary
         finished.requests = fetcher.requests.value
+        finished.bytesWasted = fetcher.ledger.wasted
         finished.seconds = (ContinuousClock.now - started).seconds
         report(.finished(finished))
         return finished

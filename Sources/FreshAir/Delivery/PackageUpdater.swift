@@ -71,6 +71,8 @@ public struct PackageUpdater: Sendable {
         public var version: Int?
         public var bytesDownloaded: Int64
         public var requests: Int
+        /// Body bytes received and thrown away (see ``SyncSummary/bytesWasted``).
+        public var bytesWasted: Int64 = 0
         /// The installed content's `Last-Modified`.
         public var lastModified: String?
         /// The server's `Last-Modified`, when its copy was found no newer than the installed one.
@@ -79,16 +81,17 @@ public struct PackageUpdater: Sendable {
 
         public var oneLine: String {
             let bundled = installedBundled ? "bundled copy installed; " : ""
+            let requests = "\(self.requests) request\(self.requests == 1 ? "" : "s")\(wastedNote(bytesWasted))"
             switch outcome {
             case .notModified:
-                return "Package current (304 Not Modified); \(bundled)\(requests) request\(requests == 1 ? "" : "s")."
+                return "Package current (304 Not Modified); \(bundled)\(requests)."
             case .serverCopyNotNewer:
                 return "Package current: the server's copy (Last-Modified \(serverLastModified ?? "unknown")) is not newer than the installed one "
-                    + "(\(lastModified ?? "unknown")); \(bundled)\(requests) request\(requests == 1 ? "" : "s")."
+                    + "(\(lastModified ?? "unknown")); \(bundled)\(requests)."
             case .keptAfterRollback:
-                return "Kept version \(version ?? 0): the server still offers the package rolled back from; \(requests) request\(requests == 1 ? "" : "s")."
+                return "Kept version \(version ?? 0): the server still offers the package rolled back from; \(requests)."
             case .downloaded:
-                return "Installed package version \(version ?? 0) (\(ByteCount(bytesDownloaded)) downloaded); \(bundled)\(requests) request\(requests == 1 ? "" : "s")."
+                return "Installed package version \(version ?? 0) (\(ByteCount(bytesDownloaded)) downloaded); \(bundled)\(requests)."
             }
         }
     }
@@ -170,8 +173,15 @@ public struct PackageUpdater: Sendable {
                     result.outcome = .downloaded
                     result.bytesDownloaded = file.size
                     result.lastModified = validators.lastModified
-                    var installed = try await record(installing: URL(fileURLWithPath: file.path), into: staged,
+                    var installed: VersionRecord
+                    do {
+                        installed = try await record(installing: URL(fileURLWithPath: file.path), into: staged,
                                                      unpacked: file.teedWholeBody ? streaming : nil, validators: signed?.validators ?? validators, origin: "remote")
+                    } catch let error as FreshAirError where error.isContentCheckFailure && file.contentEncoding != nil {
+                        // An encoded body that unpacks is kept (an intact .tgz stored with
+                        // Content-Encoding metadata); one that does not is the encoding's fault.
+                        throw FreshAirError.unrequestedEncoding(url: remote, encoding: file.contentEncoding!)
+                    }
                     installed.metadata.merge(signed?.metadata ?? [:]) { _, new in new }
                     return installed
                 }
@@ -186,6 +196,7 @@ public struct PackageUpdater: Sendable {
     private func finished(_ result: Result, started: ContinuousClock.Instant, fetcher: Fetcher) -> Result {
         var result = result
         result.requests = fetcher.requests.value
+        result.bytesWasted = fetcher.ledger.wasted
         result.seconds = (ContinuousClock.now - started).seconds
         return result
     }

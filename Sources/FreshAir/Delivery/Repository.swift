@@ -76,6 +76,8 @@ public struct Repository: Sendable {
         public var removed: [String]
         public var bytesDownloaded: Int64
         public var requests: Int
+        /// Body bytes received and thrown away (see ``SyncSummary/bytesWasted``).
+        public var bytesWasted: Int64 = 0
         public var seconds: Double
 
         public var oneLine: String {
@@ -83,7 +85,7 @@ public struct Repository: Sendable {
             let list = updated.keys.sorted().map { "\($0) → \(updated[$0]!)" }.joined(separator: ", ")
             let kept = keptAfterRollback.isEmpty ? "" : "\(keptAfterRollback.count) kept after a rollback, "
             return "Repository: \(index); \(updated.count) updated\(list.isEmpty ? "" : " (\(list))"), \(unchanged.count) unchanged, \(kept)"
-                + "\(removed.count) removed; \(ByteCount(bytesDownloaded)) in \(requests) request\(requests == 1 ? "" : "s")."
+                + "\(removed.count) removed; \(ByteCount(bytesDownloaded)) in \(requests) request\(requests == 1 ? "" : "s")\(wastedNote(bytesWasted))."
         }
     }
 
@@ -180,7 +182,8 @@ public struct Repository: Sendable {
         return Result(
             indexNotModified: notModified, updated: Dictionary(uniqueKeysWithValues: changed.map { ($0, index.bundles[$0]!.version) }),
             unchanged: index.bundles.keys.filter { !moved.contains($0) }.sorted(), keptAfterRollback: kept, removed: removed.sorted(),
-            bytesDownloaded: bytes, requests: fetcher.requests.value, seconds: (ContinuousClock.now - started).seconds)
+            bytesDownloaded: bytes, requests: fetcher.requests.value, bytesWasted: fetcher.ledger.wasted,
+            seconds: (ContinuousClock.now - started).seconds)
     }
 
     var highWaterPath: String { stateFolder.appendingPathComponent("high-water.json").path }

@@ -69,6 +69,9 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     public var filesRemoved: Int
     /// HTTP requests sent, retries included.
     public var requests: Int
+    /// Body bytes received and thrown away: attempts cut and not resumable, bodies that failed
+    /// their check. Zero on a clean network.
+    public var bytesWasted: Int64 = 0
     public var seconds: Double
     /// The paths downloaded, in the order they completed.
     public var downloaded: [String]
@@ -84,7 +87,7 @@ public struct SyncSummary: Sendable, Hashable, Codable {
 
     /// One line for a terminal: what moved and what it cost.
     public var oneLine: String {
-        let time = String(format: "%.2fs", seconds)
+        let time = String(format: "%.2fs", seconds) + wastedNote(bytesWasted)
         switch outcome {
         case .alreadyCurrent:
             let how = notModified ? "304 Not Modified" : "no file changed"
@@ -96,6 +99,11 @@ public struct SyncSummary: Sendable, Hashable, Codable {
                 + "\(filesReused) reused, \(filesRemoved) removed; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
         }
     }
+}
+
+/// `", 1.2 MB wasted on failed attempts"`, or nothing when nothing was.
+func wastedNote(_ bytes: Int64) -> String {
+    bytes > 0 ? ", \(ByteCount(bytes)) wasted on failed attempts" : ""
 }
 
 /// Bytes written the way people read them: `512 B`, `4.2 KB`, `1.1 GB`.

@@ -28,7 +28,8 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         // configures, not be retried silently until the connect timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.decompression = .disabled  // Hashes are of the bytes as published.
-        configuration.redirectConfiguration = .follow(max: 5, allowCycles: false)
+        // Redirects are followed here, by ``HTTPRedirect``'s rules (never from https to http).
+        configuration.redirectConfiguration = .disallow
         // AsyncHTTPClient makes a span for every request through the process's tracer; when the
         // app bootstrapped none (the no-op tracer), skipping it saves ~4% of a many-file sync.
         if InstrumentationSystem.tracer is NoOpTracer { configuration.tracing.tracer = nil }
@@ -44,23 +45,41 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         _ request: HTTPGetRequest,
         handle: (HTTPResponseHead, ResponseBody) async throws -> Result
     ) async throws -> Result {
-        var outgoing = HTTPClientRequest(url: request.url.absoluteString)
-        outgoing.method = .GET
-        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(outgoing, timeout: TimeAmount(request.timeout))
-        } catch {
-            throw Self.translate(error, url: request.url)
+        var url = request.url
+        var headers = request.headers
+        var visited: [URL] = [url]
+        while true {
+            var outgoing = HTTPClientRequest(url: url.absoluteString)
+            outgoing.method = .GET
+            for header in headers { outgoing.headers.add(name: header.name, value: header.value) }
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(outgoing, timeout: TimeAmount(request.timeout))
+            } catch {
+                throw Self.translate(error, url: url)
+            }
+            if let location = response.headers.first(name: "Location"), HTTPRedirect.statuses.contains(Int(response.status.code)) {
+                let next = try HTTPRedirect.target(of: location, from: url, visited: visited)
+                // A redirect's body is a short note: read a little of it so the connection is reused.
+                var drained = 0
+                for try await chunk in response.body {
+                    drained += chunk.readableBytes
+                    if drained > 64 << 10 { break }
+                }
+                headers = HTTPRedirect.headers(headers, from: url, to: next)
+                visited.append(next)
+                url = next
+                continue
+            }
+            let head = HTTPResponseHead(
+                status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
+            let iterator = IteratorBox(response.body.makeAsyncIterator())
+            let bodyURL = url
+            let body = ResponseBody {
+                do { return try await iterator.next() } catch { throw Self.translate(error, url: bodyURL) }
+            }
+            return try await handle(head, body)
         }
-        let head = HTTPResponseHead(
-            status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
-        let iterator = IteratorBox(response.body.makeAsyncIterator())
-        let url = request.url
-        let body = ResponseBody {
-            do { return try await iterator.next() } catch { throw Self.translate(error, url: url) }
-        }
-        return try await handle(head, body)
     }
 
     /// Names AsyncHTTPClient's and NIO's errors in the terms of ``TransportError``, with a
@@ -79,8 +98,6 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
                 return TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
             case .cancelled:
                 return CancellationError()
-            case .redirectLimitReached, .redirectCycleDetected:
-                return TransportError(kind: .other, url: url, detail: "the server redirects in a loop")
             default:
                 break
             }

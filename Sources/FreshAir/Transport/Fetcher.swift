@@ -9,6 +9,29 @@ final class RequestCounter: Sendable {
     var value: Int { count.load(ordering: .relaxed) }
 }
 
+/// Body bytes a run received and what became of them, for "wasted" in its summary: bytes of
+/// an attempt that was cut and could not be resumed, or of a body that failed its check.
+final class TransferLedger: Sendable {
+    private let state = Mutex((received: Int64(0), used: Int64(0), kept: [String: Int64]()))
+
+    func receive(_ bytes: Int64) { state.withLock { $0.received += bytes } }
+
+    /// A body (or the rest of a resumed one) was used; `resumedFrom` bytes of it were kept
+    /// from an earlier attempt of this run, and count as used now.
+    func use(_ bytes: Int64, partial: String? = nil, resumedFrom offset: Int64 = 0) {
+        state.withLock { state in
+            let earlier = partial.flatMap { state.kept.removeValue(forKey: $0) } ?? 0
+            state.used += bytes + min(earlier, offset)
+        }
+    }
+
+    /// A cut attempt left its bytes in `partial` for the next attempt to resume.
+    func keep(_ bytes: Int64, in partial: String) { state.withLock { $0.kept[partial, default: 0] += bytes } }
+
+    /// Bytes received in this run that no installed file is made of.
+    var wasted: Int64 { state.withLock { max(0, $0.received - $0.used) } }
+}
+
 /// What a conditional fetch found.
 enum FetchOutcome<Content: Sendable>: Sendable {
     /// `304`: what is stored is current.
@@ -58,6 +81,9 @@ struct DownloadedFile: Sendable {
     var size: Int64
     /// The tee given to the download saw the whole body, from its first byte.
     var teedWholeBody = false
+    /// The `Content-Encoding` it came with, which nobody asked for: a package that then fails
+    /// to unpack is the server's encoding's fault, not the publisher's.
+    var contentEncoding: String?
 }
 
 /// Receives a body's bytes as they are written to disk, e.g. to unpack a package while it
@@ -82,11 +108,14 @@ struct Fetcher: Sendable {
     /// How far a `Last-Modified` may lie ahead of this device's clock.
     let clockSkew: Duration
     let requests = RequestCounter()
+    let ledger = TransferLedger()
 
     init(transport: any HTTPTransport, configuration: SyncConfiguration) {
         self.transport = transport
         retry = configuration.retry
-        headers = configuration.headers
+        // Digests are of the bytes as published: ask that nobody compress them on the way.
+        let asksEncoding = configuration.headers.contains { HTTPResponseHead.namesMatch($0.name, "Accept-Encoding") }
+        headers = configuration.headers + (asksEncoding ? [] : [("Accept-Encoding", "identity")])
         timeout = configuration.requestTimeout
         throughput = configuration.minimumThroughput
         clockSkew = configuration.clockSkewTolerance
@@ -120,13 +149,20 @@ struct Fetcher: Sendable {
             request.headers += validators?.droppingDate(after: latestAcceptableDate).conditionalHeaders ?? []
             do {
                 return try await transport(for: url).get(request) { head, body in
-                    let body = body.enforcing(throughput, url: url)
+                    let body = body.enforcing(throughput, url: url).counted(by: ledger)
                     switch head.status {
                     case 304 where validators != nil: return .notModified
                     case 200:
                         if let length = head.contentLength, length > limit { throw FreshAirError.bodyTooLarge(url: url, limit: Int64(limit)) }
+                        if let encoding = Self.contentEncoding(head) { throw FreshAirError.unrequestedEncoding(url: url, encoding: encoding) }
                         do {
-                            return .fetched(try await body.collect(upTo: limit), self.validators(head))
+                            let data = try await body.collect(upTo: limit)
+                            if let length = head.contentLength, Int64(data.count) != length {
+                                throw FreshAirError.transport(TransportError(
+                                    kind: .interrupted, url: url, detail: "received \(data.count) of the \(length) bytes the server announced"))
+                            }
+                            ledger.use(Int64(data.count))
+                            return .fetched(data, self.validators(head))
                         } catch is ResponseBody.BodyTooLarge {
                             throw FreshAirError.bodyTooLarge(url: url, limit: Int64(limit))
                         }
@@ -160,7 +196,9 @@ struct Fetcher: Sendable {
             }
             do {
                 return try await transport(for: job.url).get(request) { head, body in
-                    try await receive(job, head: head, body: body.enforcing(throughput, url: job.url), offset: offset, sidecar: sidecar, tee: tee, progress: progress)
+                    try await receive(
+                        job, head: head, body: body.enforcing(throughput, url: job.url).counted(by: ledger), offset: offset,
+                        sidecar: sidecar, tee: tee, progress: progress)
                 }
             } catch let error as TransportError {
                 throw FreshAirError.transport(error)
@@ -174,6 +212,9 @@ struct Fetcher: Sendable {
     ) async throws -> FetchOutcome<DownloadedFile> {
         var offset = requestedOffset
         let total: Int64?
+        // Bytes nobody asked to be encoded are not the published file's: never resumed, never
+        // kept, and a failed check then blames the encoding, not the publisher.
+        let encoding = Self.contentEncoding(head)
         switch head.status {
         case 304 where job.validators != nil && offset == 0:
             return .notModified
@@ -184,6 +225,9 @@ struct Fetcher: Sendable {
         case 200:
             offset = 0  // A full body: the server ignored the range, or the file changed.
             total = head.contentLength
+        case 206 where encoding != nil:
+            try discard(job, sidecar: sidecar)
+            throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding!)
         case 206:
             guard let range = ContentRange(head["Content-Range"]), range.start == offset else {
                 try discard(job, sidecar: sidecar)
@@ -199,7 +243,8 @@ struct Fetcher: Sendable {
         }
         if let total {
             if let expected = job.expectedSize, total != expected {
-                throw FreshAirError.sizeMismatch(path: job.label, url: job.url, expected: expected, actual: total)
+                if let encoding { throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding) }
+                throw FreshAirError.declaredSizeMismatch(path: job.label, url: job.url, expected: expected, declared: total)
             }
             if total > job.limit { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
         }
@@ -217,8 +262,12 @@ struct Fetcher: Sendable {
             file = try job.confined.map { try $0.folder.createFile($0.path, replacing: true, startsWriteback: !job.isTransient) }
                 ?? OutputFile(path: job.partialPath, append: false, startsWriteback: !job.isTransient)
             let validators = self.validators(head)
-            if let sidecar, let ifRange = validators.ifRange, (total ?? Self.resumableSize) >= Self.resumableSize {
-                try ResumePoint(url: job.url.absoluteString, ifRange: ifRange).save(sidecar)
+            if let sidecar {
+                if encoding == nil, let ifRange = validators.ifRange, (total ?? Self.resumableSize) >= Self.resumableSize {
+                    try ResumePoint(url: job.url.absoluteString, ifRange: ifRange).save(sidecar)
+                } else {
+                    try Disk.remove(sidecar)  // an earlier attempt's, for bytes this body replaces
+                }
             }
         }
         defer { file.close() }
@@ -229,34 +278,47 @@ struct Fetcher: Sendable {
         let background = hashes && (total ?? 0) >= Self.backgroundHashingSize ? BackgroundHasher(continuing: hasher) : nil
         defer { _ = background?.finalize() }
         var received = offset
-        for try await chunk in body {
-            let count = Int64(chunk.readableBytes)
-            if received + count > ceiling {
+        let digest: ContentHash?
+        do {
+            for try await chunk in body {
+                let count = Int64(chunk.readableBytes)
+                if received + count > ceiling {
+                    try discard(job, sidecar: sidecar)
+                    if total == nil, job.expectedSize == nil { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
+                    throw FreshAirError.sizeMismatch(path: job.label, url: job.url, expected: ceiling, actual: received + count)
+                }
+                if let background { background.add(chunk) }
+                try chunk.withUnsafeReadableBytes { bytes in
+                    if hashes, background == nil { hasher.update(bytes) }
+                    try file.write(bytes)
+                    try teeing?.consume(bytes)
+                }
+                received += count
+                progress(count)
+            }
+            if let expected = total ?? job.expectedSize, received != expected {
+                // Cut short: keep the partial file so the retry resumes it.
+                throw FreshAirError.transport(TransportError(
+                    kind: .interrupted, url: job.url, detail: "received \(received) of \(expected) bytes"))
+            }
+            digest = hashes ? background?.finalize() ?? hasher.finalize() : nil
+            if let expected = job.expectedHash, let digest, expected != digest {
                 try discard(job, sidecar: sidecar)
-                if total == nil, job.expectedSize == nil { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
-                throw FreshAirError.sizeMismatch(path: job.label, url: job.url, expected: ceiling, actual: received + count)
+                throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)
             }
-            if let background { background.add(chunk) }
-            try chunk.withUnsafeReadableBytes { bytes in
-                if hashes, background == nil { hasher.update(bytes) }
-                try file.write(bytes)
-                try teeing?.consume(bytes)
-            }
-            received += count
-            progress(count)
-        }
-        if let expected = total ?? job.expectedSize, received != expected {
-            // Cut short: keep the partial file so the retry resumes it.
-            throw FreshAirError.transport(TransportError(
-                kind: .interrupted, url: job.url, detail: "received \(received) of \(expected) bytes"))
-        }
-        let digest = hashes ? background?.finalize() ?? hasher.finalize() : nil
-        if let expected = job.expectedHash, let digest, expected != digest {
+        } catch let error as FreshAirError where encoding != nil && error.isContentCheckFailure {
             try discard(job, sidecar: sidecar)
-            throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)
+            throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding!)
+        } catch where Self.isInterruption(error) {
+            // Cut short: what arrived stays for the next attempt to resume, or is wasted.
+            if let sidecar, Disk.exists(sidecar) { ledger.keep(received - offset, in: job.partialPath) }
+            throw error
         }
+        ledger.use(received - offset, partial: job.partialPath, resumedFrom: offset)
         if let sidecar { try Disk.remove(sidecar) }
-        return .fetched(DownloadedFile(path: job.partialPath, hash: digest, size: received, teedWholeBody: teeing != nil), validators(head))
+        return .fetched(
+            DownloadedFile(path: job.partialPath, hash: digest, size: received, teedWholeBody: teeing != nil, contentEncoding: encoding),
+            validators(head))
     }
 
     /// `true` when we validated by date alone and the response's `Last-Modified` is not
@@ -265,6 +327,20 @@ struct Fetcher: Sendable {
         guard let validators, validators.etag == nil, let ours = validators.lastModified.flatMap(HTTPDate.parse),
               let theirs = head["Last-Modified"].flatMap(HTTPDate.parse) else { return false }
         return theirs <= ours
+    }
+
+    /// A body cut on the way (the connection, a timeout), as opposed to one that arrived wrong.
+    static func isInterruption(_ error: any Error) -> Bool {
+        if error is TransportError { return true }
+        if case .transport? = error as? FreshAirError { return true }
+        return false
+    }
+
+    /// The response's `Content-Encoding`, unless absent or `identity`.
+    static func contentEncoding(_ head: HTTPResponseHead) -> String? {
+        guard let value = head["Content-Encoding"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty,
+              value.lowercased() != "identity" else { return nil }
+        return value
     }
 
     private func discard(_ job: DownloadJob, sidecar: String?) throws {

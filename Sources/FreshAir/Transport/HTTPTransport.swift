@@ -123,6 +123,16 @@ public struct ResponseBody: AsyncSequence {
         }
     }
 
+    /// The body, each chunk counted as received in `ledger`.
+    func counted(by ledger: TransferLedger) -> ResponseBody {
+        var iterator = makeAsyncIterator()
+        return ResponseBody {
+            guard let chunk = try await iterator.next() else { return nil }
+            ledger.receive(Int64(chunk.readableBytes))
+            return chunk
+        }
+    }
+
     /// Thrown by ``collect(upTo:)``.
     public struct BodyTooLarge: Error, Sendable {
         public var limit: Int64

@@ -1,0 +1,251 @@
+import BreezeKit
+import Foundation
+import FreshAir
+import Testing
+
+/// Every fault `scripts/fault-proxy` injects, between a device and nginx: each ends in a clean
+/// retry with the right content, or a clear error with the last good version still live and
+/// intact; never a corrupt activation.
+@Suite("Under fire: a fault-injecting proxy between the device and nginx")
+struct FaultInjectionTests {
+    /// What a case must end in.
+    enum Expected: Sendable, CustomStringConvertible {
+        /// The new version is live and intact; `wasted` bounds the bytes thrown away.
+        case succeeds(wasted: ClosedRange<Int64>)
+        /// The sync fails with a message containing this; version 1 stays live and intact.
+        case fails(String)
+
+        var description: String {
+            switch self {
+            case .succeeds(let wasted): "succeeds, wasting \(wasted)"
+            case .fails(let text): "fails: \(text)"
+            }
+        }
+    }
+
+    struct Case: Sendable, CustomStringConvertible {
+        var name: String
+        var rules: [[String: any Sendable]]
+        var expected: Expected
+        var description: String { name }
+    }
+
+    static let big = "/Big.freshair/big.bin"
+    static let bigSize = 600_000
+
+    static let bundleCases: [Case] = [
+        Case(name: "reset mid-body: resumed with Range", rules: [["path": big, "fault": "reset", "offset": 300_000, "times": 1]],
+             expected: .succeeds(wasted: 0...0)),
+        Case(name: "body shorter than Content-Length, clean close: resumed", rules: [["path": big, "fault": "short", "offset": 300_000, "times": 1]],
+             expected: .succeeds(wasted: 0...0)),
+        Case(name: "Content-Length larger than the body", rules: [["path": "/Big.freshair/small.txt", "fault": "length-larger", "times": 1]],
+             expected: .fails("announces")),
+        Case(name: "Content-Length smaller than the body", rules: [["path": "/Big.freshair/small.txt", "fault": "length-smaller", "by": 3, "times": 1]],
+             expected: .fails("announces")),
+        // A reset drops what the client had not read yet: what was kept (and then thrown away
+        // when the resumption failed) is at most what was sent before it.
+        Case(name: "206 with a wrong Content-Range: started over", rules: [
+            ["path": big, "fault": "reset", "offset": 300_000, "times": 1], ["path": big, "fault": "wrong-content-range", "times": 1],
+        ], expected: .succeeds(wasted: 1...300_000)),
+        Case(name: "200 answering a Range request: the whole body replaces the partial", rules: [
+            ["path": big, "fault": "reset", "offset": 300_000, "times": 1], ["path": big, "fault": "ignore-range", "times": 1],
+        ], expected: .succeeds(wasted: 1...300_000)),
+        Case(name: "ETag changed between a request and its resumption", rules: [
+            ["path": big, "fault": "etag-change", "offset": 300_000, "times": 1], ["path": big, "fault": "etag-change", "times": 1],
+        ], expected: .succeeds(wasted: 1...300_000)),
+        Case(name: "stalled body: abandoned at the idle timeout, then resumed", rules: [["path": big, "fault": "stall", "offset": 300_000, "seconds": 6, "times": 1]],
+             expected: .succeeds(wasted: 0...0)),
+        Case(name: "a burst of 503 with Retry-After", rules: [["path": "/Big.freshair/manifest.json", "fault": "status", "status": 503, "retry_after": 0, "times": 2]],
+             expected: .succeeds(wasted: 0...0)),
+        Case(name: "a redirect loop", rules: [["path": "/Big.freshair/manifest.json", "fault": "redirect-loop"]],
+             expected: .fails("redirects in a loop")),
+        // The encoded length differs from the listed size: refused before a byte of it is read.
+        Case(name: "gzip Content-Encoding nobody asked for: refused, retried plain", rules: [["path": big, "fault": "gzip", "times": 1]],
+             expected: .succeeds(wasted: 0...0)),
+        Case(name: "gzip Content-Encoding, cut: never resumed against the plain file", rules: [["path": big, "fault": "gzip", "offset": 200_000, "times": 1]],
+             expected: .succeeds(wasted: 0...0)),
+        Case(name: "an HTML error page with status 200", rules: [["path": big, "fault": "html-200"]],
+             expected: .fails("announces")),
+    ]
+
+    /// A bundle with a 600 KB file (resumable) and a small one, version 1 or 2.
+    static func publishBundle(in root: URL, version: Int) throws {
+        let folder = root.appendingPathComponent("Big.freshair")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let files = ["big.bin": SeededBytes(seed: UInt64(version)).bytesOnce(bigSize), "small.txt": Data("small, version \(version)\n".utf8)]
+        var entries: [String] = []
+        for (name, data) in files.sorted(by: { $0.key < $1.key }) {
+            try data.write(to: folder.appendingPathComponent(name))
+            entries.append(#"{"filename": "\#(name)", "sha": "\#(ContentHash.of(data, using: .sha256).hex)", "size": \#(data.count)}"#)
+        }
+        try Data(#"{"format": 2, "files": [\#(entries.joined(separator: ", "))]}"#.utf8).write(to: folder.appendingPathComponent("manifest.json"))
+        // nginx derives validators from the second of the mtime: move them on.
+        for name in ["big.bin", "small.txt", "manifest.json"] {
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(Double(version * 10))],
+                                                  ofItemAtPath: folder.appendingPathComponent(name).path)
+        }
+    }
+
+    func client(_ url: URL, in local: TemporaryFolder, transport: AsyncHTTPClientTransport, attempts: Int = 4) -> BundleSync {
+        var configuration = SyncConfiguration()
+        configuration.retry = RetryPolicy(maxAttempts: attempts, baseDelay: .milliseconds(10))
+        return BundleSync(remote: url.appendingPathComponent("Big.freshair/"), store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+                          environment: ConditionEnvironment(), transport: transport, configuration: configuration)
+    }
+
+    @Test("Bundles", arguments: bundleCases)
+    func bundle(_ fault: Case) async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try Self.publishBundle(in: server.root, version: 1)
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            let transport = AsyncHTTPClientTransport(idleTimeout: .seconds(2))
+            let local = try TemporaryFolder("fault-bundle")
+            let sync = client(proxy.url, in: local, transport: transport)
+            try await sync.run()
+
+            try Self.publishBundle(in: server.root, version: 2)
+            try proxy.rules(fault.rules)
+            let result: Result<SyncSummary, any Error>
+            do { result = .success(try await sync.run()) } catch { result = .failure(error) }
+            try await transport.shutdown()
+            let report = try #require(try sync.store.verify())
+            #expect(report.isIntact, "\(report.oneLine)")
+            let liveVersion: UInt64
+            switch fault.expected {
+            case .succeeds(let wasted):
+                let summary = try result.get()
+                #expect(summary.outcome == .updated)
+                #expect(wasted.contains(summary.bytesWasted), "wasted \(summary.bytesWasted)")
+                liveVersion = 2
+            case .fails(let text):
+                #expect(throws: FreshAirError.self) { try result.get() }
+                if case .failure(let error) = result { #expect("\(error)".contains(text), "\(error)") }
+                liveVersion = 1
+            }
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == SeededBytes(seed: liveVersion).bytesOnce(Self.bigSize))
+        }
+    }
+
+    @Test("A body cut short is resumed with Range from where it stopped: no byte is fetched twice")
+    func resumptionIsRanged() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try Self.publishBundle(in: server.root, version: 2)
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            try proxy.rules([["path": Self.big, "fault": "short", "offset": 300_000, "times": 1]])
+            let transport = AsyncHTTPClientTransport()
+            let local = try TemporaryFolder("fault-range")
+            let summary = try await client(proxy.url, in: local, transport: transport).run()
+            try await transport.shutdown()
+            #expect(summary.bytesWasted == 0)
+            let big = proxy.answers().filter { $0.path == Self.big }
+            #expect(big.map(\.range) == [nil, "bytes=300000-"])
+            #expect(big.map(\.sent) == [300_000, Self.bigSize - 300_000])
+        }
+    }
+
+    @Test("An encoded, cut package: the next run starts over instead of resuming against the plain file")
+    func encodedPartialIsNeverResumed() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try FileManager.default.createDirectory(at: server.root.appendingPathComponent("src"), withIntermediateDirectories: true)
+            try SeededBytes(seed: 9).bytesOnce(Self.bigSize).write(to: server.root.appendingPathComponent("src/data.bin"))
+            try await shell("tar -cf content.tar -C src .", in: server.root)
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            try proxy.rules([["path": "/content.tar", "fault": "gzip", "offset": 100_000, "times": 1]])
+            let local = try TemporaryFolder("fault-encoded")
+            let remote = proxy.url.appendingPathComponent("content.tar").absoluteString
+
+            // Unpacked while it streams, the encoded bytes fail as a tar: the encoding is named.
+            let cut = try await BreezeBinary.run(["sync", remote, local.path("Content").path, "--attempts", "1"])
+            #expect(cut.status == 65 && cut.error.contains("came with Content-Encoding: gzip, which FreshAir does not ask for"), "\(cut.error)")
+            #expect(!FileManager.default.fileExists(atPath: local.path("Content").path))
+            let next = try await BreezeBinary.run(["sync", remote, local.path("Content").path, "--attempts", "1"])
+            #expect(next.status == 0, "\(next.error)")
+            #expect(try Data(contentsOf: local.path("Content/data.bin")) == SeededBytes(seed: 9).bytesOnce(Self.bigSize))
+            // The second run asked for the whole file: an encoded partial is never a prefix of the plain one.
+            #expect(proxy.answers().filter { $0.path == "/content.tar" }.map(\.range) == [nil, nil])
+
+            // Encoded whole: refused as the server's doing, retried, installed plain.
+            try proxy.rules([["path": "/content.tar", "fault": "gzip", "times": 1]])
+            try await shell("touch -d '+1 hour' content.tar", in: server.root)
+            let encoded = try await BreezeBinary.run(["sync", remote, local.path("Content").path])
+            #expect(encoded.status == 0 && encoded.output.contains("wasted on failed attempts"), "\(encoded.output)\(encoded.error)")
+        }
+    }
+
+    @Test("A body with no Content-Length that runs past the listed size is cut off as it streams")
+    func unannouncedOverrunIsCutOff() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try Self.publishBundle(in: server.root, version: 1)
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            let transport = AsyncHTTPClientTransport()
+            let local = try TemporaryFolder("fault-overrun")
+            let sync = client(proxy.url, in: local, transport: transport, attempts: 1)
+            try await sync.run()
+            // Version 2's manifest, but a file four times as long as it lists, sent without a length.
+            try Self.publishBundle(in: server.root, version: 2)
+            try SeededBytes(seed: 7).bytesOnce(4 * Self.bigSize).write(to: server.root.appendingPathComponent("Big.freshair/big.bin"))
+            try proxy.rules([["path": Self.big, "fault": "no-length"]])
+            let result: Result<SyncSummary, any Error>
+            do { result = .success(try await sync.run()) } catch { result = .failure(error) }
+            try await transport.shutdown()
+            guard case .failure(FreshAirError.sizeMismatch(let path, _, let expected, let actual)) = result else {
+                Issue.record("expected a size mismatch, got \(result)")
+                return
+            }
+            #expect(path == "big.bin" && expected == Int64(Self.bigSize) && actual > expected)
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == SeededBytes(seed: 1).bytesOnce(Self.bigSize))
+        }
+    }
+
+    @Test("An HTML error page with status 200 in place of a package: a clear error, the installed package stays")
+    func htmlInPlaceOfAPackage() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try FileManager.default.createDirectory(at: server.root.appendingPathComponent("src"), withIntermediateDirectories: true)
+            try Data("good\n".utf8).write(to: server.root.appendingPathComponent("src/message.txt"))
+            try await shell("tar -czf content.tgz -C src .", in: server.root)
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            let local = try TemporaryFolder("fault-html")
+            let remote = proxy.url.appendingPathComponent("content.tgz").absoluteString
+            try await BreezeBinary.run(["sync", remote, local.path("Content").path]).expectSuccess()
+            try await shell("touch -d '+1 hour' content.tgz", in: server.root)
+            try proxy.rules([["path": "/content.tgz", "fault": "html-200"]])
+            let run = try await BreezeBinary.run(["sync", remote, local.path("Content").path, "--attempts", "1"])
+            #expect(run.status == 65 && run.error.contains("content.tgz: not valid gzip data"), "\(run.error)")
+            #expect(local.path("Content/message.txt").text == "good\n")
+            #expect(try await BreezeBinary.run(["verify", local.path("Content").path]).status == 0)
+        }
+    }
+}
+
+/// Reproducible pseudo-random bytes (SplitMix64), so a test can publish and later recognise
+/// a version's content without keeping it.
+struct SeededBytes {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    mutating func bytes(_ count: Int) -> Data {
+        var data = Data(capacity: count + 8)
+        while data.count < count { withUnsafeBytes(of: next().littleEndian) { data.append(contentsOf: $0) } }
+        return data.prefix(count)
+    }
+
+    /// The first `count` bytes of this seed's stream.
+    func bytesOnce(_ count: Int) -> Data {
+        var copy = self
+        return copy.bytes(count)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// `scripts/fault-proxy` in front of a server: a real process that cuts, stalls, re-encodes
+/// and lies about what the server answers, as the rules it is given say.
+final class FaultProxy: @unchecked Sendable {
+    /// One answer as the proxy logged it.
+    struct Answer: Decodable {
+        var path: String
+        var range: String?
+        var fault: String?
+        var status: Int?
+        var promised: Int?
+        var sent: Int
+    }
+
+    let port: Int
+    private let process: Process
+    private let home: TemporaryFolder
+
+    /// The proxy's root URL, ending in `/`.
+    var url: URL { URL(string: "http://127.0.0.1:\(port)/")! }
+
+    init(upstream: URL, extraArguments: [String] = []) throws {
+        home = try TemporaryFolder("fault-proxy")
+        let script = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("scripts/fault-proxy")
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [script.path, "--upstream", "\(upstream.host!):\(upstream.port!)", "--rules", home.path("rules.json").path,
+                             "--log", home.path("log.jsonl").path] + extraArguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // The first line is the port it listens on.
+        var line = Data()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
+            line.append(first)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            process.terminate()
+            throw TestSetupError("scripts/fault-proxy did not start")
+        }
+        self.port = port
+    }
+
+    /// Replaces the rules: each `[String: Any]` is a rule of `scripts/fault-proxy`.
+    func rules(_ rules: [[String: any Sendable]]) throws {
+        let data = try JSONSerialization.data(withJSONObject: ["rules": rules])
+        try data.write(to: home.path("rules.json"))
+    }
+
+    /// Every answer so far.
+    func answers() -> [Answer] {
+        (home.path("log.jsonl").text ?? "").split(separator: "\n").compactMap {
+            try? JSONDecoder().decode(Answer.self, from: Data($0.utf8))
+        }
+    }
+
+    /// Kills the proxy: it keeps nothing worth a graceful stop.
+    func stop() {
+        guard process.isRunning else { return }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    deinit { if process.isRunning { stop() } }
+}
