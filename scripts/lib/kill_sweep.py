@@ -193,9 +193,11 @@ class Scenario:
 
 class Sweep:
     def __init__(self, options):
-        self.breeze = os.path.abspath(options.breeze)
         self.work = tempfile.mkdtemp(prefix="freshair-kill-sweep-")
         os.chmod(self.work, 0o755)  # nginx's workers (nobody, when run as root) read it
+        # A copy of its own: a rebuild during the sweep must not change the binary under test.
+        self.breeze = os.path.join(self.work, "breeze")
+        shutil.copy2(options.breeze, self.breeze)
         self.nginx = Nginx(self.work, os.path.join(self.work, ".nginx"))
         self.rng = random.Random(options.seed)
         self.trials = options.trials

@@ -111,19 +111,6 @@ enum Disk {
         (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
     }
 
-    /// Makes everything written under `path` durable before a version goes live: one
-    /// `syncfs(2)` on Linux instead of an `fsync` per file.
-    static func synchronizeFileSystem(containing path: String) {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else { return }
-        defer { _ = posix_close(descriptor) }
-        #if os(Linux)
-        if let syncfs = LinuxCalls.syncfs { _ = syncfs(descriptor) } else { sync() }
-        #else
-        _ = fsync(descriptor)
-        #endif
-    }
-
     /// Hashes a file on disk in 1 MiB reads.
     static func hash(_ path: String, algorithm: ContentHash.Algorithm) throws(FreshAirError) -> (ContentHash, Int64) {
         var hasher = ContentHasher(algorithm)
@@ -241,10 +228,6 @@ final class OutputFile {
 
     func truncate() throws(FreshAirError) {
         guard ftruncate(descriptor, 0) == 0 else { throw Disk.failure("truncate", path) }
-    }
-
-    func synchronize() throws(FreshAirError) {
-        guard fsync(descriptor) == 0 else { throw Disk.failure("flush", path) }
     }
 
     func close() {

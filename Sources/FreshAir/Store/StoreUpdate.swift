@@ -41,8 +41,8 @@ struct StoreUpdate {
         }
     }
 
-    /// Makes a staged version live: record written, tree moved into `versions/`, data
-    /// flushed, then the live link swapped in one `rename(2)`. Older versions are removed
+    /// Makes a staged version live: tree moved into `versions/`, record written, data
+    /// flushed, then the live link swapped in one `rename(2)` and its folder flushed. Older versions are removed
     /// afterwards, except the one just replaced.
     mutating func activate(_ staged: StagedVersion, record: VersionRecord) throws {
         var record = record
@@ -50,7 +50,8 @@ struct StoreUpdate {
         record.previous = live?.id
         try Disk.rename(staged.path, to: store.versionPath(staged.id))
         try writeRecord(record)
-        Disk.synchronizeFileSystem(containing: store.versionPath(staged.id))
+        // Data, folders and record on disk before the link names them (see Durability).
+        try Durability.flush(tree: store.versionPath(staged.id))
         try pointLiveLink(at: staged.id)
         live = record
         try store.forgetRejected(from: record.source)
@@ -86,6 +87,7 @@ struct StoreUpdate {
         let relative = target.hasPrefix(linkParent + "/") ? String(target.dropFirst(linkParent.count + 1)) : target
         try Disk.createDirectory(linkParent)
         try Disk.replaceSymbolicLink(at: store.liveLink.path, target: relative)
+        try Durability.flush(directory: linkParent)
     }
 
     /// Removes every version but the live one and the one before it.

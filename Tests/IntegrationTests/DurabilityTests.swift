@@ -1,0 +1,46 @@
+import BreezeKit
+import Foundation
+import FreshAir
+import Testing
+
+@Suite("Durability: a new version is on disk before the live link names it")
+struct DurabilityTests {
+    /// The calls `strace -f` saw, in order, as (call, first argument, second argument).
+    static func calls(_ trace: String) -> [(call: String, arguments: [String])] {
+        trace.split(separator: "\n").compactMap { line in
+            // "1234  rename(\"/a\", \"/b\") = 0"; unfinished/resumed halves are rare for these calls.
+            guard let open = line.firstIndex(of: "("), let close = line.lastIndex(of: ")"), line.hasSuffix("= 0") else { return nil }
+            let name = line[..<open].split(separator: " ").last.map(String.init) ?? ""
+            let arguments = line[line.index(after: open)..<close].split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            }
+            return (name, arguments)
+        }
+    }
+
+    @Test("strace: syncfs (every file, folder and the record) before the link's rename, then an fsync of the link's folder")
+    func flushedBeforeTheSwitch() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else {
+            throw TestSetupError("strace is not installed: run scripts/test, which installs it")
+        }
+        try await PublishedFolder.with(.nginx) { server in
+            try ExampleBundle.write(in: server.root)
+            let local = try TemporaryFolder("durability")
+            let live = local.path("live").path
+            let url = server.url.appendingPathComponent(ExampleBundle.name + "/").absoluteString
+            try await shell(
+                "strace -f -qq -e trace=syncfs,fsync,fdatasync,rename,renameat,renameat2 -o trace.txt "
+                    + "'\(try BreezeBinary.path)' sync '\(url)' '\(live)' --env appVersion=0.9 --env platform=iOS --env systemVersion=9.0",
+                in: local.url)
+            let calls = Self.calls(local.path("trace.txt").text ?? "")
+            let switchIndex = try #require(calls.firstIndex { $0.call.hasPrefix("rename") && $0.arguments.last == live },
+                                           "no rename onto the live link in \(calls.map(\.call))")
+            let versionMove = try #require(calls.firstIndex { $0.call.hasPrefix("rename") && $0.arguments.last?.hasSuffix("/versions/1") == true })
+            let flush = try #require(calls[versionMove..<switchIndex].firstIndex { $0.call == "syncfs" },
+                                     "no syncfs between the version's move into versions/ and the switch")
+            #expect(flush > versionMove && flush < switchIndex)
+            #expect(calls[(switchIndex + 1)...].contains { $0.call == "fsync" }, "the link's folder is flushed after the switch")
+            #expect(local.path("live/manifest.json").text != nil)
+        }
+    }
+}
