@@ -249,3 +249,69 @@ struct SeededBytes {
         return copy.bytes(count)
     }
 }
+
+@Suite("What an interrupted update already verified is reused, not downloaded again")
+struct InterruptedUpdateTests {
+    /// A bundle of `count` small files.
+    static func publish(count: Int, in root: URL) throws {
+        let folder = root.appendingPathComponent("Many.freshair")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        var entries: [String] = []
+        for index in 0..<count {
+            let data = Data("file \(index)\n".utf8)
+            try data.write(to: folder.appendingPathComponent("f\(index).txt"))
+            entries.append(#"{"filename": "f\#(index).txt", "sha": "\#(ContentHash.of(data, using: .sha256).hex)", "size": \#(data.count)}"#)
+        }
+        try Data("[\(entries.joined(separator: ", "))]".utf8).write(to: folder.appendingPathComponent("manifest.json"))
+    }
+
+    @Test("A sync that failed on one file: the next downloads that file and reuses the rest")
+    func failedSyncIsReused() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try Self.publish(count: 40, in: server.root)
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            try proxy.rules([["path": "/Many.freshair/f39.txt", "fault": "status", "status": 404]])
+            let local = try TemporaryFolder("interrupted")
+            var configuration = SyncConfiguration()
+            configuration.retry = .none
+            configuration.concurrency = 1  // in order: f0 … f38 arrive before f39 fails
+            let sync = BundleSync(remote: proxy.url.appendingPathComponent("Many.freshair/"),
+                                  store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+                                  environment: ConditionEnvironment(), configuration: configuration)
+            await #expect(throws: FreshAirError.self) { try await sync.run() }
+            #expect(!FileManager.default.fileExists(atPath: local.path("live").path))
+
+            try proxy.rules([])
+            let before = proxy.answers().count
+            let summary = try await sync.run()
+            let fetched = proxy.answers().dropFirst(before).map(\.path)
+            #expect(fetched == ["/Many.freshair/manifest.json", "/Many.freshair/f39.txt"])
+            #expect(summary.filesReused == 39 && summary.downloaded == ["manifest.json", "f39.txt"])
+            #expect(try sync.store.verify()?.isIntact == true)
+            #expect(!FileManager.default.fileExists(atPath: local.path("store/interrupted").path), "set-aside work is removed once live")
+        }
+    }
+
+    @Test("A version assembled but killed before the switch is reused whole by the next sync")
+    func assembledVersionIsReused() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try Self.publish(count: 10, in: server.root)
+            let local = try TemporaryFolder("assembled")
+            let store = BundleStore(root: local.path("store"), liveLink: local.path("live"))
+            let sync = BundleSync(remote: server.url.appendingPathComponent("Many.freshair/"), store: store, environment: ConditionEnvironment())
+            try await sync.run()
+            // What a kill between the record and the link of a first sync leaves: version 2 complete, nothing live.
+            try FileManager.default.copyItem(at: local.path("store/versions/1"), to: local.path("store/versions/2"))
+            try FileManager.default.copyItem(at: local.path("store/versions/1.json"), to: local.path("store/versions/2.json"))
+            try FileManager.default.removeItem(at: local.path("store/versions/1"))
+            try FileManager.default.removeItem(at: local.path("store/versions/1.json"))
+            try FileManager.default.removeItem(at: local.path("live"))
+            let before = server.nginxRequests().count
+            let summary = try await sync.run()
+            #expect(summary.filesReused == 10 && summary.filesDownloaded == 1, "only the root manifest crosses the network")
+            #expect(server.nginxRequests().dropFirst(before).map(\.path) == ["/Many.freshair/manifest.json"])
+            #expect(try store.verify()?.isIntact == true)
+        }
+    }
+}

@@ -177,7 +177,7 @@ class Scenario:
         """Anything a finished sync should not have left: staging, partials, stray files."""
         found = []
         for store in self.stores(directory):
-            for folder in ("staging", "partials"):
+            for folder in ("staging", "partials", "interrupted"):
                 path = os.path.join(store, folder)
                 if os.path.isdir(path) and os.listdir(path):
                     found += [f"{folder}/{n}" for n in os.listdir(path)]

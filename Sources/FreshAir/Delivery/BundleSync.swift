@@ -179,7 +179,7 @@ public struct BundleSync: Sendable {
             return summary
         }
 
-        var downloaded: (records: [String: FileRecord], order: [String], bytes: Int64) = ([:], [], 0)
+        var downloaded: (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int) = ([:], [], 0, 0)
         let activated = try await update.assemble { staged in
             downloaded = try await install(plan, into: &staged, liveDirectory: liveDirectory, fetcher: fetcher, report: report)
             var files: [String: FileRecord] = [:]
@@ -203,6 +203,7 @@ public struct BundleSync: Sendable {
         summary.downloaded = fetchedDocuments.map(\.path.string) + downloaded.order
         summary.filesDownloaded = summary.downloaded.count
         summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + Int64($1.contents?.count ?? 0) }
+        summary.filesReused += downloaded.reused  // from an update that was killed or failed
         summary.filesRemoved = plan.removed.count
         summary.removed = plan.removed
         return summary
@@ -299,7 +300,7 @@ public struct BundleSync: Sendable {
     private func install(
         _ plan: SyncPlan, into staged: inout StagedVersion, liveDirectory: String?, fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
-    ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64) {
+    ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int) {
         for (file, action) in plan.actions {
             switch action {
             case .keep: try staged.link(liveDirectory! + "/" + file.path.string, at: file.path)
@@ -311,9 +312,16 @@ public struct BundleSync: Sendable {
         // One job per distinct content; its other paths are linked to the first.
         var jobs: [(job: DownloadJob, paths: [BundlePath])] = []
         var jobIndex: [ContentHash: Int] = [:]
+        var records: [String: FileRecord] = [:]
         for file in plan.downloads {
             if let hash = file.hash, let index = jobIndex[hash] {
                 jobs[index].paths.append(file.path)
+                continue
+            }
+            // Already downloaded and verified by an update that was killed or failed.
+            if let hash = file.hash, let size = file.size, let copy = store.interruptedCopy(of: file.path, hash: hash, size: size) {
+                try staged.link(copy, at: file.path)
+                records[file.path.string] = FileRecord(hash: hash, size: size)
                 continue
             }
             // A small file goes straight to its place in the staged tree: one create in its own
@@ -337,7 +345,8 @@ public struct BundleSync: Sendable {
 
         let summary = plan.summary
         let progress = ProgressCounter(filesTotal: summary.filesToDownload, bytesExpected: summary.bytesToDownload, report: report)
-        var records: [String: FileRecord] = [:]
+        let reused = records.count
+        progress.completeFiles(reused)
         var order: [String] = []
         var bytes: Int64 = 0
         try await withThrowingTaskGroup(of: (Int, DownloadedFile).self) { group in
@@ -370,7 +379,7 @@ public struct BundleSync: Sendable {
                 startNext()
             }
         }
-        return (records, order, bytes)
+        return (records, order, bytes, reused)
     }
 }
 

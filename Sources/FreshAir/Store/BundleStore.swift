@@ -9,6 +9,7 @@ import Foundation
 ///   versions/6/         the previous version, kept for rollBack()
 ///   staging/8/          the next version while it is being assembled
 ///   partials/           interrupted downloads, resumed by the next sync
+///   interrupted/        what a killed or failed update assembled, reused by the next
 ///   lock
 /// liveLink -> root/versions/7   (default: root/live)
 /// ```
@@ -83,15 +84,16 @@ public struct BundleStore: Sendable {
         }
     }
 
-    /// Runs `body` holding the store's lock, after clearing what a killed update left in
-    /// staging. Every change to the store goes through here.
+    /// Runs `body` holding the store's lock, after setting aside what an interrupted update
+    /// left (see ``setAsideInterruptedWork(liveID:)``). Every change to the store goes through here.
     func update<Result>(_ body: (inout StoreUpdate) async throws -> Result) async throws -> Result {
         for path in [root.path, versionsPath, stagingPath, partialsPath] { try Disk.createDirectory(path) }
         let lock = try await StoreLock(path: root.appendingPathComponent("lock").path, timeout: lockTimeout)
         defer { lock.release() }
         try checkLiveLinkIsOurs()
-        for leftover in Disk.contentsOfDirectory(stagingPath) { try Disk.remove(stagingPath + "/" + leftover) }
-        var update = StoreUpdate(store: self, live: try liveRecord())
+        let live = try liveRecord()
+        try setAsideInterruptedWork(liveID: live?.id)
+        var update = StoreUpdate(store: self, live: live)
         return try await body(&update)
     }
 

@@ -21,8 +21,8 @@ struct StoreUpdate {
 
     /// Assembles and activates the next version, the one way every delivery mode installs:
     /// `fill` writes the version into a new staged folder and returns its record, or `nil`
-    /// when there turned out to be nothing to install. If anything fails, the staged folder
-    /// is removed and the live version stays as it was.
+    /// when there turned out to be nothing to install. If anything fails, the live version
+    /// stays as it was and the staged folder is set aside for the next update to reuse.
     ///
     /// - Returns: the activated record, or `nil` when `fill` returned `nil`.
     @discardableResult
@@ -36,7 +36,8 @@ struct StoreUpdate {
             try activate(staged, record: record)
             return live
         } catch {
-            try? Disk.remove(staged.path)
+            // What was downloaded and verified so far stays for the next update to reuse.
+            try? store.setAsideInterruptedWork(liveID: live?.id)
             throw error
         }
     }
@@ -56,6 +57,7 @@ struct StoreUpdate {
         live = record
         try store.forgetRejected(from: record.source)
         try collectGarbage()
+        try store.removeInterruptedWork()
         // Every planned download completed: nothing is left to resume.
         for partial in Disk.contentsOfDirectory(store.partialsPath) { try Disk.remove(store.partialsPath + "/" + partial) }
     }

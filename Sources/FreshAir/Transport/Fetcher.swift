@@ -380,7 +380,7 @@ private struct ResumePoint: Codable {
 }
 
 /// `Content-Range: bytes 100-199/200`.
-private struct ContentRange {
+struct ContentRange {
     var start: Int64
     var total: Int64?
 

@@ -1,0 +1,50 @@
+import Foundation
+
+/// What an update that did not finish leaves behind, kept so that the next update can reuse
+/// it instead of downloading it again.
+///
+/// A killed or failed update can leave a staged folder with some files already downloaded and
+/// verified, or a whole version assembled in `versions/` that the live link never reached.
+/// Each is moved to `interrupted/` when the next update starts; that update hard-links any
+/// file it needs from there when the file's size and digest match what its manifest lists,
+/// and removes `interrupted/` once it has activated.
+extension BundleStore {
+    var interruptedPath: String { root.appendingPathComponent("interrupted").path }
+
+    /// Moves leftover staging folders, and versions newer than the live one that never went
+    /// live, to `interrupted/`. Called with the store's lock held, before an update begins.
+    func setAsideInterruptedWork(liveID: Int?) throws {
+        var leftovers = Disk.contentsOfDirectory(stagingPath).map { stagingPath + "/" + $0 }
+        for name in Disk.contentsOfDirectory(versionsPath) {
+            // The record first (or alone): a version without one never went live.
+            guard let id = Int(name), id > (liveID ?? 0), Disk.isDirectory(versionPath(id)) else { continue }
+            try Disk.remove(recordPath(id))
+            leftovers.append(versionPath(id))
+        }
+        guard !leftovers.isEmpty else { return }
+        try Disk.createDirectory(interruptedPath)
+        for leftover in leftovers {
+            let destination = interruptedPath + "/" + URL(fileURLWithPath: leftover).lastPathComponent
+            try Disk.remove(destination)
+            try Disk.rename(leftover, to: destination)
+        }
+    }
+
+    /// A file an interrupted update left at `path` with exactly this size and digest, or `nil`.
+    func interruptedCopy(of path: BundlePath, hash: ContentHash, size: Int64) -> String? {
+        for folder in Disk.contentsOfDirectory(interruptedPath).sorted(by: >) {
+            let candidate = interruptedPath + "/" + folder + "/" + path.string
+            var info = stat()
+            guard lstat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) == size,
+                  let (digest, _) = try? Disk.hash(candidate, algorithm: hash.algorithm), digest == hash
+            else { continue }
+            return candidate
+        }
+        return nil
+    }
+
+    /// Forgets what interrupted updates left, once a new version is live.
+    func removeInterruptedWork() throws {
+        try Disk.remove(interruptedPath)
+    }
+}
