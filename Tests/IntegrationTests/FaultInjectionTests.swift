@@ -201,6 +201,23 @@ struct FaultInjectionTests {
         }
     }
 
+    @Test("A Last-Modified of raw non-ASCII bytes (the date that crashed Foundation under fuzzing) is ignored, not fatal")
+    func hostileDateHeader() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try FileManager.default.createDirectory(at: server.root.appendingPathComponent("src"), withIntermediateDirectories: true)
+            try Data("dated\n".utf8).write(to: server.root.appendingPathComponent("src/message.txt"))
+            try await shell("tar -czf content.tgz -C src .", in: server.root)
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            try proxy.rules([["path": "/content.tgz", "fault": "header", "name": "Last-Modified",
+                              "hex": "53756e6461792c203036ccb19089d2c6cbdf30383a34393a333720474d54"]])
+            let local = try TemporaryFolder("fault-date")
+            let run = try await BreezeBinary.run(["sync", proxy.url.appendingPathComponent("content.tgz").absoluteString, local.path("Content").path])
+            #expect(run.status == 0, "\(run.error)")
+            #expect(local.path("Content/message.txt").text == "dated\n")
+        }
+    }
+
     @Test("An HTML error page with status 200 in place of a package: a clear error, the installed package stays")
     func htmlInPlaceOfAPackage() async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -6,6 +6,9 @@ import Foundation
 /// chooses which one an execution feeds (scripts/fuzz sets it). Besides "no crash, no leak, no
 /// sanitizer report", targets check properties a parser must keep (a parsed document
 /// serializes and parses back to itself; an archive never writes outside its folder).
+///
+/// The same file is linked into FreshAirTests (Tests/FreshAirTests/Fuzzing), where
+/// FuzzRegressionTests replays every seed and every input that once crashed.
 enum FuzzTarget: String, CaseIterable {
     case json, manifest, condition, releaseNotes = "release-notes", strings, xcstrings, path
     case tar, tgz, gzip, zip, repositoryIndex = "repository-index", httpDate = "http-date", contentRange = "content-range"
@@ -156,10 +159,4 @@ enum Scratch {
             precondition(FileManager.default.fileExists(atPath: destination + "/" + path), "a recorded file is missing: \(path)")
         }
     }
-}
-
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzzOneInput(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
-    FuzzTarget.selected.run(Array(UnsafeBufferPointer(start: start, count: count)))
-    return 0
 }

@@ -68,7 +68,10 @@ public enum HTTPDate {
     public static func parse(_ text: String) -> Date? {
         if let date = parseFixdate(text) { return date }
         // The obsolete forms (RFC 850, asctime), which servers may no longer send but clients
-        // must accept: rare enough for Foundation's formatter.
+        // must accept: rare enough for Foundation's formatter. HTTP dates are short printable
+        // ASCII; anything else never reaches it (found by fuzzing: Foundation's DateFormatter
+        // traps on some non-ASCII input, and a server chooses what its headers hold).
+        guard text.utf8.count <= 64, text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
         for format in formats {
             let formatter = makeFormatter(format)
             if let date = formatter.date(from: text.trimmingCharacters(in: .whitespaces)) { return date }

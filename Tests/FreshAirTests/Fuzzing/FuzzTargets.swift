@@ -1,0 +1,1 @@
+../../../Fuzz/Sources/FreshAirFuzz/FuzzTargets.swift
