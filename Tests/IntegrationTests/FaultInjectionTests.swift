@@ -86,6 +86,13 @@ struct FaultInjectionTests {
         }
     }
 
+    /// `content.tgz` (made by GNU tar) holding `message.txt`.
+    static func publishPackage(_ message: String, in root: URL) async throws {
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("src"), withIntermediateDirectories: true)
+        try Data(message.utf8).write(to: root.appendingPathComponent("src/message.txt"))
+        try await shell("tar -czf content.tgz -C src .", in: root)
+    }
+
     func client(_ url: URL, in local: TemporaryFolder, transport: AsyncHTTPClientTransport, attempts: Int = 4) -> BundleSync {
         var configuration = SyncConfiguration()
         configuration.retry = RetryPolicy(maxAttempts: attempts, baseDelay: .milliseconds(10))
@@ -204,9 +211,7 @@ struct FaultInjectionTests {
     @Test("A Last-Modified of raw non-ASCII bytes (the date that crashed Foundation under fuzzing) is ignored, not fatal")
     func hostileDateHeader() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            try FileManager.default.createDirectory(at: server.root.appendingPathComponent("src"), withIntermediateDirectories: true)
-            try Data("dated\n".utf8).write(to: server.root.appendingPathComponent("src/message.txt"))
-            try await shell("tar -czf content.tgz -C src .", in: server.root)
+            try await Self.publishPackage("dated\n", in: server.root)
             let proxy = try FaultProxy(upstream: server.url)
             defer { proxy.stop() }
             try proxy.rules([["path": "/content.tgz", "fault": "header", "name": "Last-Modified",
@@ -221,9 +226,7 @@ struct FaultInjectionTests {
     @Test("An HTML error page with status 200 in place of a package: a clear error, the installed package stays")
     func htmlInPlaceOfAPackage() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            try FileManager.default.createDirectory(at: server.root.appendingPathComponent("src"), withIntermediateDirectories: true)
-            try Data("good\n".utf8).write(to: server.root.appendingPathComponent("src/message.txt"))
-            try await shell("tar -czf content.tgz -C src .", in: server.root)
+            try await Self.publishPackage("good\n", in: server.root)
             let proxy = try FaultProxy(upstream: server.url)
             defer { proxy.stop() }
             let local = try TemporaryFolder("fault-html")

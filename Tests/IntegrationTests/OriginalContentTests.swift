@@ -29,6 +29,12 @@ struct OriginalContentTests {
         return bundle
     }
 
+    /// Edits the bundle's manifest as text, as an author would by hand.
+    static func editManifest(of bundle: URL, replacing old: String, with new: String) throws {
+        let url = bundle.appendingPathComponent("manifest.json")
+        try Data(try String(contentsOf: url, encoding: .utf8).replacingOccurrences(of: old, with: new).utf8).write(to: url)
+    }
+
     func sync(_ url: URL, into local: TemporaryFolder, _ values: [String: String]) -> BundleSync {
         var environment = ConditionEnvironment()
         for (key, value) in values { environment[key] = .string(value) }
@@ -70,17 +76,14 @@ struct OriginalContentTests {
         #expect(problems.first?.message.contains("no platform this bundle names (iOS) selects it") == true)
 
         // The same placeholder on an entry an iOS device with a newer app selects: an error.
-        let manifestURL = bundle.appendingPathComponent("manifest.json")
-        let broken = try String(contentsOf: manifestURL, encoding: .utf8)
-            .replacingOccurrences(of: ContentHash.of(Data("newer app\n".utf8), using: .sha1).hex, with: "ABCDEF012345")
-        try Data(broken.utf8).write(to: manifestURL)
+        try Self.editManifest(of: bundle, replacing: ContentHash.of(Data("newer app\n".utf8), using: .sha1).hex, with: "ABCDEF012345")
         let second = await BundleValidator.run(bundle: bundle)
         let errors = second.filter { $0.severity == .error }
         #expect(errors.count == 1 && errors.first?.message.contains("entry 1 (\"gt_version_1\")") == true)
         #expect(!second.contains { $0.message.contains("on disk but in no manifest") })
 
         // A manifest that cannot be read at all: its error, and no warning for every file it lists.
-        try Data("[{\"filename\": \"gt_version_1\", ".utf8).write(to: manifestURL)
+        try Data("[{\"filename\": \"gt_version_1\", ".utf8).write(to: bundle.appendingPathComponent("manifest.json"))
         let third = await BundleValidator.run(bundle: bundle)
         #expect(third.count == 1 && third.first?.severity == .error && third.first?.file == "manifest.json")
     }
@@ -89,10 +92,7 @@ struct OriginalContentTests {
     func validateWarnsAboutUnknownKeys() async throws {
         let work = try TemporaryFolder("unknown-keys")
         let bundle = try Self.writeBasicBundle(in: work.url)
-        let manifestURL = bundle.appendingPathComponent("manifest.json")
-        let text = try String(contentsOf: manifestURL, encoding: .utf8)
-            .replacingOccurrences(of: "\"filename\" : \"gt_version_1\"", with: "\"filename\" : \"gt_version_1\", \"conditon\": \"appVersion > 3\"")
-        try Data(text.utf8).write(to: manifestURL)
+        try Self.editManifest(of: bundle, replacing: "\"filename\" : \"gt_version_1\"", with: "\"filename\" : \"gt_version_1\", \"conditon\": \"appVersion > 3\"")
         try Data(#"{"releases": [{"version": "1.1", "minimumSytemVersion": "8.0", "features": []}], "minimumVersion": "1.0", "upgradeUrl": "x"}"#.utf8)
             .write(to: bundle.appendingPathComponent("release_notes.json"))
         let problems = await BundleValidator.run(bundle: bundle).filter { $0.message.contains("unknown key") }
@@ -137,10 +137,8 @@ struct OriginalContentTests {
         let work = try TemporaryFolder("no-sizes")
         let bundle = try Self.writeBasicBundle(in: work.url)
         // A bundle the original tool wrote: every digest current, no sizes.
+        try Self.editManifest(of: bundle, replacing: "THISINVALIDSHASHOULDNOTBEREPORTED", with: ContentHash.of(Data("mac only\n".utf8), using: .sha1).hex)
         let manifestURL = bundle.appendingPathComponent("manifest.json")
-        let fixed = try String(contentsOf: manifestURL, encoding: .utf8)
-            .replacingOccurrences(of: "THISINVALIDSHASHOULDNOTBEREPORTED", with: ContentHash.of(Data("mac only\n".utf8), using: .sha1).hex)
-        try Data(fixed.utf8).write(to: manifestURL)
         let before = try Data(contentsOf: manifestURL)
 
         let check = try await BreezeBinary.run(["hash", bundle.path, "--check"])

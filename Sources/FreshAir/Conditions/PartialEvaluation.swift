@@ -14,31 +14,27 @@ extension Condition {
         case .always: return true
         case .never: return false
         case .not(let inner): return inner.evaluate(knowing: known).map(!)
-        case .all(let parts):
-            var result: Bool? = true
-            for part in parts {
-                switch part.evaluate(knowing: known) {
-                case false?: return false
-                case nil: result = nil
-                case true?: break
-                }
-            }
-            return result
-        case .any(let parts):
-            var result: Bool? = false
-            for part in parts {
-                switch part.evaluate(knowing: known) {
-                case true?: return true
-                case nil: result = nil
-                case false?: break
-                }
-            }
-            return result
+        case .all(let parts): return Self.combine(parts, knowing: known, decidedBy: false)
+        case .any(let parts): return Self.combine(parts, knowing: known, decidedBy: true)
         case .truth(let operand), .compare(let operand, _, .literal, _):
             return isKnown(operand, in: known) ? evaluate(in: known) : nil
         case .compare(let left, _, let right, _):
             return isKnown(left, in: known) && isKnown(right, in: known) ? evaluate(in: known) : nil
         }
+    }
+
+    /// `&&` (decided by a `false` part) or `||` (decided by a `true` one) in three-valued logic:
+    /// a deciding part wins over an unknown one, and an unknown one over the rest.
+    private static func combine(_ parts: [Condition], knowing known: ConditionEnvironment, decidedBy deciding: Bool) -> Bool? {
+        var result: Bool? = !deciding
+        for part in parts {
+            guard let value = part.evaluate(knowing: known) else {
+                result = nil
+                continue
+            }
+            if value == deciding { return deciding }
+        }
+        return result
     }
 
     /// The literal values the condition compares `key` with (`platform == 'iOS'`,

@@ -160,7 +160,7 @@ public struct PackageUpdater: Sendable {
                 try await update.assemble { staged in
                     // The default installer unpacks while the package downloads; others get the file.
                     let streaming = (installer as? ExtractingInstaller).flatMap {
-                        StreamingExtraction(installer: $0, format: format, folder: URL(fileURLWithPath: staged.path), package: remote.lastPathComponent)
+                        StreamingExtraction(installer: $0, format: format, folder: URL(fileURLWithPath: staged.path), package: remote.absoluteString)
                     }
                     let outcome = try await fetcher.download(job, tee: streaming, progress: { _ in })
                     guard case .fetched(let file, let validators) = outcome else {
@@ -275,10 +275,15 @@ public struct PackageUpdater: Sendable {
         installing package: URL, into staged: StagedVersion, unpacked: StreamingExtraction?, validators: HTTPValidators, origin: String
     ) async throws -> VersionRecord {
         let records: [String: FileRecord]
-        if let unpacked {
-            records = try unpacked.finish()
-        } else {
-            records = try await installer.install(package: package, format: format, into: URL(fileURLWithPath: staged.path))
+        do {
+            if let unpacked {
+                records = try unpacked.finish()
+            } else {
+                records = try await installer.install(package: package, format: format, into: URL(fileURLWithPath: staged.path))
+            }
+        } catch FreshAirError.archive(let error, _) {
+            // Named by where it came from, not by the partial file it was downloaded to.
+            throw FreshAirError.archive(error, package: origin == "bundled" ? package.path : remote.absoluteString)
         }
         var metadata = [RecordKey.origin: origin, "format": format.rawValue]
         // With keys pinned, the bundled copy's digest lets a signed document that names the

@@ -230,7 +230,12 @@ public struct Repository: Sendable {
                     // The archive is not kept: gone before activation flushes the disk.
                     defer { try? Disk.remove(file.path) }
                     let installer = ExtractingInstaller(limits: configuration.extraction, topLevelFolderToStrip: "\(name)-\(version)")
-                    let records = try await installer.install(package: URL(fileURLWithPath: file.path), format: format, into: URL(fileURLWithPath: staged.path))
+                    let records: [String: FileRecord]
+                    do {
+                        records = try await installer.install(package: URL(fileURLWithPath: file.path), format: format, into: URL(fileURLWithPath: staged.path))
+                    } catch FreshAirError.archive(let error, _) {
+                        throw FreshAirError.archive(error, package: url.absoluteString)
+                    }
                     return VersionRecord(
                         id: staged.id, source: url.absoluteString, files: records,
                         metadata: ["bundleVersion": String(version), "repository": id])
