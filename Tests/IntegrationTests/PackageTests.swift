@@ -327,4 +327,46 @@ struct RepositoryTests {
             #expect(local.path("\(id)/cats/item.txt").text == "cat v3")
         }
     }
+
+    @Test("A whole-repository switch: bundles that must match are all old or all new, even when one fails")
+    func wholeRepositorySwitch() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let id = "com.example.atomic"
+            let repoFolder = server.root.appendingPathComponent(id)
+            let sources = try TemporaryFolder("sources")
+            for name in ["cats", "dogs"] {
+                try RepositoryPublisher.add(folder: try content(sources.path(name), "\(name) v1"), as: name, to: repoFolder)
+            }
+            let local = try TemporaryFolder("atomic")
+            var configuration = SyncConfiguration()
+            configuration.retry = RetryPolicy(maxAttempts: 1)
+            let repo = Repository(source: server.url, id: id, directory: local.path(id), switching: .wholeRepository, configuration: configuration)
+            let texts = { ["cats", "dogs"].map { local.path("\(id)/\($0)/item.txt").text ?? "missing" } }
+            try await repo.update()
+            #expect(texts() == ["cats v1", "dogs v1"])
+            #expect(isSymbolicLink(local.path(id).path), "the repository folder is one link, switched in one step")
+
+            // v2 of both, but the dogs archive is missing on the server: cats v2 installs, and
+            // still nobody sees it until dogs v2 can go live with it.
+            for name in ["cats", "dogs"] {
+                try RepositoryPublisher.add(folder: try content(sources.path(name), "\(name) v2"), as: name, to: repoFolder)
+            }
+            try FileManager.default.moveItem(at: repoFolder.appendingPathComponent("dogs-2.tar.gz"), to: sources.path("dogs-2.tar.gz"))
+            await #expect(throws: FreshAirError.self) { try await repo.update() }
+            #expect(texts() == ["cats v1", "dogs v1"])
+            #expect(repo.bundle(named: "cats").map { $0.appendingPathComponent("item.txt").text } == "cats v1")
+
+            try FileManager.default.moveItem(at: sources.path("dogs-2.tar.gz"), to: repoFolder.appendingPathComponent("dogs-2.tar.gz"))
+            let result = try await repo.update()
+            #expect(result.updated == ["dogs": 2], "cats v2 was already installed: only dogs is fetched")
+            #expect(texts() == ["cats v2", "dogs v2"])
+            let verify = try await BreezeBinary.run(["verify", local.path(id).path])
+            #expect(verify.status == 0 && verify.output.contains("cats: Version 2 is intact"), "\(verify.output)\(verify.error)")
+        }
+    }
+}
+
+/// Whether `path` is a symbolic link.
+func isSymbolicLink(_ path: String) -> Bool {
+    (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) != nil
 }

@@ -157,7 +157,8 @@ class Scenario:
             return [self.sweep.breeze, "sync", base, directory, "--env", f"appVersion={self.app_version(version)}"]
         if self.mode == "package":
             return [self.sweep.breeze, "sync", f"{url}/{os.path.relpath(self.www, self.sweep.work)}/content.tgz", directory]
-        return [self.sweep.breeze, "sync", f"{url}/{os.path.relpath(self.www, self.sweep.work)}/", directory, "--repo", "zoo"]
+        command = [self.sweep.breeze, "sync", f"{url}/{os.path.relpath(self.www, self.sweep.work)}/", directory, "--repo", "zoo"]
+        return command + (["--atomic"] if self.kind == "atomic" else [])
 
     def live(self, directory):
         """{bundle name: {path: sha256}} as the live folder(s) stand now."""
@@ -166,9 +167,14 @@ class Scenario:
             return {name: tree(os.path.join(directory, name)) for name in names}
         return {"": tree(directory)} if os.path.exists(directory) else {}
 
+    def state_folder(self, directory):
+        """Where a repository keeps its state: inside DIR, or beside it when it switches whole."""
+        parent, name = os.path.split(directory)
+        return os.path.join(parent, f".{name}.freshair-repository") if self.kind == "atomic" else os.path.join(directory, ".freshair-repository")
+
     def stores(self, directory):
         if self.mode == "repository":
-            bundles = os.path.join(directory, ".freshair-repository", "bundles")
+            bundles = os.path.join(self.state_folder(directory), "bundles")
             return [os.path.join(bundles, n) for n in os.listdir(bundles)] if os.path.isdir(bundles) else []
         parent, name = os.path.split(directory)
         return [os.path.join(parent, f".{name}.freshair-store")]
@@ -188,6 +194,10 @@ class Scenario:
             found += [f"versions/{n}" for n in names if n not in folders and n not in records]
             if len(folders) > 2:
                 found.append(f"versions/: {len(folders)} versions kept")
+        if self.kind == "atomic":
+            snapshots = os.path.join(self.state_folder(directory), "snapshots")
+            if len(os.listdir(snapshots)) != 1:
+                found.append(f"snapshots/: {sorted(os.listdir(snapshots))}")
         return found
 
 
@@ -205,7 +215,7 @@ class Sweep:
     def run(self):
         kinds = {"bundle": ["cold", "incremental", "environment", "large"],
                  "package": ["cold", "incremental", "large"],
-                 "repository": ["cold", "incremental", "large"]}
+                 "repository": ["cold", "incremental", "large", "atomic"]}
         scenarios = [Scenario(self, mode, kind) for mode, list_ in kinds.items() for kind in list_]
         passed = failed = 0
         try:
@@ -268,7 +278,11 @@ class Sweep:
 
     def check(self, scenario, directory, old, new):
         live = scenario.live(directory)
-        if scenario.mode == "repository":
+        if scenario.kind == "atomic":
+            # The whole set switches at once: all old or all new.
+            if live not in (old, new) and not (not old and not live):
+                return f"the repository is neither all version 1 nor all version 2: {sorted(live)}"
+        elif scenario.mode == "repository":
             # Each bundle switches on its own: every bundle is its old or its new version.
             for name, files in live.items():
                 if files != new.get(name) and files != old.get(name):

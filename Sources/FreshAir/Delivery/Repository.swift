@@ -9,6 +9,11 @@ import Synchronization
 /// each one live atomically at `directory/<name>/`. Bundles no longer listed are removed.
 /// Any number of repositories can live side by side: there is no shared state.
 ///
+/// By default each bundle switches on its own (``Switching/perBundle``): after an interrupted
+/// update some bundles can be new and others old until the next one. An app whose bundles must
+/// match asks for ``Switching/wholeRepository``: `directory` is then a link to a snapshot of
+/// every bundle, replaced in one step once every bundle of the index is installed.
+///
 /// ```swift
 /// let level1 = Repository(source: URL(string: "https://s3.amazonaws.com/my-bucket/")!,
 ///                         id: "com.adm.level1", directory: caches.appendingPathComponent("level1"))
@@ -24,30 +29,59 @@ public struct Repository: Sendable {
     /// Where each bundle's live version appears, as `directory/<name>/`.
     public let directory: URL
     public var configuration: SyncConfiguration
+    /// How an update's bundles become live.
+    public let switching: Switching
     private let transport: any HTTPTransport
 
+    /// How the bundles of one update become live.
+    public enum Switching: Sendable, Hashable {
+        /// Each bundle switches atomically on its own, as soon as it is installed.
+        case perBundle
+        /// `directory` is a link to a snapshot holding every bundle; it is replaced in one step
+        /// once every bundle the index names is installed, so readers see the whole old set or
+        /// the whole new one. The repository's state then lives beside `directory`
+        /// (`.<name>.freshair-repository`), not inside it.
+        case wholeRepository
+    }
+
     public init(
-        source: URL, id: String, cdn: URL? = nil, directory: URL,
+        source: URL, id: String, cdn: URL? = nil, directory: URL, switching: Switching = .perBundle,
         transport: any HTTPTransport = AsyncHTTPClientTransport.shared, configuration: SyncConfiguration = SyncConfiguration()
     ) {
         self.source = source
         self.id = id
         self.cdn = cdn
         self.directory = directory.standardizedFileURL
+        self.switching = switching
         self.transport = transport
         self.configuration = configuration
     }
 
     /// The folder holding the repository's own state and each bundle's store.
-    var stateFolder: URL { directory.appendingPathComponent(".freshair-repository") }
+    var stateFolder: URL {
+        switch switching {
+        case .perBundle: directory.appendingPathComponent(".freshair-repository")
+        case .wholeRepository: directory.deletingLastPathComponent().appendingPathComponent(".\(directory.lastPathComponent).freshair-repository")
+        }
+    }
 
     /// The store behind bundle `name`.
     public func store(forBundle name: String) -> BundleStore {
-        BundleStore(root: stateFolder.appendingPathComponent("bundles/\(name)"), liveLink: directory.appendingPathComponent(name))
+        let root = stateFolder.appendingPathComponent("bundles/\(name)")
+        // A whole-repository switch keeps each bundle's own link inside its store; readers go
+        // through the snapshot.
+        return BundleStore(root: root, liveLink: switching == .perBundle ? directory.appendingPathComponent(name) : nil)
     }
 
     /// The live folder of bundle `name`, or `nil` when it is not installed.
-    public func bundle(named name: String) -> URL? { store(forBundle: name).liveDirectory }
+    public func bundle(named name: String) -> URL? {
+        switch switching {
+        case .perBundle: return store(forBundle: name).liveDirectory
+        case .wholeRepository:
+            let folder = directory.appendingPathComponent(name).resolvingSymlinksInPath()
+            return Disk.isDirectory(folder.path) ? folder : nil
+        }
+    }
 
     /// The installed version of bundle `name`.
     public func installedVersion(of name: String) -> Int? {
@@ -171,10 +205,11 @@ public struct Repository: Sendable {
         var removed: [String] = []
         let bundlesFolder = stateFolder.appendingPathComponent("bundles").path
         for name in Disk.contentsOfDirectory(bundlesFolder) where index.bundles[name] == nil {
-            try Disk.remove(directory.appendingPathComponent(name).path)
+            if switching == .perBundle { try Disk.remove(directory.appendingPathComponent(name).path) }
             try Disk.remove(bundlesFolder + "/" + name)
             removed.append(name)
         }
+        if switching == .wholeRepository { try RepositorySnapshot(repository: self).switchIfStale(names: index.bundles.keys.sorted()) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         let state = State(validators: validators, index: index, sequence: index.release.sequence, expires: index.release.expires)

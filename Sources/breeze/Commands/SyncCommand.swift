@@ -46,6 +46,9 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: "With --repo: download bundle archives from this URL instead of the source.")
     var cdn: String?
 
+    @Flag(help: "With --repo: switch every bundle at once (DIR becomes a link to a snapshot of all of them), so they always match.")
+    var atomic = false
+
     @Option(name: .customLong("trusted-key"), help: ArgumentHelp(
         "Accept only a root manifest signed by this Ed25519 public key (as `breeze keygen` prints it); repeat for several.",
         valueName: "BASE64"))
@@ -84,6 +87,7 @@ struct SyncCommand: AsyncParsableCommand {
         if let repo {
             let repository = Repository(
                 source: remote, id: repo, cdn: try cdn.map(Self.sourceURL), directory: URL(fileURLWithPath: directory),
+                switching: atomic ? .wholeRepository : .perBundle,
                 transport: transport, configuration: configuration)
             try await report(transport: transport, render: \.oneLine) { try await repository.update() }
             return

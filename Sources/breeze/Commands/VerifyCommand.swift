@@ -52,12 +52,17 @@ struct VerifyCommand: AsyncParsableCommand {
     /// The stores behind DIR: one for a bundle or package, one per bundle for a repository.
     private func stores() -> [(String, BundleStore)] {
         let live = URL(fileURLWithPath: directory).standardizedFileURL
-        let bundles = live.appendingPathComponent(".freshair-repository/bundles")
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: bundles.path)) ?? []
-        guard store == nil, !names.isEmpty else { return [("", StoreLocation.store(for: directory, explicit: store))] }
-        return names.sorted().map { name in
-            (name, BundleStore(root: bundles.appendingPathComponent(name), liveLink: live.appendingPathComponent(name)))
+        // A repository keeps its bundles' stores inside DIR, or beside it when it switches whole.
+        let inside = live.appendingPathComponent(".freshair-repository/bundles")
+        let beside = live.deletingLastPathComponent().appendingPathComponent(".\(live.lastPathComponent).freshair-repository/bundles")
+        for bundles in [inside, beside] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: bundles.path)) ?? []
+            guard store == nil, !names.isEmpty else { continue }
+            return names.sorted().map { name in
+                (name, BundleStore(root: bundles.appendingPathComponent(name), liveLink: bundles == inside ? live.appendingPathComponent(name) : nil))
+            }
         }
+        return [("", StoreLocation.store(for: directory, explicit: store))]
     }
 }
 
