@@ -4,7 +4,7 @@ Each case alternates the tools run by run, so drift on the machine affects them 
 wall-clock seconds of the whole command; peak RSS comes from GNU time; requests and body bytes
 come from nginx's access log. Nothing here passes or fails: it measures.
 """
-import argparse, datetime, os, platform, random, shutil, socket, statistics, subprocess, sys, time
+import argparse, datetime, json, os, platform, random, shutil, socket, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
@@ -276,10 +276,71 @@ class Bench:
         print(f"\nWritten to Benchmarks/results/{name}" + ("" if self.quick else " and README.md"))
 
 
+class Chaos(Bench):
+    """The chaos figure: the many-file and the large-file sync through scripts/fault-proxy, with
+    10% of answers reset at a random offset and 50 ms added before each, beside the same sync
+    straight from nginx. Each must complete and verify (`breeze verify`); bytes are what reached
+    the client (the proxy's log), compared with the clean run's (nginx's log)."""
+
+    def run(self):
+        os.makedirs(self.work, exist_ok=True)
+        print(f"Generating corpora in {self.www} ...", flush=True)
+        self.corpora()
+        os.makedirs(self.trash, exist_ok=True)
+        self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
+        log = os.path.join(self.work, "chaos-proxy.jsonl")
+        open(log, "w").close()
+        proxy = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts", "fault-proxy"), "--upstream", self.nginx.url[len("http://"):],
+                                  "--reset-probability", "0.1", "--latency-ms", "50", "--seed", "7", "--log", log],
+                                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        proxy_url = f"http://127.0.0.1:{proxy.stdout.readline().strip()}"
+        try:
+            for name, corpus in ((f"{self.small_count} × 4 KB", self.small_name), (f"1 × {self.big_mb} MB", self.big_name)):
+                self.clean("chaos-clean", "chaos")
+                mark = self.nginx.mark()
+                clean_seconds, _ = self.timed(f"{self.breeze} sync {self.nginx.url}/{corpus}/ {self.out}/chaos-clean --concurrency 8")
+                _, clean_bytes = self.nginx.since(mark)
+                before = sum(1 for _ in open(log))
+                started = time.perf_counter()
+                run = subprocess.run([self.breeze, "sync", f"{proxy_url}/{corpus}/", f"{self.out}/chaos", "--concurrency", "8", "--attempts", "10"],
+                                     capture_output=True, text=True)
+                seconds = time.perf_counter() - started
+                answers = [json.loads(line) for line in list(open(log))[before:]]
+                sent = sum(a["sent"] for a in answers)
+                resets = sum(1 for a in answers if a.get("fault") == "reset")
+                verified = subprocess.run([self.breeze, "verify", f"{self.out}/chaos"], capture_output=True, text=True).returncode == 0
+                same = subprocess.run(["diff", "-r", "-q", f"{self.out}/chaos/", f"{self.out}/chaos-clean/"], capture_output=True).returncode == 0
+                self.rows.append({"case": name, "ok": run.returncode == 0 and verified and same, "requests": len(answers), "resets": resets,
+                                  "seconds": seconds, "clean_seconds": clean_seconds, "sent": sent, "clean_bytes": clean_bytes,
+                                  "summary": run.stdout.strip() or run.stderr.strip()})
+                print(f"  {name}: exit {run.returncode}, verified {verified}, same as clean {same}, {len(answers)} answers ({resets} reset), "
+                      f"{sent} bytes vs {clean_bytes} clean ({100 * (sent - clean_bytes) / max(1, clean_bytes):+.2f}%), {seconds:.1f} s", flush=True)
+        finally:
+            proxy.kill()
+            self.nginx.stop()
+            self.empty_trash()
+        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        lines = [f"Measured {when} by `Benchmarks/run --chaos{' --quick' if self.quick else ''}`: through `scripts/fault-proxy` "
+                 "(10% of answers reset at a random offset, 50 ms before each), beside the same sync from nginx.", "",
+                 "| case | completed and verified | answers | resets | seconds (clean) | bytes received | clean bytes | extra |",
+                 "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: |"]
+        for r in self.rows:
+            lines.append(f"| {r['case']} | {'yes' if r['ok'] else 'NO'} | {r['requests']} | {r['resets']} | {r['seconds']:.1f} ({r['clean_seconds']:.1f}) "
+                         f"| {r['sent']} | {r['clean_bytes']} | {100 * (r['sent'] - r['clean_bytes']) / max(1, r['clean_bytes']):+.2f}% |")
+        table = "\n".join(lines)
+        print("\n" + table)
+        results = os.path.join(ROOT, "Benchmarks", "results")
+        os.makedirs(results, exist_ok=True)
+        with open(os.path.join(results, "chaos-quick.md" if self.quick else "chaos.md"), "w") as f:
+            f.write(table + "\n")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--breeze", required=True)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--chaos", action="store_true", help="only the chaos figure: syncs through scripts/fault-proxy")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--work", default=os.environ.get("BENCH_WORK", "/tmp/freshair-bench"))
-    Bench(parser.parse_args()).run()
+    arguments = parser.parse_args()
+    (Chaos if arguments.chaos else Bench)(arguments).run()

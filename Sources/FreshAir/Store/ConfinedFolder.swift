@@ -52,6 +52,16 @@ final class ConfinedFolder: Sendable {
         }
     }
 
+    /// Opens the file this folder created at `path` to add to its end (a small download
+    /// resumed by a retry).
+    func appendToFile(_ path: BundlePath, startsWriteback: Bool = true) throws(FreshAirError) -> OutputFile {
+        try inParent(of: path) { parent, name throws(FreshAirError) in
+            let file = Self.openBeneath(parent, name, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0)
+            guard file >= 0 else { throw refusal("reopen", path) }
+            return OutputFile(descriptor: file, path: self.path + "/" + path.string, startsWriteback: startsWriteback)
+        }
+    }
+
     /// Writes bytes held in memory (a manifest) at `path`.
     func write(_ data: Data, at path: BundlePath) throws(FreshAirError) {
         let file = try createFile(path, replacing: true, startsWriteback: false)

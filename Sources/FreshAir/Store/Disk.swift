@@ -197,6 +197,9 @@ final class OutputFile {
         self.descriptor = descriptor
         self.path = path
         self.startsWriteback = startsWriteback
+        // Where writes begin: 0 for a new file, its size for one opened to append to.
+        end = max(0, Int64(lseek(descriptor, 0, SEEK_END)))
+        writebackRequested = end
     }
 
     /// Sets the permission bits on the open file (never through a path, which could be a link).

@@ -182,12 +182,19 @@ struct Fetcher: Sendable {
     /// On a hash mismatch the partial file is deleted, so the next attempt starts clean.
     func download(_ job: DownloadJob, tee: (any DownloadTee)? = nil, progress: @Sendable (Int64) -> Void) async throws -> FetchOutcome<DownloadedFile> {
         let sidecar: String? = job.resumable ? job.partialPath + ".resume" : nil
+        // A small file written straight into staging has no side file: a retry within this call
+        // resumes what the attempt before it kept, from memory.
+        let kept = KeptResumption()
         return try await retry.run { _ in
             requests.increment()
             var request = HTTPGetRequest(url: job.url, headers: headers, timeout: timeout)
             var offset: Int64 = 0
+            let inMemory = kept.take()
             if let sidecar, let resume = ResumePoint.load(sidecar), resume.url == job.url.absoluteString,
                let size = Disk.status(job.partialPath)?.size, size > 0 {
+                offset = size
+                request.headers += [("Range", "bytes=\(size)-"), ("If-Range", resume.ifRange)]
+            } else if job.confined != nil, let resume = inMemory, let size = resume.size, size > 0 {
                 offset = size
                 request.headers += [("Range", "bytes=\(size)-"), ("If-Range", resume.ifRange)]
             } else {
@@ -198,7 +205,7 @@ struct Fetcher: Sendable {
                 return try await transport(for: job.url).get(request) { head, body in
                     try await receive(
                         job, head: head, body: body.enforcing(throughput, url: job.url).counted(by: ledger), offset: offset,
-                        sidecar: sidecar, tee: tee, progress: progress)
+                        sidecar: sidecar, kept: kept, tee: tee, progress: progress)
                 }
             } catch let error as TransportError {
                 throw FreshAirError.transport(error)
@@ -208,7 +215,7 @@ struct Fetcher: Sendable {
 
     private func receive(
         _ job: DownloadJob, head: HTTPResponseHead, body: ResponseBody, offset requestedOffset: Int64,
-        sidecar: String?, tee: (any DownloadTee)?, progress: @Sendable (Int64) -> Void
+        sidecar: String?, kept: KeptResumption, tee: (any DownloadTee)?, progress: @Sendable (Int64) -> Void
     ) async throws -> FetchOutcome<DownloadedFile> {
         var offset = requestedOffset
         let total: Int64?
@@ -256,7 +263,8 @@ struct Fetcher: Sendable {
         if offset > 0 {
             // Resuming: the digest must cover the bytes already on disk.
             if hashes { _ = try Disk.hash(job.partialPath, into: &hasher) }
-            file = try OutputFile(path: job.partialPath, append: true, startsWriteback: !job.isTransient)
+            file = try job.confined.map { try $0.folder.appendToFile($0.path, startsWriteback: !job.isTransient) }
+                ?? OutputFile(path: job.partialPath, append: true, startsWriteback: !job.isTransient)
             progress(offset)
         } else {
             file = try job.confined.map { try $0.folder.createFile($0.path, replacing: true, startsWriteback: !job.isTransient) }
@@ -311,7 +319,13 @@ struct Fetcher: Sendable {
             throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding!)
         } catch where Self.isInterruption(error) {
             // Cut short: what arrived stays for the next attempt to resume, or is wasted.
-            if let sidecar, Disk.exists(sidecar) { ledger.keep(received - offset, in: job.partialPath) }
+            if let sidecar, Disk.exists(sidecar) {
+                ledger.keep(received - offset, in: job.partialPath)
+            } else if job.confined != nil, encoding == nil, received > 0,
+                      let ifRange = validators(head).ifRange {  // a 206 carries the validator it was asked for
+                kept.keep(ResumePoint(url: job.url.absoluteString, ifRange: ifRange, size: received))
+                ledger.keep(received - offset, in: job.partialPath)
+            }
             throw error
         }
         ledger.use(received - offset, partial: job.partialPath, resumedFrom: offset)
@@ -363,11 +377,21 @@ struct StatusFailure: Error {
     }
 }
 
+/// What an attempt at a small download kept for the next attempt of the same call to resume.
+final class KeptResumption: Sendable {
+    private let point = Mutex<ResumePoint?>(nil)
+
+    /// The point, once: an attempt that does not keep bytes again leaves none.
+    func take() -> ResumePoint? { point.withLock { point in defer { point = nil }; return point } }
+    func keep(_ resume: ResumePoint) { point.withLock { $0 = resume } }
+}
+
 /// What a partial download needs to resume safely: the URL and the `If-Range` validator
-/// of the response it came from.
-private struct ResumePoint: Codable {
+/// of the response it came from (and, for one kept in memory, how many bytes it has).
+struct ResumePoint: Codable, Sendable {
     var url: String
     var ifRange: String
+    var size: Int64?
 
     static func load(_ path: String) -> ResumePoint? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
