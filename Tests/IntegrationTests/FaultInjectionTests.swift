@@ -137,13 +137,27 @@ struct FaultInjectionTests {
         }
     }
 
-    @Test("A body cut short is resumed with Range from where it stopped: no byte is fetched twice")
-    func resumptionIsRanged() async throws {
+    /// A file cut short after `cut` bytes: its path, size and the seed of its version-2 bytes.
+    struct CutFile: Sendable, CustomStringConvertible {
+        var name: String
+        var size: Int
+        var cut: Int
+        var seed: UInt64
+        var description: String { "\(name), \(size) bytes, cut at \(cut)" }
+    }
+
+    /// A large file resumes from its side file; one written straight into staging, from what
+    /// the attempt before kept in memory.
+    @Test("A body cut short is resumed with Range from where it stopped: no byte is fetched twice", arguments: [
+        CutFile(name: "big.bin", size: bigSize, cut: 300_000, seed: 2), CutFile(name: "mid.bin", size: midSize, cut: 100_000, seed: 102),
+    ])
+    func resumptionIsRanged(_ file: CutFile) async throws {
         try await PublishedFolder.with(.nginx) { server in
             try Self.publishBundle(in: server.root, version: 2)
             let proxy = try FaultProxy(upstream: server.url)
             defer { proxy.stop() }
-            try proxy.rules([["path": Self.big, "fault": "short", "offset": 300_000, "times": 1]])
+            let path = "/Big.freshair/\(file.name)"
+            try proxy.rules([["path": path, "fault": "short", "offset": file.cut, "times": 1]])
             let transport = AsyncHTTPClientTransport()
             let local = try TemporaryFolder("fault-range")
             let summary = try await client(proxy.url, in: local, transport: transport).run()
@@ -151,29 +165,11 @@ struct FaultInjectionTests {
             #expect(summary.bytesWasted == 0)
             // The client may not have read every byte before the close reached it: it resumes
             // from what it wrote, and asks for exactly the rest.
-            let big = proxy.answers().filter { $0.path == Self.big }
-            let start = try #require(big.last?.range.flatMap { Int($0.dropFirst("bytes=".count).dropLast()) })
-            #expect(big.count == 2 && big[0].range == nil && big[0].sent == 300_000)
-            #expect(start > 0 && start <= 300_000 && big[1].sent == Self.bigSize - start)
-        }
-    }
-
-    @Test("A small file cut short is resumed from memory by the retry: nothing is fetched twice")
-    func smallFileResumes() async throws {
-        try await PublishedFolder.with(.nginx) { server in
-            try Self.publishBundle(in: server.root, version: 2)
-            let proxy = try FaultProxy(upstream: server.url)
-            defer { proxy.stop() }
-            try proxy.rules([["path": "/Big.freshair/mid.bin", "fault": "short", "offset": 100_000, "times": 1]])
-            let transport = AsyncHTTPClientTransport()
-            let local = try TemporaryFolder("fault-small")
-            let summary = try await client(proxy.url, in: local, transport: transport).run()
-            try await transport.shutdown()
-            #expect(summary.bytesWasted == 0)
-            let mid = proxy.answers().filter { $0.path == "/Big.freshair/mid.bin" }
-            let start = try #require(mid.last?.range.flatMap { Int($0.dropFirst("bytes=".count).dropLast()) })
-            #expect(mid.count == 2 && start > 0 && start <= 100_000 && mid[1].sent == Self.midSize - start)
-            #expect(try Data(contentsOf: local.path("live/mid.bin")) == SeededBytes(seed: 102).bytesOnce(Self.midSize))
+            let answers = proxy.answers().filter { $0.path == path }
+            let start = try #require(answers.last?.range.flatMap { Int($0.dropFirst("bytes=".count).dropLast()) })
+            #expect(answers.count == 2 && answers[0].range == nil && answers[0].sent == file.cut)
+            #expect(start > 0 && start <= file.cut && answers[1].sent == file.size - start)
+            #expect(try Data(contentsOf: local.path("live/\(file.name)")) == SeededBytes(seed: file.seed).bytesOnce(file.size))
         }
     }
 
