@@ -44,3 +44,35 @@ struct DurabilityTests {
         }
     }
 }
+
+@Suite("After the switch: tidying is best-effort")
+struct TidyingTests {
+    @Test("A version that cannot be removed after the switch does not turn a successful update into a failure")
+    func failedCleanupIsNotAFailure() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chattr") else {
+            throw TestSetupError("chattr (e2fsprogs) is missing")
+        }
+        try await PublishedFolder.with(.nginx) { server in
+            let local = try TemporaryFolder("tidy")
+            let live = local.path("live").path
+            let url = server.url.appendingPathComponent(ExampleBundle.name + "/").absoluteString
+            let sync = { try await BreezeBinary.run(["sync", url, live, "--env", "appVersion=0.9", "--env", "platform=iOS", "--env", "systemVersion=9.0"]) }
+            for version in 1...2 {
+                try ExampleBundle.write(in: server.root, overrides: ["Embed1.freshair/foo.md": "version \(version)\n"])
+                try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(Double(version * 10))],
+                                                      ofItemAtPath: server.root.appendingPathComponent(ExampleBundle.name + "/manifest.json").path)
+                try await sync().expectSuccess()
+            }
+            // Version 1 is what the next activation removes: make one of its files immutable.
+            let pinned = local.path(".live.freshair-store/versions/1/manifest.json").path
+            try await shell("chattr +i '\(pinned)'", in: local.url)
+            defer { _ = try? Process.run(URL(fileURLWithPath: "/usr/bin/chattr"), arguments: ["-i", pinned]).waitUntilExit() }
+            try ExampleBundle.write(in: server.root, overrides: ["Embed1.freshair/foo.md": "version 3\n"])
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(30)],
+                                                  ofItemAtPath: server.root.appendingPathComponent(ExampleBundle.name + "/manifest.json").path)
+            let third = try await sync()
+            #expect(third.status == 0 && third.output.hasPrefix("Updated to version 3"), "\(third.output)\(third.error)")
+            #expect(local.path("live/Embed1.freshair/foo.md").text == "version 3\n")
+        }
+    }
+}

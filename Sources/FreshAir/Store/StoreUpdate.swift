@@ -55,11 +55,13 @@ struct StoreUpdate {
         try Durability.flush(tree: store.versionPath(staged.id))
         try pointLiveLink(at: staged.id)
         live = record
-        try store.forgetRejected(from: record.source)
-        try collectGarbage()
-        try store.removeInterruptedWork()
+        // The new version is live: what follows is tidying, and a failure in it must not report
+        // the update as failed. Whatever is left is tidied by the next update.
+        try? store.forgetRejected(from: record.source)
+        try? collectGarbage()
+        try? store.removeInterruptedWork()
         // Every planned download completed: nothing is left to resume.
-        for partial in Disk.contentsOfDirectory(store.partialsPath) { try Disk.remove(store.partialsPath + "/" + partial) }
+        for partial in Disk.contentsOfDirectory(store.partialsPath) { try? Disk.remove(store.partialsPath + "/" + partial) }
     }
 
     /// Writes a version's record beside its folder, atomically.
@@ -78,7 +80,7 @@ struct StoreUpdate {
         try pointLiveLink(at: id)
         let restored = try store.record(id)
         live = restored
-        try collectGarbage()
+        try? collectGarbage()  // live already: the next update removes what is left
         return restored
     }
 
@@ -89,7 +91,9 @@ struct StoreUpdate {
         let relative = target.hasPrefix(linkParent + "/") ? String(target.dropFirst(linkParent.count + 1)) : target
         try Disk.createDirectory(linkParent)
         try Disk.replaceSymbolicLink(at: store.liveLink.path, target: relative)
-        try Durability.flush(directory: linkParent)
+        // The switch has happened. A folder that cannot be flushed only means that a power cut
+        // could bring the previous link back, which names a complete version too.
+        try? Durability.flush(directory: linkParent)
     }
 
     /// Removes every version but the live one and the one before it.
