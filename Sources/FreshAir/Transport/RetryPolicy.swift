@@ -65,7 +65,15 @@ public enum HTTPDate {
         "EEE MMM d HH:mm:ss yyyy",
     ]
 
+    /// `nil` for text that is no HTTP date, and for dates before 1970: no file served was
+    /// modified then, and before 1582 Foundation's calendar turns Julian while the byte reader
+    /// stays Gregorian (fuzzing found the two disagreeing about year 1318).
     public static func parse(_ text: String) -> Date? {
+        guard let date = parseAnyForm(text), date.timeIntervalSince1970 >= 0 else { return nil }
+        return date
+    }
+
+    private static func parseAnyForm(_ text: String) -> Date? {
         if let date = parseFixdate(text) { return date }
         // The obsolete forms (RFC 850, asctime), which servers may no longer send but clients
         // must accept: rare enough for Foundation's formatter. HTTP dates are short printable
