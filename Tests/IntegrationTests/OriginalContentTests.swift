@@ -241,9 +241,12 @@ struct OriginalContentTests {
         #expect(repository.status == 0, "\(repository.error)")
         #expect(work.path("Repo/cats/cat.txt").text == "meow\n")
 
-        // A missing file is a clear 404, named by its URL.
+        // A missing file is a clear 404, named by its URL; so is a FIFO, which must not hang the open.
         let missing = try await BreezeBinary.run(["sync", "file://" + work.path("nothing.tgz").path, work.path("None").path])
         #expect(missing.status == 69 && missing.error.contains("HTTP 404 for file://"))
+        try await shell("mkfifo pipe.tgz", in: work.url)
+        let fifo = try await BreezeBinary.run(["sync", "file://" + work.path("pipe.tgz").path, work.path("Pipe").path])
+        #expect(fifo.status == 69 && fifo.error.contains("HTTP 404 for file://"), "\(fifo.error)")
     }
 
     @Test("Repository versions written as strings load; other strings are refused")

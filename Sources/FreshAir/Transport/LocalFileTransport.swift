@@ -25,7 +25,8 @@ public struct LocalFileTransport: HTTPTransport {
             throw TransportError(kind: .other, url: url, detail: "LocalFileTransport answers file:// URLs only")
         }
         let path = url.path
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking, so that a FIFO named by the URL cannot hang the open; only regular files are served.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             let code = errno
             return try await handle(HTTPResponseHead(status: code == EACCES || code == EPERM ? 403 : 404, headers: []), .empty)
