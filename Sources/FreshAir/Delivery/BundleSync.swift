@@ -313,13 +313,15 @@ public struct BundleSync: Sendable {
         var jobs: [(job: DownloadJob, paths: [BundlePath])] = []
         var jobIndex: [ContentHash: Int] = [:]
         var records: [String: FileRecord] = [:]
+        let interrupted = store.interruptedFolders()
         for file in plan.downloads {
             if let hash = file.hash, let index = jobIndex[hash] {
                 jobs[index].paths.append(file.path)
                 continue
             }
             // Already downloaded and verified by an update that was killed or failed.
-            if let hash = file.hash, let size = file.size, let copy = store.interruptedCopy(of: file.path, hash: hash, size: size) {
+            if !interrupted.isEmpty, let hash = file.hash, let size = file.size,
+               let copy = store.interruptedCopy(of: file.path, hash: hash, size: size, in: interrupted) {
                 try staged.link(copy, at: file.path)
                 records[file.path.string] = FileRecord(hash: hash, size: size)
                 continue

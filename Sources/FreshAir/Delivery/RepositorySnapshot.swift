@@ -31,11 +31,7 @@ struct RepositorySnapshot {
             removeSnapshots(except: current)
             return
         }
-        let link = repository.directory.path
-        if Disk.exists(link), Disk.readLink(link) == nil {
-            guard Disk.isDirectory(link), Disk.contentsOfDirectory(link).isEmpty else { throw FreshAirError.liveLocationOccupied(path: link) }
-            try Disk.remove(link)
-        }
+        try LiveLink.claim(repository.directory.path)
         let number = (Disk.contentsOfDirectory(folder).compactMap(Int.init).max() ?? 0) + 1
         let snapshot = folder + "/\(number)"
         try Disk.createDirectory(snapshot)
@@ -44,11 +40,7 @@ struct RepositorySnapshot {
         }
         try Disk.writeAtomically(try JSONEncoder().encode(Record(snapshot: number, bundles: wanted)), to: recordPath)
         try Durability.flush(tree: snapshot)
-        let parent = repository.directory.deletingLastPathComponent().path
-        // Relative, so the folder and its state can move together.
-        let target = snapshot.hasPrefix(parent + "/") ? String(snapshot.dropFirst(parent.count + 1)) : snapshot
-        try Disk.replaceSymbolicLink(at: link, target: target)
-        try Durability.flush(directory: parent)
+        try LiveLink.point(repository.directory, at: snapshot)
         removeSnapshots(except: number)
     }
 

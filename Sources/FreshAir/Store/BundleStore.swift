@@ -90,20 +90,11 @@ public struct BundleStore: Sendable {
         for path in [root.path, versionsPath, stagingPath, partialsPath] { try Disk.createDirectory(path) }
         let lock = try await StoreLock(path: root.appendingPathComponent("lock").path, timeout: lockTimeout)
         defer { lock.release() }
-        try checkLiveLinkIsOurs()
+        try LiveLink.claim(liveLink.path)
         let live = try liveRecord()
         try setAsideInterruptedWork(liveID: live?.id)
         var update = StoreUpdate(store: self, live: live)
         return try await body(&update)
     }
 
-    private func checkLiveLinkIsOurs() throws {
-        let path = liveLink.path
-        guard Disk.exists(path), Disk.readLink(path) == nil else { return }
-        // An empty folder (a freshly made destination) may be replaced; anything else is the user's.
-        guard Disk.isDirectory(path), Disk.contentsOfDirectory(path).isEmpty else {
-            throw FreshAirError.liveLocationOccupied(path: path)
-        }
-        try Disk.remove(path)
-    }
 }

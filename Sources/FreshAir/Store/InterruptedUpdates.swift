@@ -30,10 +30,16 @@ extension BundleStore {
         }
     }
 
-    /// A file an interrupted update left at `path` with exactly this size and digest, or `nil`.
-    func interruptedCopy(of path: BundlePath, hash: ContentHash, size: Int64) -> String? {
-        for folder in Disk.contentsOfDirectory(interruptedPath).sorted(by: >) {
-            let candidate = interruptedPath + "/" + folder + "/" + path.string
+    /// The folders interrupted updates left, newest first: listed once per update, since most
+    /// updates have none and a lookup per downloaded file would cost a listing each.
+    func interruptedFolders() -> [String] {
+        Disk.contentsOfDirectory(interruptedPath).sorted(by: >).map { interruptedPath + "/" + $0 }
+    }
+
+    /// A file one of `folders` holds at `path` with exactly this size and digest, or `nil`.
+    func interruptedCopy(of path: BundlePath, hash: ContentHash, size: Int64, in folders: [String]) -> String? {
+        for folder in folders {
+            let candidate = folder + "/" + path.string
             var info = stat()
             guard lstat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) == size,
                   let (digest, _) = try? Disk.hash(candidate, algorithm: hash.algorithm), digest == hash

@@ -85,15 +85,7 @@ struct StoreUpdate {
     }
 
     func pointLiveLink(at id: Int) throws {
-        let linkParent = store.liveLink.deletingLastPathComponent().path
-        let target = store.versionPath(id)
-        // Relative when the store sits beside or below the link, so both can move together.
-        let relative = target.hasPrefix(linkParent + "/") ? String(target.dropFirst(linkParent.count + 1)) : target
-        try Disk.createDirectory(linkParent)
-        try Disk.replaceSymbolicLink(at: store.liveLink.path, target: relative)
-        // The switch has happened. A folder that cannot be flushed only means that a power cut
-        // could bring the previous link back, which names a complete version too.
-        try? Durability.flush(directory: linkParent)
+        try LiveLink.point(store.liveLink, at: store.versionPath(id))
     }
 
     /// Removes every version but the live one and the one before it.
