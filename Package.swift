@@ -9,7 +9,10 @@ let package = Package(
     name: "FreshAir",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .visionOS(.v2)],
     products: [
+        // What an app links: Foundation, swift-crypto (CryptoKit on Apple platforms) and zlib, no SwiftNIO.
         .library(name: "FreshAir", targets: ["FreshAir"]),
+        // The AsyncHTTPClient transport, for servers and tools on Linux (breeze uses it).
+        .library(name: "FreshAirAsyncHTTPClient", targets: ["FreshAirAsyncHTTPClient"]),
         .library(name: "BreezeKit", targets: ["BreezeKit"]),
         .executable(name: "breeze", targets: ["breeze"]),
     ],
@@ -30,12 +33,18 @@ let package = Package(
             dependencies: [
                 "CZlib",
                 "CSystemCalls",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "FreshAirAsyncHTTPClient",
+            dependencies: [
+                "FreshAir",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: strict
@@ -44,6 +53,7 @@ let package = Package(
             name: "BreezeKit",
             dependencies: [
                 "FreshAir",
+                "FreshAirAsyncHTTPClient",
                 "CZlib",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -58,6 +68,7 @@ let package = Package(
             name: "breeze",
             dependencies: [
                 "FreshAir",
+                "FreshAirAsyncHTTPClient",
                 "BreezeKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
@@ -70,7 +81,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["FreshAir", "BreezeKit"],
+            dependencies: ["FreshAir", "FreshAirAsyncHTTPClient", "BreezeKit"],
             swiftSettings: strict
         ),
     ],

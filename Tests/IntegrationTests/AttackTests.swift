@@ -1,6 +1,7 @@
 import BreezeKit
 import Foundation
 import FreshAir
+import FreshAirAsyncHTTPClient
 import Testing
 
 /// What a hostile server, CDN or network in between tries, each against a real server
@@ -135,7 +136,8 @@ struct AttackTests {
                 guard case .transport(let transportError) = error as? FreshAirError else { return false }
                 return transportError.kind == .timeout && transportError.detail.contains("below the floor of 1024 bytes/s")
             }
-            #expect(ContinuousClock.now - started < .seconds(10))
+            // The whole body would take over 10 minutes; the margin is for a loaded machine.
+            #expect(ContinuousClock.now - started < .seconds(30))
             // With no floor at all, the overall deadline still ends it.
             updater.configuration.minimumThroughput = ThroughputFloor(bytesPerSecond: 0, window: .seconds(3600))
             updater.configuration.deadline = .seconds(2)
@@ -146,7 +148,7 @@ struct AttackTests {
                 guard case .transport(let transportError) = error as? FreshAirError else { return false }
                 return transportError.kind == .timeout && transportError.detail.contains("2 s deadline")
             }
-            #expect(ContinuousClock.now - patient < .seconds(6))
+            #expect(ContinuousClock.now - patient < .seconds(20))
             // The store is not held: the same store updates at once from the full-speed URL.
             let fast = Self.packageUpdater(server.url.appendingPathComponent("content.tgz"), in: local)
             #expect(try await fast.update().outcome == .downloaded)

@@ -1,6 +1,7 @@
 import BreezeKit
 import Foundation
 import FreshAir
+import FreshAirAsyncHTTPClient
 import Testing
 
 @Suite("The breeze command, run as a user runs it")
@@ -64,7 +65,7 @@ struct BreezeCommandTests {
         let announced = String(decoding: firstLine, as: UTF8.self)
         let base = try #require(announced.split(separator: " ").last.flatMap { URL(string: $0.trimmingCharacters(in: .whitespacesAndNewlines)) })
         let url = base.appendingPathComponent("data.bin")
-        let transport = AsyncHTTPClientTransport.shared
+        let transport = testTransport
 
         let (status, etag, lastModified, body) = try await transport.get(HTTPGetRequest(url: url)) { head, body in
             (head.status, head["ETag"], head["Last-Modified"], try await body.collect(upTo: 1 << 20))

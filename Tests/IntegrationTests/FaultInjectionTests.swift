@@ -1,6 +1,7 @@
 import BreezeKit
 import Foundation
 import FreshAir
+import FreshAirAsyncHTTPClient
 import Testing
 
 /// Every fault `scripts/fault-proxy` injects, between a device and nginx: each ends in a clean

@@ -76,7 +76,7 @@ struct PackageTests {
             guard case .bundledCopyOnly(.transport(let transport)) = error as? FreshAirError else { return false }
             let message = "\(error)"
             return transport.kind == .connect && message.hasPrefix("the bundled copy is installed and live")
-                && message.contains("could not connect to 127.0.0.1: connection refused.")
+                && message.contains("could not connect to 127.0.0.1: ")
         }
         #expect(local.path("Content/data/message.txt").text == "bundled")
         #expect(try updater.store.liveRecord()?.metadata["origin"] == "bundled")

@@ -53,6 +53,12 @@ http {{
             lines = f.readlines()[mark:]
         return len(lines), sum(int(line.split()[1]) for line in lines if len(line.split()) > 1)
 
+    def statuses_since(self, mark):
+        """The status of every request logged after `mark`."""
+        time.sleep(0.05)
+        with open(self.log) as f:
+            return [int(line.split()[0]) for line in f.readlines()[mark:] if line.strip()]
+
     def stop(self):
         self.process.terminate()
         self.process.wait()

@@ -27,14 +27,17 @@ public struct BundleSync: Sendable {
     public var configuration: SyncConfiguration
     private let transport: any HTTPTransport
 
+    /// - Parameter transport: how requests are sent; by default a ``URLSessionTransport`` of
+    ///   this value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass
+    ///   one to share its connections (and its lifetime is then yours).
     public init(
         remote: URL, store: BundleStore, environment: ConditionEnvironment = .current(),
-        transport: any HTTPTransport = AsyncHTTPClientTransport.shared, configuration: SyncConfiguration = SyncConfiguration()
+        transport: (any HTTPTransport)? = nil, configuration: SyncConfiguration = SyncConfiguration()
     ) {
         self.remote = remote
         self.store = store
         self.environment = environment
-        self.transport = transport
+        self.transport = transport ?? URLSessionTransport(connectionsPerHost: configuration.concurrency)
         self.configuration = configuration
     }
 

@@ -30,9 +30,12 @@ public struct PackageUpdater: Sendable {
     public var configuration: SyncConfiguration
     private let transport: any HTTPTransport
 
+    /// - Parameter transport: how requests are sent; by default a ``URLSessionTransport`` of
+    ///   this value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass
+    ///   one to share its connections (and its lifetime is then yours).
     public init(
         remote: URL, store: BundleStore, bundledPackage: URL? = nil, installer: (any PackageInstaller)? = nil,
-        transport: any HTTPTransport = AsyncHTTPClientTransport.shared, configuration: SyncConfiguration = SyncConfiguration()
+        transport: (any HTTPTransport)? = nil, configuration: SyncConfiguration = SyncConfiguration()
     ) {
         self.remote = remote
         self.store = store
@@ -40,7 +43,7 @@ public struct PackageUpdater: Sendable {
         let name = remote.lastPathComponent
         self.installer = installer ?? ExtractingInstaller(
             limits: configuration.extraction, singleFileName: name.lowercased().hasSuffix(".gz") ? String(name.dropLast(3)) : name)
-        self.transport = transport
+        self.transport = transport ?? URLSessionTransport(connectionsPerHost: configuration.concurrency)
         self.configuration = configuration
     }
 

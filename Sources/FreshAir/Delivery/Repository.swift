@@ -44,16 +44,19 @@ public struct Repository: Sendable {
         case wholeRepository
     }
 
+    /// - Parameter transport: how requests are sent; by default a ``URLSessionTransport`` of
+    ///   this value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass
+    ///   one to share its connections (and its lifetime is then yours).
     public init(
         source: URL, id: String, cdn: URL? = nil, directory: URL, switching: Switching = .perBundle,
-        transport: any HTTPTransport = AsyncHTTPClientTransport.shared, configuration: SyncConfiguration = SyncConfiguration()
+        transport: (any HTTPTransport)? = nil, configuration: SyncConfiguration = SyncConfiguration()
     ) {
         self.source = source
         self.id = id
         self.cdn = cdn
         self.directory = directory.standardizedFileURL
         self.switching = switching
-        self.transport = transport
+        self.transport = transport ?? URLSessionTransport(connectionsPerHost: configuration.concurrency)
         self.configuration = configuration
     }
 

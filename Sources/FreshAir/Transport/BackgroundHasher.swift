@@ -1,13 +1,12 @@
 import Foundation
-import NIOCore
 
 /// Hashes a large body on its own thread while the caller writes it to disk, so the two
 /// costs overlap on separate cores instead of taking turns. Chunks are handed over without
-/// copying (a `ByteBuffer` is shared, not duplicated); at most `capacity` wait, which keeps
+/// copying (an array's storage is shared, not duplicated); at most `capacity` wait, which keeps
 /// memory flat when hashing falls behind.
 final class BackgroundHasher: @unchecked Sendable {
     private let condition = NSCondition()
-    private var queue: [ByteBuffer] = []
+    private var queue: [[UInt8]] = []
     private var finished = false
     private var digest: ContentHash?
     private let capacity = 64
@@ -35,11 +34,11 @@ final class BackgroundHasher: @unchecked Sendable {
             let chunk = queue.removeFirst()
             condition.broadcast()
             condition.unlock()
-            chunk.withUnsafeReadableBytes { hasher.update($0) }
+            chunk.withUnsafeBytes { hasher.update($0) }
         }
     }
 
-    func add(_ chunk: ByteBuffer) {
+    func add(_ chunk: [UInt8]) {
         condition.lock()
         while queue.count >= capacity { condition.wait() }
         queue.append(chunk)

@@ -1,5 +1,4 @@
 import Foundation
-import NIOCore
 import Synchronization
 
 /// Counts the requests a sync sends, retries included, for its summary.
@@ -289,14 +288,14 @@ struct Fetcher: Sendable {
         let digest: ContentHash?
         do {
             for try await chunk in body {
-                let count = Int64(chunk.readableBytes)
+                let count = Int64(chunk.count)
                 if received + count > ceiling {
                     try discard(job, sidecar: sidecar)
                     if total == nil, job.expectedSize == nil { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
                     throw FreshAirError.sizeMismatch(path: job.label, url: job.url, expected: ceiling, actual: received + count)
                 }
                 if let background { background.add(chunk) }
-                try chunk.withUnsafeReadableBytes { bytes in
+                try chunk.withUnsafeBytes { bytes in
                     if hashes, background == nil { hasher.update(bytes) }
                     try file.write(bytes)
                     try teeing?.consume(bytes)

@@ -3,7 +3,11 @@ import Foundation
 /// How FreshAir follows redirects: at most ``limit`` of them, never in a circle, only to http
 /// or https, and never from https down to plain http (where anyone on the path could answer);
 /// credentials are not carried to another host.
-enum HTTPRedirect {
+///
+/// Every transport FreshAir ships follows redirects through ``following(_:send:handle:)``
+/// (their own HTTP clients' redirect handling is turned off); a custom ``HTTPTransport`` can
+/// too.
+public enum HTTPRedirect {
     /// The most redirects one request follows.
     static let limit = 5
 
@@ -32,6 +36,39 @@ enum HTTPRedirect {
         guard url.host?.lowercased() != next.host?.lowercased() || url.port != next.port else { return headers }
         return headers.filter { header in
             !["Authorization", "Cookie", "Proxy-Authorization"].contains { HTTPResponseHead.namesMatch($0, header.name) }
+        }
+    }
+
+    /// Sends `request` with `send`, follows redirects by these rules, and hands the final
+    /// response to `handle`.
+    ///
+    /// - Parameters:
+    ///   - send: sends one GET without following redirects. A body left unread (a redirect's,
+    ///     after its first 64 KB) must release its connection when it is no longer referenced.
+    ///   - handle: receives the first response that is not a redirect.
+    /// - Throws: ``TransportError`` for a refused redirect, else what `send` or `handle` throw.
+    public static func following<Result: Sendable>(
+        _ request: HTTPGetRequest,
+        send: (HTTPGetRequest) async throws -> (HTTPResponseHead, ResponseBody),
+        handle: (HTTPResponseHead, ResponseBody) async throws -> Result
+    ) async throws -> Result {
+        var request = request
+        var visited = [request.url]
+        while true {
+            let (head, body) = try await send(request)
+            guard statuses.contains(head.status), let location = head["Location"] else {
+                return try await handle(head, body)
+            }
+            let next = try target(of: location, from: request.url, visited: visited)
+            // A redirect's body is a short note: read a little of it so the connection is reused.
+            var drained = 0
+            for try await chunk in body {
+                drained += chunk.count
+                if drained > 64 << 10 { break }
+            }
+            request.headers = headers(request.headers, from: request.url, to: next)
+            visited.append(next)
+            request.url = next
         }
     }
 }

@@ -1,12 +1,16 @@
 import Foundation
-import NIOCore
 
 /// The one HTTP operation FreshAir needs: a GET whose response body is streamed.
 ///
-/// ``AsyncHTTPClientTransport`` is the implementation on every platform; an Apple app can
-/// supply its own (over `URLSession`, say) by conforming to this protocol. The response is
-/// only valid inside `handle`, which lets an implementation release the connection as soon as
-/// the body has been read, or cancel it when `handle` throws.
+/// FreshAir ships ``URLSessionTransport`` (the default, on Apple platforms and on Linux) and
+/// ``LocalFileTransport`` (for `file://` URLs); the `FreshAirAsyncHTTPClient` product adds
+/// `AsyncHTTPClientTransport`, which the `breeze` tool uses. Anything else (a proxy, an app's
+/// own networking stack) can conform. The response is only valid inside `handle`, which lets an
+/// implementation release the connection as soon as the body has been read, or cancel it when
+/// `handle` throws.
+///
+/// Redirects are the transport's to follow, by the rules of ``HTTPRedirect``; the transports
+/// here share ``HTTPRedirect/following(_:send:handle:)`` for that.
 public protocol HTTPTransport: Sendable {
     /// Sends `request` and hands the response head and streaming body to `handle`.
     ///
@@ -66,108 +70,4 @@ public struct HTTPResponseHead: Sendable {
 
     /// `Content-Length`, when present and valid.
     public var contentLength: Int64? { self["Content-Length"].flatMap { Int64($0) } }
-}
-
-/// A response body delivered in chunks as they arrive, with back-pressure: the next chunk
-/// is read from the network only when the consumer asks for it.
-public struct ResponseBody: AsyncSequence {
-    public typealias Element = ByteBuffer
-
-    private let nextChunk: () async throws -> ByteBuffer?
-
-    /// Wraps any iterator-like closure; `nil` ends the body.
-    public init(next: @escaping () async throws -> ByteBuffer?) {
-        self.nextChunk = next
-    }
-
-    public struct AsyncIterator: AsyncIteratorProtocol {
-        fileprivate let nextChunk: () async throws -> ByteBuffer?
-        public mutating func next() async throws -> ByteBuffer? { try await nextChunk() }
-    }
-
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextChunk: nextChunk) }
-
-    /// Collects the whole body, refusing more than `limit` bytes.
-    public func collect(upTo limit: Int) async throws -> Data {
-        var data = Data()
-        for try await var chunk in self {
-            guard data.count + chunk.readableBytes <= limit else { throw BodyTooLarge(limit: Int64(limit)) }
-            data.append(contentsOf: chunk.readBytes(length: chunk.readableBytes) ?? [])
-        }
-        return data
-    }
-
-    /// The body, abandoned with a ``TransportError/Kind/timeout`` once a window of
-    /// `floor.window` has passed with fewer than `floor.bytesPerSecond` bytes a second: a server
-    /// that dribbles a byte every few seconds never trips an idle timeout, and would hold a
-    /// sync (and its store's lock) for ever.
-    func enforcing(_ floor: ThroughputFloor, url: URL) -> ResponseBody {
-        var iterator = makeAsyncIterator()
-        var windowStart = ContinuousClock.now
-        var windowBytes: Int64 = 0
-        return ResponseBody {
-            guard let chunk = try await iterator.next() else { return nil }
-            windowBytes += Int64(chunk.readableBytes)
-            let elapsed = ContinuousClock.now - windowStart
-            if elapsed >= floor.window {
-                let required = Double(floor.bytesPerSecond) * elapsed.seconds
-                guard Double(windowBytes) >= required else {
-                    throw TransportError(
-                        kind: .timeout, url: url,
-                        detail: "\(windowBytes) bytes in \(Int(elapsed.seconds)) s, below the floor of \(floor.bytesPerSecond) bytes/s "
-                            + "(SyncConfiguration.minimumThroughput)")
-                }
-                (windowStart, windowBytes) = (ContinuousClock.now, 0)
-            }
-            return chunk
-        }
-    }
-
-    /// The body, each chunk counted as received in `ledger`.
-    func counted(by ledger: TransferLedger) -> ResponseBody {
-        var iterator = makeAsyncIterator()
-        return ResponseBody {
-            guard let chunk = try await iterator.next() else { return nil }
-            ledger.receive(Int64(chunk.readableBytes))
-            return chunk
-        }
-    }
-
-    /// Thrown by ``collect(upTo:)``.
-    public struct BodyTooLarge: Error, Sendable {
-        public var limit: Int64
-    }
-}
-
-/// A failure below HTTP: nothing usable came back.
-public struct TransportError: Error, Sendable, CustomStringConvertible {
-    public enum Kind: Sendable {
-        /// Could not connect (refused, DNS, TLS).
-        case connect
-        /// The server went quiet for longer than the timeout.
-        case timeout
-        /// The connection closed before the body was complete.
-        case interrupted
-        /// Anything else the transport reports.
-        case other
-    }
-
-    public var kind: Kind
-    public var url: URL
-    public var detail: String
-
-    public init(kind: Kind, url: URL, detail: String) {
-        self.kind = kind
-        self.url = url
-        self.detail = detail
-    }
-
-    public var description: String {
-        switch kind {
-        case .connect: return "could not connect to \(url.host ?? url.absoluteString): \(detail)"
-        case .timeout: return "\(url) timed out: \(detail)"
-        case .interrupted: return "the connection for \(url) closed early: \(detail)"
-        case .other: return "\(url): \(detail)"
-        }
-    }
 }

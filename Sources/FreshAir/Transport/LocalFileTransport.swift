@@ -1,5 +1,4 @@
 import Foundation
-import NIOCore
 
 /// Answers `file://` URLs the way a static web server answers for its folder, so that a
 /// bundle, package or repository in a local folder (the app's own resources, a mounted
@@ -71,9 +70,10 @@ public struct LocalFileTransport: HTTPTransport {
         let body = ResponseBody {
             guard offset < size else { return nil }
             let count = Int(min(Int64(Self.chunkSize), size - offset))
-            var buffer = ByteBufferAllocator().buffer(capacity: count)
-            let read = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { bytes in
-                pread(file.descriptor, bytes.baseAddress, count, off_t(offset))
+            var read = 0
+            let buffer = [UInt8](unsafeUninitializedCapacity: count) { bytes, initialized in
+                read = pread(file.descriptor, bytes.baseAddress, count, off_t(offset))
+                initialized = max(read, 0)
             }
             guard read > 0 else { return nil }  // The file shrank: the length check reports it.
             offset += Int64(read)

@@ -2,6 +2,7 @@ import ArgumentParser
 import BreezeKit
 import Foundation
 import FreshAir
+import FreshAirAsyncHTTPClient
 
 struct InitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -101,10 +102,12 @@ struct PlanCommand: AsyncParsableCommand {
         let files: [SelectedEntry]
         do {
             if let url = URL(string: source), url.scheme == "http" || url.scheme == "https" {
-                let transport = AsyncHTTPClientTransport()
-                let result = await Result { try await BundleSync(remote: url, store: BundleStore(root: FileManager.default.temporaryDirectory), environment: environment, transport: transport).selection() }
-                try await transport.shutdown()
-                files = try result.get()
+                files = try await AsyncHTTPClientTransport.withTransport { transport in
+                    try await BundleSync(
+                        remote: url, store: BundleStore(root: FileManager.default.temporaryDirectory), environment: environment,
+                        transport: transport
+                    ).selection()
+                }
             } else {
                 files = try await LocalBundle.selection(folder: URL(fileURLWithPath: source), environment: environment)
             }

@@ -2,6 +2,7 @@ import ArgumentParser
 import BreezeKit
 import Foundation
 import FreshAir
+import FreshAirAsyncHTTPClient
 
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -83,52 +84,38 @@ struct SyncCommand: AsyncParsableCommand {
             }
             configuration.keyRotation = KeyRotation(pinned: pinned, updates: try keyUpdates.map(Self.sourceURL))
         }
-        let transport = AsyncHTTPClientTransport(connectionsPerHost: configuration.concurrency)
-        if let repo {
-            let repository = Repository(
-                source: remote, id: repo, cdn: try cdn.map(Self.sourceURL), directory: URL(fileURLWithPath: directory),
-                switching: atomic ? .wholeRepository : .perBundle,
-                transport: transport, configuration: configuration)
-            try await report(transport: transport, render: \.oneLine) { try await repository.update() }
-            return
+        let cdn = try cdn.map(Self.sourceURL)
+        let environment = try EnvironmentOptions.apply(environment, to: .current())
+        let store = StoreLocation.store(for: directory, explicit: store)
+        let output = try await AsyncHTTPClientTransport.withTransport(connectionsPerHost: configuration.concurrency) { transport in
+            do {
+                if let repo {
+                    let repository = Repository(
+                        source: remote, id: repo, cdn: cdn, directory: URL(fileURLWithPath: directory),
+                        switching: atomic ? .wholeRepository : .perBundle, transport: transport, configuration: configuration)
+                    return try render(await repository.update(), \.oneLine)
+                }
+                if ArchiveFormat(fileName: remote.lastPathComponent) != nil {
+                    let updater = PackageUpdater(
+                        remote: remote, store: store, bundledPackage: bundled.map { URL(fileURLWithPath: $0) },
+                        transport: transport, configuration: configuration)
+                    return try render(await updater.update(), \.oneLine)
+                }
+                let sync = BundleSync(
+                    remote: remote, store: store, environment: environment, transport: transport, configuration: configuration)
+                let progress = ProgressLine(enabled: !json && ProgressLine.isTerminal)
+                defer { progress.clear() }
+                return try render(await sync.run(reporting: progress.show), \.oneLine)
+            } catch {
+                throw CommandFailure(error)
+            }
         }
-        if ArchiveFormat(fileName: remote.lastPathComponent) != nil {
-            let updater = PackageUpdater(
-                remote: remote, store: StoreLocation.store(for: directory, explicit: store),
-                bundledPackage: bundled.map { URL(fileURLWithPath: $0) }, transport: transport, configuration: configuration)
-            try await report(transport: transport, render: \.oneLine) { try await updater.update() }
-            return
-        }
-        let sync = BundleSync(
-            remote: remote, store: StoreLocation.store(for: directory, explicit: store),
-            environment: try EnvironmentOptions.apply(environment, to: .current()),
-            transport: transport, configuration: configuration)
-        let progress = ProgressLine(enabled: !json && ProgressLine.isTerminal)
-        let outcome: Result<SyncSummary, any Error>
-        do {
-            outcome = .success(try await sync.run(reporting: progress.show))
-        } catch {
-            outcome = .failure(error)
-        }
-        progress.clear()
-        try await transport.shutdown()
-        switch outcome {
-        case .success(let summary):
-            print(json ? try JSONOutput.encode(summary) : summary.oneLine)
-        case .failure(let error):
-            throw CommandFailure(error)
-        }
+        print(output)
     }
 
-    /// Runs a package or repository update, printing its summary (or JSON) or failing clearly.
-    private func report<Summary: Encodable & Sendable>(
-        transport: AsyncHTTPClientTransport, render: (Summary) -> String, _ work: () async throws -> Summary
-    ) async throws {
-        let outcome: Result<Summary, any Error>
-        do { outcome = .success(try await work()) } catch { outcome = .failure(error) }
-        try await transport.shutdown()
-        let summary = try outcome.mapError { CommandFailure($0) }.get()
-        print(json ? try JSONOutput.encode(summary) : render(summary))
+    /// A summary as this command prints it: its one line, or JSON.
+    private func render<Summary: Encodable>(_ summary: Summary, _ line: (Summary) -> String) throws -> String {
+        json ? try JSONOutput.encode(summary) : line(summary)
     }
 
     /// An http(s) URL, a `file://` URL, or a path to a local folder or archive (read as a

@@ -97,6 +97,8 @@ final class Nginx: @unchecked Sendable {
                 }
                 location /server-error/ { return 500; }
                 location /busy/ { add_header Retry-After 1 always; return 503; }
+                location /moved/ { rewrite ^/moved/(.*)$ /$1 redirect; }
+                location /circle/ { rewrite ^/circle/(.*)$ /circle/$1 redirect; }
             }
         }
         """

@@ -1,17 +1,38 @@
 import AsyncHTTPClient
 import Foundation
+import FreshAir
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import Tracing
 
-/// ``HTTPTransport`` over AsyncHTTPClient: keep-alive connection pooling, streaming bodies
-/// with back-pressure, HTTP/1.1 and HTTP/2, on Linux and Apple platforms.
+/// `HTTPTransport` over AsyncHTTPClient and SwiftNIO: keep-alive connection pooling,
+/// streaming bodies with back-pressure, HTTP/1.1 and HTTP/2, on Linux and Apple platforms.
+///
+/// The `breeze` tool and servers use it; an app on an Apple platform needs nothing beyond
+/// `FreshAir`'s `URLSessionTransport`. The transport owns a connection pool: call
+/// ``shutdown()`` when done, or use ``withTransport(connectionsPerHost:connectTimeout:idleTimeout:_:)``,
+/// which does.
 public final class AsyncHTTPClientTransport: HTTPTransport {
     private let client: HTTPClient
 
-    /// A process-wide transport, never shut down: the default for every sync.
-    public static let shared = AsyncHTTPClientTransport()
+    /// Runs `body` with a new transport and shuts it down afterwards, whether `body` returns or throws.
+    public static func withTransport<Result>(
+        connectionsPerHost: Int = 8, connectTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30),
+        _ body: (AsyncHTTPClientTransport) async throws -> Result
+    ) async throws -> Result {
+        let transport = AsyncHTTPClientTransport(
+            connectionsPerHost: connectionsPerHost, connectTimeout: connectTimeout, idleTimeout: idleTimeout)
+        let result: Result
+        do {
+            result = try await body(transport)
+        } catch {
+            try? await transport.shutdown()
+            throw error
+        }
+        try await transport.shutdown()
+        return result
+    }
 
     /// Creates a transport with its own connection pool.
     ///
@@ -43,43 +64,33 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     public func get<Result: Sendable>(
         _ request: HTTPGetRequest,
-        handle: (HTTPResponseHead, ResponseBody) async throws -> Result
+        handle: (FreshAir.HTTPResponseHead, ResponseBody) async throws -> Result
     ) async throws -> Result {
-        var url = request.url
-        var headers = request.headers
-        var visited: [URL] = [url]
-        while true {
-            var outgoing = HTTPClientRequest(url: url.absoluteString)
-            outgoing.method = .GET
-            for header in headers { outgoing.headers.add(name: header.name, value: header.value) }
-            let response: HTTPClientResponse
+        try await HTTPRedirect.following(request, send: send, handle: handle)
+    }
+
+    /// One GET, redirects not followed.
+    private func send(_ request: HTTPGetRequest) async throws -> (FreshAir.HTTPResponseHead, ResponseBody) {
+        let url = request.url
+        var outgoing = HTTPClientRequest(url: url.absoluteString)
+        outgoing.method = .GET
+        for header in request.headers { outgoing.headers.add(name: header.name, value: header.value) }
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(outgoing, timeout: TimeAmount(request.timeout))
+        } catch {
+            throw Self.translate(error, url: url)
+        }
+        let head = FreshAir.HTTPResponseHead(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
+        let iterator = IteratorBox(response.body.makeAsyncIterator())
+        let body = ResponseBody {
             do {
-                response = try await client.execute(outgoing, timeout: TimeAmount(request.timeout))
+                return try await iterator.next().map { Array($0.readableBytesView) }
             } catch {
                 throw Self.translate(error, url: url)
             }
-            if let location = response.headers.first(name: "Location"), HTTPRedirect.statuses.contains(Int(response.status.code)) {
-                let next = try HTTPRedirect.target(of: location, from: url, visited: visited)
-                // A redirect's body is a short note: read a little of it so the connection is reused.
-                var drained = 0
-                for try await chunk in response.body {
-                    drained += chunk.readableBytes
-                    if drained > 64 << 10 { break }
-                }
-                headers = HTTPRedirect.headers(headers, from: url, to: next)
-                visited.append(next)
-                url = next
-                continue
-            }
-            let head = HTTPResponseHead(
-                status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
-            let iterator = IteratorBox(response.body.makeAsyncIterator())
-            let bodyURL = url
-            let body = ResponseBody {
-                do { return try await iterator.next() } catch { throw Self.translate(error, url: bodyURL) }
-            }
-            return try await handle(head, body)
         }
+        return (head, body)
     }
 
     /// Names AsyncHTTPClient's and NIO's errors in the terms of ``TransportError``, with a

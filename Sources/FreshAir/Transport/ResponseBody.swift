@@ -1,0 +1,72 @@
+import Foundation
+
+/// A response body delivered in chunks as they arrive, with back-pressure: the next chunk
+/// is read from the network only when the consumer asks for it.
+public struct ResponseBody: AsyncSequence {
+    public typealias Element = [UInt8]
+
+    private let nextChunk: () async throws -> [UInt8]?
+
+    /// Wraps any iterator-like closure; `nil` ends the body.
+    public init(next: @escaping () async throws -> [UInt8]?) {
+        self.nextChunk = next
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        fileprivate let nextChunk: () async throws -> [UInt8]?
+        public mutating func next() async throws -> [UInt8]? { try await nextChunk() }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextChunk: nextChunk) }
+
+    /// Collects the whole body, refusing more than `limit` bytes.
+    public func collect(upTo limit: Int) async throws -> Data {
+        var data = Data()
+        for try await chunk in self {
+            guard data.count + chunk.count <= limit else { throw BodyTooLarge(limit: Int64(limit)) }
+            data.append(contentsOf: chunk)
+        }
+        return data
+    }
+
+    /// The body, abandoned with a ``TransportError/Kind/timeout`` once a window of
+    /// `floor.window` has passed with fewer than `floor.bytesPerSecond` bytes a second: a server
+    /// that dribbles a byte every few seconds never trips an idle timeout, and would hold a
+    /// sync (and its store's lock) for ever.
+    func enforcing(_ floor: ThroughputFloor, url: URL) -> ResponseBody {
+        var iterator = makeAsyncIterator()
+        var windowStart = ContinuousClock.now
+        var windowBytes: Int64 = 0
+        return ResponseBody {
+            guard let chunk = try await iterator.next() else { return nil }
+            windowBytes += Int64(chunk.count)
+            let elapsed = ContinuousClock.now - windowStart
+            if elapsed >= floor.window {
+                let required = Double(floor.bytesPerSecond) * elapsed.seconds
+                guard Double(windowBytes) >= required else {
+                    throw TransportError(
+                        kind: .timeout, url: url,
+                        detail: "\(windowBytes) bytes in \(Int(elapsed.seconds)) s, below the floor of \(floor.bytesPerSecond) bytes/s "
+                            + "(SyncConfiguration.minimumThroughput)")
+                }
+                (windowStart, windowBytes) = (ContinuousClock.now, 0)
+            }
+            return chunk
+        }
+    }
+
+    /// The body, each chunk counted as received in `ledger`.
+    func counted(by ledger: TransferLedger) -> ResponseBody {
+        var iterator = makeAsyncIterator()
+        return ResponseBody {
+            guard let chunk = try await iterator.next() else { return nil }
+            ledger.receive(Int64(chunk.count))
+            return chunk
+        }
+    }
+
+    /// Thrown by ``collect(upTo:)``.
+    public struct BodyTooLarge: Error, Sendable {
+        public var limit: Int64
+    }
+}

@@ -1,0 +1,246 @@
+import Crypto
+import Foundation
+import FreshAir
+import FreshAirAsyncHTTPClient
+import Testing
+
+/// The transports FreshAir ships, held to one contract against nginx: what ``Fetcher`` relies
+/// on (conditional GET, `Range` with `If-Range`, statuses as responses, typed failures,
+/// redirects by ``HTTPRedirect``'s rules, streaming without loss).
+enum TransportKind: String, CaseIterable, CustomStringConvertible, Sendable {
+    /// FreshAir's default: FoundationNetworking on Linux, the system's stack on Apple platforms.
+    case urlSession
+    /// The `FreshAirAsyncHTTPClient` product's, which breeze uses.
+    case asyncHTTPClient
+
+    var description: String { rawValue }
+
+    func make(idleTimeout: Duration = .seconds(30)) -> any HTTPTransport {
+        switch self {
+        case .urlSession: return URLSessionTransport(idleTimeout: idleTimeout)
+        case .asyncHTTPClient: return ScopedAsyncHTTPClient(idleTimeout: idleTimeout)
+        }
+    }
+}
+
+/// An AsyncHTTPClient transport shut down when the test lets go of it.
+private final class ScopedAsyncHTTPClient: HTTPTransport {
+    private let transport: AsyncHTTPClientTransport
+    init(idleTimeout: Duration) { transport = AsyncHTTPClientTransport(idleTimeout: idleTimeout) }
+    deinit { let transport = transport; Task { try? await transport.shutdown() } }
+    func get<Result: Sendable>(_ request: HTTPGetRequest, handle: (HTTPResponseHead, ResponseBody) async throws -> Result) async throws -> Result {
+        try await transport.get(request, handle: handle)
+    }
+}
+
+@Suite("Transports: URLSession and AsyncHTTPClient against nginx")
+struct TransportTests {
+    static let size = 100_000
+
+    /// nginx serving `a.bin` (random bytes) and a 24 MB `large.bin`; keep the folder while
+    /// nginx serves it.
+    func served(large: Bool = false) throws -> (Nginx, TemporaryFolder, Data) {
+        let folder = try TemporaryFolder("transport")
+        let data = Data((0..<Self.size).map { _ in UInt8.random(in: 0...255) })
+        try data.write(to: folder.path("a.bin"))
+        if large {
+            let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+            try random.read(upToCount: 24 << 20)?.write(to: folder.path("large.bin"))
+            try random.close()
+        }
+        return (try Nginx(serving: folder.url), folder, data)
+    }
+
+    func get(_ transport: any HTTPTransport, _ url: URL, _ headers: [(name: String, value: String)] = [],
+             timeout: Duration = .seconds(30)) async throws -> (HTTPResponseHead, Data) {
+        try await transport.get(HTTPGetRequest(url: url, headers: headers, timeout: timeout)) { head, body in
+            (head, try await body.collect(upTo: 64 << 20))
+        }
+    }
+
+    @Test("Conditional GET: 200 with validators, then 304 with no body for If-None-Match and If-Modified-Since",
+          arguments: TransportKind.allCases)
+    func conditionalGet(kind: TransportKind) async throws {
+        let (nginx, folder, data) = try served()
+        defer { nginx.stop(); _ = folder }
+        let transport = kind.make()
+        let url = nginx.url.appendingPathComponent("a.bin")
+        let (head, body) = try await get(transport, url)
+        #expect(head.status == 200)
+        #expect(body == data)
+        #expect(head.contentLength == Int64(Self.size))
+        let etag = try #require(head["etag"])
+        let lastModified = try #require(head["Last-Modified"])
+
+        let (unchanged, nothing) = try await get(transport, url, [("If-None-Match", etag)])
+        #expect(unchanged.status == 304)
+        #expect(nothing.isEmpty)
+        let (since, _) = try await get(transport, url, [("If-Modified-Since", lastModified)])
+        #expect(since.status == 304)
+        #expect(nginx.requests().map(\.status) == [200, 304, 304])
+    }
+
+    @Test("Range with If-Range resumes with 206; a stale If-Range gets the whole file", arguments: TransportKind.allCases)
+    func rangeResume(kind: TransportKind) async throws {
+        let (nginx, folder, data) = try served()
+        defer { nginx.stop(); _ = folder }
+        let transport = kind.make()
+        let url = nginx.url.appendingPathComponent("a.bin")
+        let (head, _) = try await get(transport, url)
+        let etag = try #require(head["ETag"])
+
+        let (partial, rest) = try await get(transport, url, [("Range", "bytes=40000-"), ("If-Range", etag)])
+        #expect(partial.status == 206)
+        #expect(partial["Content-Range"] == "bytes 40000-99999/100000")
+        #expect(rest == data.dropFirst(40_000))
+
+        let (whole, all) = try await get(transport, url, [("Range", "bytes=40000-"), ("If-Range", "\"stale\"")])
+        #expect(whole.status == 200)
+        #expect(all == data)
+    }
+
+    @Test("4xx and 5xx are responses, with their headers; only failures below HTTP throw", arguments: TransportKind.allCases)
+    func statusesAreResponses(kind: TransportKind) async throws {
+        let (nginx, folder, _) = try served()
+        defer { nginx.stop(); _ = folder }
+        let transport = kind.make()
+        #expect(try await get(transport, nginx.url.appendingPathComponent("missing.bin")).0.status == 404)
+        #expect(try await get(transport, nginx.url.appendingPathComponent("server-error/a.bin")).0.status == 500)
+        let (busy, _) = try await get(transport, nginx.url.appendingPathComponent("busy/a.bin"))
+        #expect(busy.status == 503)
+        #expect(busy["Retry-After"] == "1")
+    }
+
+    @Test("A refused connection is a connect failure that says so", arguments: TransportKind.allCases)
+    func refused(kind: TransportKind) async throws {
+        let url = URL(string: "http://127.0.0.1:\(try freeLoopbackPort())/a.bin")!
+        await #expect {
+            _ = try await get(kind.make(), url)
+        } throws: { error in
+            guard let failure = error as? TransportError else { return false }
+            return failure.kind == .connect && "\(failure)".hasPrefix("could not connect to 127.0.0.1: ") && "\(failure)".contains("refused")
+        }
+    }
+
+    @Test("A server that accepts and never answers times out after the request's timeout", arguments: TransportKind.allCases)
+    func silentServer(kind: TransportKind) async throws {
+        let silent = try SilentListener()
+        defer { silent.close() }
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await get(kind.make(), silent.url, timeout: .seconds(1))
+        } throws: { error in
+            (error as? TransportError)?.kind == .timeout
+        }
+        // Without the timeout it would wait for ever; the margin is for a loaded machine.
+        #expect(ContinuousClock.now - started < .seconds(25))
+    }
+
+    @Test("A body that stalls is abandoned after the idle timeout", arguments: TransportKind.allCases)
+    func stalledBody(kind: TransportKind) async throws {
+        let (nginx, folder, _) = try served()
+        defer { nginx.stop(); _ = folder }
+        let proxy = try FaultProxy(upstream: nginx.url)
+        defer { proxy.stop() }
+        try proxy.rules([["path": "/a.bin", "fault": "stall", "offset": 1000, "seconds": 90]])
+        let started = ContinuousClock.now
+        await #expect {
+            _ = try await get(kind.make(idleTimeout: .seconds(1)), proxy.url.appendingPathComponent("a.bin"))
+        } throws: { error in
+            (error as? TransportError)?.kind == .timeout
+        }
+        #expect(ContinuousClock.now - started < .seconds(45))  // the stall is 90 s
+    }
+
+    @Test("A connection reset in the body is an interrupted transfer", arguments: TransportKind.allCases)
+    func resetBody(kind: TransportKind) async throws {
+        let (nginx, folder, _) = try served()
+        defer { nginx.stop(); _ = folder }
+        let proxy = try FaultProxy(upstream: nginx.url)
+        defer { proxy.stop() }
+        try proxy.rules([["path": "/a.bin", "fault": "reset", "offset": 30_000]])
+        await #expect {
+            _ = try await get(kind.make(), proxy.url.appendingPathComponent("a.bin"))
+        } throws: { error in
+            (error as? TransportError)?.kind == .interrupted
+        }
+    }
+
+    @Test("Redirects are followed by FreshAir's rules: to the file, never in a circle", arguments: TransportKind.allCases)
+    func redirects(kind: TransportKind) async throws {
+        let (nginx, folder, data) = try served()
+        defer { nginx.stop(); _ = folder }
+        let transport = kind.make()
+        let (head, body) = try await get(transport, nginx.url.appendingPathComponent("moved/a.bin"))
+        #expect(head.status == 200)
+        #expect(body == data)
+        #expect(nginx.requests().map(\.status) == [302, 200])
+        await #expect {
+            _ = try await get(transport, nginx.url.appendingPathComponent("circle/a.bin"))
+        } throws: { error in
+            "\(error)".contains("redirects in a loop")
+        }
+    }
+
+    @Test("24 MB read slowly arrive intact; a body abandoned early frees the transport for the next request",
+          arguments: TransportKind.allCases)
+    func streaming(kind: TransportKind) async throws {
+        let (nginx, folder, data) = try served(large: true)
+        defer { nginx.stop(); _ = folder }
+        let transport = kind.make()
+        let url = nginx.url.appendingPathComponent("large.bin")
+        let expected = Array(SHA256.hash(data: try Data(contentsOf: folder.path("large.bin"))))
+        let (count, digest) = try await transport.get(HTTPGetRequest(url: url)) { _, body in
+            var hasher = SHA256()
+            var count = 0
+            var chunks = 0
+            for try await chunk in body {
+                hasher.update(data: chunk)
+                count += chunk.count
+                chunks += 1
+                // A reader slower than loopback, so that the URLSession transport must hold back.
+                if chunks % 32 == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            return (count, Array(hasher.finalize()))
+        }
+        #expect(count == 24 << 20)
+        #expect(digest == expected)
+
+        struct Enough: Error {}
+        await #expect(throws: Enough.self) {
+            try await transport.get(HTTPGetRequest(url: url)) { _, body in
+                for try await _ in body { throw Enough() }
+            }
+        }
+        let (head, small) = try await get(transport, nginx.url.appendingPathComponent("a.bin"), timeout: .seconds(5))
+        #expect(head.status == 200)
+        #expect(small == data)
+    }
+}
+
+/// A loopback socket that completes connections (the kernel's backlog does) and never reads
+/// or answers.
+final class SilentListener: @unchecked Sendable {
+    let descriptor: Int32
+    let url: URL
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(descriptor, 16) == 0 else { throw TestSetupError("could not listen on loopback") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        url = URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/a.bin")!
+    }
+
+    func close() { _ = Glibc.close(descriptor) }
+}
