@@ -11,7 +11,7 @@ let package = Package(
             name: "FreshAirFuzz",
             dependencies: [.product(name: "FreshAir", package: "FreshAir")],
             swiftSettings: [.unsafeFlags(["-parse-as-library"])]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

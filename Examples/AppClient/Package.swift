@@ -12,7 +12,7 @@ let package = Package(
         .executableTarget(
             name: "AppClient",
             dependencies: [.product(name: "FreshAir", package: "FreshAir")]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -50,37 +50,46 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
         case .manifest(let error):
             return "\(error). Fix the manifest (`breeze validate` lists every problem) and publish it again."
         case .hashMismatch(let path, let url, let expected, let actual):
-            return "\(path): downloaded content does not match its manifest (expected \(expected.hex), got \(actual.hex) from \(url)). "
+            return
+                "\(path): downloaded content does not match its manifest (expected \(expected.hex), got \(actual.hex) from \(url)). "
                 + "The file or the manifest on the server is stale: run `breeze hash` and publish both."
         case .sizeMismatch(let path, let url, let expected, let actual):
-            return "\(path): \(url) sent more than the \(expected) bytes listed for it (\(actual) had arrived when it was stopped). "
+            return
+                "\(path): \(url) sent more than the \(expected) bytes listed for it (\(actual) had arrived when it was stopped). "
                 + "The file on the server is not the one its manifest describes: publish the manifest again after `breeze hash`."
         case .declaredSizeMismatch(let path, let url, let expected, let declared):
-            return "\(path): \(url) announces \(declared) bytes (Content-Length), but \(expected) are listed for it; nothing was read. "
+            return
+                "\(path): \(url) announces \(declared) bytes (Content-Length), but \(expected) are listed for it; nothing was read. "
                 + "The file on the server is not the one its manifest describes (or an error page stands in its place): "
                 + "publish the manifest again after `breeze hash`."
         case .unrequestedEncoding(let url, let encoding):
-            return "\(url) came with Content-Encoding: \(encoding), which FreshAir does not ask for (it sends Accept-Encoding: identity), "
+            return
+                "\(url) came with Content-Encoding: \(encoding), which FreshAir does not ask for (it sends Accept-Encoding: identity), "
                 + "and the bytes are not the published file's. Nothing was installed or kept; turn compression off for this file "
                 + "on the server or CDN (nginx: gzip_types; S3: remove the Content-Encoding metadata)."
         case .archive(let error, let package):
-            return "\(package): \(error). The package was not installed and the installed content stays; if this persists, "
+            return
+                "\(package): \(error). The package was not installed and the installed content stays; if this persists, "
                 + "the package on the server is damaged: publish it again."
         case .bodyTooLarge(let url, let limit):
-            return "\(url) is larger than the \(limit)-byte limit; raise the limit if the file is meant to be this large."
+            return
+                "\(url) is larger than the \(limit)-byte limit; raise the limit if the file is meant to be this large."
         case .storeLocked(let path):
             return "another process is updating \(path); wait for it to finish, or stop it."
         case .liveLocationOccupied(let path):
-            return "\(path) exists and was not made by FreshAir; choose a new or empty folder (FreshAir replaces it with a link to the live version)."
+            return
+                "\(path) exists and was not made by FreshAir; choose a new or empty folder (FreshAir replaces it with a link to the live version)."
         case .unsafePath(let path, let reason):
-            return "refused to write \"\(path.debugEscaped)\": \(reason). The content was not installed and the live version stays; "
+            return
+                "refused to write \"\(path.debugEscaped)\": \(reason). The content was not installed and the live version stays; "
                 + "the server is sending unsafe paths."
         case .fileSystem(let operation, let path, let reason):
             return "could not \(operation) \(path): \(reason)"
         case .noPreviousVersion:
             return "there is no earlier version to roll back to."
         case .bundledCopyOnly(let error):
-            return "the bundled copy is installed and live, but the server's copy could not be checked or installed: \(error)"
+            return
+                "the bundled copy is installed and live, but the server's copy could not be checked or installed: \(error)"
         }
     }
 

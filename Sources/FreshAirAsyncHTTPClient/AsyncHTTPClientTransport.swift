@@ -18,11 +18,16 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
 
     /// Runs `body` with a new transport and shuts it down afterwards, whether `body` returns or throws.
     public static func withTransport<Result>(
-        connectionsPerHost: Int = 8, connectTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30),
+        connectionsPerHost: Int = 8,
+        connectTimeout: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(30),
         _ body: (AsyncHTTPClientTransport) async throws -> Result
     ) async throws -> Result {
         let transport = AsyncHTTPClientTransport(
-            connectionsPerHost: connectionsPerHost, connectTimeout: connectTimeout, idleTimeout: idleTimeout)
+            connectionsPerHost: connectionsPerHost,
+            connectTimeout: connectTimeout,
+            idleTimeout: idleTimeout
+        )
         let result: Result
         do {
             result = try await body(transport)
@@ -40,11 +45,18 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     ///   - connectionsPerHost: how many connections may be open to one host; match it to
     ///     the download concurrency.
     ///   - idleTimeout: the longest silence tolerated while a body streams.
-    public init(connectionsPerHost: Int = 8, connectTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30)) {
+    public init(
+        connectionsPerHost: Int = 8,
+        connectTimeout: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(30)
+    ) {
         var configuration = HTTPClient.Configuration(
-            timeout: .init(connect: TimeAmount(connectTimeout), read: TimeAmount(idleTimeout)))
+            timeout: .init(connect: TimeAmount(connectTimeout), read: TimeAmount(idleTimeout))
+        )
         configuration.connectionPool = .init(
-            idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost)
+            idleTimeout: .seconds(60),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: connectionsPerHost
+        )
         // A refused connection should fail now and go through RetryPolicy, which the caller
         // configures, not be retried silently until the connect timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
@@ -81,7 +93,10 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         } catch {
             throw Self.translate(error, url: url)
         }
-        let head = FreshAir.HTTPResponseHead(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) })
+        let head = FreshAir.HTTPResponseHead(
+            status: Int(response.status.code),
+            headers: response.headers.map { ($0.name, $0.value) }
+        )
         let iterator = IteratorBox(response.body.makeAsyncIterator())
         let body = ResponseBody {
             do {
@@ -102,7 +117,11 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             case .connectTimeout:
                 return TransportError(kind: .timeout, url: url, detail: "no connection within the connect timeout")
             case .readTimeout:
-                return TransportError(kind: .timeout, url: url, detail: "the server sent nothing within the idle timeout")
+                return TransportError(
+                    kind: .timeout,
+                    url: url,
+                    detail: "the server sent nothing within the idle timeout"
+                )
             case .deadlineExceeded:
                 return TransportError(kind: .timeout, url: url, detail: "no response within the request timeout")
             case .remoteConnectionClosed:
@@ -114,8 +133,11 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             }
         }
         if let connection = error as? NIOConnectionError {
-            let cause = connection.connectionErrors.first.map { reason($0.error) }
-                ?? (connection.dnsAError ?? connection.dnsAAAAError).map { "the host name did not resolve (\(reason($0)))" }
+            let cause =
+                connection.connectionErrors.first.map { reason($0.error) }
+                ?? (connection.dnsAError ?? connection.dnsAAAAError).map {
+                    "the host name did not resolve (\(reason($0)))"
+                }
                 ?? "no address to connect to"
             return TransportError(kind: .connect, url: url, detail: cause)
         }
@@ -130,7 +152,11 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             }
         }
         if error is HTTPParserError {
-            return TransportError(kind: .interrupted, url: url, detail: "the server's response was not valid HTTP (\(error))")
+            return TransportError(
+                kind: .interrupted,
+                url: url,
+                detail: "the server's response was not valid HTTP (\(error))"
+            )
         }
         if error is ChannelError {
             return TransportError(kind: .interrupted, url: url, detail: "the connection closed unexpectedly")

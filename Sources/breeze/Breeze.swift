@@ -19,7 +19,8 @@ struct Breeze: AsyncParsableCommand {
             KeygenCommand.self, KeysCommand.self, SignCommand.self, PublishCommand.self,
             PackageCommand.self, RepositoryCommand.self,
             WhatsNewCommand.self, CheckUpdateCommand.self, PreviewCommand.self, DemoCommand.self,
-        ])
+        ]
+    )
 }
 
 extension Breeze {

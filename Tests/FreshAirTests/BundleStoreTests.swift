@@ -1,10 +1,13 @@
 import Foundation
-@testable import FreshAir
 import Testing
+
+@testable import FreshAir
 
 @Suite("The store: staging, atomic activation, rollback, garbage collection")
 struct BundleStoreTests {
-    let folder: URL = FileManager.default.temporaryDirectory.appendingPathComponent("freshair-store-\(UUID().uuidString.prefix(8))")
+    let folder: URL = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "freshair-store-\(UUID().uuidString.prefix(8))"
+    )
 
     func install(_ store: BundleStore, _ files: [String: String]) async throws -> Int {
         try await store.update { update in
@@ -12,7 +15,10 @@ struct BundleStoreTests {
                 var records: [String: FileRecord] = [:]
                 for (path, text) in files {
                     try staged.write(Data(text.utf8), at: try BundlePath(path))
-                    records[path] = FileRecord(hash: .of(Array(text.utf8), using: .sha256), size: Int64(text.utf8.count))
+                    records[path] = FileRecord(
+                        hash: .of(Array(text.utf8), using: .sha256),
+                        size: Int64(text.utf8.count)
+                    )
                 }
                 return VersionRecord(id: staged.id, source: "test", files: records)
             }
@@ -59,12 +65,16 @@ struct BundleStoreTests {
             #expect(result.size == Int64(size))
         }
         #expect(try hasher.hash(atPath: folder.appendingPathComponent("missing").path, using: .sha1) == nil)
-        #expect(throws: FreshAirError.self) { try hasher.hash(atPath: folder.path + "/f0/x", using: .sha1) }  // not a folder
+        // Not a folder.
+        #expect(throws: FreshAirError.self) { try hasher.hash(atPath: folder.path + "/f0/x", using: .sha1) }
     }
 
     @Test func activationSwitchesTheLinkAndKeepsOnlyThePreviousVersion() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
-        let store = BundleStore(root: folder.appendingPathComponent("store"), liveLink: folder.appendingPathComponent("Live"))
+        let store = BundleStore(
+            root: folder.appendingPathComponent("store"),
+            liveLink: folder.appendingPathComponent("Live")
+        )
         #expect(store.liveVersionID == nil)
         let one = try await install(store, ["a.txt": "1"])
         let two = try await install(store, ["a.txt": "2", "sub/b.txt": "b"])

@@ -75,8 +75,10 @@ struct ConditionTests {
         #expect(try partial("platform == 'iOS' || appVersion > 1.0") == true)
         #expect(try partial("platform == 'tvOS' || appVersion > 1.0") == nil)
         #expect(try partial("NOT (platform IN {'iOS', 'tvOS'})") == false)
-        #expect(try Condition(parsing: "platform IN {'iOS', 'tvOS'} || platform == 'macOS' || appVersion > 1")
-            .values(comparedWith: "platform") == ["iOS", "tvOS", "macOS"])
+        #expect(
+            try Condition(parsing: "platform IN {'iOS', 'tvOS'} || platform == 'macOS' || appVersion > 1")
+                .values(comparedWith: "platform") == ["iOS", "tvOS", "macOS"]
+        )
     }
 
     @Test func jsonFormCompilesToTheSameTree() throws {

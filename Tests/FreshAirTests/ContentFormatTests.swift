@@ -33,10 +33,14 @@ struct ContentFormatTests {
 
     @Test func syntaxErrorsNameTheLine() {
         #expect {
-            _ = try StringsTable(stringsFile: Data("\"a\" = \"b\";\n\"c\" = \"d\"\n\"e\" = \"f\";".utf8), source: "fr.lproj/Feature.strings")
+            _ = try StringsTable(
+                stringsFile: Data("\"a\" = \"b\";\n\"c\" = \"d\"\n\"e\" = \"f\";".utf8),
+                source: "fr.lproj/Feature.strings"
+            )
         } throws: { error in
             guard let error = error as? StringsTable.SyntaxError else { return false }
-            return error.line == 3 && "\(error)".contains("fr.lproj/Feature.strings") && error.message.contains("expected ';'")
+            return error.line == 3 && "\(error)".contains("fr.lproj/Feature.strings")
+                && error.message.contains("expected ';'")
         }
     }
 
@@ -72,7 +76,8 @@ struct ContentFormatTests {
             """
         let notes = try ReleaseNotes(data: Data(text.utf8), source: "release_notes.json")
         #expect(notes.minimumVersion == Version("1.2"))
-        #expect(notes.releases.map(\.version) == [Version("1.1")!, Version("2.0")!])  // sorted; 1.10 as a JSON number is 1.1
+        // Sorted; 1.10 as a JSON number is 1.1.
+        #expect(notes.releases.map(\.version) == [Version("1.1")!, Version("2.0")!])
         var environment = ConditionEnvironment()
         environment["systemVersion"] = "8.10"
         environment["platform"] = "iOS"
@@ -86,7 +91,8 @@ struct ContentFormatTests {
         #expect {
             _ = try ReleaseNotes(data: Data(text.utf8), source: "release_notes.json")
         } throws: { error in
-            "\(error)".contains("release_notes.json") && "\(error)".contains("release 1.1") && "\(error)".contains("column")
+            "\(error)".contains("release_notes.json") && "\(error)".contains("release 1.1")
+                && "\(error)".contains("column")
         }
     }
 
@@ -116,11 +122,19 @@ struct ContentFormatTests {
 
     @Test func updateStatusAndNagRules() {
         let notes = ReleaseNotes(
-            minimumVersion: Version("1.2"), upgradeURL: URL(string: "https://apps.example.com"),
-            releases: [.init(version: Version("1.2")!, features: []), .init(version: Version("2.1")!, features: [])])
+            minimumVersion: Version("1.2"),
+            upgradeURL: URL(string: "https://apps.example.com"),
+            releases: [.init(version: Version("1.2")!, features: []), .init(version: Version("2.1")!, features: [])]
+        )
         let environment = ConditionEnvironment()
-        #expect(notes.updateStatus(current: Version("1.0")!, environment: environment) == .required(minimum: Version("1.2")!, url: notes.upgradeURL))
-        #expect(notes.updateStatus(current: Version("1.5")!, environment: environment) == .available(Version("2.1")!, url: notes.upgradeURL))
+        #expect(
+            notes.updateStatus(current: Version("1.0")!, environment: environment)
+                == .required(minimum: Version("1.2")!, url: notes.upgradeURL)
+        )
+        #expect(
+            notes.updateStatus(current: Version("1.5")!, environment: environment)
+                == .available(Version("2.1")!, url: notes.upgradeURL)
+        )
         #expect(notes.updateStatus(current: Version("2.1.0")!, environment: environment) == .upToDate)
 
         let policy = UpdatePromptPolicy(minimumInterval: 3600, store: InMemoryUpdatePromptStore())
@@ -132,7 +146,13 @@ struct ContentFormatTests {
         #expect(policy.shouldPrompt(for: available, now: now.addingTimeInterval(7200)))
         policy.skip(Version("2.1")!)
         #expect(!policy.shouldPrompt(for: available, now: now.addingTimeInterval(7200)), "skipped")
-        #expect(policy.shouldPrompt(for: .available(Version("2.2")!, url: nil), now: now.addingTimeInterval(7200)), "a newer one is not skipped")
-        #expect(policy.shouldPrompt(for: .required(minimum: Version("2.1")!, url: nil), now: now), "required always shows")
+        #expect(
+            policy.shouldPrompt(for: .available(Version("2.2")!, url: nil), now: now.addingTimeInterval(7200)),
+            "a newer one is not skipped"
+        )
+        #expect(
+            policy.shouldPrompt(for: .required(minimum: Version("2.1")!, url: nil), now: now),
+            "required always shows"
+        )
     }
 }

@@ -7,14 +7,17 @@ import Testing
 @Suite("Fuzzing's seeds and past crashes, replayed")
 struct FuzzRegressionTests {
     static let fuzzFolder = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Fuzz")
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+            "Fuzz"
+        )
 
     static func inputs(in folder: String) -> [(target: FuzzTarget, file: URL)] {
         let root = fuzzFolder.appendingPathComponent(folder)
         let targets = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
         return targets.sorted().flatMap { name -> [(target: FuzzTarget, file: URL)] in
             guard let target = FuzzTarget(rawValue: name) else { return [] }
-            let files = (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(name).path)) ?? []
+            let files =
+                (try? FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent(name).path)) ?? []
             return files.sorted().map { (target, root.appendingPathComponent(name).appendingPathComponent($0)) }
         }
     }

@@ -8,17 +8,25 @@ struct HTTPRedirectTests {
     let origin = URL(string: "https://cdn.example.com/App.freshair/manifest.json")!
 
     @Test func relativeAndAbsoluteLocationsResolve() throws {
-        #expect(try HTTPRedirect.target(of: "/v2/manifest.json", from: origin, visited: [origin]).absoluteString
-            == "https://cdn.example.com/v2/manifest.json")
-        #expect(try HTTPRedirect.target(of: "https://mirror.example.org/m.json", from: origin, visited: [origin]).host == "mirror.example.org")
+        #expect(
+            try HTTPRedirect.target(of: "/v2/manifest.json", from: origin, visited: [origin]).absoluteString
+                == "https://cdn.example.com/v2/manifest.json"
+        )
+        #expect(
+            try HTTPRedirect.target(of: "https://mirror.example.org/m.json", from: origin, visited: [origin]).host
+                == "mirror.example.org"
+        )
     }
 
-    @Test("https to http, other schemes, loops and long chains are refused", arguments: [
-        ("http://cdn.example.com/App.freshair/manifest.json", "from https to plain http"),
-        ("file:///etc/passwd", "not an http(s) URL"),
-        ("ftp://cdn.example.com/x", "not an http(s) URL"),
-        ("https://cdn.example.com/App.freshair/manifest.json", "in a loop"),
-    ])
+    @Test(
+        "https to http, other schemes, loops and long chains are refused",
+        arguments: [
+            ("http://cdn.example.com/App.freshair/manifest.json", "from https to plain http"),
+            ("file:///etc/passwd", "not an http(s) URL"),
+            ("ftp://cdn.example.com/x", "not an http(s) URL"),
+            ("https://cdn.example.com/App.freshair/manifest.json", "in a loop"),
+        ]
+    )
     func refused(location: String, reason: String) {
         #expect {
             try HTTPRedirect.target(of: location, from: origin, visited: [origin])
@@ -33,7 +41,11 @@ struct HTTPRedirectTests {
         let headers = [("Authorization", "Bearer secret"), ("If-None-Match", "\"a\""), ("cookie", "x=1")]
         let sameHost = HTTPRedirect.headers(headers, from: origin, to: URL(string: "https://cdn.example.com/other")!)
         #expect(sameHost.count == 3)
-        let otherHost = HTTPRedirect.headers(headers, from: origin, to: URL(string: "https://mirror.example.org/other")!)
+        let otherHost = HTTPRedirect.headers(
+            headers,
+            from: origin,
+            to: URL(string: "https://mirror.example.org/other")!
+        )
         #expect(otherHost.map(\.name) == ["If-None-Match"])
     }
 }

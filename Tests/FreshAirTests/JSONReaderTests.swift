@@ -1,6 +1,7 @@
 import Foundation
-@testable import FreshAir
 import Testing
+
+@testable import FreshAir
 
 @Suite("JSON: one strict reader with line and column, a lenient mode for old hand-written files")
 struct JSONReaderTests {
@@ -14,7 +15,9 @@ struct JSONReaderTests {
     }
 
     @Test func valuesKeepOrderTextAndEscapes() throws {
-        let value = try JSONReader.parse(Array(#"{"b": [1.50, -0, 2e3, true, false, null], "a": "tab\t \u00e9 \ud83d\ude00 \/"}"#.utf8))
+        let value = try JSONReader.parse(
+            Array(#"{"b": [1.50, -0, 2e3, true, false, null], "a": "tab\t \u00e9 \ud83d\ude00 \/"}"#.utf8)
+        )
         #expect(value.pairs?.map(\.key) == ["b", "a"])
         #expect(value["b"]?.array?.compactMap(\.numberText) == ["1.50", "-0", "2e3"])
         #expect(value["b"]?.array?[0].numberValueText == "1.5")
@@ -49,7 +52,8 @@ struct JSONReaderTests {
             text.utf16.flatMap { bigEndian ? [UInt8($0 >> 8), UInt8($0 & 0xFF)] : [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
         }
         let text = #"[{"filename": "é.md"}]"#
-        for bytes in [[0xFF, 0xFE] + utf16(text, bigEndian: false), utf16(text, bigEndian: true)] {  // with a mark, and without
+        // With a mark, and without.
+        for bytes in [[0xFF, 0xFE] + utf16(text, bigEndian: false), utf16(text, bigEndian: true)] {
             #expect(try JSONReader.parse(bytes).array?.first?["filename"]?.string == "é.md")
         }
         do {
@@ -77,7 +81,9 @@ struct JSONReaderTests {
     }
 
     @Test func writingRoundTripsAndEscapesControlCharacters() throws {
-        let value: JSONValue = .object([("k", .string("a\u{01}\"\\")), ("n", .number("1.10")), ("e", .array([])), ("o", .object([]))])
+        let value: JSONValue = .object([
+            ("k", .string("a\u{01}\"\\")), ("n", .number("1.10")), ("e", .array([])), ("o", .object([])),
+        ])
         let text = value.serialized(indent: 0)
         #expect(text == #"{"k":"a\u0001\"\\","n":1.10,"e":[],"o":{}}"#)
         #expect(try JSONReader.parse(Array(text.utf8)) == value)
@@ -96,6 +102,8 @@ struct JSONReaderTests {
         #expect(record.created == Date(timeIntervalSince1970: 1_795_304_699))
         #expect(record.files["d/f.bin"]?.size == 4096)
         #expect(try VersionRecord(json: record.jsonBytes) == record)
-        #expect(throws: VersionRecordError.self) { try VersionRecord(json: Array(#"{"id": 1, "source": "x", "files": {"a": {"h": "md5:00"}}}"#.utf8)) }
+        #expect(throws: VersionRecordError.self) {
+            try VersionRecord(json: Array(#"{"id": 1, "source": "x", "files": {"a": {"h": "md5:00"}}}"#.utf8))
+        }
     }
 }

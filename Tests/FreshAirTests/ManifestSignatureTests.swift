@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
-@testable import FreshAir
 import Testing
+
+@testable import FreshAir
 
 @Suite("Signed root manifests: Ed25519 over the manifest's own content")
 struct ManifestSignatureTests {
@@ -13,7 +14,10 @@ struct ManifestSignatureTests {
         let document = try JSONReader.parse(Array(body.utf8))
         let signature = try signer.signature(for: ManifestSignature.message(for: document))
         var withSignature = document
-        withSignature.set("signatures", .array([ManifestSignature(key: TrustedKey(signer.publicKey).base64, signature: signature).json]))
+        withSignature.set(
+            "signatures",
+            .array([ManifestSignature(key: TrustedKey(signer.publicKey).base64, signature: signature).json])
+        )
         return withSignature.serialized()
     }
 
@@ -29,7 +33,8 @@ struct ManifestSignatureTests {
 
     @Test("A signature survives reformatting, but not a changed value")
     func signatureCoversContentNotLayout() throws {
-        let body = #"{"format": 2, "sequence": 3, "build": 1.50, "files": [{"filename": "a.md", "sha": "\#(digest)", "size": 1}]}"#
+        let body =
+            #"{"format": 2, "sequence": 3, "build": 1.50, "files": [{"filename": "a.md", "sha": "\#(digest)", "size": 1}]}"#
         let text = try signed(body, by: key)
         let trusted = [TrustedKey(key.publicKey)]
         try verify(text, trusting: trusted)
@@ -37,8 +42,14 @@ struct ManifestSignatureTests {
         let compact = try JSONReader.parse(Array(text.utf8)).serialized(indent: 0)
         try verify(compact, trusting: trusted)
         // A changed sequence, digest or number spelling is.
-        #expect(problem(text.replacingOccurrences(of: "\"sequence\": 3", with: "\"sequence\": 4"), trusting: trusted) == .signatureInvalid)
-        #expect(problem(text.replacingOccurrences(of: digest, with: String(repeating: "cd", count: 32)), trusting: trusted) == .signatureInvalid)
+        #expect(
+            problem(text.replacingOccurrences(of: "\"sequence\": 3", with: "\"sequence\": 4"), trusting: trusted)
+                == .signatureInvalid
+        )
+        #expect(
+            problem(text.replacingOccurrences(of: digest, with: String(repeating: "cd", count: 32)), trusting: trusted)
+                == .signatureInvalid
+        )
         #expect(problem(text.replacingOccurrences(of: "1.50", with: "1.5"), trusting: trusted) == .signatureInvalid)
     }
 
@@ -49,7 +60,10 @@ struct ManifestSignatureTests {
         #expect(problem(body, trusting: trusted) == .unsigned)
         #expect(problem(#"[{"filename": "a.md", "sha": "\#(digest)"}]"#, trusting: trusted) == .unsigned)
         let stranger = Curve25519.Signing.PrivateKey()
-        #expect(problem(try signed(body, by: stranger), trusting: trusted) == .untrustedSigner([TrustedKey(stranger.publicKey).base64]))
+        #expect(
+            problem(try signed(body, by: stranger), trusting: trusted)
+                == .untrustedSigner([TrustedKey(stranger.publicKey).base64])
+        )
         // Either of two pinned keys will do (a key rotation).
         try verify(try signed(body, by: stranger), trusting: trusted + [TrustedKey(stranger.publicKey)])
         // A file without a digest could be anything: the signature would not cover it.
@@ -63,12 +77,17 @@ struct ManifestSignatureTests {
     @Test("Keys and signature lists that are not what they claim are clear errors")
     func malformed() throws {
         #expect(throws: ManifestSignature.KeyError.self) { try TrustedKey(base64: "not a key") }
-        #expect(throws: ManifestSignature.KeyError.self) { try TrustedKey(base64: Data(count: 31).base64EncodedString()) }
+        #expect(throws: ManifestSignature.KeyError.self) {
+            try TrustedKey(base64: Data(count: 31).base64EncodedString())
+        }
         #expect(throws: ManifestError.self) {
             try Manifest(data: Data(#"{"files": [], "signatures": {"key": "x"}}"#.utf8), source: "m.json")
         }
         #expect(throws: ManifestError.self) {
-            try Manifest(data: Data(#"{"files": [], "signatures": [{"key": "x", "sig": "%%%"}]}"#.utf8), source: "m.json")
+            try Manifest(
+                data: Data(#"{"files": [], "signatures": [{"key": "x", "sig": "%%%"}]}"#.utf8),
+                source: "m.json"
+            )
         }
     }
 }

@@ -12,7 +12,8 @@ struct ManifestTests {
     }
 
     @Test func legacyArrayWithEveryFieldSpelling() throws {
-        let manifest = try load("""
+        let manifest = try load(
+            """
             [
               {"filename": "a.md", "sha": "\(sha1)"},
               {"filename": "b.md", "SHA": "\(sha256.uppercased())", "condition": "platform == 'iOS'"},
@@ -20,9 +21,12 @@ struct ManifestTests {
               {"filename": "d.md"},
               {"filename": "Child.freshair/manifest.json", "sha": "\(sha256)"}
             ]
-            """)
+            """
+        )
         #expect(manifest.form == .legacyArray)
-        #expect(manifest.entries.map(\.path.string) == ["a.md", "b.md", "c.md", "d.md", "Child.freshair/manifest.json"])
+        #expect(
+            manifest.entries.map(\.path.string) == ["a.md", "b.md", "c.md", "d.md", "Child.freshair/manifest.json"]
+        )
         #expect(manifest.entries[0].hash?.algorithm == .sha1)
         #expect(manifest.entries[1].hash?.algorithm == .sha256)
         #expect(manifest.entries[1].hash?.hex == sha256)
@@ -38,10 +42,12 @@ struct ManifestTests {
     }
 
     @Test func objectFormWithSizesAndSequence() throws {
-        let manifest = try load("""
+        let manifest = try load(
+            """
             {"format": 2, "sequence": 12, "expires": "2030-01-01T00:00:00Z",
              "files": [{"filename": "a.md", "sha": "\(sha256)", "size": 3}]}
-            """)
+            """
+        )
         #expect(manifest.form == .object(format: 2))
         #expect(manifest.sequence == 12)
         #expect(manifest.expires != nil)
@@ -53,7 +59,9 @@ struct ManifestTests {
         #expect {
             _ = try load(text)
         } throws: { error in
-            guard let error = error as? ManifestError, case .invalidJSON(let syntax) = error.problem else { return false }
+            guard let error = error as? ManifestError, case .invalidJSON(let syntax) = error.problem else {
+                return false
+            }
             return syntax.line == 3 && syntax.column > 1 && "\(error)".contains("Test.freshair/manifest.json")
         }
     }
@@ -65,7 +73,10 @@ struct ManifestTests {
         (#"[{"filename": "a\\b"}]"#, "backslash"),
         (#"[{"filename": "ok.md"}, {"sha": "abc"}]"#, "\"filename\" is missing"),
         (#"[{"filename": "a.md", "condition": "platform == "}]"#, "column 13"),
-        (#"[{"filename": "a.md", "conditions": [{"key": "x", "value": "1", "comparison": "about"}]}]"#, "unknown comparison"),
+        (
+            #"[{"filename": "a.md", "conditions": [{"key": "x", "value": "1", "comparison": "about"}]}]"#,
+            "unknown comparison"
+        ),
         (#"{"nothing": true}"#, "expected an array"),
     ])
     func badEntriesAreRefusedWithTheirPosition(json: String, expected: String) {
@@ -76,11 +87,16 @@ struct ManifestTests {
         }
     }
 
-    @Test("A malformed digest or size loads as the entry's defect, for a device that selects it to refuse",
-          arguments: [
-              (#"[{"filename": "a.md", "sha": "ABCDEF012345"}]"#, "40 (SHA-1) or 64 (SHA-256) hex digits, found \"ABCDEF012345\""),
-              (#"[{"filename": "a.md", "size": -4}]"#, "\"size\" must be a whole number of bytes, found -4"),
-          ])
+    @Test(
+        "A malformed digest or size loads as the entry's defect, for a device that selects it to refuse",
+        arguments: [
+            (
+                #"[{"filename": "a.md", "sha": "ABCDEF012345"}]"#,
+                "40 (SHA-1) or 64 (SHA-256) hex digits, found \"ABCDEF012345\""
+            ),
+            (#"[{"filename": "a.md", "size": -4}]"#, "\"size\" must be a whole number of bytes, found -4"),
+        ]
+    )
     func malformedDigestOrSizeIsADefect(json: String, expected: String) throws {
         let entry = try #require(try load(json).entries.first)
         #expect(entry.hash == nil && entry.size == nil)
@@ -91,7 +107,9 @@ struct ManifestTests {
         #expect {
             _ = try load(#"[{"filename": "ok.md"}, {"filename": "bad.md", "condition": "a ="}]"#)
         } throws: { error in
-            guard let error = error as? ManifestError, case .entry(let index, let filename, _) = error.problem else { return false }
+            guard let error = error as? ManifestError, case .entry(let index, let filename, _) = error.problem else {
+                return false
+            }
             return index == 1 && filename == "bad.md"
         }
     }

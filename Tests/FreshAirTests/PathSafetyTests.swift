@@ -14,7 +14,10 @@ struct PathSafetyTests {
 
     @Test("A '..' component is refused whatever is glued to the '/' beside it", arguments: gluing)
     func dotDotAroundGluingScalars(name: String, scalar: String) {
-        for hostile in ["../\(scalar)x.txt", "a\(scalar)/../../x.txt", "a/../\(scalar)x", "\(scalar)/../x", "x/\(scalar)/../../../y", "../\(scalar)"] {
+        for hostile in [
+            "../\(scalar)x.txt", "a\(scalar)/../../x.txt", "a/../\(scalar)x", "\(scalar)/../x",
+            "x/\(scalar)/../../../y", "../\(scalar)",
+        ] {
             #expect(throws: BundlePath.Rejection.self, "\(name): \(hostile.debugEscaped)") { try BundlePath(hostile) }
         }
         // What Character-based code got wrong: the separator is found, so are the components.
@@ -33,8 +36,10 @@ struct PathSafetyTests {
 
     @Test("Absolute, empty, control, backslash, over-long and invalid UTF-8 paths are refused")
     func otherRefusals() {
-        for hostile in ["/etc/passwd", "~/x", "", "a//b", "a/", "a\\b", "a\u{0}b", "a\u{7F}", "a/./b",
-                        String(repeating: "n", count: 256), String(repeating: "a/", count: 600) + "x"] {
+        for hostile in [
+            "/etc/passwd", "~/x", "", "a//b", "a/", "a\\b", "a\u{0}b", "a\u{7F}", "a/./b",
+            String(repeating: "n", count: 256), String(repeating: "a/", count: 600) + "x",
+        ] {
             #expect(throws: BundlePath.Rejection.self, "\(hostile.debugEscaped)") { try BundlePath(hostile) }
         }
         #expect(throws: BundlePath.Rejection.self) { try BundlePath(bytes: [0x61, 0xFF, 0x62]) }
@@ -55,7 +60,10 @@ struct PathSafetyTests {
     func collisions() throws {
         var paths = PathCollisions()
         #expect(try paths.insert(BundlePath("Docs/Read.md")))
-        #expect(try paths.insert(BundlePath("Docs/Read.md")) == false, "the same bytes again: a repeat, not a collision")
+        #expect(
+            try paths.insert(BundlePath("Docs/Read.md")) == false,
+            "the same bytes again: a repeat, not a collision"
+        )
         #expect(try paths.insert(BundlePath("Docs/other.md")))
         #expect(throws: BundlePath.Rejection.self) { try paths.insert(BundlePath("Docs/read.md")) }
         #expect(throws: BundlePath.Rejection.self) { try paths.insert(BundlePath("docs/new.md")) }  // the folder
@@ -67,24 +75,35 @@ struct PathSafetyTests {
     @Test("A manifest listing two spellings of one name is refused")
     func manifestCollision() async throws {
         let manifest = #"[{"filename": "Readme.md"}, {"filename": "README.md"}]"#
-        let tree = ManifestTree(baseURL: URL(string: "http://127.0.0.1/B.freshair/")!, environment: ConditionEnvironment(), maxDepth: 4) { _, _ in
+        let tree = ManifestTree(
+            baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
+            environment: ConditionEnvironment(),
+            maxDepth: 4
+        ) { _, _ in
             throw CancellationError()
         }
         await #expect {
             _ = try await tree.select(root: Data(manifest.utf8), fetched: true)
         } throws: { error in
-            guard case .manifest(let manifestError) = error as? FreshAirError, case .unsafePath = manifestError.problem else { return false }
+            guard case .manifest(let manifestError) = error as? FreshAirError, case .unsafePath = manifestError.problem
+            else { return false }
             return "\(error)".contains("differ only by case")
         }
     }
 
     @Test("20,000 '!' and deep parentheses are a clear error, not a stack overflow")
     func conditionNesting() {
-        for hostile in [String(repeating: "!", count: 20_000) + "a", String(repeating: "(", count: 5_000) + "a" + String(repeating: ")", count: 5_000),
-                        String(repeating: "!(", count: 40) + "a" + String(repeating: ")", count: 40)] {
+        for hostile in [
+            String(repeating: "!", count: 20_000) + "a",
+            String(repeating: "(", count: 5_000) + "a" + String(repeating: ")", count: 5_000),
+            String(repeating: "!(", count: 40) + "a" + String(repeating: ")", count: 40),
+        ] {
             #expect(throws: ConditionSyntaxError.self) { try Condition(parsing: hostile) }
         }
-        #expect((try? Condition(parsing: String(repeating: "!(", count: 10) + "a" + String(repeating: ")", count: 10))) != nil)
+        #expect(
+            (try? Condition(parsing: String(repeating: "!(", count: 10) + "a" + String(repeating: ")", count: 10)))
+                != nil
+        )
         let long = (0..<1_000).map { "k\($0) == 1" }.joined(separator: " && ")
         #expect {
             try Condition(parsing: long)
@@ -115,22 +134,37 @@ struct ConfinedFolderTests {
     func linksAreNeverFollowed() throws {
         defer { cleanUp() }
         let folder = try ConfinedFolder(path: inside.path)
-        try FileManager.default.createSymbolicLink(atPath: inside.appendingPathComponent("escape").path, withDestinationPath: outside.path)
-        try FileManager.default.createDirectory(at: inside.appendingPathComponent("real"), withIntermediateDirectories: true)
-        try FileManager.default.createSymbolicLink(atPath: inside.appendingPathComponent("alias").path, withDestinationPath: "real")
+        try FileManager.default.createSymbolicLink(
+            atPath: inside.appendingPathComponent("escape").path,
+            withDestinationPath: outside.path
+        )
+        try FileManager.default.createDirectory(
+            at: inside.appendingPathComponent("real"),
+            withIntermediateDirectories: true
+        )
+        try FileManager.default.createSymbolicLink(
+            atPath: inside.appendingPathComponent("alias").path,
+            withDestinationPath: "real"
+        )
         try Data("keep".utf8).write(to: outside.appendingPathComponent("victim.txt"))
         try FileManager.default.createSymbolicLink(
-            atPath: inside.appendingPathComponent("victim.txt").path, withDestinationPath: outside.appendingPathComponent("victim.txt").path)
+            atPath: inside.appendingPathComponent("victim.txt").path,
+            withDestinationPath: outside.appendingPathComponent("victim.txt").path
+        )
 
         for path in ["escape/pwned.txt", "alias/x.txt", "escape/deeper/pwned.txt"] {
-            #expect(throws: FreshAirError.self, "\(path)") { _ = try folder.createFile(BundlePath(path), replacing: false) }
+            #expect(throws: FreshAirError.self, "\(path)") {
+                _ = try folder.createFile(BundlePath(path), replacing: false)
+            }
             #expect(throws: FreshAirError.self, "\(path)") { try folder.makeFolder(BundlePath(path)) }
         }
         // A final name that is a link: neither created over (O_EXCL) nor truncated through (O_NOFOLLOW).
         #expect(throws: FreshAirError.self) { _ = try folder.createFile(BundlePath("victim.txt"), replacing: false) }
         #expect(throws: FreshAirError.self) { _ = try folder.createFile(BundlePath("victim.txt"), replacing: true) }
         #expect(throws: FreshAirError.self) { try folder.write(Data("x".utf8), at: BundlePath("victim.txt")) }
-        #expect(throws: FreshAirError.self) { try folder.hardLink(BundlePath("victim.txt"), at: BundlePath("escape/linked")) }
+        #expect(throws: FreshAirError.self) {
+            try folder.hardLink(BundlePath("victim.txt"), at: BundlePath("escape/linked"))
+        }
         #expect(try String(contentsOf: outside.appendingPathComponent("victim.txt"), encoding: .utf8) == "keep")
         #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path) == ["victim.txt"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: inside.appendingPathComponent("real").path).isEmpty)
@@ -145,11 +179,19 @@ struct ConfinedFolderTests {
     @Test("Without openat2, the component-by-component walk refuses '..', links and empty names itself")
     func fallbackWalk() throws {
         defer { cleanUp() }
-        try FileManager.default.createSymbolicLink(atPath: inside.appendingPathComponent("escape").path, withDestinationPath: outside.path)
+        try FileManager.default.createSymbolicLink(
+            atPath: inside.appendingPathComponent("escape").path,
+            withDestinationPath: outside.path
+        )
         let descriptor = open(inside.path, O_RDONLY | O_DIRECTORY)
         defer { close(descriptor) }
         for hostile in ["../outside/x", "escape/x", "a//x", "./x", "escape"] {
-            let opened = ConfinedFolder.openComponentByComponent(descriptor, hostile, O_WRONLY | O_CREAT | O_EXCL, 0o644)
+            let opened = ConfinedFolder.openComponentByComponent(
+                descriptor,
+                hostile,
+                O_WRONLY | O_CREAT | O_EXCL,
+                0o644
+            )
             if opened >= 0 { close(opened) }
             #expect(opened < 0, "\(hostile)")
         }
@@ -166,14 +208,20 @@ struct ManifestTreeLimitTests {
     func treeByteCap() async throws {
         let children = (0..<20).map { #"{"filename": "C\#($0).freshair/manifest.json"}"# }.joined(separator: ",")
         let padding = String(repeating: " ", count: 200_000)
-        var tree = ManifestTree(baseURL: URL(string: "http://127.0.0.1/B.freshair/")!, environment: ConditionEnvironment(), maxDepth: 4) { _, _ in
+        var tree = ManifestTree(
+            baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
+            environment: ConditionEnvironment(),
+            maxDepth: 4
+        ) { _, _ in
             (Data(("[]" + padding).utf8), true)
         }
         tree.maxTotalBytes = 1 << 20
         await #expect {
             _ = try await tree.select(root: Data("[\(children)]".utf8), fetched: true)
         } throws: { error in
-            guard case .manifest(let manifestError) = error as? FreshAirError, case .treeTooLarge(1 << 20) = manifestError.problem else { return false }
+            guard case .manifest(let manifestError) = error as? FreshAirError,
+                case .treeTooLarge(1 << 20) = manifestError.problem
+            else { return false }
             return true
         }
         tree.maxTotalBytes = 8 << 20
@@ -186,9 +234,15 @@ struct ManifestTreeLimitTests {
 struct FreshnessCheckTests {
     func check(pinned: Bool, minimum: Int? = nil) -> FreshnessCheck {
         var configuration = SyncConfiguration()
-        if pinned { configuration.trustedKeys = [try! TrustedKey(base64: Data(repeating: 1, count: 32).base64EncodedString())] }
+        if pinned {
+            configuration.trustedKeys = [try! TrustedKey(base64: Data(repeating: 1, count: 32).base64EncodedString())]
+        }
         configuration.minimumSequence = minimum
-        return FreshnessCheck(source: "http://h/A.freshair/manifest.json", configuration: configuration, defaultIdentity: "A.freshair")
+        return FreshnessCheck(
+            source: "http://h/A.freshair/manifest.json",
+            configuration: configuration,
+            defaultIdentity: "A.freshair"
+        )
     }
 
     let later = Date().addingTimeInterval(86_400)
@@ -216,17 +270,32 @@ struct FreshnessCheckTests {
             .init(identity: "A.freshair", sequence: sequence, expires: later, digest: digest)
         }
         #expect(throws: ManifestError.self) { try pinned.check(offered(2), mark: nil, liveSequence: nil) }
-        #expect(throws: ManifestError.self) { try pinned.check(offered(6), mark: HighWaterMark(sequence: 7, digest: "x"), liveSequence: 5) }
+        #expect(throws: ManifestError.self) {
+            try pinned.check(offered(6), mark: HighWaterMark(sequence: 7, digest: "x"), liveSequence: 5)
+        }
         #expect(throws: ManifestError(source: pinned.source, problem: .replayedSequence(7))) {
             try pinned.check(offered(7, "other"), mark: HighWaterMark(sequence: 7, digest: "x"), liveSequence: 5)
         }
         try pinned.check(offered(7, "x"), mark: HighWaterMark(sequence: 7, digest: "x"), liveSequence: 5)
         try pinned.check(offered(8), mark: HighWaterMark(sequence: 7, digest: "x"), liveSequence: 5)
-        #expect(throws: ManifestError(source: pinned.source, problem: .wrongIdentity(expected: "A.freshair", found: "B.freshair"))) {
-            try pinned.check(.init(identity: "B.freshair", sequence: 9, expires: later, digest: "d"), mark: nil, liveSequence: nil)
+        #expect(
+            throws: ManifestError(
+                source: pinned.source,
+                problem: .wrongIdentity(expected: "A.freshair", found: "B.freshair")
+            )
+        ) {
+            try pinned.check(
+                .init(identity: "B.freshair", sequence: 9, expires: later, digest: "d"),
+                mark: nil,
+                liveSequence: nil
+            )
         }
         #expect(throws: ManifestError.self) {
-            try pinned.check(.init(identity: "A.freshair", sequence: 9, expires: Date().addingTimeInterval(-3_600), digest: "d"), mark: nil, liveSequence: nil)
+            try pinned.check(
+                .init(identity: "A.freshair", sequence: 9, expires: Date().addingTimeInterval(-3_600), digest: "d"),
+                mark: nil,
+                liveSequence: nil
+            )
         }
     }
 }
@@ -241,8 +310,10 @@ struct HTTPDateTests {
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == Date(timeIntervalSince1970: 784_111_777))
         // Before 1970: no file was modified then (and Foundation's calendar turns Julian before 1582).
-        for bad in ["", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT x",
-                    "Sun Nov  6 08:49:37 1318", "Mon, 06 Nov 1318 08:49:37 GMT", "Wed, 31 Dec 1969 23:59:59 GMT"] {
+        for bad in [
+            "", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 6 Nov 1994 08:49:37 GMT x",
+            "Sun Nov  6 08:49:37 1318", "Mon, 06 Nov 1318 08:49:37 GMT", "Wed, 31 Dec 1969 23:59:59 GMT",
+        ] {
             #expect(HTTPDate.parse(bad) == nil, "\(bad)")
         }
         // Every day of a leap year round-trips through format and parse.

@@ -1,6 +1,7 @@
 import Foundation
-@testable import FreshAir
 import Testing
+
+@testable import FreshAir
 
 @Suite("The planner decides from digests alone")
 struct SyncPlannerTests {
@@ -18,7 +19,9 @@ struct SyncPlannerTests {
     @Test func keepsSameDigestsDownloadsChangedOnesRemovesTheRest() {
         let plan = SyncPlanner.plan(
             selected: [selected("same.md", a), selected("changed.md", b), selected("new.md", a)],
-            live: live(["same.md": a, "changed.md": a, "gone.md": a]), isIntact: { _, _ in true })
+            live: live(["same.md": a, "changed.md": a, "gone.md": a]),
+            isIntact: { _, _ in true }
+        )
         #expect(plan.downloads.map(\.path.string) == ["changed.md", "new.md"])
         #expect(plan.removed == ["gone.md"])
         #expect(plan.summary.filesToKeep == 1)
@@ -26,17 +29,29 @@ struct SyncPlannerTests {
     }
 
     @Test func existenceSufficesWithoutADigest() {
-        let plan = SyncPlanner.plan(selected: [selected("any.md", nil)], live: live(["any.md": b]), isIntact: { _, _ in true })
+        let plan = SyncPlanner.plan(
+            selected: [selected("any.md", nil)],
+            live: live(["any.md": b]),
+            isIntact: { _, _ in true }
+        )
         #expect(plan.changesNothing)
     }
 
     @Test func aDamagedLiveFileIsFetchedAgain() {
-        let plan = SyncPlanner.plan(selected: [selected("same.md", a)], live: live(["same.md": a]), isIntact: { _, _ in false })
+        let plan = SyncPlanner.plan(
+            selected: [selected("same.md", a)],
+            live: live(["same.md": a]),
+            isIntact: { _, _ in false }
+        )
         #expect(plan.downloads.map(\.path.string) == ["same.md"])
     }
 
     @Test func aDeclaredSizeThatDiffersMeansDownload() {
-        let plan = SyncPlanner.plan(selected: [selected("same.md", a, size: 99)], live: live(["same.md": a]), isIntact: { _, _ in true })
+        let plan = SyncPlanner.plan(
+            selected: [selected("same.md", a, size: 99)],
+            live: live(["same.md": a]),
+            isIntact: { _, _ in true }
+        )
         #expect(plan.downloads.count == 1)
     }
 
@@ -45,9 +60,16 @@ struct SyncPlannerTests {
         var manifest = selected("manifest.json", nil)
         manifest.contents = bytes
         let unchanged = SyncPlanner.plan(
-            selected: [manifest], live: live(["manifest.json": .of(bytes, using: .sha256)]), isIntact: { _, _ in true })
+            selected: [manifest],
+            live: live(["manifest.json": .of(bytes, using: .sha256)]),
+            isIntact: { _, _ in true }
+        )
         #expect(unchanged.changesNothing)
-        let changed = SyncPlanner.plan(selected: [manifest], live: live(["manifest.json": a]), isIntact: { _, _ in true })
+        let changed = SyncPlanner.plan(
+            selected: [manifest],
+            live: live(["manifest.json": a]),
+            isIntact: { _, _ in true }
+        )
         guard case .write = changed.actions[0].action else {
             Issue.record("expected a write")
             return
@@ -55,9 +77,17 @@ struct SyncPlannerTests {
     }
 
     @Test func sizesAddUpOnlyWhenAllAreKnown() {
-        let known = SyncPlanner.plan(selected: [selected("x", a, size: 10), selected("y", b, size: 5)], live: nil, isIntact: { _, _ in true })
+        let known = SyncPlanner.plan(
+            selected: [selected("x", a, size: 10), selected("y", b, size: 5)],
+            live: nil,
+            isIntact: { _, _ in true }
+        )
         #expect(known.summary.bytesToDownload == 15)
-        let unknown = SyncPlanner.plan(selected: [selected("x", a, size: 10), selected("y", b)], live: nil, isIntact: { _, _ in true })
+        let unknown = SyncPlanner.plan(
+            selected: [selected("x", a, size: 10), selected("y", b)],
+            live: nil,
+            isIntact: { _, _ in true }
+        )
         #expect(unknown.summary.bytesToDownload == nil)
     }
 }
@@ -75,7 +105,10 @@ struct RetryPolicyTests {
     }
 
     @Test func headerNamesMatchWithoutRegardToCase() {
-        let head = HTTPResponseHead(status: 200, headers: [("etag", "\"x\""), ("Content-Length", "12"), ("X-A_B", "1")])
+        let head = HTTPResponseHead(
+            status: 200,
+            headers: [("etag", "\"x\""), ("Content-Length", "12"), ("X-A_B", "1")]
+        )
         #expect(head["ETag"] == "\"x\"")
         #expect(head.contentLength == 12)
         #expect(head["x-a_b"] == "1")
@@ -106,39 +139,56 @@ struct RetryPolicyTests {
 @Suite("Manifest trees")
 struct ManifestTreeTests {
     @Test func childrenLoadedTogetherSelectWhatOneByOneWould() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("freshair-tree-\(UUID().uuidString.prefix(8))")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "freshair-tree-\(UUID().uuidString.prefix(8))"
+        )
         defer { try? FileManager.default.removeItem(at: folder) }
         func write(_ path: String, _ text: String) throws {
             let url = folder.appendingPathComponent(path)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
             try Data(text.utf8).write(to: url)
         }
         // Three children, one not for this platform, and a path listed twice: the first listing
         // (in document order, depth first) wins, as when children were loaded one at a time.
-        try write("manifest.json", """
+        try write(
+            "manifest.json",
+            """
             [{"filename": "A.freshair/manifest.json"}, {"filename": "B.freshair/manifest.json", "condition": "platform == 'tvOS'"},
              {"filename": "C.freshair/manifest.json"}, {"filename": "A.freshair/x.md", "size": 99}, {"filename": "top.md"}]
-            """)
+            """
+        )
         try write("A.freshair/manifest.json", #"[{"filename": "x.md"}, {"filename": "C.freshair/manifest.json"}]"#)
         try write("A.freshair/C.freshair/manifest.json", #"[{"filename": "deep.md"}]"#)
         try write("B.freshair/manifest.json", #"[{"filename": "tv.md"}]"#)
         try write("C.freshair/manifest.json", #"[{"filename": "y.md"}]"#)
-        for name in ["A.freshair/x.md", "A.freshair/C.freshair/deep.md", "C.freshair/y.md", "top.md", "B.freshair/tv.md"] { try write(name, name) }
+        for name in [
+            "A.freshair/x.md", "A.freshair/C.freshair/deep.md", "C.freshair/y.md", "top.md", "B.freshair/tv.md",
+        ] { try write(name, name) }
         var environment = ConditionEnvironment()
         environment["platform"] = "iOS"
         let selected = try await LocalBundle.selection(folder: folder, environment: environment)
-        #expect(selected.map(\.path) == [
-            "manifest.json", "A.freshair/manifest.json", "A.freshair/x.md", "A.freshair/C.freshair/manifest.json",
-            "A.freshair/C.freshair/deep.md", "C.freshair/manifest.json", "C.freshair/y.md", "top.md",
-        ])
-        #expect(selected.first { $0.path == "A.freshair/x.md" }?.size == Int64("A.freshair/x.md".utf8.count))  // the child's entry, not the later one
+        #expect(
+            selected.map(\.path) == [
+                "manifest.json", "A.freshair/manifest.json", "A.freshair/x.md", "A.freshair/C.freshair/manifest.json",
+                "A.freshair/C.freshair/deep.md", "C.freshair/manifest.json", "C.freshair/y.md", "top.md",
+            ]
+        )
+        // The child's entry, not the later one.
+        #expect(selected.first { $0.path == "A.freshair/x.md" }?.size == Int64("A.freshair/x.md".utf8.count))
     }
 
     @Test("A 304 needs no planning only for the environment the live version was planned for")
     func notModifiedIsFinalForTheSameEnvironment() throws {
         var device = ConditionEnvironment(["platform": "iOS", "locale": "fr_FR", "defaults": .map(["flag": true])])
         let a = ContentHash.of(Array("a".utf8), using: .sha256)
-        var record = VersionRecord(id: 1, source: "http://x/", files: ["a.md": FileRecord(hash: a, size: 1), "b.md": FileRecord(hash: a, size: 1)])
+        var record = VersionRecord(
+            id: 1,
+            source: "http://x/",
+            files: ["a.md": FileRecord(hash: a, size: 1), "b.md": FileRecord(hash: a, size: 1)]
+        )
         record.metadata = [BundleSync.RecordKey.environment: device.fingerprint]
         let current = try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json")
         #expect(current?.outcome == .alreadyCurrent)
@@ -146,10 +196,14 @@ struct ManifestTreeTests {
 
         // Any change of a value, nested ones included, means re-planning from the stored manifests.
         device["defaults"] = .map(["flag": false])
-        #expect(try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json") == nil)
+        #expect(
+            try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json") == nil
+        )
         // So does a record written before fingerprints were kept.
         record.metadata = [:]
-        #expect(try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json") == nil)
+        #expect(
+            try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json") == nil
+        )
         // Values that merely look alike are different environments.
         #expect(ConditionEnvironment(["k": "1"]).fingerprint != ConditionEnvironment(["k": .number("1")]).fingerprint)
         #expect(ConditionEnvironment(["ab": "c"]).fingerprint != ConditionEnvironment(["a": "bc"]).fingerprint)
@@ -159,11 +213,16 @@ struct ManifestTreeTests {
     func notModifiedStillHonoursExpiry() throws {
         let device = ConditionEnvironment(["platform": "iOS"])
         var record = VersionRecord(id: 1, source: "http://x/")
-        record.metadata = [BundleSync.RecordKey.environment: device.fingerprint, BundleSync.RecordKey.expires: String(Date().timeIntervalSince1970 - 60)]
+        record.metadata = [
+            BundleSync.RecordKey.environment: device.fingerprint,
+            BundleSync.RecordKey.expires: String(Date().timeIntervalSince1970 - 60),
+        ]
         #expect {
             try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json")
         } throws: { error in
-            guard case .manifest(let problem) = error as? FreshAirError, case .expired = problem.problem else { return false }
+            guard case .manifest(let problem) = error as? FreshAirError, case .expired = problem.problem else {
+                return false
+            }
             return true
         }
     }

@@ -15,7 +15,10 @@ struct ArchiveTests {
 
     /// Installs with links that stay inside allowed (the sample has one); the default refuses
     /// every link, which `linksRefusedByDefault` checks.
-    func install(_ name: String, limits: ExtractionLimits = ExtractionLimits(symbolicLinks: .allowInside)) async throws -> (URL, [String: FileRecord]) {
+    func install(
+        _ name: String,
+        limits: ExtractionLimits = ExtractionLimits(symbolicLinks: .allowInside)
+    ) async throws -> (URL, [String: FileRecord]) {
         let destination = work.path("out-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         let format = try #require(ArchiveFormat(fileName: name))
@@ -26,8 +29,15 @@ struct ArchiveTests {
 
     func expectSampleContent(in folder: URL, records: [String: FileRecord]) throws {
         #expect(folder.appendingPathComponent("art/cats/cat1.txt").text == "meow\n")
-        #expect(try Data(contentsOf: folder.appendingPathComponent("art/big.bin")) == Data((0..<70_000).map { UInt8($0 % 253) }))
-        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: folder.appendingPathComponent("art/latest.txt").path) == "cats/cat1.txt")
+        #expect(
+            try Data(contentsOf: folder.appendingPathComponent("art/big.bin"))
+                == Data((0..<70_000).map { UInt8($0 % 253) })
+        )
+        #expect(
+            try FileManager.default.destinationOfSymbolicLink(
+                atPath: folder.appendingPathComponent("art/latest.txt").path
+            ) == "cats/cat1.txt"
+        )
         #expect(FileManager.default.isExecutableFile(atPath: folder.appendingPathComponent("run.sh").path))
         #expect(records["art/cats/cat1.txt"] == FileRecord(hash: .of(Array("meow\n".utf8), using: .sha256), size: 5))
     }
@@ -36,8 +46,13 @@ struct ArchiveTests {
     func gnuTar(format: String) async throws {
         // Long names: a 150-byte path (ustar splits it into prefix and name) and, where the
         // format allows, a 180-byte single name (pax records, GNU ././@LongLink).
-        let deep = String(repeating: "d", count: 60) + "/" + String(repeating: "e", count: 60) + "/" + String(repeating: "f", count: 28)
-        try FileManager.default.createDirectory(at: work.path("content/\(deep)").deletingLastPathComponent(), withIntermediateDirectories: true)
+        let deep =
+            String(repeating: "d", count: 60) + "/" + String(repeating: "e", count: 60) + "/"
+            + String(repeating: "f", count: 28)
+        try FileManager.default.createDirectory(
+            at: work.path("content/\(deep)").deletingLastPathComponent(),
+            withIntermediateDirectories: true
+        )
         try Data("deep\n".utf8).write(to: work.path("content/\(deep)"))
         let long = String(repeating: "n", count: 180) + ".txt"
         if format != "ustar" { try Data("long\n".utf8).write(to: work.path("content/\(long)")) }
@@ -56,13 +71,19 @@ struct ArchiveTests {
         try expectSampleContent(in: tarFolder, records: tarRecords)
 
         // Two gzip members, as `cat a.gz b.gz` makes: the tar stream spans both.
-        try await shell("head -c 20480 plain.tar | gzip -c > multi.tar.gz && tail -c +20481 plain.tar | gzip -c >> multi.tar.gz", in: work.url)
+        try await shell(
+            "head -c 20480 plain.tar | gzip -c > multi.tar.gz && tail -c +20481 plain.tar | gzip -c >> multi.tar.gz",
+            in: work.url
+        )
         let (multiFolder, multiRecords) = try await install("multi.tar.gz")
         try expectSampleContent(in: multiFolder, records: multiRecords)
 
         try await shell("gzip -c content/art/big.bin > big.gz", in: work.url)
         let (single, records) = try await install("big.gz")
-        #expect(try Data(contentsOf: single.appendingPathComponent("single.bin")) == Data(contentsOf: work.path("content/art/big.bin")))
+        #expect(
+            try Data(contentsOf: single.appendingPathComponent("single.bin"))
+                == Data(contentsOf: work.path("content/art/big.bin"))
+        )
         #expect(records["single.bin"]?.size == 70_000)
     }
 
@@ -75,16 +96,19 @@ struct ArchiveTests {
         }
     }
 
-    @Test("Hostile tar entries are refused with the entry named", arguments: [
-        ("../evil.txt", "file", "", ArchiveError.Kind.unsafeEntry),
-        ("/tmp/evil.txt", "file", "", .unsafeEntry),
-        ("a/../../evil.txt", "file", "", .unsafeEntry),
-        ("escape", "symlink", "/etc/passwd", .unsafeEntry),
-        ("sub/escape", "symlink", "../../outside", .unsafeEntry),
-        ("hard", "hardlink", "../outside", .unsafeEntry),
-        ("dev", "chrdev", "", .unsupportedEntry),
-        ("pipe", "fifo", "", .unsupportedEntry),
-    ])
+    @Test(
+        "Hostile tar entries are refused with the entry named",
+        arguments: [
+            ("../evil.txt", "file", "", ArchiveError.Kind.unsafeEntry),
+            ("/tmp/evil.txt", "file", "", .unsafeEntry),
+            ("a/../../evil.txt", "file", "", .unsafeEntry),
+            ("escape", "symlink", "/etc/passwd", .unsafeEntry),
+            ("sub/escape", "symlink", "../../outside", .unsafeEntry),
+            ("hard", "hardlink", "../outside", .unsafeEntry),
+            ("dev", "chrdev", "", .unsupportedEntry),
+            ("pipe", "fifo", "", .unsupportedEntry),
+        ]
+    )
     func hostileTar(name: String, kind: String, target: String, expected: ArchiveError.Kind) async throws {
         let script = """
             import io, sys, tarfile
@@ -109,7 +133,11 @@ struct ArchiveTests {
             return archiveError.kind == expected && archiveError.entry == name
         }
         #expect(!FileManager.default.fileExists(atPath: "/tmp/evil.txt"))
-        #expect(!FileManager.default.fileExists(atPath: work.url.deletingLastPathComponent().appendingPathComponent("evil.txt").path))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: work.url.deletingLastPathComponent().appendingPathComponent("evil.txt").path
+            )
+        )
     }
 
     @Test("Nothing is written through a link the archive made")
@@ -147,7 +175,10 @@ struct ArchiveTests {
 
     @Test("A truncated archive, damaged data and an entry longer than its header are refused")
     func truncatedAndDamaged() async throws {
-        try await shell("tar -czf whole.tgz -C content . && head -c $(( $(stat -c %s whole.tgz) / 2 )) whole.tgz > half.tgz", in: work.url)
+        try await shell(
+            "tar -czf whole.tgz -C content . && head -c $(( $(stat -c %s whole.tgz) / 2 )) whole.tgz > half.tgz",
+            in: work.url
+        )
         await #expect {
             _ = try await install("half.tgz")
         } throws: { error in
@@ -164,8 +195,13 @@ struct ArchiveTests {
         }
 
         // Cut exactly between two entries: every entry so far is whole, but the archive is not.
-        for (name, cut) in [("between.tar", "head -c 1024 whole2.tar"), ("between.tgz", "head -c 1024 whole2.tar | gzip -c")] {
-            try await shell("printf abc > one.txt && printf def > two.txt && tar --format=ustar -cf whole2.tar one.txt two.txt && \(cut) > \(name)", in: work.url)
+        for (name, cut) in [
+            ("between.tar", "head -c 1024 whole2.tar"), ("between.tgz", "head -c 1024 whole2.tar | gzip -c"),
+        ] {
+            try await shell(
+                "printf abc > one.txt && printf def > two.txt && tar --format=ustar -cf whole2.tar one.txt two.txt && \(cut) > \(name)",
+                in: work.url
+            )
             await #expect {
                 _ = try await install(name)
             } throws: { error in
@@ -240,7 +276,10 @@ struct ArchiveTests {
     @Test("A gzip bomb is stopped by the expansion ratio with no cap configured")
     func expansionRatio() async throws {
         // 64 MiB of zeros compress about 1,000 to 1; the default allows 100 to 1 past 16 MiB.
-        try await shell("head -c 67108864 /dev/zero > zeros.bin && tar -czf ratio.tgz zeros.bin && rm zeros.bin", in: work.url)
+        try await shell(
+            "head -c 67108864 /dev/zero > zeros.bin && tar -czf ratio.tgz zeros.bin && rm zeros.bin",
+            in: work.url
+        )
         await #expect {
             _ = try await install("ratio.tgz", limits: ExtractionLimits())
         } throws: { error in
@@ -252,7 +291,10 @@ struct ArchiveTests {
     @Test("A gzip bomb stops at the configured cap")
     func gzipBomb() async throws {
         // 64 MiB of zeros compress to about 64 KB.
-        try await shell("head -c 67108864 /dev/zero > zeros.bin && tar -czf bomb.tgz zeros.bin && gzip -c zeros.bin > bomb.gz && rm zeros.bin", in: work.url)
+        try await shell(
+            "head -c 67108864 /dev/zero > zeros.bin && tar -czf bomb.tgz zeros.bin && gzip -c zeros.bin > bomb.gz && rm zeros.bin",
+            in: work.url
+        )
         let limits = ExtractionLimits(maxTotalBytes: 1 << 20)
         for name in ["bomb.tgz", "bomb.gz"] {
             await #expect {

@@ -40,17 +40,24 @@ struct SignedDeployment {
         try? FileManager.default.removeItem(at: content)
         try FileManager.default.createDirectory(at: content, withIntermediateDirectories: true)
         try Data(text.utf8).write(to: content.appendingPathComponent("message.txt"))
-        try Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(to: content.appendingPathComponent("blob.bin"))
+        try Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) }).write(
+            to: content.appendingPathComponent("blob.bin")
+        )
         try FileManager.default.createDirectory(at: publishedFolder, withIntermediateDirectories: true)
         switch mode {
         case .bundle:
             let bundle = publishedFolder
             for name in ["message.txt", "blob.bin"] {
                 try? FileManager.default.removeItem(at: bundle.appendingPathComponent(name))
-                try FileManager.default.copyItem(at: content.appendingPathComponent(name), to: bundle.appendingPathComponent(name))
+                try FileManager.default.copyItem(
+                    at: content.appendingPathComponent(name),
+                    to: bundle.appendingPathComponent(name)
+                )
             }
             if !FileManager.default.fileExists(atPath: bundle.appendingPathComponent("manifest.json").path) {
-                try Data(#"[{"filename": "message.txt"}, {"filename": "blob.bin"}]"#.utf8).write(to: bundle.appendingPathComponent("manifest.json"))
+                try Data(#"[{"filename": "message.txt"}, {"filename": "blob.bin"}]"#.utf8).write(
+                    to: bundle.appendingPathComponent("manifest.json")
+                )
             }
             _ = try await BundleHasher.run(bundle: bundle)
             _ = try await ManifestSigner.sign(bundle: bundle, with: key, options: options)
@@ -59,7 +66,13 @@ struct SignedDeployment {
             _ = try PackageWriter.write(folder: content, to: package)
             _ = try PackageSigner.sign(package: package, with: [key], options: options)
         case .repository:
-            _ = try RepositoryPublisher.add(folder: content, as: "msg", to: publishedFolder, signingWith: [key], options: options)
+            _ = try RepositoryPublisher.add(
+                folder: content,
+                as: "msg",
+                to: publishedFolder,
+                signingWith: [key],
+                options: options
+            )
         }
         try touchAll(publishedFolder)
     }
@@ -68,7 +81,10 @@ struct SignedDeployment {
     func touchAll(_ folder: URL) throws {
         let later = Date().addingTimeInterval(Double(Self.clock.next()))
         for name in try FileManager.default.subpathsOfDirectory(atPath: folder.path) {
-            try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: folder.appendingPathComponent(name).path)
+            try FileManager.default.setAttributes(
+                [.modificationDate: later],
+                ofItemAtPath: folder.appendingPathComponent(name).path
+            )
         }
     }
 
@@ -86,11 +102,24 @@ struct SignedDeployment {
         switch mode {
         case .bundle:
             configuration.expectedIdentity = "App.freshair"
-            try await BundleSync(remote: base.appendingPathComponent("App.freshair/"), store: store, configuration: configuration).run()
+            try await BundleSync(
+                remote: base.appendingPathComponent("App.freshair/"),
+                store: store,
+                configuration: configuration
+            ).run()
         case .package:
-            try await PackageUpdater(remote: base.appendingPathComponent("pkg/content.tgz"), store: store, configuration: configuration).update()
+            try await PackageUpdater(
+                remote: base.appendingPathComponent("pkg/content.tgz"),
+                store: store,
+                configuration: configuration
+            ).update()
         case .repository:
-            try await Repository(source: base, id: "repo", directory: device.path("bundles"), configuration: configuration).update()
+            try await Repository(
+                source: base,
+                id: "repo",
+                directory: device.path("bundles"),
+                configuration: configuration
+            ).update()
         }
     }
 
@@ -120,7 +149,10 @@ struct SignedDeployment {
         case .package: publishedFolder.appendingPathComponent("content.tgz")
         case .repository:
             publishedFolder.appendingPathComponent(
-                (try? FileManager.default.contentsOfDirectory(atPath: publishedFolder.path))?.filter { $0.hasSuffix(".tar.gz") }.sorted().last ?? "")
+                (try? FileManager.default.contentsOfDirectory(atPath: publishedFolder.path))?.filter {
+                    $0.hasSuffix(".tar.gz")
+                }.sorted().last ?? ""
+            )
         }
     }
 }
@@ -128,7 +160,12 @@ struct SignedDeployment {
 private final class Counter: @unchecked Sendable {
     private let lock = NSLock()
     private var value = 1
-    func next() -> Int { lock.withLock { value += 1; return value } }
+    func next() -> Int {
+        lock.withLock {
+            value += 1
+            return value
+        }
+    }
 }
 
 /// TUF's attacks on signed content, each run against bundles, packages and repositories on
@@ -138,11 +175,16 @@ struct AttackMatrixTests {
     let key = SigningKey.generate()
 
     func manifestProblem(_ work: () async throws -> Void) async -> ManifestError.Problem? {
-        do { try await work() } catch { return (error as? FreshAirError).flatMap { if case .manifest(let m) = $0 { m.problem } else { nil } } }
+        do { try await work() } catch {
+            return (error as? FreshAirError).flatMap { if case .manifest(let m) = $0 { m.problem } else { nil } }
+        }
         return nil
     }
 
-    @Test("Replay: the genuine older release, served again after a newer one, is refused", arguments: SignedDeployment.Mode.allCases)
+    @Test(
+        "Replay: the genuine older release, served again after a newer one, is refused",
+        arguments: SignedDeployment.Mode.allCases
+    )
     func replay(mode: SignedDeployment.Mode) async throws {
         try await PublishedFolder.with(.nginx) { server in
             let deployment = try SignedDeployment(mode, on: server, key: key)
@@ -154,7 +196,10 @@ struct AttackMatrixTests {
             #expect(deployment.live == "v2")
             try deployment.restore(old)
             let problem = await manifestProblem { try await deployment.update() }
-            guard case .olderSequence(_, 1) = problem else { Issue.record("\(String(describing: problem))"); return }
+            guard case .olderSequence(_, 1) = problem else {
+                Issue.record("\(String(describing: problem))")
+                return
+            }
             #expect(deployment.live == "v2")
         }
     }
@@ -166,7 +211,10 @@ struct AttackMatrixTests {
             try await deployment.publish("short-lived", options: .init(validity: .seconds(1)))
             try await Task.sleep(for: .seconds(2))
             let problem = await manifestProblem { try await deployment.update { $0.clockSkewTolerance = .zero } }
-            guard case .expired = problem else { Issue.record("\(String(describing: problem))"); return }
+            guard case .expired = problem else {
+                Issue.record("\(String(describing: problem))")
+                return
+            }
             #expect(deployment.live == nil)
         }
     }
@@ -179,12 +227,18 @@ struct AttackMatrixTests {
             try await deployment.update()
             try await deployment.publish("someone else's", options: .init(identity: "Other"))
             let problem = await manifestProblem { try await deployment.update() }
-            guard case .wrongIdentity(_, "Other") = problem else { Issue.record("\(String(describing: problem))"); return }
+            guard case .wrongIdentity(_, "Other") = problem else {
+                Issue.record("\(String(describing: problem))")
+                return
+            }
             #expect(deployment.live == "v1")
         }
     }
 
-    @Test("Arbitrary content and endless data: a body longer than signed is refused", arguments: SignedDeployment.Mode.allCases)
+    @Test(
+        "Arbitrary content and endless data: a body longer than signed is refused",
+        arguments: SignedDeployment.Mode.allCases
+    )
     func longerThanSigned(mode: SignedDeployment.Mode) async throws {
         try await PublishedFolder.with(.nginx) { server in
             let deployment = try SignedDeployment(mode, on: server, key: key)
@@ -205,7 +259,10 @@ struct AttackMatrixTests {
         }
     }
 
-    @Test("Slow retrieval: a dribbled response is abandoned and the store stays usable", arguments: SignedDeployment.Mode.allCases)
+    @Test(
+        "Slow retrieval: a dribbled response is abandoned and the store stays usable",
+        arguments: SignedDeployment.Mode.allCases
+    )
     func slowRetrieval(mode: SignedDeployment.Mode) async throws {
         try await PublishedFolder.with(.nginx) { server in
             let deployment = try SignedDeployment(mode, on: server, key: key)
@@ -215,7 +272,9 @@ struct AttackMatrixTests {
             try await deployment.publish(message)
             let started = ContinuousClock.now
             do {
-                try await deployment.update(through: "dribble/") { $0.minimumThroughput = ThroughputFloor(bytesPerSecond: 4096, window: .seconds(1)) }
+                try await deployment.update(through: "dribble/") {
+                    $0.minimumThroughput = ThroughputFloor(bytesPerSecond: 4096, window: .seconds(1))
+                }
                 Issue.record("a dribbled response was waited for")
             } catch FreshAirError.transport(let error) {
                 #expect(error.kind == .timeout && error.detail.contains("below the floor"), "\(error)")

@@ -12,7 +12,12 @@ struct AttackTests {
     /// The archive from the report: a folder `x؀`, a link `d؀` whose target climbs out
     /// through `x؀/../` (a `/` that Character-based checks did not see), and a file written
     /// through that link.
-    static func writeGluedSlashArchive(named name: String, in folder: URL, escapingTo outside: URL, topFolder: String? = nil) async throws {
+    static func writeGluedSlashArchive(
+        named name: String,
+        in folder: URL,
+        escapingTo outside: URL,
+        topFolder: String? = nil
+    ) async throws {
         let script = """
             import io, sys, tarfile
             name, outside, top = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -47,15 +52,24 @@ struct AttackTests {
         #expect(outside.path("victim.txt").text == "precious")
     }
 
-    static func packageUpdater(_ url: URL, in local: TemporaryFolder, links: ExtractionLimits.SymbolicLinks = .refuse) -> PackageUpdater {
+    static func packageUpdater(
+        _ url: URL,
+        in local: TemporaryFolder,
+        links: ExtractionLimits.SymbolicLinks = .refuse
+    ) -> PackageUpdater {
         var configuration = SyncConfiguration()
         configuration.retry = RetryPolicy(maxAttempts: 1)
         configuration.extraction.symbolicLinks = links
         return PackageUpdater(
-            remote: url, store: BundleStore(root: local.path("store"), liveLink: local.path("live")), configuration: configuration)
+            remote: url,
+            store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+            configuration: configuration
+        )
     }
 
-    @Test("Arbitrary installation: a link through a glued '/' writes nothing outside, as a package or a repository bundle")
+    @Test(
+        "Arbitrary installation: a link through a glued '/' writes nothing outside, as a package or a repository bundle"
+    )
     func gluedSlashArchive() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let outside = try Self.victimFolder()
@@ -69,14 +83,17 @@ struct AttackTests {
             try await Self.writeGluedSlashArchive(named: "content.tgz", in: server.root, escapingTo: outside.url)
             // A new second for nginx's ETag and Last-Modified, whatever the sizes.
             try FileManager.default.setAttributes(
-                [.modificationDate: Date().addingTimeInterval(2)], ofItemAtPath: server.root.appendingPathComponent("content.tgz").path)
+                [.modificationDate: Date().addingTimeInterval(2)],
+                ofItemAtPath: server.root.appendingPathComponent("content.tgz").path
+            )
             for links in [ExtractionLimits.SymbolicLinks.refuse, .allowInside] {
                 await #expect {
                     try await Self.packageUpdater(url, in: local, links: links).update()
                 } throws: { error in
                     guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
                     let expected = links == .refuse ? "symbolic links are refused" : "points outside the package"
-                    return archiveError.kind == .unsafeEntry && archiveError.entry == "d\u{600}" && "\(error)".contains(expected)
+                    return archiveError.kind == .unsafeEntry && archiveError.entry == "d\u{600}"
+                        && "\(error)".contains(expected)
                 }
                 try Self.expectUntouched(outside)
                 #expect(local.path("live/good.txt").text == "good", "the live version stays")
@@ -85,12 +102,24 @@ struct AttackTests {
             // The same archive as version 2 of a repository bundle.
             let repository = server.root.appendingPathComponent("repo")
             try FileManager.default.createDirectory(at: repository, withIntermediateDirectories: true)
-            try await Self.writeGluedSlashArchive(named: "evil-2.tar.gz", in: repository, escapingTo: outside.url, topFolder: "evil-2")
-            try Data(#"{"bundles": {"evil": {"version": 2}}}"#.utf8).write(to: repository.appendingPathComponent("index.json"))
+            try await Self.writeGluedSlashArchive(
+                named: "evil-2.tar.gz",
+                in: repository,
+                escapingTo: outside.url,
+                topFolder: "evil-2"
+            )
+            try Data(#"{"bundles": {"evil": {"version": 2}}}"#.utf8).write(
+                to: repository.appendingPathComponent("index.json")
+            )
             var configuration = SyncConfiguration()
             configuration.retry = RetryPolicy(maxAttempts: 1)
             configuration.extraction.symbolicLinks = .allowInside
-            let repo = Repository(source: server.url, id: "repo", directory: local.path("bundles"), configuration: configuration)
+            let repo = Repository(
+                source: server.url,
+                id: "repo",
+                directory: local.path("bundles"),
+                configuration: configuration
+            )
             await #expect {
                 try await repo.update()
             } throws: { error in
@@ -107,7 +136,9 @@ struct AttackTests {
             let bundle = server.root.appendingPathComponent("Evil.freshair")
             try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
             try Data("x".utf8).write(to: server.root.appendingPathComponent("\u{200D}x.txt"))
-            try Data(#"[{"filename": "../\u200Dx.txt"}]"#.utf8).write(to: bundle.appendingPathComponent("manifest.json"))
+            try Data(#"[{"filename": "../\u200Dx.txt"}]"#.utf8).write(
+                to: bundle.appendingPathComponent("manifest.json")
+            )
             let client = try ExampleClient(published: server, path: "Evil.freshair")
             await #expect {
                 try await client.sync.run()
@@ -121,7 +152,9 @@ struct AttackTests {
         }
     }
 
-    @Test("Slow retrieval: a body dribbled at 100 bytes/s is abandoned (throughput floor, then deadline) and the lock is free again")
+    @Test(
+        "Slow retrieval: a body dribbled at 100 bytes/s is abandoned (throughput floor, then deadline) and the lock is free again"
+    )
     func slowRetrieval() async throws {
         try await PublishedFolder.with(.nginx) { server in
             try Data((0..<64_000).map { UInt8($0 % 251) }).write(to: server.root.appendingPathComponent("blob.bin"))
@@ -134,7 +167,8 @@ struct AttackTests {
                 try await updater.update()
             } throws: { error in
                 guard case .transport(let transportError) = error as? FreshAirError else { return false }
-                return transportError.kind == .timeout && transportError.detail.contains("below the floor of 1024 bytes/s")
+                return transportError.kind == .timeout
+                    && transportError.detail.contains("below the floor of 1024 bytes/s")
             }
             // The whole body would take over 10 minutes; the margin is for a loaded machine.
             #expect(ContinuousClock.now - started < .seconds(30))
@@ -161,13 +195,18 @@ struct AttackTests {
             let source = server.root.appendingPathComponent("src")
             try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
             try Data("hostile".utf8).write(to: source.appendingPathComponent("message.txt"))
-            try await shell("tar -czf content.tgz -C src . && touch -d '2100-01-01 00:00:00' content.tgz", in: server.root)
+            try await shell(
+                "tar -czf content.tgz -C src . && touch -d '2100-01-01 00:00:00' content.tgz",
+                in: server.root
+            )
             let local = try TemporaryFolder("future")
             // The app ships a bundled copy, dated by its .meta.
             try FileManager.default.createDirectory(at: local.path("bundled-src"), withIntermediateDirectories: true)
             try Data("bundled".utf8).write(to: local.path("bundled-src/message.txt"))
             try await shell("tar -czf content.tgz -C bundled-src .", in: local.url)
-            try Data(#"{"Last-Modified": "\#(HTTPDate.format(Date().addingTimeInterval(-86_400)))"}"#.utf8).write(to: local.path("content.tgz.meta"))
+            try Data(#"{"Last-Modified": "\#(HTTPDate.format(Date().addingTimeInterval(-86_400)))"}"#.utf8).write(
+                to: local.path("content.tgz.meta")
+            )
             var updater = Self.packageUpdater(server.url.appendingPathComponent("no-etag/content.tgz"), in: local)
             updater.bundledPackage = local.path("content.tgz")
             let first = try await updater.update()
@@ -193,7 +232,9 @@ struct AttackTests {
             try await shell("tar -czf content.tgz message.txt", in: server.root)
             let local = try TemporaryFolder("pinned")
             var updater = Self.packageUpdater(server.url.appendingPathComponent("content.tgz"), in: local)
-            updater.configuration.trustedKeys = [try TrustedKey(base64: Data(repeating: 7, count: 32).base64EncodedString())]
+            updater.configuration.trustedKeys = [
+                try TrustedKey(base64: Data(repeating: 7, count: 32).base64EncodedString())
+            ]
             await #expect {
                 try await updater.update()
             } throws: { error in
@@ -217,12 +258,17 @@ struct AttackTests {
     func serveRefusesNulAndOutsideLinks() async throws {
         let folder = try TemporaryFolder("serve-attack")
         try Data("a".utf8).write(to: folder.path("a.txt"))
-        try FileManager.default.createSymbolicLink(atPath: folder.path("passwd").path, withDestinationPath: "/etc/passwd")
+        try FileManager.default.createSymbolicLink(
+            atPath: folder.path("passwd").path,
+            withDestinationPath: "/etc/passwd"
+        )
         try FileManager.default.createSymbolicLink(atPath: folder.path("inside.txt").path, withDestinationPath: "a.txt")
         let transport = AsyncHTTPClientTransport()
         defer { Task { try await transport.shutdown() } }
         func status(_ server: RunningServer, _ path: String) async throws -> Int {
-            try await transport.get(HTTPGetRequest(url: URL(string: server.url.absoluteString + path)!)) { head, _ in head.status }
+            try await transport.get(HTTPGetRequest(url: URL(string: server.url.absoluteString + path)!)) { head, _ in
+                head.status
+            }
         }
         let strict = try await StaticFileServer(root: folder.url).start()
         #expect(try await status(strict, "a.txt") == 200)

@@ -31,8 +31,15 @@ struct AuthoringTests {
         var french = ConditionEnvironment()
         french["locale"] = "fr_FR"
         french["displayScale"] = 2
-        let planned = try await LocalBundle.selection(folder: work.path("Starter.freshair"), environment: french).map(\.path)
-        #expect(planned == ["manifest.json", "Resources/welcome@2x.png", "en.lproj/Feature.strings", "fr.lproj/Feature.strings", "release_notes.json"])
+        let planned = try await LocalBundle.selection(folder: work.path("Starter.freshair"), environment: french).map(
+            \.path
+        )
+        #expect(
+            planned == [
+                "manifest.json", "Resources/welcome@2x.png", "en.lproj/Feature.strings", "fr.lproj/Feature.strings",
+                "release_notes.json",
+            ]
+        )
     }
 
     @Test("hash keeps field names, order and conditions, children first; --check lists stale entries")
@@ -49,29 +56,45 @@ struct AuthoringTests {
             ]
             """
         try write("B.freshair/Child.freshair/manifest.json", child)
-        try write("B.freshair/manifest.json", """
+        try write(
+            "B.freshair/manifest.json",
+            """
             [
               {"filename": "a.txt", "conditions": [{"key": "appVersion", "value": "1.0"}]},
               {"filename": "Child.freshair/manifest.json", "sha": "\(String(repeating: "0", count: 64))"}
             ]
-            """)
+            """
+        )
         let check = try await BreezeBinary.run(["hash", work.path("B.freshair").path, "--check"])
         #expect(check.status == 1)
         #expect(check.output.contains("stale: Child.freshair/manifest.json: c.txt"))
         #expect(check.output.contains("stale: manifest.json: Child.freshair/manifest.json"))
         #expect(check.output.contains("stale: manifest.json: a.txt"))
-        #expect(try String(contentsOf: work.path("B.freshair/Child.freshair/manifest.json"), encoding: .utf8) == child, "--check changes nothing")
+        #expect(
+            try String(contentsOf: work.path("B.freshair/Child.freshair/manifest.json"), encoding: .utf8) == child,
+            "--check changes nothing"
+        )
 
         let hashed = try await BreezeBinary.run(["hash", work.path("B.freshair").path])
         #expect(hashed.status == 0, "\(hashed.output)\(hashed.error)")
         let childText = try String(contentsOf: work.path("B.freshair/Child.freshair/manifest.json"), encoding: .utf8)
         // SHA-1 stays SHA-1, under its own spelling, before filename as written; 4-space indent kept.
-        #expect(childText.contains("    {\n        \"SHA\": \"\(ContentHash.of(Array("c".utf8), using: .sha1).hex)\",\n        \"size\": 1,\n        \"filename\": \"c.txt\",\n        \"condition\": \"platform == 'iOS'\""))
+        #expect(
+            childText.contains(
+                "    {\n        \"SHA\": \"\(ContentHash.of(Array("c".utf8), using: .sha1).hex)\",\n        \"size\": 1,\n        \"filename\": \"c.txt\",\n        \"condition\": \"platform == 'iOS'\""
+            )
+        )
         let root = try manifest("B.freshair/manifest.json")
         #expect(entry(root, "a.txt")?["sha"] as? String == ContentHash.of(Array("a".utf8), using: .sha256).hex)
         #expect((entry(root, "a.txt")?["conditions"] as? [[String: String]])?.first?["key"] == "appVersion")
-        let childDigest = ContentHash.of(try Data(contentsOf: work.path("B.freshair/Child.freshair/manifest.json")), using: .sha256).hex
-        #expect(entry(root, "Child.freshair/manifest.json")?["sha"] as? String == childDigest, "the parent records the rewritten child")
+        let childDigest = ContentHash.of(
+            try Data(contentsOf: work.path("B.freshair/Child.freshair/manifest.json")),
+            using: .sha256
+        ).hex
+        #expect(
+            entry(root, "Child.freshair/manifest.json")?["sha"] as? String == childDigest,
+            "the parent records the rewritten child"
+        )
         #expect(try await BreezeBinary.run(["hash", work.path("B.freshair").path, "--check"]).status == 0)
         #expect(await BundleValidator.run(bundle: work.path("B.freshair")).filter { $0.severity == .error }.isEmpty)
 
@@ -83,9 +106,16 @@ struct AuthoringTests {
     @Test("hash moves an object-form root manifest's sequence on when content changes; validate flags expiry")
     func hashBumpsTheSequenceAndValidateFlagsExpiry() async throws {
         try write("S.freshair/a.txt", "a")
-        try write("S.freshair/manifest.json", #"{"format": 2, "sequence": 41, "expires": "2020-01-01T00:00:00Z", "files": [{"filename": "a.txt"}]}"#)
+        try write(
+            "S.freshair/manifest.json",
+            #"{"format": 2, "sequence": 41, "expires": "2020-01-01T00:00:00Z", "files": [{"filename": "a.txt"}]}"#
+        )
         let problems = await BundleValidator.run(bundle: work.path("S.freshair"))
-        #expect(problems.contains { $0.severity == .error && $0.file == "manifest.json" && $0.message.contains("expired at 2020-01-01") })
+        #expect(
+            problems.contains {
+                $0.severity == .error && $0.file == "manifest.json" && $0.message.contains("expired at 2020-01-01")
+            }
+        )
 
         let first = try await BreezeBinary.run(["hash", work.path("S.freshair").path])
         #expect(first.output.contains("Root manifest sequence: 42."), "\(first.output)")
@@ -98,29 +128,53 @@ struct AuthoringTests {
         #expect(document.pairs?.map(\.key) == ["format", "sequence", "expires", "files"])
     }
 
-    @Test("generate infers conditions from lproj, scales, devices, asset catalogs and release notes; keeps hand-written ones")
+    @Test(
+        "generate infers conditions from lproj, scales, devices, asset catalogs and release notes; keeps hand-written ones"
+    )
     func generateInfersConditions() async throws {
-        try write("G.freshair/en.lproj/Localizable.strings", "\"a\" = \"b\"; \"peek_pop.title\" = \"P\"; \"peek_pop.description\" = \"Q\";")
-        try write("G.freshair/fr.lproj/Localizable.strings", "\"a\" = \"c\"; \"peek_pop.title\" = \"P\"; \"peek_pop.description\" = \"Q\";")
-        try write("G.freshair/pt-BR.lproj/Localizable.strings", "\"a\" = \"d\"; \"peek_pop.title\" = \"P\"; \"peek_pop.description\" = \"Q\";")
+        try write(
+            "G.freshair/en.lproj/Localizable.strings",
+            "\"a\" = \"b\"; \"peek_pop.title\" = \"P\"; \"peek_pop.description\" = \"Q\";"
+        )
+        try write(
+            "G.freshair/fr.lproj/Localizable.strings",
+            "\"a\" = \"c\"; \"peek_pop.title\" = \"P\"; \"peek_pop.description\" = \"Q\";"
+        )
+        try write(
+            "G.freshair/pt-BR.lproj/Localizable.strings",
+            "\"a\" = \"d\"; \"peek_pop.title\" = \"P\"; \"peek_pop.description\" = \"Q\";"
+        )
         try write("G.freshair/Base.lproj/Main.storyboard", "<xml/>")
-        for name in ["logo.png", "logo@2x.png", "logo@3x.png", "logo~ipad@2x.png"] { try write("G.freshair/\(name)", name) }
+        for name in ["logo.png", "logo@2x.png", "logo@3x.png", "logo~ipad@2x.png"] {
+            try write("G.freshair/\(name)", name)
+        }
         try write("G.freshair/Images.xcassets/Contents.json", #"{"info": {"version": 1}}"#)
-        try write("G.freshair/Images.xcassets/icon.imageset/Contents.json", """
+        try write(
+            "G.freshair/Images.xcassets/icon.imageset/Contents.json",
+            """
             {"images": [
               {"idiom": "universal", "scale": "1x", "filename": "icon.png"},
               {"idiom": "universal", "scale": "2x", "filename": "icon@2x.png"},
               {"idiom": "universal", "scale": "3x", "filename": "icon@3x.png"},
               {"idiom": "ipad", "scale": "2x", "filename": "icon-ipad@2x.png"}
             ], "info": {"version": 1}}
-            """)
-        for name in ["icon.png", "icon@2x.png", "icon@3x.png", "icon-ipad@2x.png"] { try write("G.freshair/Images.xcassets/icon.imageset/\(name)", name) }
-        try write("G.freshair/release_notes.json", #"{"releases": [{"version": "2.0", "features": ["peek_pop"], "conditions": [{"key": "systemVersion", "value": "9.0"}]}]}"#)
+            """
+        )
+        for name in ["icon.png", "icon@2x.png", "icon@3x.png", "icon-ipad@2x.png"] {
+            try write("G.freshair/Images.xcassets/icon.imageset/\(name)", name)
+        }
+        try write(
+            "G.freshair/release_notes.json",
+            #"{"releases": [{"version": "2.0", "features": ["peek_pop"], "conditions": [{"key": "systemVersion", "value": "9.0"}]}]}"#
+        )
         try write("G.freshair/Resources/peek_pop@2x.png", "p")
         try write("G.freshair/.DS_Store", "junk")
         try write("G.freshair/notes.txt~", "junk")
         try write("G.freshair/Sub.freshair/inner.txt", "inner")
-        try write("G.freshair/manifest.json", #"[{"filename": "logo.png", "condition": "channel == 'beta'"}, {"filename": "gone.txt"}]"#)
+        try write(
+            "G.freshair/manifest.json",
+            #"[{"filename": "logo.png", "condition": "channel == 'beta'"}, {"filename": "gone.txt"}]"#
+        )
 
         let run = try await BreezeBinary.run(["generate", work.path("G.freshair").path])
         #expect(run.status == 0, "\(run.error)")
@@ -139,10 +193,16 @@ struct AuthoringTests {
         #expect(condition("Images.xcassets/icon.imageset/icon.png") == "displayScale < 2")
         #expect(condition("Images.xcassets/icon.imageset/icon@3x.png") == "displayScale == 3")
         #expect(condition("Images.xcassets/icon.imageset/icon-ipad@2x.png") == "device == 'ipad' && displayScale == 2")
-        #expect(condition("Resources/peek_pop@2x.png") == "(systemVersion >= '9.0') && displayScale == 2", "a feature's image carries its release's condition")
+        #expect(
+            condition("Resources/peek_pop@2x.png") == "(systemVersion >= '9.0') && displayScale == 2",
+            "a feature's image carries its release's condition"
+        )
         #expect(entry(entries, ".DS_Store") == nil && entry(entries, "notes.txt~") == nil)
         #expect(entry(entries, "Images.xcassets/icon.imageset/Contents.json") == nil)
-        #expect(entry(entries, "Sub.freshair/manifest.json")?["sha"] != nil, "a .freshair subfolder becomes a child manifest")
+        #expect(
+            entry(entries, "Sub.freshair/manifest.json")?["sha"] != nil,
+            "a .freshair subfolder becomes a child manifest"
+        )
         #expect(entry(try manifest("G.freshair/Sub.freshair/manifest.json"), "inner.txt") != nil)
         #expect(entries.allSatisfy { ($0["sha"] as? String)?.count == 64 })
 
@@ -152,10 +212,19 @@ struct AuthoringTests {
         pad["displayScale"] = 2
         pad["locale"] = "pt_BR"
         pad["systemVersion"] = "9.1"
-        let planned = Set(try await LocalBundle.selection(folder: work.path("G.freshair"), environment: pad).map(\.path))
-        #expect(planned.isSuperset(of: ["logo~ipad@2x.png", "pt-BR.lproj/Localizable.strings", "Resources/peek_pop@2x.png", "Images.xcassets/icon.imageset/icon-ipad@2x.png"]))
+        let planned = Set(
+            try await LocalBundle.selection(folder: work.path("G.freshair"), environment: pad).map(\.path)
+        )
+        #expect(
+            planned.isSuperset(of: [
+                "logo~ipad@2x.png", "pt-BR.lproj/Localizable.strings", "Resources/peek_pop@2x.png",
+                "Images.xcassets/icon.imageset/icon-ipad@2x.png",
+            ])
+        )
         #expect(planned.isDisjoint(with: ["logo@2x.png", "logo.png", "fr.lproj/Localizable.strings"]))
-        let generatedProblems = await BundleValidator.run(bundle: work.path("G.freshair")).filter { $0.severity == .error }
+        let generatedProblems = await BundleValidator.run(bundle: work.path("G.freshair")).filter {
+            $0.severity == .error
+        }
         #expect(generatedProblems.isEmpty, "\(generatedProblems)")
     }
 
@@ -164,19 +233,39 @@ struct AuthoringTests {
         _ = try await BreezeBinary.run(["init", work.path("V.freshair").path])
         // A missing translation, a bad release condition, a stale digest, a file no manifest lists.
         try write("V.freshair/fr.lproj/Feature.strings", "\"welcome.title\" = \"Bienvenue\";\n")
-        try write("V.freshair/release_notes.json", #"{"releases": [{"version": "1.0", "features": ["welcome", "ghost"], "condition": "systemVersion >"}]}"#)
+        try write(
+            "V.freshair/release_notes.json",
+            #"{"releases": [{"version": "1.0", "features": ["welcome", "ghost"], "condition": "systemVersion >"}]}"#
+        )
         try write("V.freshair/extra.txt", "unlisted")
         let run = try await BreezeBinary.run(["validate", work.path("V.freshair").path, "--json"])
         #expect(run.status == 1)
         let problems = try JSONDecoder().decode([BundleValidator.Problem].self, from: Data(run.output.utf8))
-        #expect(problems.contains { $0.file == "release_notes.json" && $0.message.contains("release 1.0") && $0.message.contains("column 16") })
-        #expect(problems.contains { $0.file == "manifest.json" && $0.message.contains("fr.lproj/Feature.strings") && $0.message.contains("stale") })
+        #expect(
+            problems.contains {
+                $0.file == "release_notes.json" && $0.message.contains("release 1.0")
+                    && $0.message.contains("column 16")
+            }
+        )
+        #expect(
+            problems.contains {
+                $0.file == "manifest.json" && $0.message.contains("fr.lproj/Feature.strings")
+                    && $0.message.contains("stale")
+            }
+        )
         #expect(problems.contains { $0.severity == .warning && $0.file == "extra.txt" })
 
         // With readable notes: the missing French description and the feature with no image.
-        try write("V.freshair/release_notes.json", #"{"releases": [{"version": "1.0", "features": ["welcome", "ghost"]}]}"#)
+        try write(
+            "V.freshair/release_notes.json",
+            #"{"releases": [{"version": "1.0", "features": ["welcome", "ghost"]}]}"#
+        )
         let second = await BundleValidator.run(bundle: work.path("V.freshair"))
-        #expect(second.contains { $0.key == "welcome.description" && $0.language == "fr" && $0.file == "fr.lproj/Feature.strings" })
+        #expect(
+            second.contains {
+                $0.key == "welcome.description" && $0.language == "fr" && $0.file == "fr.lproj/Feature.strings"
+            }
+        )
         #expect(second.contains { $0.key == "ghost.title" && $0.language == "en" })
         #expect(second.contains { $0.key == "ghost" && $0.message.contains("no image") })
 
@@ -184,7 +273,11 @@ struct AuthoringTests {
         let manifestText = try String(contentsOf: work.path("V.freshair/manifest.json"), encoding: .utf8)
         try write("V.freshair/manifest.json", String(manifestText.prefix(manifestText.count / 2)))
         let truncated = await BundleValidator.run(bundle: work.path("V.freshair"))
-        #expect(truncated.contains { $0.file == "manifest.json" && $0.severity == .error && $0.message.contains("invalid JSON at line") })
+        #expect(
+            truncated.contains {
+                $0.file == "manifest.json" && $0.severity == .error && $0.message.contains("invalid JSON at line")
+            }
+        )
         let text = try await BreezeBinary.run(["validate", work.path("V.freshair").path])
         #expect(text.status == 1)
         #expect(text.output.contains("error: manifest.json: invalid JSON at line"))
@@ -195,12 +288,21 @@ struct AuthoringTests {
         try await PublishedFolder.with(.nginx) { server in
             try ExampleBundle.write(in: server.root)
             let env = ["--env", "platform=iOS", "--env", "systemVersion=9.0", "--env", "appVersion=1.1"]
-            let remote = try await BreezeBinary.run(["plan", server.url.appendingPathComponent(ExampleBundle.name).absoluteString, "--json"] + env)
+            let remote = try await BreezeBinary.run(
+                ["plan", server.url.appendingPathComponent(ExampleBundle.name).absoluteString, "--json"] + env
+            )
             #expect(remote.status == 0, "\(remote.error)")
             let files = try JSONDecoder().decode([SelectedEntry].self, from: Data(remote.output.utf8)).map(\.path)
-            #expect(files == ["manifest.json", "Embed2.freshair/manifest.json", "Embed2.freshair/baz.md", "Embed2.freshair/zab.md"])
+            #expect(
+                files == [
+                    "manifest.json", "Embed2.freshair/manifest.json", "Embed2.freshair/baz.md",
+                    "Embed2.freshair/zab.md",
+                ]
+            )
 
-            let local = try await BreezeBinary.run(["plan", server.root.appendingPathComponent(ExampleBundle.name).path] + env)
+            let local = try await BreezeBinary.run(
+                ["plan", server.root.appendingPathComponent(ExampleBundle.name).path] + env
+            )
             #expect(local.output.contains("\tEmbed2.freshair/zab.md"))
             #expect(local.output.contains("4 files"))
         }
@@ -211,8 +313,11 @@ struct AuthoringTests {
         let text = #"{"z": "quote \" and \u00e9\n", "a": 1.10, "list": [1, true, null], "nested": {"k": "v"}}"#
         let value = try JSONValue.parse(Data(text.utf8))
         #expect(value["z"]?.string == "quote \" and é\n")
-        #expect(value.serialized(indent: 0) == #"{"z":"quote \" and é\n","a":1.10,"list":[1,true,null],"nested":{"k":"v"}}"#)
-        #expect(value.serialized(indent: 2).contains(#""list": [1, true, null]"#))  // short scalar arrays stay on one line
+        #expect(
+            value.serialized(indent: 0) == #"{"z":"quote \" and é\n","a":1.10,"list":[1,true,null],"nested":{"k":"v"}}"#
+        )
+        // Short scalar arrays stay on one line.
+        #expect(value.serialized(indent: 2).contains(#""list": [1, true, null]"#))
         #expect(try JSONValue.parse(Data(value.serialized().utf8)) == value)
     }
 }

@@ -18,7 +18,9 @@ struct BreezeCommandTests {
             let first = try await BreezeBinary.run(["sync", url, directory] + env)
             #expect(first.status == 0, "\(first.error)")
             #expect(first.output.hasPrefix("Updated to version 1: 4 downloaded"))
-            #expect(local.path("Content/Embed1.freshair/bar.md").text == ExampleBundle.contents["Embed1.freshair/bar.md"])
+            #expect(
+                local.path("Content/Embed1.freshair/bar.md").text == ExampleBundle.contents["Embed1.freshair/bar.md"]
+            )
             #expect(local.path("Content/manifest.json").text != nil)
             #expect(!FileManager.default.fileExists(atPath: local.path("Content/Embed2.freshair").path))
 
@@ -29,12 +31,19 @@ struct BreezeCommandTests {
             #expect(summary.notModified)
             #expect(summary.requests == 1)
 
-            let upgraded = try await BreezeBinary.run(["sync", url, directory, "--env", "platform=iOS", "--env", "systemVersion=9.0", "--env", "appVersion=1.1"])
+            let upgraded = try await BreezeBinary.run([
+                "sync", url, directory, "--env", "platform=iOS", "--env", "systemVersion=9.0", "--env",
+                "appVersion=1.1",
+            ])
             #expect(upgraded.status == 0)
-            #expect(local.path("Content/Embed2.freshair/zab.md").text == ExampleBundle.contents["Embed2.freshair/zab.md"])
+            #expect(
+                local.path("Content/Embed2.freshair/zab.md").text == ExampleBundle.contents["Embed2.freshair/zab.md"]
+            )
             #expect(!FileManager.default.fileExists(atPath: local.path("Content/Embed1.freshair/bar.md").path))
 
-            let missing = try await BreezeBinary.run(["sync", server.url.appendingPathComponent("Nope.freshair").absoluteString, directory, "--attempts", "1"])
+            let missing = try await BreezeBinary.run([
+                "sync", server.url.appendingPathComponent("Nope.freshair").absoluteString, directory, "--attempts", "1",
+            ])
             #expect(missing.status == 69)
             #expect(missing.error.contains("HTTP 404"))
             #expect(missing.error.contains("Check the URL"))
@@ -63,7 +72,11 @@ struct BreezeCommandTests {
         defer { kill(server.processIdentifier, SIGKILL) }
         let firstLine = (server.standardOutput as! Pipe).fileHandleForReading.availableData
         let announced = String(decoding: firstLine, as: UTF8.self)
-        let base = try #require(announced.split(separator: " ").last.flatMap { URL(string: $0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        let base = try #require(
+            announced.split(separator: " ").last.flatMap {
+                URL(string: $0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+        )
         let url = base.appendingPathComponent("data.bin")
         let transport = testTransport
 
@@ -75,9 +88,14 @@ struct BreezeCommandTests {
         let validator = try #require(etag)
         #expect(lastModified != nil)
 
-        let notModified = try await transport.get(HTTPGetRequest(url: url, headers: [("If-None-Match", validator)])) { head, _ in head.status }
+        let notModified = try await transport.get(HTTPGetRequest(url: url, headers: [("If-None-Match", validator)])) {
+            head,
+            _ in head.status
+        }
         #expect(notModified == 304)
-        let sinceDate = try await transport.get(HTTPGetRequest(url: url, headers: [("If-Modified-Since", lastModified!)])) { head, _ in head.status }
+        let sinceDate = try await transport.get(
+            HTTPGetRequest(url: url, headers: [("If-Modified-Since", lastModified!)])
+        ) { head, _ in head.status }
         #expect(sinceDate == 304)
 
         let (rangeStatus, contentRange, tail) = try await transport.get(
@@ -89,7 +107,9 @@ struct BreezeCommandTests {
         #expect(contentRange == "bytes 4000-4999/5000")
         #expect(tail == payload.suffix(1000))
 
-        let missing = try await transport.get(HTTPGetRequest(url: base.appendingPathComponent("nope"))) { head, _ in head.status }
+        let missing = try await transport.get(HTTPGetRequest(url: base.appendingPathComponent("nope"))) { head, _ in
+            head.status
+        }
         #expect(missing == 404)
     }
 
@@ -101,7 +121,8 @@ struct BreezeCommandTests {
             try Data("v1\n".utf8).write(to: bundle.appendingPathComponent("readme.md"))
             try PublishedText.write(
                 #"[{"filename": "readme.md", "sha": "\#(ContentHash.of(Data("v1\n".utf8), using: .sha256).hex)"}]"#,
-                to: bundle.appendingPathComponent("manifest.json"))
+                to: bundle.appendingPathComponent("manifest.json")
+            )
             let local = try TemporaryFolder("resume")
             let directory = local.path("Big").path
             // /slow/ is throttled to 512 KB/s unless the request carries Range.
@@ -114,14 +135,17 @@ struct BreezeCommandTests {
             let digest = ContentHash.of(big, using: .sha256)
             try PublishedText.write(
                 #"[{"filename": "readme.md", "sha": "\#(ContentHash.of(Data("v1\n".utf8), using: .sha256).hex)"}, {"filename": "big.bin", "sha": "\#(digest.hex)"}]"#,
-                to: bundle.appendingPathComponent("manifest.json"))
+                to: bundle.appendingPathComponent("manifest.json")
+            )
 
             let sync = try BreezeBinary.start(["sync", url, directory])
             let partial = local.path(".Big.freshair-store/partials/\(digest.hex)").path
             let deadline = Date().addingTimeInterval(20)
             // Poll without suspending: with two cooperative threads busy with other tests, a
             // suspended poll could wake only after the download ended.
-            while (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0 < 1 << 20, Date() < deadline {
+            while (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0 < 1 << 20,
+                Date() < deadline
+            {
                 usleep(20_000)
             }
             kill(sync.processIdentifier, SIGKILL)
@@ -151,7 +175,10 @@ struct BreezeCommandTests {
             let longName = String(repeating: "x", count: 150) + ".txt"
             try Data("long".utf8).write(to: work.path("content/\(longName)"))
 
-            let packed = try await BreezeBinary.run(["package", work.path("content").path, "-o", server.root.appendingPathComponent("content.tgz").path, "--meta"])
+            let packed = try await BreezeBinary.run([
+                "package", work.path("content").path, "-o", server.root.appendingPathComponent("content.tgz").path,
+                "--meta",
+            ])
             #expect(packed.status == 0, "\(packed.error)")
             // GNU tar reads what breeze writes, long names included.
             let listing = try await shell("tar -tzf content.tgz", in: server.root)
@@ -173,14 +200,23 @@ struct BreezeCommandTests {
                 "--bundled", server.root.appendingPathComponent("content.tgz").path, "--attempts", "1",
             ])
             #expect(offline.status == 75)
-            #expect(work.path("Offline/art/cats/cat1.txt").text == "meow\n", "the bundled copy is installed when offline")
+            #expect(
+                work.path("Offline/art/cats/cat1.txt").text == "meow\n",
+                "the bundled copy is installed when offline"
+            )
 
             let repository = server.root.appendingPathComponent("com.example.level1").path
-            let added = try await BreezeBinary.run(["repo", "add", work.path("content").path, repository, "--name", "cats"])
+            let added = try await BreezeBinary.run([
+                "repo", "add", work.path("content").path, repository, "--name", "cats",
+            ])
             #expect(added.output.hasPrefix("Published cats version 1"))
-            let unchanged = try await BreezeBinary.run(["repo", "add", work.path("content").path, repository, "--name", "cats"])
+            let unchanged = try await BreezeBinary.run([
+                "repo", "add", work.path("content").path, repository, "--name", "cats",
+            ])
             #expect(unchanged.output.contains("unchanged at version 1"))
-            let repo = try await BreezeBinary.run(["sync", "--repo", "com.example.level1", server.url.absoluteString, work.path("Bundles").path, "--json"])
+            let repo = try await BreezeBinary.run([
+                "sync", "--repo", "com.example.level1", server.url.absoluteString, work.path("Bundles").path, "--json",
+            ])
             #expect(repo.status == 0, "\(repo.error)")
             let result = try JSONDecoder().decode(Repository.Result.self, from: Data(repo.output.utf8))
             #expect(result.updated == ["cats": 1])
@@ -193,7 +229,10 @@ struct BreezeCommandTests {
         try await PublishedFolder.with(.nginx) { server in
             let source = server.root.appendingPathComponent("src")
             try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
-            try await shell("head -c 8388608 /dev/urandom > src/blob.bin && echo hello > src/small.txt && tar -czf content.tgz -C src .", in: server.root)
+            try await shell(
+                "head -c 8388608 /dev/urandom > src/blob.bin && echo hello > src/small.txt && tar -czf content.tgz -C src .",
+                in: server.root
+            )
             let local = try TemporaryFolder("package-resume")
             let url = server.url.appendingPathComponent("slow/content.tgz").absoluteString
             let sync = try BreezeBinary.start(["sync", url, local.path("Content").path])
@@ -202,7 +241,8 @@ struct BreezeCommandTests {
             func partialSize() -> Int {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []
                 return names.filter { !$0.hasSuffix(".resume") }.compactMap {
-                    try? FileManager.default.attributesOfItem(atPath: partials.appendingPathComponent($0).path)[.size] as? Int
+                    try? FileManager.default.attributesOfItem(atPath: partials.appendingPathComponent($0).path)[.size]
+                        as? Int
                 }.max() ?? 0
             }
             // Poll without suspending (see killedSyncResumes).
@@ -210,12 +250,21 @@ struct BreezeCommandTests {
             let killedAt = partialSize()
             kill(sync.processIdentifier, SIGKILL)
             sync.waitUntilExit()
-            try #require(sync.terminationReason == .uncaughtSignal, "the first sync ended on its own (partial seen: \(killedAt) bytes)")
-            #expect(!FileManager.default.fileExists(atPath: local.path("Content").path), "nothing half-unpacked is live")
+            try #require(
+                sync.terminationReason == .uncaughtSignal,
+                "the first sync ended on its own (partial seen: \(killedAt) bytes)"
+            )
+            #expect(
+                !FileManager.default.fileExists(atPath: local.path("Content").path),
+                "nothing half-unpacked is live"
+            )
 
             let resumed = try await BreezeBinary.run(["sync", url, local.path("Content").path])
             #expect(resumed.status == 0, "\(resumed.error)")
-            #expect(try Data(contentsOf: local.path("Content/blob.bin")) == Data(contentsOf: source.appendingPathComponent("blob.bin")))
+            #expect(
+                try Data(contentsOf: local.path("Content/blob.bin"))
+                    == Data(contentsOf: source.appendingPathComponent("blob.bin"))
+            )
             #expect(local.path("Content/small.txt").text == "hello\n")
             let last = try #require(server.nginxRequests().last { $0.path == "/slow/content.tgz" })
             #expect(last.status == 206)

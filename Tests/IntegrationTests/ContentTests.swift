@@ -27,14 +27,19 @@ struct ContentTests {
         let environment = device()
         let content = ContentBundle(root: bundleURL, environment: environment)
         let first = try content.whatsNew(from: Version("1.0"), to: Version("1.2")!, environment: environment)
-        #expect(first.map(\.key) == ["apple_pay", "calendar_integration", "twitters_integration", "facebook_integration"])
+        #expect(
+            first.map(\.key) == ["apple_pay", "calendar_integration", "twitters_integration", "facebook_integration"]
+        )
         let second = try content.whatsNew(from: Version("1.2"), to: Version("2.1")!, environment: environment)
         #expect(second.map(\.key) == ["new_major_feature", "new_major_feature_2", "peek_pop"])
         #expect(second.first?.title == "A new home")
         #expect(second.first?.description == "Everything you use most, on one screen.")
         #expect(second.first?.image?.lastPathComponent == "new_major_feature@2x.png")
 
-        #expect(try content.whatsNew(from: nil, to: Version("2.1")!, environment: environment).isEmpty, "nothing on first launch")
+        #expect(
+            try content.whatsNew(from: nil, to: Version("2.1")!, environment: environment).isEmpty,
+            "nothing on first launch"
+        )
         #expect(try content.whatsNew(from: Version("2.1"), to: Version("2.1")!, environment: environment).isEmpty)
     }
 
@@ -52,7 +57,10 @@ struct ContentTests {
         let features = try ContentBundle(root: bundleURL, environment: french)
             .whatsNew(from: Version("2.0"), to: Version("2.1")!, environment: french)
         #expect(features.map(\.title) == ["Peek and Pop"], "peek_pop has no French text")
-        let calendar = ContentBundle(root: bundleURL, environment: french).localizedString(forKey: "calendar_integration.title", table: "Feature")
+        let calendar = ContentBundle(root: bundleURL, environment: french).localizedString(
+            forKey: "calendar_integration.title",
+            table: "Feature"
+        )
         #expect(calendar == "Calendrier")
         let german = ContentBundle(root: bundleURL, environment: device(locale: "de_DE"))
         #expect(german.localizedString(forKey: "calendar_integration.title", table: "Feature") == "Calendar")
@@ -71,19 +79,34 @@ struct ContentTests {
         try ExampleFeatureBundle.writeImage(to: resources.appendingPathComponent("apple_pay~ipad@2x.png"))
         var pad = device(scale: 2)
         pad["device"] = "ipad"
-        #expect(ContentBundle(root: bundleURL, environment: pad).imageURL(named: "apple_pay")?.lastPathComponent == "apple_pay~ipad@2x.png")
-        #expect(ContentBundle(root: bundleURL, environment: device(scale: 2)).imageURL(named: "apple_pay")?.lastPathComponent == "apple_pay@2x.png")
+        #expect(
+            ContentBundle(root: bundleURL, environment: pad).imageURL(named: "apple_pay")?.lastPathComponent
+                == "apple_pay~ipad@2x.png"
+        )
+        #expect(
+            ContentBundle(root: bundleURL, environment: device(scale: 2)).imageURL(named: "apple_pay")?
+                .lastPathComponent == "apple_pay@2x.png"
+        )
         // Only a 1x image: a 3x display still gets it (the largest smaller one).
-        try FileManager.default.createDirectory(at: bundleURL.appendingPathComponent("only"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: bundleURL.appendingPathComponent("only"),
+            withIntermediateDirectories: true
+        )
         try ExampleFeatureBundle.writeImage(to: bundleURL.appendingPathComponent("only/logo.png"))
-        #expect(ContentBundle(root: bundleURL, environment: device(scale: 3)).imageURL(named: "logo", subdirectory: "only")?.lastPathComponent == "logo.png")
+        #expect(
+            ContentBundle(root: bundleURL, environment: device(scale: 3)).imageURL(named: "logo", subdirectory: "only")?
+                .lastPathComponent == "logo.png"
+        )
     }
 
     @Test("Lookup order: root and Resources, then pt-BR, pt_BR, pt, Base, the development language")
     func lookupOrder() throws {
         func put(_ path: String, _ text: String) throws {
             let url = folder.path("order/\(path)")
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
             try Data(text.utf8).write(to: url)
         }
         try put("Base.lproj/a.txt", "base")
@@ -98,7 +121,12 @@ struct ContentTests {
         #expect(content.url(forResource: "b", withExtension: "txt")?.text == "pt_BR")
         #expect(content.url(forResource: "c", withExtension: "txt")?.text == "resources")
         #expect(content.url(forResource: "d", withExtension: "txt")?.text == "en")
-        #expect(ContentBundle(root: folder.path("order"), preferredLocalizations: ["ja"]).url(forResource: "a", withExtension: "txt")?.text == "base")
+        #expect(
+            ContentBundle(root: folder.path("order"), preferredLocalizations: ["ja"]).url(
+                forResource: "a",
+                withExtension: "txt"
+            )?.text == "base"
+        )
         #expect(content.url(forResource: "a", withExtension: "txt", localization: "en")?.text == "en")
         #expect(content.url(forResource: "missing", withExtension: "txt") == nil)
     }
@@ -108,27 +136,48 @@ struct ContentTests {
         let environment = device()
         let content = ContentBundle(root: bundleURL, environment: environment)
         let store = FileUpdatePromptStore(url: folder.path("state/prompts.json"))
-        #expect(try content.whatsNewSinceLastSeen(current: Version("1.2")!, environment: environment, store: store).isEmpty, "first launch")
-        let upgraded = try content.whatsNewSinceLastSeen(current: Version("2.1")!, environment: environment, store: store)
+        #expect(
+            try content.whatsNewSinceLastSeen(current: Version("1.2")!, environment: environment, store: store).isEmpty,
+            "first launch"
+        )
+        let upgraded = try content.whatsNewSinceLastSeen(
+            current: Version("2.1")!,
+            environment: environment,
+            store: store
+        )
         #expect(upgraded.count == 3)
-        #expect(try content.whatsNewSinceLastSeen(current: Version("2.1")!, environment: environment, store: store).isEmpty, "shown once")
+        #expect(
+            try content.whatsNewSinceLastSeen(current: Version("2.1")!, environment: environment, store: store).isEmpty,
+            "shown once"
+        )
     }
 
     @Test("breeze whatsnew and check-update")
     func commands() async throws {
         let env = ["--env", "platform=iOS", "--env", "systemVersion=9.0"]
-        let whatsNew = try await BreezeBinary.run(["whatsnew", bundleURL.path, "--from", "1.0", "--to", "1.2", "--locale", "fr_FR"] + env)
+        let whatsNew = try await BreezeBinary.run(
+            ["whatsnew", bundleURL.path, "--from", "1.0", "--to", "1.2", "--locale", "fr_FR"] + env
+        )
         #expect(whatsNew.status == 0, "\(whatsNew.error)")
         #expect(whatsNew.output.contains("4 features"))
         #expect(whatsNew.output.contains("- Calendrier (1.1): Les événements vont droit dans votre calendrier."))
-        let json = try await BreezeBinary.run(["whatsnew", bundleURL.path, "--from", "1.2", "--to", "2.1", "--json"] + env)
+        let json = try await BreezeBinary.run(
+            ["whatsnew", bundleURL.path, "--from", "1.2", "--to", "2.1", "--json"] + env
+        )
         #expect(try JSONDecoder().decode([Feature].self, from: Data(json.output.utf8)).count == 3)
 
-        #expect(try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "1.0"] + env).output
-            == "required 1.2 https://apps.example.com/app/id123\n")
-        #expect(try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "1.5"] + env).output
-            == "available 2.1 https://apps.example.com/app/id123\n")
-        #expect(try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "2.1"] + env).output == "up to date\n")
+        #expect(
+            try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "1.0"] + env).output
+                == "required 1.2 https://apps.example.com/app/id123\n"
+        )
+        #expect(
+            try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "1.5"] + env).output
+                == "available 2.1 https://apps.example.com/app/id123\n"
+        )
+        #expect(
+            try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "2.1"] + env).output
+                == "up to date\n"
+        )
     }
 
     @Test("breeze preview renders a page that headless Chromium shows with content")
@@ -143,14 +192,23 @@ struct ContentTests {
         #expect(html.contains("Un nouvel accueil"))
         #expect(html.contains("data:image/png;base64,"))
 
-        let chromium = try #require(["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { FileManager.default.isExecutableFile(atPath: $0) },
-                                    "chromium is not installed: run scripts/test")
+        let chromium = try #require(
+            ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first {
+                FileManager.default.isExecutableFile(atPath: $0)
+            },
+            "chromium is not installed: run scripts/test"
+        )
         let screenshot = folder.path("whatsnew.png")
-        try await shell("\(chromium) --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=800,700 "
-                  + "--screenshot=\(screenshot.path) file://\(page.path) >/dev/null 2>&1", in: folder.url)
+        try await shell(
+            "\(chromium) --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=800,700 "
+                + "--screenshot=\(screenshot.path) file://\(page.path) >/dev/null 2>&1",
+            in: folder.url
+        )
         // Decode the PNG and count what is not background: text and images, not a blank page.
         let measure = try await shell("/usr/bin/python3 \(Self.pngStatistics) \(screenshot.path)", in: folder.url)
-        let numbers = measure.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let numbers = measure.split(separator: " ").compactMap {
+            Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
         let (colors, inked) = (numbers[0], numbers[1])
         #expect(colors > 50, "a blank page has a handful of colours")
         #expect(inked > 0.02, "more than 2% of the page differs from the background")

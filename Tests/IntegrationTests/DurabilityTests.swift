@@ -9,7 +9,9 @@ struct DurabilityTests {
     static func calls(_ trace: String) -> [(call: String, arguments: [String])] {
         trace.split(separator: "\n").compactMap { line in
             // "1234  rename(\"/a\", \"/b\") = 0"; unfinished/resumed halves are rare for these calls.
-            guard let open = line.firstIndex(of: "("), let close = line.lastIndex(of: ")"), line.hasSuffix("= 0") else { return nil }
+            guard let open = line.firstIndex(of: "("), let close = line.lastIndex(of: ")"), line.hasSuffix("= 0") else {
+                return nil
+            }
             let name = line[..<open].split(separator: " ").last.map(String.init) ?? ""
             let arguments = line[line.index(after: open)..<close].split(separator: ",").map {
                 $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
@@ -18,7 +20,9 @@ struct DurabilityTests {
         }
     }
 
-    @Test("strace: syncfs (every file, folder and the record) before the link's rename, then an fsync of the link's folder")
+    @Test(
+        "strace: syncfs (every file, folder and the record) before the link's rename, then an fsync of the link's folder"
+    )
     func flushedBeforeTheSwitch() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else {
             throw TestSetupError("strace is not installed: run scripts/test, which installs it")
@@ -31,15 +35,25 @@ struct DurabilityTests {
             try await shell(
                 "strace -f -qq -e trace=syncfs,fsync,fdatasync,rename,renameat,renameat2 -o trace.txt "
                     + "'\(try BreezeBinary.path)' sync '\(url)' '\(live)' --env appVersion=0.9 --env platform=iOS --env systemVersion=9.0",
-                in: local.url)
+                in: local.url
+            )
             let calls = Self.calls(local.path("trace.txt").text ?? "")
-            let switchIndex = try #require(calls.firstIndex { $0.call.hasPrefix("rename") && $0.arguments.last == live },
-                                           "no rename onto the live link in \(calls.map(\.call))")
-            let versionMove = try #require(calls.firstIndex { $0.call.hasPrefix("rename") && $0.arguments.last?.hasSuffix("/versions/1") == true })
-            let flush = try #require(calls[versionMove..<switchIndex].firstIndex { $0.call == "syncfs" },
-                                     "no syncfs between the version's move into versions/ and the switch")
+            let switchIndex = try #require(
+                calls.firstIndex { $0.call.hasPrefix("rename") && $0.arguments.last == live },
+                "no rename onto the live link in \(calls.map(\.call))"
+            )
+            let versionMove = try #require(
+                calls.firstIndex { $0.call.hasPrefix("rename") && $0.arguments.last?.hasSuffix("/versions/1") == true }
+            )
+            let flush = try #require(
+                calls[versionMove..<switchIndex].firstIndex { $0.call == "syncfs" },
+                "no syncfs between the version's move into versions/ and the switch"
+            )
             #expect(flush > versionMove && flush < switchIndex)
-            #expect(calls[(switchIndex + 1)...].contains { $0.call == "fsync" }, "the link's folder is flushed after the switch")
+            #expect(
+                calls[(switchIndex + 1)...].contains { $0.call == "fsync" },
+                "the link's folder is flushed after the switch"
+            )
             #expect(local.path("live/manifest.json").text != nil)
         }
     }
@@ -56,22 +70,35 @@ struct TidyingTests {
             let local = try TemporaryFolder("tidy")
             let live = local.path("live").path
             let url = server.url.appendingPathComponent(ExampleBundle.name + "/").absoluteString
-            let sync = { try await BreezeBinary.run(["sync", url, live, "--env", "appVersion=0.9", "--env", "platform=iOS", "--env", "systemVersion=9.0"]) }
+            let sync = {
+                try await BreezeBinary.run([
+                    "sync", url, live, "--env", "appVersion=0.9", "--env", "platform=iOS", "--env", "systemVersion=9.0",
+                ])
+            }
             for version in 1...2 {
                 try ExampleBundle.write(in: server.root, overrides: ["Embed1.freshair/foo.md": "version \(version)\n"])
-                try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(Double(version * 10))],
-                                                      ofItemAtPath: server.root.appendingPathComponent(ExampleBundle.name + "/manifest.json").path)
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date().addingTimeInterval(Double(version * 10))],
+                    ofItemAtPath: server.root.appendingPathComponent(ExampleBundle.name + "/manifest.json").path
+                )
                 try await sync().expectSuccess()
             }
             // Version 1 is what the next activation removes: make one of its files immutable.
             let pinned = local.path(".live.freshair-store/versions/1/manifest.json").path
             try await shell("chattr +i '\(pinned)'", in: local.url)
-            defer { _ = try? Process.run(URL(fileURLWithPath: "/usr/bin/chattr"), arguments: ["-i", pinned]).waitUntilExit() }
+            defer {
+                _ = try? Process.run(URL(fileURLWithPath: "/usr/bin/chattr"), arguments: ["-i", pinned]).waitUntilExit()
+            }
             try ExampleBundle.write(in: server.root, overrides: ["Embed1.freshair/foo.md": "version 3\n"])
-            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(30)],
-                                                  ofItemAtPath: server.root.appendingPathComponent(ExampleBundle.name + "/manifest.json").path)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date().addingTimeInterval(30)],
+                ofItemAtPath: server.root.appendingPathComponent(ExampleBundle.name + "/manifest.json").path
+            )
             let third = try await sync()
-            #expect(third.status == 0 && third.output.hasPrefix("Updated to version 3"), "\(third.output)\(third.error)")
+            #expect(
+                third.status == 0 && third.output.hasPrefix("Updated to version 3"),
+                "\(third.output)\(third.error)"
+            )
             #expect(local.path("live/Embed1.freshair/foo.md").text == "version 3\n")
         }
     }

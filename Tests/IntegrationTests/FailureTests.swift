@@ -10,8 +10,11 @@ struct FailureTests {
         var client = try ExampleClient(published: server)
         try await client.sync.run()
         client.sync = BundleSync(
-            remote: server.url.appendingPathComponent(path), store: client.sync.store,
-            environment: client.sync.environment, configuration: client.sync.configuration)
+            remote: server.url.appendingPathComponent(path),
+            store: client.sync.store,
+            environment: client.sync.environment,
+            configuration: client.sync.configuration
+        )
         return client
     }
 
@@ -41,13 +44,21 @@ struct FailureTests {
                 let digest = ContentHash.of(Array(text.utf8), using: .sha256).hex
                 let expiry = expires.map { #", "expires": "\#($0)""# } ?? ""
                 let manifest = bundle.appendingPathComponent("manifest.json")
-                try Data(#"{"format": 2, "sequence": \#(sequence)\#(expiry), "files": [{"filename": "a.md", "sha": "\#(digest)"}]}"#.utf8)
-                    .write(to: manifest)
+                try Data(
+                    #"{"format": 2, "sequence": \#(sequence)\#(expiry), "files": [{"filename": "a.md", "sha": "\#(digest)"}]}"#
+                        .utf8
+                )
+                .write(to: manifest)
                 // Each publication gets a later mtime, so the server's validators change.
                 published += 1
-                try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(Double(published) * 10)], ofItemAtPath: manifest.path)
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date().addingTimeInterval(Double(published) * 10)],
+                    ofItemAtPath: manifest.path
+                )
             }
-            let live = { (client: ExampleClient) in try? String(contentsOf: client.live.appendingPathComponent("a.md"), encoding: .utf8) }
+            let live = { (client: ExampleClient) in
+                try? String(contentsOf: client.live.appendingPathComponent("a.md"), encoding: .utf8)
+            }
             try publish(sequence: 5, text: "v5")
             let client = try ExampleClient(published: server, path: "Seq.freshair")
             try await client.sync.run()
@@ -58,7 +69,8 @@ struct FailureTests {
                 try await client.sync.run()
             } throws: { error in
                 guard case .manifest(let manifestError) = error as? FreshAirError,
-                      case .olderSequence(installed: 5, offered: 4) = manifestError.problem else { return false }
+                    case .olderSequence(installed: 5, offered: 4) = manifestError.problem
+                else { return false }
                 return "\(error)".contains("publish with a sequence above 5")
             }
             #expect(live(client) == "v5")
@@ -71,7 +83,8 @@ struct FailureTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .manifest(let manifestError) = error as? FreshAirError, case .expired = manifestError.problem else { return false }
+                guard case .manifest(let manifestError) = error as? FreshAirError, case .expired = manifestError.problem
+                else { return false }
                 return "\(error)".contains("expired at 2020-01-01")
             }
             #expect(live(client) == "v6")
@@ -84,9 +97,15 @@ struct FailureTests {
             let bundle = try ExampleBundle.write(in: server.root)
             let client = try ExampleClient(published: server)
             // nginx's workers run as an unprivileged user: a file only its owner may read is refused.
-            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: bundle.appendingPathComponent("Embed1.freshair/bar.md").path)
+            try FileManager.default.setAttributes(
+                [.posixPermissions: 0o600],
+                ofItemAtPath: bundle.appendingPathComponent("Embed1.freshair/bar.md").path
+            )
             if getuid() != 0 {
-                try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: bundle.appendingPathComponent("Embed1.freshair/bar.md").path)
+                try FileManager.default.setAttributes(
+                    [.posixPermissions: 0o000],
+                    ofItemAtPath: bundle.appendingPathComponent("Embed1.freshair/bar.md").path
+                )
             }
             await #expect {
                 try await client.sync.run()
@@ -140,11 +159,13 @@ struct FailureTests {
         let port = try freeLoopbackPort()
         let sync = BundleSync(
             remote: URL(string: "http://127.0.0.1:\(port)/App.freshair/")!,
-            store: BundleStore(root: local.path("store")), configuration: {
+            store: BundleStore(root: local.path("store")),
+            configuration: {
                 var configuration = SyncConfiguration()
                 configuration.retry = .none
                 return configuration
-            }())
+            }()
+        )
         await #expect {
             try await sync.run()
         } throws: { error in
@@ -153,7 +174,10 @@ struct FailureTests {
         }
     }
 
-    @Test("Hostile paths in a manifest are refused before anything is written", arguments: ["../escape.md", "/etc/escape.md", "a/../../escape.md"])
+    @Test(
+        "Hostile paths in a manifest are refused before anything is written",
+        arguments: ["../escape.md", "/etc/escape.md", "a/../../escape.md"]
+    )
     func hostilePaths(path: String) async throws {
         try await PublishedFolder.with(.breezeServe) { server in
             let bundle = server.root.appendingPathComponent("Hostile.freshair")
@@ -163,7 +187,8 @@ struct FailureTests {
                 try await client.sync.run()
             } throws: { error in
                 guard case .manifest(let manifestError) = error as? FreshAirError,
-                      case .entry(0, path, .unsafePath) = manifestError.problem else { return false }
+                    case .entry(0, path, .unsafePath) = manifestError.problem
+                else { return false }
                 return true
             }
             #expect(!FileManager.default.fileExists(atPath: client.local.path("escape.md").path))
@@ -181,14 +206,19 @@ struct FailureTests {
             let digest = ContentHash.of(payload, using: .sha256).hex
             try PublishedText.write(
                 #"{"format": 2, "files": [{"filename": "blob.bin", "sha": "\#(digest)", "size": 1000}]}"#,
-                to: bundle.appendingPathComponent("manifest.json"))
+                to: bundle.appendingPathComponent("manifest.json")
+            )
             let client = try ExampleClient(published: server, path: "Sized.freshair")
             await #expect {
                 try await client.sync.run()
             } throws: { error in
                 // Refused on its Content-Length, before a byte of the body is read.
-                guard case .declaredSizeMismatch("blob.bin", _, 1000, 100_000) = error as? FreshAirError else { return false }
-                return "\(error)".contains("announces 100000 bytes (Content-Length), but 1000 are listed for it; nothing was read")
+                guard case .declaredSizeMismatch("blob.bin", _, 1000, 100_000) = error as? FreshAirError else {
+                    return false
+                }
+                return "\(error)".contains(
+                    "announces 100000 bytes (Content-Length), but 1000 are listed for it; nothing was read"
+                )
             }
             #expect(!FileManager.default.fileExists(atPath: client.live.path))
         }
@@ -223,10 +253,13 @@ struct FailureTests {
             let holder = Process()
             // The interpreter itself, not a version manager's shim that would outlive a SIGTERM.
             holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            holder.arguments = ["-c", """
+            holder.arguments = [
+                "-c",
+                """
                 import fcntl, sys, time
                 f = open(sys.argv[1], "w"); fcntl.flock(f, fcntl.LOCK_EX); print("locked", flush=True); time.sleep(60)
-                """, client.local.path("store/lock").path]
+                """, client.local.path("store/lock").path,
+            ]
             let output = Pipe()
             holder.standardOutput = output
             try holder.run()

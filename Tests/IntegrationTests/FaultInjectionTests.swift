@@ -37,71 +37,140 @@ struct FaultInjectionTests {
     static let midSize = 200_000
 
     static let bundleCases: [Case] = [
-        Case(name: "reset mid-body: resumed with Range", rules: [["path": big, "fault": "reset", "offset": 300_000, "times": 1]],
-             expected: .succeeds(wasted: 0...0)),
-        Case(name: "body shorter than Content-Length, clean close: resumed", rules: [["path": big, "fault": "short", "offset": 300_000, "times": 1]],
-             expected: .succeeds(wasted: 0...0)),
-        Case(name: "Content-Length larger than the body", rules: [["path": "/Big.freshair/small.txt", "fault": "length-larger", "times": 1]],
-             expected: .fails("announces")),
-        Case(name: "Content-Length smaller than the body", rules: [["path": "/Big.freshair/small.txt", "fault": "length-smaller", "by": 3, "times": 1]],
-             expected: .fails("announces")),
+        Case(
+            name: "reset mid-body: resumed with Range",
+            rules: [["path": big, "fault": "reset", "offset": 300_000, "times": 1]],
+            expected: .succeeds(wasted: 0...0)
+        ),
+        Case(
+            name: "body shorter than Content-Length, clean close: resumed",
+            rules: [["path": big, "fault": "short", "offset": 300_000, "times": 1]],
+            expected: .succeeds(wasted: 0...0)
+        ),
+        Case(
+            name: "Content-Length larger than the body",
+            rules: [["path": "/Big.freshair/small.txt", "fault": "length-larger", "times": 1]],
+            expected: .fails("announces")
+        ),
+        Case(
+            name: "Content-Length smaller than the body",
+            rules: [["path": "/Big.freshair/small.txt", "fault": "length-smaller", "by": 3, "times": 1]],
+            expected: .fails("announces")
+        ),
         // A reset drops what the client had not read yet: what was kept (and then thrown away
         // when the resumption failed) is at most what was sent before it.
-        Case(name: "206 with a wrong Content-Range: started over", rules: [
-            ["path": big, "fault": "reset", "offset": 300_000, "times": 1], ["path": big, "fault": "wrong-content-range", "times": 1],
-        ], expected: .succeeds(wasted: 1...300_000)),
-        Case(name: "200 answering a Range request: the whole body replaces the partial", rules: [
-            ["path": big, "fault": "reset", "offset": 300_000, "times": 1], ["path": big, "fault": "ignore-range", "times": 1],
-        ], expected: .succeeds(wasted: 1...300_000)),
-        Case(name: "ETag changed between a request and its resumption", rules: [
-            ["path": big, "fault": "etag-change", "offset": 300_000, "times": 1], ["path": big, "fault": "etag-change", "times": 1],
-        ], expected: .succeeds(wasted: 1...300_000)),
-        Case(name: "stalled body: abandoned at the idle timeout, then resumed", rules: [["path": big, "fault": "stall", "offset": 300_000, "seconds": 6, "times": 1]],
-             expected: .succeeds(wasted: 0...0)),
-        Case(name: "a burst of 503 with Retry-After", rules: [["path": "/Big.freshair/manifest.json", "fault": "status", "status": 503, "retry_after": 0, "times": 2]],
-             expected: .succeeds(wasted: 0...0)),
-        Case(name: "a redirect loop", rules: [["path": "/Big.freshair/manifest.json", "fault": "redirect-loop"]],
-             expected: .fails("redirects in a loop")),
+        Case(
+            name: "206 with a wrong Content-Range: started over",
+            rules: [
+                ["path": big, "fault": "reset", "offset": 300_000, "times": 1],
+                ["path": big, "fault": "wrong-content-range", "times": 1],
+            ],
+            expected: .succeeds(wasted: 1...300_000)
+        ),
+        Case(
+            name: "200 answering a Range request: the whole body replaces the partial",
+            rules: [
+                ["path": big, "fault": "reset", "offset": 300_000, "times": 1],
+                ["path": big, "fault": "ignore-range", "times": 1],
+            ],
+            expected: .succeeds(wasted: 1...300_000)
+        ),
+        Case(
+            name: "ETag changed between a request and its resumption",
+            rules: [
+                ["path": big, "fault": "etag-change", "offset": 300_000, "times": 1],
+                ["path": big, "fault": "etag-change", "times": 1],
+            ],
+            expected: .succeeds(wasted: 1...300_000)
+        ),
+        Case(
+            name: "stalled body: abandoned at the idle timeout, then resumed",
+            rules: [["path": big, "fault": "stall", "offset": 300_000, "seconds": 6, "times": 1]],
+            expected: .succeeds(wasted: 0...0)
+        ),
+        Case(
+            name: "a burst of 503 with Retry-After",
+            rules: [
+                ["path": "/Big.freshair/manifest.json", "fault": "status", "status": 503, "retry_after": 0, "times": 2]
+            ],
+            expected: .succeeds(wasted: 0...0)
+        ),
+        Case(
+            name: "a redirect loop",
+            rules: [["path": "/Big.freshair/manifest.json", "fault": "redirect-loop"]],
+            expected: .fails("redirects in a loop")
+        ),
         // The encoded length differs from the listed size: refused before a byte of it is read.
-        Case(name: "gzip Content-Encoding nobody asked for: refused, retried plain", rules: [["path": big, "fault": "gzip", "times": 1]],
-             expected: .succeeds(wasted: 0...0)),
-        Case(name: "gzip Content-Encoding, cut: never resumed against the plain file", rules: [["path": big, "fault": "gzip", "offset": 200_000, "times": 1]],
-             expected: .succeeds(wasted: 0...0)),
-        Case(name: "an HTML error page with status 200", rules: [["path": big, "fault": "html-200"]],
-             expected: .fails("announces")),
+        Case(
+            name: "gzip Content-Encoding nobody asked for: refused, retried plain",
+            rules: [["path": big, "fault": "gzip", "times": 1]],
+            expected: .succeeds(wasted: 0...0)
+        ),
+        Case(
+            name: "gzip Content-Encoding, cut: never resumed against the plain file",
+            rules: [["path": big, "fault": "gzip", "offset": 200_000, "times": 1]],
+            expected: .succeeds(wasted: 0...0)
+        ),
+        Case(
+            name: "an HTML error page with status 200",
+            rules: [["path": big, "fault": "html-200"]],
+            expected: .fails("announces")
+        ),
     ]
 
     /// A bundle with a 600 KB file (resumable) and a small one, version 1 or 2.
     static func publishBundle(in root: URL, version: Int) throws {
         let folder = root.appendingPathComponent("Big.freshair")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let files = ["big.bin": SeededBytes(seed: UInt64(version)).bytesOnce(bigSize),
-                     "mid.bin": SeededBytes(seed: UInt64(version) + 100).bytesOnce(midSize), "small.txt": Data("small, version \(version)\n".utf8)]
+        let files = [
+            "big.bin": SeededBytes(seed: UInt64(version)).bytesOnce(bigSize),
+            "mid.bin": SeededBytes(seed: UInt64(version) + 100).bytesOnce(midSize),
+            "small.txt": Data("small, version \(version)\n".utf8),
+        ]
         var entries: [String] = []
         for (name, data) in files.sorted(by: { $0.key < $1.key }) {
             try data.write(to: folder.appendingPathComponent(name))
-            entries.append(#"{"filename": "\#(name)", "sha": "\#(ContentHash.of(data, using: .sha256).hex)", "size": \#(data.count)}"#)
+            entries.append(
+                #"{"filename": "\#(name)", "sha": "\#(ContentHash.of(data, using: .sha256).hex)", "size": \#(data.count)}"#
+            )
         }
-        try Data(#"{"format": 2, "files": [\#(entries.joined(separator: ", "))]}"#.utf8).write(to: folder.appendingPathComponent("manifest.json"))
+        try Data(#"{"format": 2, "files": [\#(entries.joined(separator: ", "))]}"#.utf8).write(
+            to: folder.appendingPathComponent("manifest.json")
+        )
         // nginx derives validators from the second of the mtime: move them on.
         for name in ["big.bin", "mid.bin", "small.txt", "manifest.json"] {
-            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(Double(version * 10))],
-                                                  ofItemAtPath: folder.appendingPathComponent(name).path)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date().addingTimeInterval(Double(version * 10))],
+                ofItemAtPath: folder.appendingPathComponent(name).path
+            )
         }
     }
 
     /// `content.tgz` (made by GNU tar) holding `message.txt`.
     static func publishPackage(_ message: String, in root: URL) async throws {
-        try FileManager.default.createDirectory(at: root.appendingPathComponent("src"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("src"),
+            withIntermediateDirectories: true
+        )
         try Data(message.utf8).write(to: root.appendingPathComponent("src/message.txt"))
         try await shell("tar -czf content.tgz -C src .", in: root)
     }
 
-    func client(_ url: URL, in local: TemporaryFolder, transport: AsyncHTTPClientTransport, attempts: Int = 4) -> BundleSync {
+    func client(
+        _ url: URL,
+        in local: TemporaryFolder,
+        transport: AsyncHTTPClientTransport,
+        attempts: Int = 4
+    ) -> BundleSync {
         var configuration = SyncConfiguration()
         configuration.retry = RetryPolicy(maxAttempts: attempts, baseDelay: .milliseconds(10))
-        return BundleSync(remote: url.appendingPathComponent("Big.freshair/"), store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
-                          environment: ConditionEnvironment(), transport: transport, configuration: configuration)
+        return BundleSync(
+            remote: url.appendingPathComponent("Big.freshair/"),
+            store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+            environment: ConditionEnvironment(),
+            transport: transport,
+            configuration: configuration
+        )
     }
 
     @Test("Bundles", arguments: bundleCases)
@@ -134,7 +203,10 @@ struct FaultInjectionTests {
                 if case .failure(let error) = result { #expect("\(error)".contains(text), "\(error)") }
                 liveVersion = 1
             }
-            #expect(try Data(contentsOf: local.path("live/big.bin")) == SeededBytes(seed: liveVersion).bytesOnce(Self.bigSize))
+            #expect(
+                try Data(contentsOf: local.path("live/big.bin"))
+                    == SeededBytes(seed: liveVersion).bytesOnce(Self.bigSize)
+            )
         }
     }
 
@@ -149,9 +221,13 @@ struct FaultInjectionTests {
 
     /// A large file resumes from its side file; one written straight into staging, from what
     /// the attempt before kept in memory.
-    @Test("A body cut short is resumed with Range from where it stopped: no byte is fetched twice", arguments: [
-        CutFile(name: "big.bin", size: bigSize, cut: 300_000, seed: 2), CutFile(name: "mid.bin", size: midSize, cut: 100_000, seed: 102),
-    ])
+    @Test(
+        "A body cut short is resumed with Range from where it stopped: no byte is fetched twice",
+        arguments: [
+            CutFile(name: "big.bin", size: bigSize, cut: 300_000, seed: 2),
+            CutFile(name: "mid.bin", size: midSize, cut: 100_000, seed: 102),
+        ]
+    )
     func resumptionIsRanged(_ file: CutFile) async throws {
         try await PublishedFolder.with(.nginx) { server in
             try Self.publishBundle(in: server.root, version: 2)
@@ -170,15 +246,23 @@ struct FaultInjectionTests {
             let start = try #require(answers.last?.range.flatMap { Int($0.dropFirst("bytes=".count).dropLast()) })
             #expect(answers.count == 2 && answers[0].range == nil && answers[0].sent == file.cut)
             #expect(start > 0 && start <= file.cut && answers[1].sent == file.size - start)
-            #expect(try Data(contentsOf: local.path("live/\(file.name)")) == SeededBytes(seed: file.seed).bytesOnce(file.size))
+            #expect(
+                try Data(contentsOf: local.path("live/\(file.name)"))
+                    == SeededBytes(seed: file.seed).bytesOnce(file.size)
+            )
         }
     }
 
     @Test("An encoded, cut package: the next run starts over instead of resuming against the plain file")
     func encodedPartialIsNeverResumed() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            try FileManager.default.createDirectory(at: server.root.appendingPathComponent("src"), withIntermediateDirectories: true)
-            try SeededBytes(seed: 9).bytesOnce(Self.bigSize).write(to: server.root.appendingPathComponent("src/data.bin"))
+            try FileManager.default.createDirectory(
+                at: server.root.appendingPathComponent("src"),
+                withIntermediateDirectories: true
+            )
+            try SeededBytes(seed: 9).bytesOnce(Self.bigSize).write(
+                to: server.root.appendingPathComponent("src/data.bin")
+            )
             try await shell("tar -cf content.tar -C src .", in: server.root)
             let proxy = try FaultProxy(upstream: server.url)
             defer { proxy.stop() }
@@ -188,11 +272,17 @@ struct FaultInjectionTests {
 
             // Unpacked while it streams, the encoded bytes fail as a tar: the encoding is named.
             let cut = try await BreezeBinary.run(["sync", remote, local.path("Content").path, "--attempts", "1"])
-            #expect(cut.status == 65 && cut.error.contains("came with Content-Encoding: gzip, which FreshAir does not ask for"), "\(cut.error)")
+            #expect(
+                cut.status == 65
+                    && cut.error.contains("came with Content-Encoding: gzip, which FreshAir does not ask for"),
+                "\(cut.error)"
+            )
             #expect(!FileManager.default.fileExists(atPath: local.path("Content").path))
             let next = try await BreezeBinary.run(["sync", remote, local.path("Content").path, "--attempts", "1"])
             #expect(next.status == 0, "\(next.error)")
-            #expect(try Data(contentsOf: local.path("Content/data.bin")) == SeededBytes(seed: 9).bytesOnce(Self.bigSize))
+            #expect(
+                try Data(contentsOf: local.path("Content/data.bin")) == SeededBytes(seed: 9).bytesOnce(Self.bigSize)
+            )
             // The second run asked for the whole file: an encoded partial is never a prefix of the plain one.
             #expect(proxy.answers().filter { $0.path == "/content.tar" }.map(\.range) == [nil, nil])
 
@@ -200,7 +290,10 @@ struct FaultInjectionTests {
             try proxy.rules([["path": "/content.tar", "fault": "gzip", "times": 1]])
             try await shell("touch -d '+1 hour' content.tar", in: server.root)
             let encoded = try await BreezeBinary.run(["sync", remote, local.path("Content").path])
-            #expect(encoded.status == 0 && encoded.output.contains("wasted on failed attempts"), "\(encoded.output)\(encoded.error)")
+            #expect(
+                encoded.status == 0 && encoded.output.contains("wasted on failed attempts"),
+                "\(encoded.output)\(encoded.error)"
+            )
         }
     }
 
@@ -216,7 +309,9 @@ struct FaultInjectionTests {
             try await sync.run()
             // Version 2's manifest, but a file four times as long as it lists, sent without a length.
             try Self.publishBundle(in: server.root, version: 2)
-            try SeededBytes(seed: 7).bytesOnce(4 * Self.bigSize).write(to: server.root.appendingPathComponent("Big.freshair/big.bin"))
+            try SeededBytes(seed: 7).bytesOnce(4 * Self.bigSize).write(
+                to: server.root.appendingPathComponent("Big.freshair/big.bin")
+            )
             try proxy.rules([["path": Self.big, "fault": "no-length"]])
             let result: Result<SyncSummary, any Error>
             do { result = .success(try await sync.run()) } catch { result = .failure(error) }
@@ -230,16 +325,24 @@ struct FaultInjectionTests {
         }
     }
 
-    @Test("A Last-Modified of raw non-ASCII bytes (the date that crashed Foundation under fuzzing) is ignored, not fatal")
+    @Test(
+        "A Last-Modified of raw non-ASCII bytes (the date that crashed Foundation under fuzzing) is ignored, not fatal"
+    )
     func hostileDateHeader() async throws {
         try await PublishedFolder.with(.nginx) { server in
             try await Self.publishPackage("dated\n", in: server.root)
             let proxy = try FaultProxy(upstream: server.url)
             defer { proxy.stop() }
-            try proxy.rules([["path": "/content.tgz", "fault": "header", "name": "Last-Modified",
-                              "hex": "53756e6461792c203036ccb19089d2c6cbdf30383a34393a333720474d54"]])
+            try proxy.rules([
+                [
+                    "path": "/content.tgz", "fault": "header", "name": "Last-Modified",
+                    "hex": "53756e6461792c203036ccb19089d2c6cbdf30383a34393a333720474d54",
+                ]
+            ])
             let local = try TemporaryFolder("fault-date")
-            let run = try await BreezeBinary.run(["sync", proxy.url.appendingPathComponent("content.tgz").absoluteString, local.path("Content").path])
+            let run = try await BreezeBinary.run([
+                "sync", proxy.url.appendingPathComponent("content.tgz").absoluteString, local.path("Content").path,
+            ])
             #expect(run.status == 0, "\(run.error)")
             #expect(local.path("Content/message.txt").text == "dated\n")
         }
@@ -302,7 +405,9 @@ struct InterruptedUpdateTests {
         for index in 0..<count {
             let data = Data("file \(index)\n".utf8)
             try data.write(to: folder.appendingPathComponent("f\(index).txt"))
-            entries.append(#"{"filename": "f\#(index).txt", "sha": "\#(ContentHash.of(data, using: .sha256).hex)", "size": \#(data.count)}"#)
+            entries.append(
+                #"{"filename": "f\#(index).txt", "sha": "\#(ContentHash.of(data, using: .sha256).hex)", "size": \#(data.count)}"#
+            )
         }
         try Data("[\(entries.joined(separator: ", "))]".utf8).write(to: folder.appendingPathComponent("manifest.json"))
     }
@@ -318,9 +423,12 @@ struct InterruptedUpdateTests {
             var configuration = SyncConfiguration()
             configuration.retry = .none
             configuration.concurrency = 1  // in order: f0 … f38 arrive before f39 fails
-            let sync = BundleSync(remote: proxy.url.appendingPathComponent("Many.freshair/"),
-                                  store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
-                                  environment: ConditionEnvironment(), configuration: configuration)
+            let sync = BundleSync(
+                remote: proxy.url.appendingPathComponent("Many.freshair/"),
+                store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+                environment: ConditionEnvironment(),
+                configuration: configuration
+            )
             await #expect(throws: FreshAirError.self) { try await sync.run() }
             #expect(!FileManager.default.fileExists(atPath: local.path("live").path))
 
@@ -331,7 +439,10 @@ struct InterruptedUpdateTests {
             #expect(fetched == ["/Many.freshair/manifest.json", "/Many.freshair/f39.txt"])
             #expect(summary.filesReused == 39 && summary.downloaded == ["manifest.json", "f39.txt"])
             #expect(try sync.store.verify()?.isIntact == true)
-            #expect(!FileManager.default.fileExists(atPath: local.path("store/interrupted").path), "set-aside work is removed once live")
+            #expect(
+                !FileManager.default.fileExists(atPath: local.path("store/interrupted").path),
+                "set-aside work is removed once live"
+            )
         }
     }
 
@@ -341,17 +452,27 @@ struct InterruptedUpdateTests {
             try Self.publish(count: 10, in: server.root)
             let local = try TemporaryFolder("assembled")
             let store = BundleStore(root: local.path("store"), liveLink: local.path("live"))
-            let sync = BundleSync(remote: server.url.appendingPathComponent("Many.freshair/"), store: store, environment: ConditionEnvironment())
+            let sync = BundleSync(
+                remote: server.url.appendingPathComponent("Many.freshair/"),
+                store: store,
+                environment: ConditionEnvironment()
+            )
             try await sync.run()
             // What a kill between the record and the link of a first sync leaves: version 2 complete, nothing live.
             try FileManager.default.copyItem(at: local.path("store/versions/1"), to: local.path("store/versions/2"))
-            try FileManager.default.copyItem(at: local.path("store/versions/1.json"), to: local.path("store/versions/2.json"))
+            try FileManager.default.copyItem(
+                at: local.path("store/versions/1.json"),
+                to: local.path("store/versions/2.json")
+            )
             try FileManager.default.removeItem(at: local.path("store/versions/1"))
             try FileManager.default.removeItem(at: local.path("store/versions/1.json"))
             try FileManager.default.removeItem(at: local.path("live"))
             let before = server.nginxRequests().count
             let summary = try await sync.run()
-            #expect(summary.filesReused == 10 && summary.filesDownloaded == 1, "only the root manifest crosses the network")
+            #expect(
+                summary.filesReused == 10 && summary.filesDownloaded == 1,
+                "only the root manifest crosses the network"
+            )
             #expect(server.nginxRequests().dropFirst(before).map(\.path) == ["/Many.freshair/manifest.json"])
             #expect(try store.verify()?.isIntact == true)
         }

@@ -17,26 +17,39 @@ struct KeyRotationTests {
     func sign(_ bundle: URL, with keys: [SigningKey], step: Int) async throws {
         _ = try await ManifestSigner.sign(bundle: bundle, with: keys)
         try FileManager.default.setAttributes(
-            [.modificationDate: Date().addingTimeInterval(Double(step))], ofItemAtPath: bundle.appendingPathComponent("manifest.json").path)
+            [.modificationDate: Date().addingTimeInterval(Double(step))],
+            ofItemAtPath: bundle.appendingPathComponent("manifest.json").path
+        )
     }
 
     func problem(_ client: ExampleClient) async -> ManifestError.Problem? {
-        do { try await client.sync.run() } catch { return (error as? FreshAirError).flatMap { if case .manifest(let m) = $0 { m.problem } else { nil } } }
+        do { try await client.sync.run() } catch {
+            return (error as? FreshAirError).flatMap { if case .manifest(let m) = $0 { m.problem } else { nil } }
+        }
         return nil
     }
 
-    @Test("Below the threshold is refused; a rotation signed by too few old keys is refused; a revoked key no longer counts")
+    @Test(
+        "Below the threshold is refused; a rotation signed by too few old keys is refused; a revoked key no longer counts"
+    )
     func rotation() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let keys = server.root.appendingPathComponent("keys")
             try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
             let first = try KeyDocumentWriter.write(
-                members: [a, b, c].map(\.publicKey), threshold: 2, signers: [a, b], to: keys.appendingPathComponent("1.json"))
+                members: [a, b, c].map(\.publicKey),
+                threshold: 2,
+                signers: [a, b],
+                to: keys.appendingPathComponent("1.json")
+            )
             let bundle = try ExampleBundle.write(in: server.root)
             _ = try await BundleHasher.run(bundle: bundle)
 
             var client = try ExampleClient(published: server)
-            client.sync.configuration.keyRotation = KeyRotation(pinned: first, updates: server.url.appendingPathComponent("keys/"))
+            client.sync.configuration.keyRotation = KeyRotation(
+                pinned: first,
+                updates: server.url.appendingPathComponent("keys/")
+            )
             // One stolen key is not enough.
             try await sign(bundle, with: [attacker, a], step: 1)
             #expect(await problem(client) == .belowThreshold(valid: 1, required: 2))
@@ -46,33 +59,56 @@ struct KeyRotationTests {
 
             // A forged rotation: the stolen key and the attacker's, threshold 1.
             var forged = JSONValue.object([
-                ("format", JSONValue(1)), ("type", .string(KeyDocument.type)), ("version", JSONValue(2)), ("threshold", JSONValue(1)),
+                ("format", JSONValue(1)), ("type", .string(KeyDocument.type)), ("version", JSONValue(2)),
+                ("threshold", JSONValue(1)),
                 ("keys", .array([.string(a.publicKey.base64), .string(attacker.publicKey.base64)])),
             ])
             let message = ManifestSignature.message(for: forged)
             forged.set("signatures", .array([try a.sign(message).json, try attacker.sign(message).json]))
-            try PublishedText.write(String(decoding: forged.serializedBytes(indent: 2), as: UTF8.self), to: keys.appendingPathComponent("2.json"))
+            try PublishedText.write(
+                String(decoding: forged.serializedBytes(indent: 2), as: UTF8.self),
+                to: keys.appendingPathComponent("2.json")
+            )
             try await sign(bundle, with: [attacker], step: 3)
-            #expect(await problem(client) == .belowThreshold(valid: 1, required: 2), "the forged version 2 is refused first")
+            #expect(
+                await problem(client) == .belowThreshold(valid: 1, required: 2),
+                "the forged version 2 is refused first"
+            )
             #expect(throws: SigningError.self, "breeze will not write what devices refuse") {
-                _ = try KeyDocumentWriter.write(members: [attacker.publicKey], threshold: 1, signers: [a, attacker], previous: first,
-                                                to: server.root.appendingPathComponent("forged.json"))
+                _ = try KeyDocumentWriter.write(
+                    members: [attacker.publicKey],
+                    threshold: 1,
+                    signers: [a, attacker],
+                    previous: first,
+                    to: server.root.appendingPathComponent("forged.json")
+                )
             }
 
             // The genuine rotation: A is revoked, D joins; signed by A and B (the old threshold) and B and D (the new).
             try FileManager.default.removeItem(at: keys.appendingPathComponent("2.json"))
             _ = try KeyDocumentWriter.write(
-                members: [b, c, d].map(\.publicKey), threshold: 2, signers: [a, b, d], previous: first, to: keys.appendingPathComponent("2.json"))
+                members: [b, c, d].map(\.publicKey),
+                threshold: 2,
+                signers: [a, b, d],
+                previous: first,
+                to: keys.appendingPathComponent("2.json")
+            )
             try PublishedText.write("# rotated\n", to: bundle.appendingPathComponent("Embed1.freshair/bar.md"))
             _ = try await BundleHasher.run(bundle: bundle)
             try await sign(bundle, with: [c, d], step: 4)
             #expect(try await client.sync.run().outcome == .updated)
             #expect(client.live.appendingPathComponent("Embed1.freshair/bar.md").text == "# rotated\n")
-            let stored = try KeyDocument(data: Data(contentsOf: client.sync.store.root.appendingPathComponent("keys.json")), source: "keys.json")
+            let stored = try KeyDocument(
+                data: Data(contentsOf: client.sync.store.root.appendingPathComponent("keys.json")),
+                source: "keys.json"
+            )
             #expect(stored.version == 2)
 
             // The revoked key A, with B: only B counts now.
-            try PublishedText.write("# signed with a revoked key\n", to: bundle.appendingPathComponent("Embed1.freshair/bar.md"))
+            try PublishedText.write(
+                "# signed with a revoked key\n",
+                to: bundle.appendingPathComponent("Embed1.freshair/bar.md")
+            )
             _ = try await BundleHasher.run(bundle: bundle)
             try await sign(bundle, with: [a, b], step: 5)
             #expect(await problem(client) == .belowThreshold(valid: 1, required: 2))
@@ -84,21 +120,28 @@ struct KeyRotationTests {
     func commandLine() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let work = try TemporaryFolder("cli-keys")
-            for name in ["a", "b", "c"] { #expect(try await BreezeBinary.run(["keygen", work.path("\(name).key").path]).status == 0) }
+            for name in ["a", "b", "c"] {
+                #expect(try await BreezeBinary.run(["keygen", work.path("\(name).key").path]).status == 0)
+            }
             let keys = server.root.appendingPathComponent("keys")
             try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
             let created = try await BreezeBinary.run([
                 "keys", "create", keys.appendingPathComponent("1.json").path, "--threshold", "2",
                 "--key", work.path("a.key").path, "--key", work.path("b.key").path,
             ])
-            #expect(created.status == 0 && created.output.contains("version 1, 2 of 2 keys must sign"), "\(created.output) \(created.error)")
+            #expect(
+                created.status == 0 && created.output.contains("version 1, 2 of 2 keys must sign"),
+                "\(created.output) \(created.error)"
+            )
             let tooFew = try await BreezeBinary.run([
-                "keys", "rotate", keys.appendingPathComponent("1.json").path, keys.appendingPathComponent("2.json").path,
+                "keys", "rotate", keys.appendingPathComponent("1.json").path,
+                keys.appendingPathComponent("2.json").path,
                 "--member", work.path("c.key").path, "--key", work.path("a.key").path, "--key", work.path("c.key").path,
             ])
             #expect(tooFew.status != 0 && tooFew.error.contains("devices would refuse"), "\(tooFew.error)")
             let rotated = try await BreezeBinary.run([
-                "keys", "rotate", keys.appendingPathComponent("1.json").path, keys.appendingPathComponent("2.json").path,
+                "keys", "rotate", keys.appendingPathComponent("1.json").path,
+                keys.appendingPathComponent("2.json").path,
                 "--member", work.path("c.key").path,
                 "--key", work.path("a.key").path, "--key", work.path("b.key").path, "--key", work.path("c.key").path,
             ])
@@ -116,7 +159,10 @@ struct KeyRotationTests {
             let pinnedOnly = try await BreezeBinary.run([
                 "sync", url, work.path("other").path, "--keys", keys.appendingPathComponent("1.json").path,
             ])
-            #expect(pinnedOnly.status == 65 && pinnedOnly.error.contains("none of which this app trusts"), "\(pinnedOnly.error)")
+            #expect(
+                pinnedOnly.status == 65 && pinnedOnly.error.contains("none of which this app trusts"),
+                "\(pinnedOnly.error)"
+            )
         }
     }
 }

@@ -8,15 +8,23 @@ import Testing
 @Suite("Rollouts, confirm-or-roll-back and scheduled checks")
 struct LifecycleTests {
     /// Publishes `files` (path → text, condition) as a hashed bundle at `Rollout.freshair`.
-    func publish(_ files: [(path: String, text: String, condition: String?)], in server: PublishedFolder) async throws -> URL {
+    func publish(
+        _ files: [(path: String, text: String, condition: String?)],
+        in server: PublishedFolder
+    ) async throws -> URL {
         let bundle = server.root.appendingPathComponent("Rollout.freshair")
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
         var entries: [String] = []
         for file in files {
             try PublishedText.write(file.text, to: bundle.appendingPathComponent(file.path))
-            entries.append(#"{"filename": "\#(file.path)""# + (file.condition.map { #", "condition": "\#($0)""# } ?? "") + "}")
+            entries.append(
+                #"{"filename": "\#(file.path)""# + (file.condition.map { #", "condition": "\#($0)""# } ?? "") + "}"
+            )
         }
-        try PublishedText.write("[\n" + entries.joined(separator: ",\n") + "\n]\n", to: bundle.appendingPathComponent("manifest.json"))
+        try PublishedText.write(
+            "[\n" + entries.joined(separator: ",\n") + "\n]\n",
+            to: bundle.appendingPathComponent("manifest.json")
+        )
         _ = try await BundleHasher.run(bundle: bundle)
         // As an upload would: a later modification time, so the server's validators change
         // even when the manifest keeps its size.
@@ -25,7 +33,11 @@ struct LifecycleTests {
         return bundle
     }
 
-    func client(of server: PublishedFolder, installID: String? = nil, _ configure: (inout ConditionEnvironment) -> Void = { _ in }) throws -> (TemporaryFolder, BundleSync) {
+    func client(
+        of server: PublishedFolder,
+        installID: String? = nil,
+        _ configure: (inout ConditionEnvironment) -> Void = { _ in }
+    ) throws -> (TemporaryFolder, BundleSync) {
         let local = try TemporaryFolder("device")
         let store = BundleStore(root: local.path("store"), liveLink: local.path("live"))
         if let installID {
@@ -34,15 +46,26 @@ struct LifecycleTests {
         }
         var environment = ConditionEnvironment(["platform": "iOS"])
         configure(&environment)
-        return (local, BundleSync(remote: server.url.appendingPathComponent("Rollout.freshair/"), store: store, environment: environment))
+        return (
+            local,
+            BundleSync(
+                remote: server.url.appendingPathComponent("Rollout.freshair/"),
+                store: store,
+                environment: environment
+            )
+        )
     }
 
     @Test("A stable per-install bucket reaches the right share of installs; channels are plain keys")
     func rolloutAndChannel() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            _ = try await publish([
-                ("all.md", "everyone\n", nil), ("early.md", "first half\n", "rolloutBucket < 50"), ("beta.md", "testers\n", "channel == 'beta'"),
-            ], in: server)
+            _ = try await publish(
+                [
+                    ("all.md", "everyone\n", nil), ("early.md", "first half\n", "rolloutBucket < 50"),
+                    ("beta.md", "testers\n", "channel == 'beta'"),
+                ],
+                in: server
+            )
             let bundleURL = server.url.appendingPathComponent("Rollout.freshair/").absoluteString
             var reached = 0
             for index in 0..<40 {
@@ -67,7 +90,10 @@ struct LifecycleTests {
             withExtendedLifetime(fresh) {}
 
             // The app's own value wins; a channel is a key like any other.
-            let (pinned, pinnedSync) = try client(of: server) { $0[RolloutBucket.key] = 99; $0["channel"] = "beta" }
+            let (pinned, pinnedSync) = try client(of: server) {
+                $0[RolloutBucket.key] = 99
+                $0["channel"] = "beta"
+            }
             try await pinnedSync.run()
             #expect(!FileManager.default.fileExists(atPath: pinned.path("live/early.md").path))
             #expect(pinned.path("live/beta.md").text == "testers\n")
@@ -85,7 +111,10 @@ struct LifecycleTests {
 
             _ = try await publish([("content.md", "v2, crashes the app\n", nil)], in: server)
             #expect(try await sync.run().outcome == .updated)
-            #expect(try await sync.store.rollBackIfUnconfirmed() == nil, "the first launch of v2 is counted, not judged")
+            #expect(
+                try await sync.store.rollBackIfUnconfirmed() == nil,
+                "the first launch of v2 is counted, not judged"
+            )
             #expect(live() == "v2, crashes the app\n")
             // The app died before confirming; the next launch goes back to v1.
             let restored = try await sync.store.rollBackIfUnconfirmed()
@@ -124,7 +153,9 @@ struct LifecycleTests {
             let (local, sync) = try client(of: server)
             let asked = Atomic<Int>(0)
             // Refuses the first two checks (off Wi-Fi, say), then allows.
-            let gated = SyncSchedule(interval: .milliseconds(20), jitter: 0.5) { asked.add(1, ordering: .relaxed).newValue > 2 }
+            let gated = SyncSchedule(interval: .milliseconds(20), jitter: 0.5) {
+                asked.add(1, ordering: .relaxed).newValue > 2
+            }
             let before = server.requests().count
             var outcomes: [SyncSummary.Outcome] = []
             for await result in gated.runs({ try await sync.run() }) {
@@ -133,7 +164,10 @@ struct LifecycleTests {
             }
             #expect(outcomes == [.updated, .alreadyCurrent, .alreadyCurrent])
             #expect(asked.load(ordering: .relaxed) == 5)
-            #expect(server.requests().count - before == 4, "the first sync fetches manifest and file; each later check is one 304")
+            #expect(
+                server.requests().count - before == 4,
+                "the first sync fetches manifest and file; each later check is one 304"
+            )
             #expect(local.path("live/content.md").text == "v1\n")
         }
     }

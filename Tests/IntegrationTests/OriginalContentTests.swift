@@ -32,7 +32,9 @@ struct OriginalContentTests {
     /// Edits the bundle's manifest as text, as an author would by hand.
     static func editManifest(of bundle: URL, replacing old: String, with new: String) throws {
         let url = bundle.appendingPathComponent("manifest.json")
-        try Data(try String(contentsOf: url, encoding: .utf8).replacingOccurrences(of: old, with: new).utf8).write(to: url)
+        try Data(try String(contentsOf: url, encoding: .utf8).replacingOccurrences(of: old, with: new).utf8).write(
+            to: url
+        )
     }
 
     func sync(_ url: URL, into local: TemporaryFolder, _ values: [String: String]) -> BundleSync {
@@ -40,11 +42,17 @@ struct OriginalContentTests {
         for (key, value) in values { environment[key] = .string(value) }
         var configuration = SyncConfiguration()
         configuration.retry = RetryPolicy(maxAttempts: 1)
-        return BundleSync(remote: url, store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
-                          environment: environment, configuration: configuration)
+        return BundleSync(
+            remote: url,
+            store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+            environment: environment,
+            configuration: configuration
+        )
     }
 
-    @Test("A broken entry another platform would select does not stop an iOS device; a device that selects it refuses it")
+    @Test(
+        "A broken entry another platform would select does not stop an iOS device; a device that selects it refuses it"
+    )
     func brokenEntryOnlyMattersWhereSelected() async throws {
         try await PublishedFolder.with(.nginx) { server in
             _ = try Self.writeBasicBundle(in: server.root)
@@ -65,7 +73,9 @@ struct OriginalContentTests {
         }
     }
 
-    @Test("validate: a broken entry no targeted platform selects is a warning, one that some device selects an error, and no false 'in no manifest'")
+    @Test(
+        "validate: a broken entry no targeted platform selects is a warning, one that some device selects an error, and no false 'in no manifest'"
+    )
     func validateJudgesBrokenEntriesBySelection() async throws {
         let work = try TemporaryFolder("basic-validate")
         let bundle = try Self.writeBasicBundle(in: work.url)
@@ -76,7 +86,11 @@ struct OriginalContentTests {
         #expect(problems.first?.message.contains("no platform this bundle names (iOS) selects it") == true)
 
         // The same placeholder on an entry an iOS device with a newer app selects: an error.
-        try Self.editManifest(of: bundle, replacing: ContentHash.of(Data("newer app\n".utf8), using: .sha1).hex, with: "ABCDEF012345")
+        try Self.editManifest(
+            of: bundle,
+            replacing: ContentHash.of(Data("newer app\n".utf8), using: .sha1).hex,
+            with: "ABCDEF012345"
+        )
         let second = await BundleValidator.run(bundle: bundle)
         let errors = second.filter { $0.severity == .error }
         #expect(errors.count == 1 && errors.first?.message.contains("entry 1 (\"gt_version_1\")") == true)
@@ -92,13 +106,24 @@ struct OriginalContentTests {
     func validateWarnsAboutUnknownKeys() async throws {
         let work = try TemporaryFolder("unknown-keys")
         let bundle = try Self.writeBasicBundle(in: work.url)
-        try Self.editManifest(of: bundle, replacing: "\"filename\" : \"gt_version_1\"", with: "\"filename\" : \"gt_version_1\", \"conditon\": \"appVersion > 3\"")
-        try Data(#"{"releases": [{"version": "1.1", "minimumSytemVersion": "8.0", "features": []}], "minimumVersion": "1.0", "upgradeUrl": "x"}"#.utf8)
-            .write(to: bundle.appendingPathComponent("release_notes.json"))
+        try Self.editManifest(
+            of: bundle,
+            replacing: "\"filename\" : \"gt_version_1\"",
+            with: "\"filename\" : \"gt_version_1\", \"conditon\": \"appVersion > 3\""
+        )
+        try Data(
+            #"{"releases": [{"version": "1.1", "minimumSytemVersion": "8.0", "features": []}], "minimumVersion": "1.0", "upgradeUrl": "x"}"#
+                .utf8
+        )
+        .write(to: bundle.appendingPathComponent("release_notes.json"))
         let problems = await BundleValidator.run(bundle: bundle).filter { $0.message.contains("unknown key") }
         #expect(Set(problems.compactMap(\.key)) == ["conditon", "minimumSytemVersion", "upgradeUrl"])
         #expect(problems.allSatisfy { $0.severity == .warning })
-        #expect(problems.contains { $0.file == "manifest.json" && $0.message.hasPrefix("entry 1: unknown key \"conditon\"") })
+        #expect(
+            problems.contains {
+                $0.file == "manifest.json" && $0.message.hasPrefix("entry 1: unknown key \"conditon\"")
+            }
+        )
     }
 
     /// The Android port's release notes: versions and `minimumSystemVersion` as the system's API level.
@@ -115,20 +140,37 @@ struct OriginalContentTests {
         let notes = try ReleaseNotes(data: Data(Self.androidReleaseNotes.utf8), source: "release_notes.json")
         let device = { (system: String) in ConditionEnvironment(["systemVersion": .string(system)]) }
         #expect(notes.updateStatus(current: Version("20")!, environment: device("30")) == .upToDate)
-        #expect(notes.updateStatus(current: Version("20")!, environment: device("60")) == .available(Version("21")!, url: nil))
-        #expect(notes.updateStatus(current: Version("12")!, environment: device("30")) == .available(Version("20")!, url: nil))
+        #expect(
+            notes.updateStatus(current: Version("20")!, environment: device("60"))
+                == .available(Version("21")!, url: nil)
+        )
+        #expect(
+            notes.updateStatus(current: Version("12")!, environment: device("30"))
+                == .available(Version("20")!, url: nil)
+        )
         // Below minimumVersion is still "required": the publisher withdrew the running version.
-        #expect(notes.updateStatus(current: Version("11")!, environment: device("30")) == .required(minimum: Version("12")!, url: nil))
-        #expect(notes.featuresNew(from: Version("11"), to: Version("21")!, environment: device("30")).map(\.key) == ["twelve", "twenty"])
+        #expect(
+            notes.updateStatus(current: Version("11")!, environment: device("30"))
+                == .required(minimum: Version("12")!, url: nil)
+        )
+        #expect(
+            notes.featuresNew(from: Version("11"), to: Version("21")!, environment: device("30")).map(\.key) == [
+                "twelve", "twenty",
+            ]
+        )
         // An unknown system version runs nothing that names a minimum.
         #expect(notes.releases(for: ConditionEnvironment()).isEmpty)
 
         // And as a user runs it.
         let work = try TemporaryFolder("android-notes")
         try Data(Self.androidReleaseNotes.utf8).write(to: work.path("release_notes.json"))
-        let low = try await BreezeBinary.run(["check-update", work.url.path, "--version", "20", "--env", "systemVersion=30"])
+        let low = try await BreezeBinary.run([
+            "check-update", work.url.path, "--version", "20", "--env", "systemVersion=30",
+        ])
         #expect(low.status == 0 && low.output == "up to date\n")
-        let high = try await BreezeBinary.run(["check-update", work.url.path, "--version", "20", "--env", "systemVersion=60"])
+        let high = try await BreezeBinary.run([
+            "check-update", work.url.path, "--version", "20", "--env", "systemVersion=60",
+        ])
         #expect(high.output == "available 21\n")
     }
 
@@ -137,7 +179,11 @@ struct OriginalContentTests {
         let work = try TemporaryFolder("no-sizes")
         let bundle = try Self.writeBasicBundle(in: work.url)
         // A bundle the original tool wrote: every digest current, no sizes.
-        try Self.editManifest(of: bundle, replacing: "THISINVALIDSHASHOULDNOTBEREPORTED", with: ContentHash.of(Data("mac only\n".utf8), using: .sha1).hex)
+        try Self.editManifest(
+            of: bundle,
+            replacing: "THISINVALIDSHASHOULDNOTBEREPORTED",
+            with: ContentHash.of(Data("mac only\n".utf8), using: .sha1).hex
+        )
         let manifestURL = bundle.appendingPathComponent("manifest.json")
         let before = try Data(contentsOf: manifestURL)
 
@@ -161,34 +207,51 @@ struct OriginalContentTests {
         #expect(entries.map { $0["size"]?.integer } == [9, 18, 10])
     }
 
-    @Test("A .gz holding a tar archive (Fresh's own `tar -czf content.gz`) installs its files; a plain .gz stays one file")
+    @Test(
+        "A .gz holding a tar archive (Fresh's own `tar -czf content.gz`) installs its files; a plain .gz stays one file"
+    )
     func gzipOfTarIsATarPackage() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            try FileManager.default.createDirectory(at: server.root.appendingPathComponent("src/data"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: server.root.appendingPathComponent("src/data"),
+                withIntermediateDirectories: true
+            )
             try Data("hello from fresh\n".utf8).write(to: server.root.appendingPathComponent("src/data/message.txt"))
             try Data("{}".utf8).write(to: server.root.appendingPathComponent("src/index.json"))
-            _ = try await shell("tar -czf content.gz -C src . && gzip -c src/data/message.txt > note.txt.gz", in: server.root)
+            _ = try await shell(
+                "tar -czf content.gz -C src . && gzip -c src/data/message.txt > note.txt.gz",
+                in: server.root
+            )
 
             let local = try TemporaryFolder("gz-tar")
             var configuration = SyncConfiguration()
             configuration.retry = RetryPolicy(maxAttempts: 1)
-            let updater = PackageUpdater(remote: server.url.appendingPathComponent("content.gz"),
-                                         store: BundleStore(root: local.path("store"), liveLink: local.path("Content")), configuration: configuration)
+            let updater = PackageUpdater(
+                remote: server.url.appendingPathComponent("content.gz"),
+                store: BundleStore(root: local.path("store"), liveLink: local.path("Content")),
+                configuration: configuration
+            )
             #expect(try await updater.update().outcome == .downloaded)
             #expect(local.path("Content/data/message.txt").text == "hello from fresh\n")
             #expect(local.path("Content/index.json").text == "{}")
             #expect(!FileManager.default.fileExists(atPath: local.path("Content/content").path))
 
-            let single = PackageUpdater(remote: server.url.appendingPathComponent("note.txt.gz"),
-                                        store: BundleStore(root: local.path("store2"), liveLink: local.path("Note")), configuration: configuration)
+            let single = PackageUpdater(
+                remote: server.url.appendingPathComponent("note.txt.gz"),
+                store: BundleStore(root: local.path("store2"), liveLink: local.path("Note")),
+                configuration: configuration
+            )
             try await single.update()
             #expect(try FileManager.default.contentsOfDirectory(atPath: local.path("Note").path) == ["note.txt"])
             #expect(local.path("Note/note.txt").text == "hello from fresh\n")
 
             // Cut short inside the tar it holds: refused, as a .tgz would be.
             _ = try await shell("head -c $(( $(stat -c %s content.gz) - 40 )) content.gz > cut.gz", in: server.root)
-            let cut = PackageUpdater(remote: server.url.appendingPathComponent("cut.gz"),
-                                     store: BundleStore(root: local.path("store3"), liveLink: local.path("Cut")), configuration: configuration)
+            let cut = PackageUpdater(
+                remote: server.url.appendingPathComponent("cut.gz"),
+                store: BundleStore(root: local.path("store3"), liveLink: local.path("Cut")),
+                configuration: configuration
+            )
             await #expect(throws: FreshAirError.self) { try await cut.update() }
             #expect(!FileManager.default.fileExists(atPath: local.path("Cut").path))
         }
@@ -200,10 +263,16 @@ struct OriginalContentTests {
         try ExampleBundle.write(in: work.url)
         let bundleURL = "file://" + work.path(ExampleBundle.name).path + "/"
 
-        let first = try await BreezeBinary.run(["sync", bundleURL, work.path("live").path, "--env", "appVersion=0.9", "--env", "platform=iOS", "--env", "systemVersion=9.0"])
+        let first = try await BreezeBinary.run([
+            "sync", bundleURL, work.path("live").path, "--env", "appVersion=0.9", "--env", "platform=iOS", "--env",
+            "systemVersion=9.0",
+        ])
         #expect(first.status == 0, "\(first.error)")
         #expect(work.path("live/Embed1.freshair/foo.md").text == ExampleBundle.contents["Embed1.freshair/foo.md"])
-        let again = try await BreezeBinary.run(["sync", bundleURL, work.path("live").path, "--env", "appVersion=0.9", "--env", "platform=iOS", "--env", "systemVersion=9.0"])
+        let again = try await BreezeBinary.run([
+            "sync", bundleURL, work.path("live").path, "--env", "appVersion=0.9", "--env", "platform=iOS", "--env",
+            "systemVersion=9.0",
+        ])
         #expect(again.output.contains("304 Not Modified") && again.output.contains("1 request"))
 
         // A new release: hashed, then the file changed again behind the manifest's back. Its digest
@@ -213,11 +282,20 @@ struct OriginalContentTests {
         try Data("release two\n".utf8).write(to: foo)
         try await BreezeBinary.run(["hash", folder.path]).expectSuccess()
         try Data("release TWO\n".utf8).write(to: foo)  // same size, other bytes
-        let refused = try await BreezeBinary.run(["sync", folder.path, work.path("live").path, "--env", "appVersion=0.9", "--env", "platform=iOS", "--env", "systemVersion=9.0"])
-        #expect(refused.status == 65 && refused.error.contains("foo.md: downloaded content does not match its manifest"), "\(refused.error)")
+        let refused = try await BreezeBinary.run([
+            "sync", folder.path, work.path("live").path, "--env", "appVersion=0.9", "--env", "platform=iOS", "--env",
+            "systemVersion=9.0",
+        ])
+        #expect(
+            refused.status == 65 && refused.error.contains("foo.md: downloaded content does not match its manifest"),
+            "\(refused.error)"
+        )
         #expect(work.path("live/Embed1.freshair/foo.md").text == ExampleBundle.contents["Embed1.freshair/foo.md"])
         try await BreezeBinary.run(["hash", folder.path]).expectSuccess()
-        let updated = try await BreezeBinary.run(["sync", folder.path, work.path("live").path, "--env", "appVersion=0.9", "--env", "platform=iOS", "--env", "systemVersion=9.0"])
+        let updated = try await BreezeBinary.run([
+            "sync", folder.path, work.path("live").path, "--env", "appVersion=0.9", "--env", "platform=iOS", "--env",
+            "systemVersion=9.0",
+        ])
         #expect(updated.status == 0, "\(updated.error)")
         #expect(work.path("live/Embed1.freshair/foo.md").text == "release TWO\n")
 
@@ -228,7 +306,9 @@ struct OriginalContentTests {
         let package = try await BreezeBinary.run(["sync", work.path("content.tgz").path, work.path("Content").path])
         #expect(package.status == 0, "\(package.error)")
         #expect(work.path("Content/data/message.txt").text == "packaged\n")
-        let packageAgain = try await BreezeBinary.run(["sync", "file://" + work.path("content.tgz").path, work.path("Content").path])
+        let packageAgain = try await BreezeBinary.run([
+            "sync", "file://" + work.path("content.tgz").path, work.path("Content").path,
+        ])
         #expect(packageAgain.output.hasPrefix("Package current (304 Not Modified)"))
 
         // A repository whose index writes versions as strings, as some publishers did.
@@ -237,12 +317,16 @@ struct OriginalContentTests {
         try FileManager.default.createDirectory(at: work.path("source/animals"), withIntermediateDirectories: true)
         _ = try await shell("tar -czf source/animals/cats-2.tar.gz -C repo-src cats-2", in: work.url)
         try Data(#"{"bundles": {"cats": {"version": "2"}}}"#.utf8).write(to: work.path("source/animals/index.json"))
-        let repository = try await BreezeBinary.run(["sync", work.path("source").path, work.path("Repo").path, "--repo", "animals"])
+        let repository = try await BreezeBinary.run([
+            "sync", work.path("source").path, work.path("Repo").path, "--repo", "animals",
+        ])
         #expect(repository.status == 0, "\(repository.error)")
         #expect(work.path("Repo/cats/cat.txt").text == "meow\n")
 
         // A missing file is a clear 404, named by its URL; so is a FIFO, which must not hang the open.
-        let missing = try await BreezeBinary.run(["sync", "file://" + work.path("nothing.tgz").path, work.path("None").path])
+        let missing = try await BreezeBinary.run([
+            "sync", "file://" + work.path("nothing.tgz").path, work.path("None").path,
+        ])
         #expect(missing.status == 69 && missing.error.contains("HTTP 404 for file://"))
         try await shell("mkfifo pipe.tgz", in: work.url)
         let fifo = try await BreezeBinary.run(["sync", "file://" + work.path("pipe.tgz").path, work.path("Pipe").path])
@@ -251,11 +335,17 @@ struct OriginalContentTests {
 
     @Test("Repository versions written as strings load; other strings are refused")
     func repositoryStringVersions() throws {
-        let index = try RepositoryIndex(data: Data(#"{"bundles": {"art": {"version": "4"}, "sound": {"version": 7}}}"#.utf8), source: "index.json")
+        let index = try RepositoryIndex(
+            data: Data(#"{"bundles": {"art": {"version": "4"}, "sound": {"version": 7}}}"#.utf8),
+            source: "index.json"
+        )
         #expect(index.bundles["art"]?.version == 4 && index.bundles["sound"]?.version == 7)
         for bad in [#""4.1""#, #""-1""#, #""""#, #""four""#] {
             #expect(throws: ManifestError.self) {
-                try RepositoryIndex(data: Data(#"{"bundles": {"art": {"version": \#(bad)}}}"#.utf8), source: "index.json")
+                try RepositoryIndex(
+                    data: Data(#"{"bundles": {"art": {"version": \#(bad)}}}"#.utf8),
+                    source: "index.json"
+                )
             }
         }
     }

@@ -9,11 +9,17 @@ struct PackageTests {
     func publish(_ server: PublishedFolder, text: String, modified: Date? = nil) async throws -> URL {
         let source = server.root.appendingPathComponent("src")
         try? FileManager.default.removeItem(at: source)
-        try FileManager.default.createDirectory(at: source.appendingPathComponent("data"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: source.appendingPathComponent("data"),
+            withIntermediateDirectories: true
+        )
         try Data(text.utf8).write(to: source.appendingPathComponent("data/message.txt"))
         try await shell("tar -czf content.tgz -C src .", in: server.root)
         if let modified {
-            try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: server.root.appendingPathComponent("content.tgz").path)
+            try FileManager.default.setAttributes(
+                [.modificationDate: modified],
+                ofItemAtPath: server.root.appendingPathComponent("content.tgz").path
+            )
         }
         return server.url.appendingPathComponent("content.tgz")
     }
@@ -29,12 +35,21 @@ struct PackageTests {
         return folder.path("content.tgz")
     }
 
-    func updater(_ remote: URL, in local: TemporaryFolder, bundled: URL? = nil, installer: (any PackageInstaller)? = nil) -> PackageUpdater {
+    func updater(
+        _ remote: URL,
+        in local: TemporaryFolder,
+        bundled: URL? = nil,
+        installer: (any PackageInstaller)? = nil
+    ) -> PackageUpdater {
         var configuration = SyncConfiguration()
         configuration.retry = RetryPolicy(maxAttempts: 1)
         return PackageUpdater(
-            remote: remote, store: BundleStore(root: local.path("store"), liveLink: local.path("Content")),
-            bundledPackage: bundled, installer: installer, configuration: configuration)
+            remote: remote,
+            store: BundleStore(root: local.path("store"), liveLink: local.path("Content")),
+            bundledPackage: bundled,
+            installer: installer,
+            configuration: configuration
+        )
     }
 
     @Test("200 installs, then an unchanged check is one request and no body")
@@ -86,7 +101,10 @@ struct PackageTests {
     func forbiddenInstallsBundled() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let remote = try await publish(server, text: "v1")
-            try FileManager.default.setAttributes([.posixPermissions: getuid() == 0 ? 0o600 : 0o000], ofItemAtPath: server.root.appendingPathComponent("content.tgz").path)
+            try FileManager.default.setAttributes(
+                [.posixPermissions: getuid() == 0 ? 0o600 : 0o000],
+                ofItemAtPath: server.root.appendingPathComponent("content.tgz").path
+            )
             let local = try TemporaryFolder("package")
             let updater = updater(remote, in: local, bundled: try await bundled(in: local, text: "bundled", meta: nil))
             await #expect {
@@ -109,13 +127,21 @@ struct PackageTests {
             #expect(local.path("Content/data/message.txt").text == "server")
 
             // An app update ships newer content than the server has.
-            let bundled = try await bundled(in: local, text: "shipped in the app", meta: published.addingTimeInterval(86_400))
+            let bundled = try await bundled(
+                in: local,
+                text: "shipped in the app",
+                meta: published.addingTimeInterval(86_400)
+            )
             let before = server.nginxRequests().count
             let result = try await updater(remote, in: local, bundled: bundled).update()
             #expect(result.installedBundled)
             #expect(result.outcome == .serverCopyNotNewer)
             #expect(result.serverLastModified == HTTPDate.format(published))
-            #expect(result.oneLine.hasPrefix("Package current: the server's copy (Last-Modified \(HTTPDate.format(published))) is not newer"))
+            #expect(
+                result.oneLine.hasPrefix(
+                    "Package current: the server's copy (Last-Modified \(HTTPDate.format(published))) is not newer"
+                )
+            )
             #expect(local.path("Content/data/message.txt").text == "shipped in the app")
             // One request, carrying the bundled date. nginx matches If-Modified-Since exactly by
             // default and answers 200; the client sees Last-Modified is not newer and skips the body.
@@ -147,7 +173,8 @@ struct PackageTests {
             let local = try TemporaryFolder("package")
             let updater = updater(remote, in: local)
             try await updater.update()
-            try "import io, tarfile\nwith tarfile.open('content.tgz', 'w:gz') as t:\n    i = tarfile.TarInfo('../../escape.txt'); i.size = 1\n    t.addfile(i, io.BytesIO(b'x'))\n"
+            try
+                "import io, tarfile\nwith tarfile.open('content.tgz', 'w:gz') as t:\n    i = tarfile.TarInfo('../../escape.txt'); i.size = 1\n    t.addfile(i, io.BytesIO(b'x'))\n"
                 .write(to: server.root.appendingPathComponent("make.py"), atomically: true, encoding: .utf8)
             try await shell("/usr/bin/python3 make.py && touch -d '+1 hour' content.tgz", in: server.root)
             await #expect {
@@ -169,7 +196,10 @@ struct PackageTests {
                 let scratch = folder.appendingPathComponent(".unpack")
                 try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
                 _ = try await ExtractingInstaller().install(package: package, format: format, into: scratch)
-                let message = try String(contentsOf: scratch.appendingPathComponent("data/message.txt"), encoding: .utf8)
+                let message = try String(
+                    contentsOf: scratch.appendingPathComponent("data/message.txt"),
+                    encoding: .utf8
+                )
                 try FileManager.default.removeItem(at: scratch)
                 try Data("row: \(message)".utf8).write(to: database)
                 return [:]
@@ -248,10 +278,20 @@ struct RepositoryTests {
 
             let first = try await repo.update()
             #expect(first.updated == ["cats": 1, "dogs": 1])
-            #expect(local.path("\(id)/cats/item.txt").text == "cat v1", "the cats-1/ folder inside the archive is stripped")
-            #expect(Repository.bundle(descriptor: "\(id).dogs", in: [repo])?.appendingPathComponent("item.txt").text == "dog v1")
+            #expect(
+                local.path("\(id)/cats/item.txt").text == "cat v1",
+                "the cats-1/ folder inside the archive is stripped"
+            )
+            #expect(
+                Repository.bundle(descriptor: "\(id).dogs", in: [repo])?.appendingPathComponent("item.txt").text
+                    == "dog v1"
+            )
 
-            let republished = try RepositoryPublisher.add(folder: try content(sources.path("cats"), "cat v1"), as: "cats", to: repoFolder)
+            let republished = try RepositoryPublisher.add(
+                folder: try content(sources.path("cats"), "cat v1"),
+                as: "cats",
+                to: repoFolder
+            )
             #expect(!republished.published, "unchanged content keeps its version")
             try RepositoryPublisher.add(folder: try content(sources.path("dogs"), "dog v2"), as: "dogs", to: repoFolder)
 
@@ -273,21 +313,36 @@ struct RepositoryTests {
     func severalRepositories() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let sources = try TemporaryFolder("sources")
-            try RepositoryPublisher.add(folder: try content(sources.path("a"), "level 1"), as: "art", to: server.root.appendingPathComponent("game.level1"))
+            try RepositoryPublisher.add(
+                folder: try content(sources.path("a"), "level 1"),
+                as: "art",
+                to: server.root.appendingPathComponent("game.level1")
+            )
             // A hand-made repository publishing a plain .tar, as ADM's users did with `tar -cf`.
             let level2 = server.root.appendingPathComponent("game.level2")
-            try FileManager.default.createDirectory(at: level2.appendingPathComponent("art-7"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: level2.appendingPathComponent("art-7"),
+                withIntermediateDirectories: true
+            )
             try Data("level 2".utf8).write(to: level2.appendingPathComponent("art-7/item.txt"))
             try await shell("tar -cf art-7.tar art-7 && rm -r art-7", in: level2)
-            try Data(#"{"bundles": {"art": {"version": 7}}}"#.utf8).write(to: level2.appendingPathComponent("index.json"))
+            try Data(#"{"bundles": {"art": {"version": 7}}}"#.utf8).write(
+                to: level2.appendingPathComponent("index.json")
+            )
 
             let local = try TemporaryFolder("repo")
             let one = repository(server, id: "game.level1", in: local)
             let two = repository(server, id: "game.level2", in: local)
             try await one.update()
             try await two.update()
-            #expect(Repository.bundle(descriptor: "game.level1.art", in: [one, two])?.appendingPathComponent("item.txt").text == "level 1")
-            #expect(Repository.bundle(descriptor: "game.level2.art", in: [one, two])?.appendingPathComponent("item.txt").text == "level 2")
+            #expect(
+                Repository.bundle(descriptor: "game.level1.art", in: [one, two])?.appendingPathComponent("item.txt")
+                    .text == "level 1"
+            )
+            #expect(
+                Repository.bundle(descriptor: "game.level2.art", in: [one, two])?.appendingPathComponent("item.txt")
+                    .text == "level 2"
+            )
 
             try PublishedText.write(#"{"bundles": {}}"#, to: level2.appendingPathComponent("index.json"))
             let emptied = try await two.update()
@@ -309,7 +364,11 @@ struct RepositoryTests {
             try await repo.update()
             try await repo.store(forBundle: "cats").confirmLive()
 
-            try RepositoryPublisher.add(folder: try content(sources.path("cats"), "cat v2, broken"), as: "cats", to: repoFolder)
+            try RepositoryPublisher.add(
+                folder: try content(sources.path("cats"), "cat v2, broken"),
+                as: "cats",
+                to: repoFolder
+            )
             #expect(try await repo.update().updated == ["cats": 2])
             let store = repo.store(forBundle: "cats")
             #expect(try await store.rollBackIfUnconfirmed() == nil)
@@ -335,12 +394,22 @@ struct RepositoryTests {
             let repoFolder = server.root.appendingPathComponent(id)
             let sources = try TemporaryFolder("sources")
             for name in ["cats", "dogs"] {
-                try RepositoryPublisher.add(folder: try content(sources.path(name), "\(name) v1"), as: name, to: repoFolder)
+                try RepositoryPublisher.add(
+                    folder: try content(sources.path(name), "\(name) v1"),
+                    as: name,
+                    to: repoFolder
+                )
             }
             let local = try TemporaryFolder("atomic")
             var configuration = SyncConfiguration()
             configuration.retry = RetryPolicy(maxAttempts: 1)
-            let repo = Repository(source: server.url, id: id, directory: local.path(id), switching: .wholeRepository, configuration: configuration)
+            let repo = Repository(
+                source: server.url,
+                id: id,
+                directory: local.path(id),
+                switching: .wholeRepository,
+                configuration: configuration
+            )
             let texts = { ["cats", "dogs"].map { local.path("\(id)/\($0)/item.txt").text ?? "missing" } }
             try await repo.update()
             #expect(texts() == ["cats v1", "dogs v1"])
@@ -349,19 +418,32 @@ struct RepositoryTests {
             // v2 of both, but the dogs archive is missing on the server: cats v2 installs, and
             // still nobody sees it until dogs v2 can go live with it.
             for name in ["cats", "dogs"] {
-                try RepositoryPublisher.add(folder: try content(sources.path(name), "\(name) v2"), as: name, to: repoFolder)
+                try RepositoryPublisher.add(
+                    folder: try content(sources.path(name), "\(name) v2"),
+                    as: name,
+                    to: repoFolder
+                )
             }
-            try FileManager.default.moveItem(at: repoFolder.appendingPathComponent("dogs-2.tar.gz"), to: sources.path("dogs-2.tar.gz"))
+            try FileManager.default.moveItem(
+                at: repoFolder.appendingPathComponent("dogs-2.tar.gz"),
+                to: sources.path("dogs-2.tar.gz")
+            )
             await #expect(throws: FreshAirError.self) { try await repo.update() }
             #expect(texts() == ["cats v1", "dogs v1"])
             #expect(repo.bundle(named: "cats").map { $0.appendingPathComponent("item.txt").text } == "cats v1")
 
-            try FileManager.default.moveItem(at: sources.path("dogs-2.tar.gz"), to: repoFolder.appendingPathComponent("dogs-2.tar.gz"))
+            try FileManager.default.moveItem(
+                at: sources.path("dogs-2.tar.gz"),
+                to: repoFolder.appendingPathComponent("dogs-2.tar.gz")
+            )
             let result = try await repo.update()
             #expect(result.updated == ["dogs": 2], "cats v2 was already installed: only dogs is fetched")
             #expect(texts() == ["cats v2", "dogs v2"])
             let verify = try await BreezeBinary.run(["verify", local.path(id).path])
-            #expect(verify.status == 0 && verify.output.contains("cats: Version 2 is intact"), "\(verify.output)\(verify.error)")
+            #expect(
+                verify.status == 0 && verify.output.contains("cats: Version 2 is intact"),
+                "\(verify.output)\(verify.error)"
+            )
         }
     }
 }

@@ -1,7 +1,8 @@
-@testable import BreezeKit
 import Foundation
 import FreshAir
 import Testing
+
+@testable import BreezeKit
 
 @Suite("breeze publish: only what changed, the root manifest last, to a served folder or S3")
 struct PublishTests {
@@ -27,7 +28,8 @@ struct PublishTests {
             let client = try ExampleClient(published: server)
             try await client.sync.run()
             let rootURL = destination.root.appendingPathComponent("manifest.json")
-            let rootModified = try FileManager.default.attributesOfItem(atPath: rootURL.path)[.modificationDate] as! Date
+            let rootModified =
+                try FileManager.default.attributesOfItem(atPath: rootURL.path)[.modificationDate] as! Date
 
             // One file changes: it goes up first, then its manifest, then the root; nothing else.
             try Data("# Bar, republished\n".utf8).write(to: bundle.appendingPathComponent("Embed1.freshair/bar.md"))
@@ -56,19 +58,29 @@ struct PublishTests {
         let (folder, bundle) = try await authoredBundle()
         let destination = FolderDestination(root: folder.path("www"))
         try Data("# edited after hashing\n".utf8).write(to: bundle.appendingPathComponent("Embed1.freshair/bar.md"))
-        await #expect { try await Publisher.run(source: bundle, to: destination) } throws: { "\($0)".contains("run `breeze hash`") }
+        await #expect { try await Publisher.run(source: bundle, to: destination) } throws: {
+            "\($0)".contains("run `breeze hash`")
+        }
         _ = try await BundleHasher.run(bundle: bundle)
 
         let key = SigningKey.generate()
         _ = try await ManifestSigner.sign(bundle: bundle, with: key)
         let rootURL = bundle.appendingPathComponent("manifest.json")
         let signed = try String(contentsOf: rootURL, encoding: .utf8)
-        try signed.replacingOccurrences(of: "\"sequence\": 1", with: "\"sequence\": 5").write(to: rootURL, atomically: true, encoding: .utf8)
-        await #expect { try await Publisher.run(source: bundle, to: destination) } throws: { "\($0)".contains("run `breeze sign` again") }
+        try signed.replacingOccurrences(of: "\"sequence\": 1", with: "\"sequence\": 5").write(
+            to: rootURL,
+            atomically: true,
+            encoding: .utf8
+        )
+        await #expect { try await Publisher.run(source: bundle, to: destination) } throws: {
+            "\($0)".contains("run `breeze sign` again")
+        }
         try signed.write(to: rootURL, atomically: true, encoding: .utf8)
 
         try key.write(to: bundle.appendingPathComponent("release.key"))
-        await #expect { try await Publisher.run(source: bundle, to: destination) } throws: { "\($0)".contains("signing key") }
+        await #expect { try await Publisher.run(source: bundle, to: destination) } throws: {
+            "\($0)".contains("signing key")
+        }
         #expect(!FileManager.default.fileExists(atPath: destination.root.path))
         try FileManager.default.removeItem(at: bundle.appendingPathComponent("release.key"))
         #expect(try await Publisher.run(source: bundle, to: destination).uploaded.last == "manifest.json")
@@ -86,13 +98,20 @@ struct PublishTests {
         _ = try await BundleHasher.run(bundle: bundle)
         let blocked = destination.root.appendingPathComponent("Embed1.freshair/bar.md")
         try FileManager.default.removeItem(at: blocked)
-        try FileManager.default.createDirectory(at: blocked.appendingPathComponent("in-the-way"), withIntermediateDirectories: true)
-        await #expect { try await Publisher.run(source: bundle, to: destination) } throws: { "\($0)".contains("Embed1.freshair/bar.md") }
+        try FileManager.default.createDirectory(
+            at: blocked.appendingPathComponent("in-the-way"),
+            withIntermediateDirectories: true
+        )
+        await #expect { try await Publisher.run(source: bundle, to: destination) } throws: {
+            "\($0)".contains("Embed1.freshair/bar.md")
+        }
         #expect(try Data(contentsOf: destination.root.appendingPathComponent("manifest.json")) == rootBefore)
 
         // What a killed publish leaves (a half-copied file beside its place) is cleared by the next one.
         try FileManager.default.removeItem(at: blocked)
-        let leftover = destination.root.appendingPathComponent("Embed1.freshair/.bar.md\(FolderDestination.temporaryMarker)123")
+        let leftover = destination.root.appendingPathComponent(
+            "Embed1.freshair/.bar.md\(FolderDestination.temporaryMarker)123"
+        )
         try Data("half".utf8).write(to: leftover)
         let report = try await Publisher.run(source: bundle, to: destination)
         #expect(report.uploaded.last == "manifest.json")
@@ -103,15 +122,24 @@ struct PublishTests {
     func deleteAfterTheRoot() async throws {
         let (folder, bundle) = try await authoredBundle()
         let destination = FolderDestination(root: folder.path("www"))
-        try FileManager.default.createDirectory(at: bundle.appendingPathComponent("old"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: bundle.appendingPathComponent("old"),
+            withIntermediateDirectories: true
+        )
         try Data("gone soon".utf8).write(to: bundle.appendingPathComponent("old/notes.txt"))
         _ = try await Publisher.run(source: bundle, to: destination)
         try FileManager.default.removeItem(at: bundle.appendingPathComponent("old"))
 
         let kept = try await Publisher.run(source: bundle, to: destination)
-        #expect(kept.deleted.isEmpty && FileManager.default.fileExists(atPath: destination.root.appendingPathComponent("old/notes.txt").path))
+        #expect(
+            kept.deleted.isEmpty
+                && FileManager.default.fileExists(atPath: destination.root.appendingPathComponent("old/notes.txt").path)
+        )
         let preview = try await Publisher.run(source: bundle, to: destination, delete: true, dryRun: true)
-        #expect(preview.deleted == ["old/notes.txt"] && FileManager.default.fileExists(atPath: destination.root.appendingPathComponent("old/notes.txt").path))
+        #expect(
+            preview.deleted == ["old/notes.txt"]
+                && FileManager.default.fileExists(atPath: destination.root.appendingPathComponent("old/notes.txt").path)
+        )
         let pruned = try await Publisher.run(source: bundle, to: destination, delete: true)
         #expect(pruned.deleted == ["old/notes.txt"])
         #expect(!FileManager.default.fileExists(atPath: destination.root.appendingPathComponent("old").path))
@@ -132,7 +160,11 @@ struct PublishTests {
             // What S3 now holds: every file, under the prefix, with the MD5 of our bytes as its ETag.
             let listed = try await destination.list()
             #expect(Set(listed.keys) == Set(try BundleFolder.files(in: bundle).map(\.path)))
-            let local = try LocalFile(path: "manifest.json", url: bundle.appendingPathComponent("manifest.json"), size: Int64(Data(contentsOf: bundle.appendingPathComponent("manifest.json")).count))
+            let local = try LocalFile(
+                path: "manifest.json",
+                url: bundle.appendingPathComponent("manifest.json"),
+                size: Int64(Data(contentsOf: bundle.appendingPathComponent("manifest.json")).count)
+            )
             #expect(listed["manifest.json"]?.etag == (try local.digests().md5))
 
             #expect(try await Publisher.run(source: bundle, to: destination).uploaded.isEmpty)
@@ -149,12 +181,21 @@ struct PublishTests {
             #expect(try await destination.list()["extra.txt"] == nil)
 
             // The same through the command line, credentials from the environment as the AWS tools take them.
-            try Data("# Bar from the command line\n".utf8).write(to: bundle.appendingPathComponent("Embed1.freshair/bar.md"))
+            try Data("# Bar from the command line\n".utf8).write(
+                to: bundle.appendingPathComponent("Embed1.freshair/bar.md")
+            )
             #expect(try await BreezeBinary.run(["hash", bundle.path]).status == 0)
-            let cli = try await BreezeBinary.run(["publish", bundle.path, target, "--endpoint", s3.endpoint, "--json"], environment: s3.credentials)
+            let cli = try await BreezeBinary.run(
+                ["publish", bundle.path, target, "--endpoint", s3.endpoint, "--json"],
+                environment: s3.credentials
+            )
             #expect(cli.status == 0, "\(cli.error)")
             let uploaded = try JSONSerialization.jsonObject(with: Data(cli.output.utf8)) as? [String: Any]
-            #expect(uploaded?["uploaded"] as? [String] == ["Embed1.freshair/bar.md", "Embed1.freshair/manifest.json", "manifest.json"])
+            #expect(
+                uploaded?["uploaded"] as? [String] == [
+                    "Embed1.freshair/bar.md", "Embed1.freshair/manifest.json", "manifest.json",
+                ]
+            )
 
             var wrong = s3.credentials
             wrong["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
@@ -162,7 +203,10 @@ struct PublishTests {
             await #expect { try await Publisher.run(source: bundle, to: refused) } throws: { error in
                 "\(error)".contains("SignatureDoesNotMatch") && "\(error)".contains("AWS_SECRET_ACCESS_KEY")
             }
-            let missing = try await BreezeBinary.run(["publish", bundle.path, target], environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""])
+            let missing = try await BreezeBinary.run(
+                ["publish", bundle.path, target],
+                environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""]
+            )
             #expect(missing.status == 1 && missing.error.contains("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
         }
     }
@@ -170,15 +214,28 @@ struct PublishTests {
     @Test("Signature Version 4 matches Amazon's worked example (GET /test.txt, 2013-05-24)")
     func signatureVersion4() throws {
         let signer = S3RequestSigner(
-            credentials: S3Credentials(accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
-            region: "us-east-1")
+            credentials: S3Credentials(
+                accessKeyID: "AKIAIOSFODNN7EXAMPLE",
+                secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+            ),
+            region: "us-east-1"
+        )
         let headers = signer.sign(
-            method: "GET", path: "/test.txt", query: [],
+            method: "GET",
+            path: "/test.txt",
+            query: [],
             headers: [("Host", "examplebucket.s3.amazonaws.com"), ("Range", "bytes=0-9")],
-            payloadHash: S3RequestSigner.emptyPayloadHash, date: Date(timeIntervalSince1970: 1_369_353_600))
-        #expect(headers.first { $0.0 == "authorization" }?.1 == "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
-            + "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41")
-        #expect(S3RequestSigner.canonicalQuery([("prefix", "a b/c"), ("list-type", "2")]) == "list-type=2&prefix=a%20b%2Fc")
+            payloadHash: S3RequestSigner.emptyPayloadHash,
+            date: Date(timeIntervalSince1970: 1_369_353_600)
+        )
+        #expect(
+            headers.first { $0.0 == "authorization" }?.1
+                == "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request,"
+                + "SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41"
+        )
+        #expect(
+            S3RequestSigner.canonicalQuery([("prefix", "a b/c"), ("list-type", "2")]) == "list-type=2&prefix=a%20b%2Fc"
+        )
         #expect(S3XML.values(of: "Key", in: "<Contents><Key>a &amp; b&#x2F;c</Key></Contents>") == ["a & b/c"])
     }
 }

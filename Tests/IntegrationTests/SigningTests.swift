@@ -11,7 +11,8 @@ struct SigningTests {
             let bundle = try ExampleBundle.write(in: server.root)
             _ = try await BundleHasher.run(bundle: bundle)  // digests and sizes current: signing requires it
             let keys = try TemporaryFolder("keys")
-            let trusted = SigningKey.generate(), stranger = SigningKey.generate()
+            let trusted = SigningKey.generate()
+            let stranger = SigningKey.generate()
             try trusted.write(to: keys.path("trusted.key"))
             #expect(throws: SigningError.self) { try trusted.write(to: keys.path("trusted.key")) }  // never overwritten
             #expect(try SigningKey(contentsOf: keys.path("trusted.key")).publicKey == trusted.publicKey)
@@ -19,7 +20,11 @@ struct SigningTests {
             var client = try ExampleClient(published: server)
             client.sync.configuration.trustedKeys = [trusted.publicKey]
             func refusal() async -> ManifestError.Problem? {
-                do { try await client.sync.run() } catch { return (error as? FreshAirError).flatMap { if case .manifest(let m) = $0 { m.problem } else { nil } } }
+                do { try await client.sync.run() } catch {
+                    return (error as? FreshAirError).flatMap {
+                        if case .manifest(let m) = $0 { m.problem } else { nil }
+                    }
+                }
                 return nil
             }
 
@@ -38,7 +43,10 @@ struct SigningTests {
             // Someone edits the published manifest without the key: refused, the live version stays.
             let rootURL = bundle.appendingPathComponent("manifest.json")
             let original = try String(contentsOf: rootURL, encoding: .utf8)
-            try PublishedText.write(original.replacingOccurrences(of: "\"sequence\": 1", with: "\"sequence\": 9"), to: rootURL)
+            try PublishedText.write(
+                original.replacingOccurrences(of: "\"sequence\": 1", with: "\"sequence\": 9"),
+                to: rootURL
+            )
             #expect(await refusal() == .signatureInvalid)
             #expect(client.liveFiles() == installed)
 
@@ -74,7 +82,9 @@ struct SigningTests {
             #expect(try await BreezeBinary.run(["validate", bundle.path]).status == 0)
 
             let url = server.url.appendingPathComponent(ExampleBundle.name + "/").absoluteString
-            let sync = try await BreezeBinary.run(["sync", url, work.path("live").path, "--trusted-key", publicKey, "--env", "appVersion=0.9"])
+            let sync = try await BreezeBinary.run([
+                "sync", url, work.path("live").path, "--trusted-key", publicKey, "--env", "appVersion=0.9",
+            ])
             #expect(sync.status == 0, "\(sync.error)")
             let second = try await BreezeBinary.run(["keygen", work.path("second.key").path, "--json"])
             let printed = try JSONSerialization.jsonObject(with: Data(second.output.utf8)) as? [String: String]
@@ -86,9 +96,14 @@ struct SigningTests {
             // A manifest edited after signing: validate names the stale signature.
             let rootURL = bundle.appendingPathComponent("manifest.json")
             let text = try String(contentsOf: rootURL, encoding: .utf8)
-            try PublishedText.write(text.replacingOccurrences(of: "\"sequence\": 1", with: "\"sequence\": 2"), to: rootURL)
+            try PublishedText.write(
+                text.replacingOccurrences(of: "\"sequence\": 1", with: "\"sequence\": 2"),
+                to: rootURL
+            )
             let validate = try await BreezeBinary.run(["validate", bundle.path])
-            #expect(validate.status == 1 && validate.output.contains("does not match the content: run `breeze sign` again"))
+            #expect(
+                validate.status == 1 && validate.output.contains("does not match the content: run `breeze sign` again")
+            )
         }
     }
 }
@@ -100,8 +115,12 @@ struct SignedBundleFreshnessTests {
     let trusted = SigningKey.generate()
 
     /// A signed bundle on `server`, hashed and signed as a publisher would.
-    func publishSigned(_ server: PublishedFolder, folder: String = ExampleBundle.name, text: String,
-                       options: SigningOptions = .init()) async throws -> URL {
+    func publishSigned(
+        _ server: PublishedFolder,
+        folder: String = ExampleBundle.name,
+        text: String,
+        options: SigningOptions = .init()
+    ) async throws -> URL {
         let bundle = try ExampleBundle.write(in: server.root)
         if folder != ExampleBundle.name {
             try? FileManager.default.removeItem(at: server.root.appendingPathComponent(folder))
@@ -121,7 +140,9 @@ struct SignedBundleFreshnessTests {
     }
 
     func problem(_ client: ExampleClient) async -> ManifestError.Problem? {
-        do { try await client.sync.run() } catch { return (error as? FreshAirError).flatMap { if case .manifest(let m) = $0 { m.problem } else { nil } } }
+        do { try await client.sync.run() } catch {
+            return (error as? FreshAirError).flatMap { if case .manifest(let m) = $0 { m.problem } else { nil } }
+        }
         return nil
     }
 
@@ -131,7 +152,10 @@ struct SignedBundleFreshnessTests {
     func signingIsARelease() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let bundle = try await publishSigned(server, text: "one\n")
-            var manifest = try Manifest(data: Data(contentsOf: bundle.appendingPathComponent("manifest.json")), source: "m")
+            var manifest = try Manifest(
+                data: Data(contentsOf: bundle.appendingPathComponent("manifest.json")),
+                source: "m"
+            )
             #expect(manifest.sequence == 1 && manifest.identity == ExampleBundle.name)
             let expires = try #require(manifest.expires)
             #expect(abs(expires.timeIntervalSinceNow - 30 * 86_400) < 120)
@@ -142,7 +166,9 @@ struct SignedBundleFreshnessTests {
             let second = SigningKey.generate()
             let cosigned = try await ManifestSigner.sign(bundle: bundle, with: second, options: .init(cosign: true))
             manifest = try Manifest(data: Data(contentsOf: bundle.appendingPathComponent("manifest.json")), source: "m")
-            #expect(cosigned.sequence == 2 && cosigned.kept == [trusted.publicKey.base64] && manifest.signatures.count == 2)
+            #expect(
+                cosigned.sequence == 2 && cosigned.kept == [trusted.publicKey.base64] && manifest.signatures.count == 2
+            )
         }
     }
 
@@ -174,7 +200,8 @@ struct SignedBundleFreshnessTests {
             let v1 = try Data(contentsOf: rootURL)
             let client = try client(server)
             try await client.sync.run()
-            _ = try await publishSigned(server, text: "v2\n", options: .init(sequence: 2))  // a fresh folder: name the next sequence
+            // A fresh folder: name the next sequence.
+            _ = try await publishSigned(server, text: "v2\n", options: .init(sequence: 2))
             try await client.sync.run()
             #expect(bar(client) == "v2\n")
             try await client.sync.store.rollBack()
@@ -199,7 +226,10 @@ struct SignedBundleFreshnessTests {
             try await Task.sleep(for: .seconds(2))
             var expired = try client(server)
             expired.sync.configuration.clockSkewTolerance = .zero
-            guard case .expired = await problem(expired) else { Issue.record("an expired manifest was not refused"); return }
+            guard case .expired = await problem(expired) else {
+                Issue.record("an expired manifest was not refused")
+                return
+            }
 
         }
     }
@@ -211,11 +241,16 @@ struct SignedBundleFreshnessTests {
             let b = try await publishSigned(server, folder: "B.freshair", text: "b\n", options: .init(sequence: 50))
             let genuineA = try Data(contentsOf: a.appendingPathComponent("manifest.json"))
             // The same files under both folders: only the root manifest is substituted.
-            try PublishedText.write(String(decoding: try Data(contentsOf: b.appendingPathComponent("manifest.json")), as: UTF8.self),
-                                    to: a.appendingPathComponent("manifest.json"))
+            try PublishedText.write(
+                String(decoding: try Data(contentsOf: b.appendingPathComponent("manifest.json")), as: UTF8.self),
+                to: a.appendingPathComponent("manifest.json")
+            )
             let client = try client(server, folder: "A.freshair")
             #expect(await problem(client) == .wrongIdentity(expected: "A.freshair", found: "B.freshair"))
-            try PublishedText.write(String(decoding: genuineA, as: UTF8.self), to: a.appendingPathComponent("manifest.json"))
+            try PublishedText.write(
+                String(decoding: genuineA, as: UTF8.self),
+                to: a.appendingPathComponent("manifest.json")
+            )
             #expect(await problem(client) == nil, "B's sequence 50 did not raise A's floor")
             #expect(bar(client) == "a\n")
         }
@@ -233,7 +268,10 @@ struct SignedPackageAndRepositoryTests {
         try? FileManager.default.removeItem(at: source)
         try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
         try Data(text.utf8).write(to: source.appendingPathComponent("message.txt"))
-        try await shell("tar -czf \(name) -C src-\(name) . && touch -d '@\(Int(Date().timeIntervalSince1970) + 2)' \(name)", in: server.root)
+        try await shell(
+            "tar -czf \(name) -C src-\(name) . && touch -d '@\(Int(Date().timeIntervalSince1970) + 2)' \(name)",
+            in: server.root
+        )
     }
 
     func updater(_ server: PublishedFolder, _ local: TemporaryFolder) -> PackageUpdater {
@@ -241,8 +279,10 @@ struct SignedPackageAndRepositoryTests {
         configuration.retry = RetryPolicy(maxAttempts: 1)
         configuration.trustedKeys = [key.publicKey]
         return PackageUpdater(
-            remote: server.url.appendingPathComponent("content.tgz"), store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
-            configuration: configuration)
+            remote: server.url.appendingPathComponent("content.tgz"),
+            store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+            configuration: configuration
+        )
     }
 
     func failure(_ updater: PackageUpdater) async -> FreshAirError? {
@@ -270,7 +310,10 @@ struct SignedPackageAndRepositoryTests {
             try await pack("v2", in: server)
             _ = try PackageSigner.sign(package: package, with: [key])
             try await pack("v2, tampered on the way", in: server)
-            guard case .declaredSizeMismatch = await failure(updater) else { Issue.record("a package that is not the signed one was installed"); return }
+            guard case .declaredSizeMismatch = await failure(updater) else {
+                Issue.record("a package that is not the signed one was installed")
+                return
+            }
             #expect(local.path("live/message.txt").text == "v1")
             try await pack("v2", in: server)
             _ = try PackageSigner.sign(package: package, with: [key], options: .init(sequence: 3))
@@ -280,20 +323,39 @@ struct SignedPackageAndRepositoryTests {
             // The genuine, older v1 document and package replayed: refused, v2 stays.
             try await pack("v1", in: server)
             try PublishedText.write(String(decoding: v1Signature, as: UTF8.self), to: signature)
-            guard case .manifest(let old) = await failure(updater), old.problem == .olderSequence(installed: 3, offered: 1) else {
-                Issue.record("an older signed package was accepted"); return
+            guard case .manifest(let old) = await failure(updater),
+                old.problem == .olderSequence(installed: 3, offered: 1)
+            else {
+                Issue.record("an older signed package was accepted")
+                return
             }
             #expect(local.path("live/message.txt").text == "v2")
 
             // Another package's document served for this one.
             try await pack("other", in: server, as: "other.tgz")
-            _ = try PackageSigner.sign(package: server.root.appendingPathComponent("other.tgz"), with: [key], options: .init(sequence: 9))
-            try FileManager.default.copyItem(at: server.root.appendingPathComponent("other.tgz"), to: server.root.appendingPathComponent("swap.tgz"))
+            _ = try PackageSigner.sign(
+                package: server.root.appendingPathComponent("other.tgz"),
+                with: [key],
+                options: .init(sequence: 9)
+            )
+            try FileManager.default.copyItem(
+                at: server.root.appendingPathComponent("other.tgz"),
+                to: server.root.appendingPathComponent("swap.tgz")
+            )
             try FileManager.default.removeItem(at: package)
             try FileManager.default.moveItem(at: server.root.appendingPathComponent("swap.tgz"), to: package)
-            try PublishedText.write(String(decoding: try Data(contentsOf: server.root.appendingPathComponent("other.tgz.sig")), as: UTF8.self), to: signature)
-            guard case .manifest(let swapped) = await failure(updater), swapped.problem == .wrongIdentity(expected: "content.tgz", found: "other.tgz") else {
-                Issue.record("another package's signed document was accepted"); return
+            try PublishedText.write(
+                String(
+                    decoding: try Data(contentsOf: server.root.appendingPathComponent("other.tgz.sig")),
+                    as: UTF8.self
+                ),
+                to: signature
+            )
+            guard case .manifest(let swapped) = await failure(updater),
+                swapped.problem == .wrongIdentity(expected: "content.tgz", found: "other.tgz")
+            else {
+                Issue.record("another package's signed document was accepted")
+                return
             }
             #expect(local.path("live/message.txt").text == "v2")
         }
@@ -304,12 +366,21 @@ struct SignedPackageAndRepositoryTests {
         try await PublishedFolder.with(.nginx) { server in
             let work = try TemporaryFolder("cli-signed-delivery")
             let keygen = try await BreezeBinary.run(["keygen", work.path("app.key").path, "--json"])
-            let publicKey = try #require((try JSONSerialization.jsonObject(with: Data(keygen.output.utf8)) as? [String: String])?["publicKey"])
+            let publicKey = try #require(
+                (try JSONSerialization.jsonObject(with: Data(keygen.output.utf8)) as? [String: String])?["publicKey"]
+            )
             try await pack("hello", in: server)
-            let sign = try await BreezeBinary.run(["sign", server.root.appendingPathComponent("content.tgz").path, "--key", work.path("app.key").path])
-            #expect(sign.status == 0 && sign.output.contains("Signed content.tgz.sig (content.tgz, sequence 1"), "\(sign.output) \(sign.error)")
+            let sign = try await BreezeBinary.run([
+                "sign", server.root.appendingPathComponent("content.tgz").path, "--key", work.path("app.key").path,
+            ])
+            #expect(
+                sign.status == 0 && sign.output.contains("Signed content.tgz.sig (content.tgz, sequence 1"),
+                "\(sign.output) \(sign.error)"
+            )
             let url = server.url.appendingPathComponent("content.tgz").absoluteString
-            let synced = try await BreezeBinary.run(["sync", url, work.path("Package").path, "--trusted-key", publicKey])
+            let synced = try await BreezeBinary.run([
+                "sync", url, work.path("Package").path, "--trusted-key", publicKey,
+            ])
             #expect(synced.status == 0, "\(synced.error)")
             #expect(work.path("Package/message.txt").text == "hello")
 
@@ -317,32 +388,53 @@ struct SignedPackageAndRepositoryTests {
             try FileManager.default.createDirectory(at: work.path("cats"), withIntermediateDirectories: true)
             try Data("meow".utf8).write(to: work.path("cats/cat.txt"))
             let repository = server.root.appendingPathComponent("com.example.signed")
-            let added = try await BreezeBinary.run(["repo", "add", work.path("cats").path, repository.path, "--key", work.path("app.key").path])
+            let added = try await BreezeBinary.run([
+                "repo", "add", work.path("cats").path, repository.path, "--key", work.path("app.key").path,
+            ])
             #expect(added.status == 0, "\(added.error)")
-            let index = try RepositoryIndex(data: Data(contentsOf: repository.appendingPathComponent("index.json")), source: "index.json")
-            #expect(index.release.identity == "com.example.signed" && index.release.signatures.count == 1 && index.bundles["cats"]?.sha256 != nil)
+            let index = try RepositoryIndex(
+                data: Data(contentsOf: repository.appendingPathComponent("index.json")),
+                source: "index.json"
+            )
+            #expect(
+                index.release.identity == "com.example.signed" && index.release.signatures.count == 1
+                    && index.bundles["cats"]?.sha256 != nil
+            )
             let repo = try await BreezeBinary.run([
-                "sync", "--repo", "com.example.signed", server.url.absoluteString, work.path("Bundles").path, "--trusted-key", publicKey,
+                "sync", "--repo", "com.example.signed", server.url.absoluteString, work.path("Bundles").path,
+                "--trusted-key", publicKey,
             ])
             #expect(repo.status == 0, "\(repo.error)")
             #expect(work.path("Bundles/cats/cat.txt").text == "meow")
 
             // Version 2 published, then its archive swapped on the server: refused, version 1 stays.
             try Data("purr".utf8).write(to: work.path("cats/cat.txt"))
-            _ = try await BreezeBinary.run(["repo", "add", work.path("cats").path, repository.path, "--key", work.path("app.key").path])
+            _ = try await BreezeBinary.run([
+                "repo", "add", work.path("cats").path, repository.path, "--key", work.path("app.key").path,
+            ])
             try FileManager.default.removeItem(at: repository.appendingPathComponent("cats-2.tar.gz"))
-            try FileManager.default.copyItem(at: repository.appendingPathComponent("cats-1.tar.gz"), to: repository.appendingPathComponent("cats-2.tar.gz"))
+            try FileManager.default.copyItem(
+                at: repository.appendingPathComponent("cats-1.tar.gz"),
+                to: repository.appendingPathComponent("cats-2.tar.gz")
+            )
             let tampered = try await BreezeBinary.run([
-                "sync", "--repo", "com.example.signed", server.url.absoluteString, work.path("Bundles").path, "--trusted-key", publicKey,
+                "sync", "--repo", "com.example.signed", server.url.absoluteString, work.path("Bundles").path,
+                "--trusted-key", publicKey,
             ])
             #expect(tampered.status == 65, "\(tampered.output) \(tampered.error)")
             #expect(work.path("Bundles/cats/cat.txt").text == "meow")
 
             // An unsigned index is refused where keys are pinned.
-            try Data(#"{"bundles": {"cats": {"version": 1}}}"#.utf8).write(to: repository.appendingPathComponent("index.json"))
-            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(3)], ofItemAtPath: repository.appendingPathComponent("index.json").path)
+            try Data(#"{"bundles": {"cats": {"version": 1}}}"#.utf8).write(
+                to: repository.appendingPathComponent("index.json")
+            )
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date().addingTimeInterval(3)],
+                ofItemAtPath: repository.appendingPathComponent("index.json").path
+            )
             let unsigned = try await BreezeBinary.run([
-                "sync", "--repo", "com.example.signed", server.url.absoluteString, work.path("Bundles").path, "--trusted-key", publicKey,
+                "sync", "--repo", "com.example.signed", server.url.absoluteString, work.path("Bundles").path,
+                "--trusted-key", publicKey,
             ])
             #expect(unsigned.status == 65 && unsigned.error.contains("not signed"), "\(unsigned.error)")
         }

@@ -14,12 +14,25 @@ struct SyncTests {
             let old = try ExampleClient(published: server, appVersion: "0.9")
             let first = try await old.sync.run()
             #expect(first.outcome == .updated)
-            #expect(old.liveFiles() == ["Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json", "manifest.json"])
-            #expect(old.live.appendingPathComponent("Embed1.freshair/bar.md").text == ExampleBundle.contents["Embed1.freshair/bar.md"])
+            #expect(
+                old.liveFiles() == [
+                    "Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json",
+                    "manifest.json",
+                ]
+            )
+            #expect(
+                old.live.appendingPathComponent("Embed1.freshair/bar.md").text
+                    == ExampleBundle.contents["Embed1.freshair/bar.md"]
+            )
 
             let new = try ExampleClient(published: server, appVersion: "1.1")
             try await new.sync.run()
-            #expect(new.liveFiles() == ["Embed2.freshair/baz.md", "Embed2.freshair/manifest.json", "Embed2.freshair/zab.md", "manifest.json"])
+            #expect(
+                new.liveFiles() == [
+                    "Embed2.freshair/baz.md", "Embed2.freshair/manifest.json", "Embed2.freshair/zab.md",
+                    "manifest.json",
+                ]
+            )
         }
     }
 
@@ -61,7 +74,9 @@ struct SyncTests {
             try ExampleBundle.write(in: server.root)
             let client = try ExampleClient(published: server)
             let first = try await client.sync.run()
-            let fooBefore = try FileManager.default.attributesOfItem(atPath: client.live.appendingPathComponent("Embed1.freshair/foo.md").path)
+            let fooBefore = try FileManager.default.attributesOfItem(
+                atPath: client.live.appendingPathComponent("Embed1.freshair/foo.md").path
+            )
 
             try ExampleBundle.write(in: server.root, overrides: ["Embed1.freshair/bar.md": "# Bar\n\nRevised.\n"])
             let before = server.requests().count
@@ -71,11 +86,15 @@ struct SyncTests {
             #expect(second.outcome == .updated)
             #expect(second.version == (first.version ?? 0) + 1)
             #expect(second.downloaded == ["manifest.json", "Embed1.freshair/manifest.json", "Embed1.freshair/bar.md"])
-            #expect(fetched.filter { !$0.hasSuffix("manifest.json") } == ["/\(ExampleBundle.name)/Embed1.freshair/bar.md"])
+            #expect(
+                fetched.filter { !$0.hasSuffix("manifest.json") } == ["/\(ExampleBundle.name)/Embed1.freshair/bar.md"]
+            )
             #expect(second.filesReused == 1)
             #expect(client.live.appendingPathComponent("Embed1.freshair/bar.md").text == "# Bar\n\nRevised.\n")
             // foo.md was carried over, not rewritten: the same file (inode) in the new version.
-            let fooAfter = try FileManager.default.attributesOfItem(atPath: client.live.appendingPathComponent("Embed1.freshair/foo.md").path)
+            let fooAfter = try FileManager.default.attributesOfItem(
+                atPath: client.live.appendingPathComponent("Embed1.freshair/foo.md").path
+            )
             #expect(fooBefore[.systemFileNumber] as? Int == fooAfter[.systemFileNumber] as? Int)
         }
     }
@@ -110,7 +129,10 @@ struct SyncTests {
             }
             #expect(try client.sync.store.liveRecord()?.id == first.version)
             #expect(client.liveFiles() == filesBefore)
-            #expect(client.live.appendingPathComponent("Embed1.freshair/bar.md").text == ExampleBundle.contents["Embed1.freshair/bar.md"])
+            #expect(
+                client.live.appendingPathComponent("Embed1.freshair/bar.md").text
+                    == ExampleBundle.contents["Embed1.freshair/bar.md"]
+            )
             let staging = client.local.path("store/staging")
             #expect(try FileManager.default.contentsOfDirectory(atPath: staging.path).isEmpty)
         }
@@ -123,7 +145,10 @@ struct SyncTests {
             let client = try ExampleClient(published: server)
             try await client.sync.run()
 
-            try PublishedText.write("[\n  {\"filename\": \"a.md\",\n   \"sha\": 12,, }\n]\n", to: bundle.appendingPathComponent("manifest.json"))
+            try PublishedText.write(
+                "[\n  {\"filename\": \"a.md\",\n   \"sha\": 12,, }\n]\n",
+                to: bundle.appendingPathComponent("manifest.json")
+            )
             await #expect {
                 try await client.sync.run()
             } throws: { error in
@@ -132,7 +157,10 @@ struct SyncTests {
             }
             #expect(client.liveFiles().contains("Embed1.freshair/bar.md"))
 
-            try PublishedText.write(#"[{"filename": "a.md", "condition": "platform == 'iOS' &&"}]"#, to: bundle.appendingPathComponent("manifest.json"))
+            try PublishedText.write(
+                #"[{"filename": "a.md", "condition": "platform == 'iOS' &&"}]"#,
+                to: bundle.appendingPathComponent("manifest.json")
+            )
             await #expect {
                 try await client.sync.run()
             } throws: { error in
@@ -154,12 +182,26 @@ struct SyncTests {
             let seen = server.requests().dropFirst(before)
             #expect(upgraded.outcome == .updated)
             #expect(seen.filter { $0.path.hasSuffix("/\(ExampleBundle.name)/manifest.json") }.map(\.status) == [304])
-            #expect(Set(upgraded.removed) == ["Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json"])
-            #expect(client.liveFiles() == ["Embed2.freshair/baz.md", "Embed2.freshair/manifest.json", "Embed2.freshair/zab.md", "manifest.json"])
+            #expect(
+                Set(upgraded.removed) == [
+                    "Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json",
+                ]
+            )
+            #expect(
+                client.liveFiles() == [
+                    "Embed2.freshair/baz.md", "Embed2.freshair/manifest.json", "Embed2.freshair/zab.md",
+                    "manifest.json",
+                ]
+            )
 
             // And back: rollBack() restores the previous version exactly.
             try await client.sync.store.rollBack()
-            #expect(client.liveFiles() == ["Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json", "manifest.json"])
+            #expect(
+                client.liveFiles() == [
+                    "Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json",
+                    "manifest.json",
+                ]
+            )
         }
     }
 }

@@ -27,8 +27,14 @@ enum TransportKind: String, CaseIterable, CustomStringConvertible, Sendable {
 private final class ScopedAsyncHTTPClient: HTTPTransport {
     private let transport: AsyncHTTPClientTransport
     init(idleTimeout: Duration) { transport = AsyncHTTPClientTransport(idleTimeout: idleTimeout) }
-    deinit { let transport = transport; Task { try? await transport.shutdown() } }
-    func get<Result: Sendable>(_ request: HTTPGetRequest, handle: (HTTPResponseHead, ResponseBody) async throws -> Result) async throws -> Result {
+    deinit {
+        let transport = transport
+        Task { try? await transport.shutdown() }
+    }
+    func get<Result: Sendable>(
+        _ request: HTTPGetRequest,
+        handle: (HTTPResponseHead, ResponseBody) async throws -> Result
+    ) async throws -> Result {
         try await transport.get(request, handle: handle)
     }
 }
@@ -51,18 +57,27 @@ struct TransportTests {
         return (try Nginx(serving: folder.url), folder, data)
     }
 
-    func get(_ transport: any HTTPTransport, _ url: URL, _ headers: [(name: String, value: String)] = [],
-             timeout: Duration = .seconds(30)) async throws -> (HTTPResponseHead, Data) {
+    func get(
+        _ transport: any HTTPTransport,
+        _ url: URL,
+        _ headers: [(name: String, value: String)] = [],
+        timeout: Duration = .seconds(30)
+    ) async throws -> (HTTPResponseHead, Data) {
         try await transport.get(HTTPGetRequest(url: url, headers: headers, timeout: timeout)) { head, body in
             (head, try await body.collect(upTo: 64 << 20))
         }
     }
 
-    @Test("Conditional GET: 200 with validators, then 304 with no body for If-None-Match and If-Modified-Since",
-          arguments: TransportKind.allCases)
+    @Test(
+        "Conditional GET: 200 with validators, then 304 with no body for If-None-Match and If-Modified-Since",
+        arguments: TransportKind.allCases
+    )
     func conditionalGet(kind: TransportKind) async throws {
         let (nginx, folder, data) = try served()
-        defer { nginx.stop(); _ = folder }
+        defer {
+            nginx.stop()
+            _ = folder
+        }
         let transport = kind.make()
         let url = nginx.url.appendingPathComponent("a.bin")
         let (head, body) = try await get(transport, url)
@@ -80,10 +95,16 @@ struct TransportTests {
         #expect(nginx.requests().map(\.status) == [200, 304, 304])
     }
 
-    @Test("Range with If-Range resumes with 206; a stale If-Range gets the whole file", arguments: TransportKind.allCases)
+    @Test(
+        "Range with If-Range resumes with 206; a stale If-Range gets the whole file",
+        arguments: TransportKind.allCases
+    )
     func rangeResume(kind: TransportKind) async throws {
         let (nginx, folder, data) = try served()
-        defer { nginx.stop(); _ = folder }
+        defer {
+            nginx.stop()
+            _ = folder
+        }
         let transport = kind.make()
         let url = nginx.url.appendingPathComponent("a.bin")
         let (head, _) = try await get(transport, url)
@@ -99,10 +120,16 @@ struct TransportTests {
         #expect(all == data)
     }
 
-    @Test("4xx and 5xx are responses, with their headers; only failures below HTTP throw", arguments: TransportKind.allCases)
+    @Test(
+        "4xx and 5xx are responses, with their headers; only failures below HTTP throw",
+        arguments: TransportKind.allCases
+    )
     func statusesAreResponses(kind: TransportKind) async throws {
         let (nginx, folder, _) = try served()
-        defer { nginx.stop(); _ = folder }
+        defer {
+            nginx.stop()
+            _ = folder
+        }
         let transport = kind.make()
         #expect(try await get(transport, nginx.url.appendingPathComponent("missing.bin")).0.status == 404)
         #expect(try await get(transport, nginx.url.appendingPathComponent("server-error/a.bin")).0.status == 500)
@@ -118,11 +145,15 @@ struct TransportTests {
             _ = try await get(kind.make(), url)
         } throws: { error in
             guard let failure = error as? TransportError else { return false }
-            return failure.kind == .connect && "\(failure)".hasPrefix("could not connect to 127.0.0.1: ") && "\(failure)".contains("refused")
+            return failure.kind == .connect && "\(failure)".hasPrefix("could not connect to 127.0.0.1: ")
+                && "\(failure)".contains("refused")
         }
     }
 
-    @Test("A server that accepts and never answers times out after the request's timeout", arguments: TransportKind.allCases)
+    @Test(
+        "A server that accepts and never answers times out after the request's timeout",
+        arguments: TransportKind.allCases
+    )
     func silentServer(kind: TransportKind) async throws {
         let silent = try SilentListener()
         defer { silent.close() }
@@ -139,7 +170,10 @@ struct TransportTests {
     @Test("A body that stalls is abandoned after the idle timeout", arguments: TransportKind.allCases)
     func stalledBody(kind: TransportKind) async throws {
         let (nginx, folder, _) = try served()
-        defer { nginx.stop(); _ = folder }
+        defer {
+            nginx.stop()
+            _ = folder
+        }
         let proxy = try FaultProxy(upstream: nginx.url)
         defer { proxy.stop() }
         try proxy.rules([["path": "/a.bin", "fault": "stall", "offset": 1000, "seconds": 90]])
@@ -155,7 +189,10 @@ struct TransportTests {
     @Test("A connection reset in the body is an interrupted transfer", arguments: TransportKind.allCases)
     func resetBody(kind: TransportKind) async throws {
         let (nginx, folder, _) = try served()
-        defer { nginx.stop(); _ = folder }
+        defer {
+            nginx.stop()
+            _ = folder
+        }
         let proxy = try FaultProxy(upstream: nginx.url)
         defer { proxy.stop() }
         try proxy.rules([["path": "/a.bin", "fault": "reset", "offset": 30_000]])
@@ -166,10 +203,16 @@ struct TransportTests {
         }
     }
 
-    @Test("Redirects are followed by FreshAir's rules: to the file, never in a circle", arguments: TransportKind.allCases)
+    @Test(
+        "Redirects are followed by FreshAir's rules: to the file, never in a circle",
+        arguments: TransportKind.allCases
+    )
     func redirects(kind: TransportKind) async throws {
         let (nginx, folder, data) = try served()
-        defer { nginx.stop(); _ = folder }
+        defer {
+            nginx.stop()
+            _ = folder
+        }
         let transport = kind.make()
         let (head, body) = try await get(transport, nginx.url.appendingPathComponent("moved/a.bin"))
         #expect(head.status == 200)
@@ -182,11 +225,16 @@ struct TransportTests {
         }
     }
 
-    @Test("24 MB read slowly arrive intact; a body abandoned early frees the transport for the next request",
-          arguments: TransportKind.allCases)
+    @Test(
+        "24 MB read slowly arrive intact; a body abandoned early frees the transport for the next request",
+        arguments: TransportKind.allCases
+    )
     func streaming(kind: TransportKind) async throws {
         let (nginx, folder, data) = try served(large: true)
-        defer { nginx.stop(); _ = folder }
+        defer {
+            nginx.stop()
+            _ = folder
+        }
         let transport = kind.make()
         let url = nginx.url.appendingPathComponent("large.bin")
         let expected = Array(SHA256.hash(data: try Data(contentsOf: folder.path("large.bin"))))
@@ -232,7 +280,9 @@ final class SilentListener: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(descriptor, 16) == 0 else { throw TestSetupError("could not listen on loopback") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)

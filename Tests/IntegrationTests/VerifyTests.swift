@@ -14,7 +14,10 @@ struct VerifyTests {
             let directory = client.live.path
 
             let intact = try await BreezeBinary.run(["verify", directory, "--store", client.local.path("store").path])
-            #expect(intact.status == 0 && intact.output.hasPrefix("Version 1 is intact: 4 files"), "\(intact.output)\(intact.error)")
+            #expect(
+                intact.status == 0 && intact.output.hasPrefix("Version 1 is intact: 4 files"),
+                "\(intact.output)\(intact.error)"
+            )
 
             // Bit rot (same size), a deleted file and a stray one.
             let foo = client.live.appendingPathComponent("Embed1.freshair/foo.md")
@@ -24,11 +27,16 @@ struct VerifyTests {
             try FileManager.default.removeItem(at: client.live.appendingPathComponent("Embed1.freshair/bar.md"))
             try Data("stray".utf8).write(to: client.live.appendingPathComponent("stray.txt"))
 
-            let damaged = try await BreezeBinary.run(["verify", directory, "--store", client.local.path("store").path, "--json"])
+            let damaged = try await BreezeBinary.run([
+                "verify", directory, "--store", client.local.path("store").path, "--json",
+            ])
             #expect(damaged.status == 1)
             let reports = try JSONDecoder().decode([String: VerificationReport].self, from: Data(damaged.output.utf8))
             let report = try #require(reports[""])
-            #expect(report.changed == ["Embed1.freshair/foo.md"] && report.missing == ["Embed1.freshair/bar.md"] && report.extra == ["stray.txt"])
+            #expect(
+                report.changed == ["Embed1.freshair/foo.md"] && report.missing == ["Embed1.freshair/bar.md"]
+                    && report.extra == ["stray.txt"]
+            )
 
             // The server has not changed: without the damage marks this would be one 304. The
             // root manifest is fetched whole (the stored copy is not trusted), then the two files.
@@ -37,8 +45,20 @@ struct VerifyTests {
             #expect(repair.outcome == .updated)
             #expect(Set(repair.downloaded) == ["Embed1.freshair/foo.md", "Embed1.freshair/bar.md"])
             let fetched = server.nginxRequests().dropFirst(before).map(\.path)
-            #expect(Set(fetched) == Set(["manifest.json", "Embed1.freshair/foo.md", "Embed1.freshair/bar.md"].map { "/\(ExampleBundle.name)/\($0)" }))
-            #expect(client.liveFiles() == ["Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json", "manifest.json"])
+            #expect(
+                Set(fetched)
+                    == Set(
+                        ["manifest.json", "Embed1.freshair/foo.md", "Embed1.freshair/bar.md"].map {
+                            "/\(ExampleBundle.name)/\($0)"
+                        }
+                    )
+            )
+            #expect(
+                client.liveFiles() == [
+                    "Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json",
+                    "manifest.json",
+                ]
+            )
             #expect(try client.sync.store.verify()?.isIntact == true)
             // Repaired and remembered: the next check is one 304 again.
             let check = try await client.sync.run()
@@ -49,7 +69,10 @@ struct VerifyTests {
     @Test("A package: damage is reported and the next update downloads the package whole")
     func packageDamageIsRepaired() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            try FileManager.default.createDirectory(at: server.root.appendingPathComponent("src/data"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: server.root.appendingPathComponent("src/data"),
+                withIntermediateDirectories: true
+            )
             try Data("packaged\n".utf8).write(to: server.root.appendingPathComponent("src/data/message.txt"))
             _ = try await shell("tar -czf content.tgz -C src .", in: server.root)
             let local = try TemporaryFolder("verify-package")
@@ -75,7 +98,11 @@ struct VerifyTests {
             for name in ["cats", "dogs"] {
                 try FileManager.default.createDirectory(at: sources.path(name), withIntermediateDirectories: true)
                 try Data("\(name)\n".utf8).write(to: sources.path("\(name)/item.txt"))
-                try RepositoryPublisher.add(folder: sources.path(name), as: name, to: server.root.appendingPathComponent("zoo"))
+                try RepositoryPublisher.add(
+                    folder: sources.path(name),
+                    as: name,
+                    to: server.root.appendingPathComponent("zoo")
+                )
             }
             let local = try TemporaryFolder("verify-repo")
             let directory = local.path("Zoo").path
@@ -84,7 +111,11 @@ struct VerifyTests {
 
             let verify = try await BreezeBinary.run(["verify", directory])
             #expect(verify.status == 1)
-            #expect(verify.output.contains("cats: Version 1 is intact") && verify.output.contains("dogs: Version 1 is damaged: 1 missing"), "\(verify.output)")
+            #expect(
+                verify.output.contains("cats: Version 1 is intact")
+                    && verify.output.contains("dogs: Version 1 is damaged: 1 missing"),
+                "\(verify.output)"
+            )
             let repair = try await BreezeBinary.run(["sync", server.url.absoluteString, directory, "--repo", "zoo"])
             #expect(repair.output.contains("1 updated (dogs → 1)"), "\(repair.output)\(repair.error)")
             #expect(local.path("Zoo/dogs/item.txt").text == "dogs\n")

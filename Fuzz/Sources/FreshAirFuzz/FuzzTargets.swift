@@ -10,9 +10,15 @@ import Foundation
 /// The same file is linked into FreshAirTests (Tests/FreshAirTests/Fuzzing), where
 /// FuzzRegressionTests replays every seed and every input that once crashed.
 enum FuzzTarget: String, CaseIterable {
-    case json, manifest, condition, releaseNotes = "release-notes", strings, xcstrings, path
-    case tar, tgz, gzip, zip, repositoryIndex = "repository-index", httpDate = "http-date", contentRange = "content-range"
-    case keyDocument = "key-document", packageSignature = "package-signature"
+    case json, manifest, condition
+    case releaseNotes = "release-notes"
+    case strings, xcstrings, path
+    case tar, tgz, gzip, zip
+    case repositoryIndex = "repository-index"
+    case httpDate = "http-date"
+    case contentRange = "content-range"
+    case keyDocument = "key-document"
+    case packageSignature = "package-signature"
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["FRESHAIR_FUZZ_TARGET"] ?? ""
@@ -63,7 +69,9 @@ enum FuzzTarget: String, CaseIterable {
         for lenient in [false, true] {
             guard let value = try? JSONReader.parse(bytes, lenient: lenient) else { continue }
             let again = value.serializedBytes(indent: 0)
-            guard let reparsed = try? JSONReader.parse(again) else { fatalError("serialized JSON does not parse: \(again)") }
+            guard let reparsed = try? JSONReader.parse(again) else {
+                fatalError("serialized JSON does not parse: \(again)")
+            }
             precondition(reparsed == value, "JSON changed through a round trip")
         }
     }
@@ -72,14 +80,19 @@ enum FuzzTarget: String, CaseIterable {
         guard let manifest = try? Manifest(data: data, source: "fuzz") else { return }
         for entry in manifest.entries {
             _ = entry.condition.evaluate(in: Self.device)
-            precondition(entry.path.components.allSatisfy { $0 != "." && $0 != ".." && !$0.isEmpty }, "an unsafe path was accepted")
+            precondition(
+                entry.path.components.allSatisfy { $0 != "." && $0 != ".." && !$0.isEmpty },
+                "an unsafe path was accepted"
+            )
         }
         _ = try? manifest.verify(KeySet(keys: [], threshold: 1), source: "fuzz")
     }
 
     /// Whatever the partial evaluation decides with every key known, full evaluation agrees.
     private func condition(_ bytes: [UInt8]) {
-        guard let text = String(validating: bytes, as: UTF8.self), let condition = try? Condition(parsing: text) else { return }
+        guard let text = String(validating: bytes, as: UTF8.self), let condition = try? Condition(parsing: text) else {
+            return
+        }
         let full = condition.evaluate(in: Self.device)
         if let partial = condition.evaluate(knowing: Self.device) {
             precondition(partial == full, "partial evaluation disagrees with evaluation for \(text)")
@@ -105,7 +118,10 @@ enum FuzzTarget: String, CaseIterable {
         // What HTTPDate writes, it reads back to the same second.
         let written = HTTPDate.format(date)
         if let again = HTTPDate.parse(written), date.timeIntervalSince1970.magnitude < 1e11 {
-            precondition(again.timeIntervalSince1970 == date.timeIntervalSince1970.rounded(.down), "\(written) reads back as \(again)")
+            precondition(
+                again.timeIntervalSince1970 == date.timeIntervalSince1970.rounded(.down),
+                "\(written) reads back as \(again)"
+            )
         }
     }
 
@@ -113,7 +129,14 @@ enum FuzzTarget: String, CaseIterable {
     /// nothing may appear beside the destination folder.
     private func archive(_ bytes: [UInt8], _ format: ArchiveFormat) {
         let (root, destination) = Scratch.fresh()
-        guard let stream = try? ArchiveStream(format: format, destination: destination, singleFileName: "file", limits: Scratch.limits) else { return }
+        guard
+            let stream = try? ArchiveStream(
+                format: format,
+                destination: destination,
+                singleFileName: "file",
+                limits: Scratch.limits
+            )
+        else { return }
         let split = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
         let records: [String: FileRecord]? = bytes.withUnsafeBytes { buffer in
             do {
@@ -131,7 +154,13 @@ enum FuzzTarget: String, CaseIterable {
         let (root, destination) = Scratch.fresh()
         let file = root + "/input.zip"
         FileManager.default.createFile(atPath: file, contents: data)
-        let records = try? ArchiveReader.extract(file, format: .zip, into: destination, singleFileName: "file", limits: Scratch.limits)
+        let records = try? ArchiveReader.extract(
+            file,
+            format: .zip,
+            into: destination,
+            singleFileName: "file",
+            limits: Scratch.limits
+        )
         try? FileManager.default.removeItem(atPath: file)
         Scratch.check(root: root, destination: destination, records: records)
     }
@@ -141,7 +170,12 @@ enum FuzzTarget: String, CaseIterable {
 enum Scratch {
     static let base = NSTemporaryDirectory() + "freshair-fuzz-\(getpid())"
     /// Small caps: a fuzzer's gzip bomb should cost milliseconds, not gigabytes.
-    static let limits = ExtractionLimits(maxTotalBytes: 8 << 20, maxEntries: 2_000, maxExpansionRatio: 100, expansionAllowance: 1 << 20)
+    static let limits = ExtractionLimits(
+        maxTotalBytes: 8 << 20,
+        maxEntries: 2_000,
+        maxExpansionRatio: 100,
+        expansionAllowance: 1 << 20
+    )
 
     static func fresh() -> (root: String, destination: String) {
         try? FileManager.default.removeItem(atPath: base)
@@ -156,7 +190,10 @@ enum Scratch {
         let siblings = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
         precondition(siblings.allSatisfy { $0 == "out" }, "an archive wrote beside its folder: \(siblings)")
         for path in records?.keys ?? [:].keys {
-            precondition(FileManager.default.fileExists(atPath: destination + "/" + path), "a recorded file is missing: \(path)")
+            precondition(
+                FileManager.default.fileExists(atPath: destination + "/" + path),
+                "a recorded file is missing: \(path)"
+            )
         }
     }
 }

@@ -76,14 +76,22 @@ public enum BundleHasher {
                 }
                 let key = entries[entryIndex]["SHA"] != nil && entries[entryIndex]["sha"] == nil ? "SHA" : "sha"
                 let recorded = entries[entryIndex][key]?.string
-                let recordedSize: Int64? = if case .number(let text)? = entries[entryIndex]["size"] { Int64(text) } else { nil }
+                let recordedSize: Int64? =
+                    if case .number(let text)? = entries[entryIndex]["size"] { Int64(text) } else { nil }
                 let sizeIsStale = recordedSize.map { $0 != actual.1 } ?? false
                 if recorded?.lowercased() == actual.0.hex, !sizeIsStale {
                     if recordedSize == nil { sizeless.append((entryIndex, key, actual.1)) }
                 } else {
-                    report.stale.append(Stale(manifest: document.url.path.replacingOccurrences(of: root.path + "/", with: ""),
-                                              filename: filename, recorded: recorded, actual: actual.0.hex,
-                                              recordedSize: recordedSize, actualSize: actual.1))
+                    report.stale.append(
+                        Stale(
+                            manifest: document.url.path.replacingOccurrences(of: root.path + "/", with: ""),
+                            filename: filename,
+                            recorded: recorded,
+                            actual: actual.0.hex,
+                            recordedSize: recordedSize,
+                            actualSize: actual.1
+                        )
+                    )
                     entries[entryIndex].set(key, .string(actual.0.hex), after: "filename")
                     entries[entryIndex].set("size", .number(String(actual.1)), after: key)
                     changed = true
@@ -95,7 +103,9 @@ public enum BundleHasher {
                 manifestBytes[path] = document.original
                 continue
             }
-            for (entryIndex, key, size) in sizeless { entries[entryIndex].set("size", .number(String(size)), after: key) }
+            for (entryIndex, key, size) in sizeless {
+                entries[entryIndex].set("size", .number(String(size)), after: key)
+            }
             document.entries = entries
             // Changed content gets the next sequence, so devices take it and refuse older copies.
             if document.folder.isEmpty, let sequence = document.json["sequence"]?.integer {
@@ -124,7 +134,10 @@ public enum BundleHasher {
 
     /// Hashes files in parallel, one task per core, each taking the next run of files until
     /// none are left.
-    static func hashAll(_ paths: [(path: String, algorithm: ContentHash.Algorithm)], in root: URL) async throws -> [String: (ContentHash, Int64)] {
+    static func hashAll(
+        _ paths: [(path: String, algorithm: ContentHash.Algorithm)],
+        in root: URL
+    ) async throws -> [String: (ContentHash, Int64)] {
         let workers = max(1, ProcessInfo.processInfo.activeProcessorCount)
         let rootPath = root.path
         let nextRun = SharedCounter()
@@ -139,7 +152,9 @@ public enum BundleHasher {
                         guard start < paths.count else { return results }
                         for (path, algorithm) in paths[start..<min(start + runLength, paths.count)] {
                             // A listed file that does not exist is reported as missing, not an error.
-                            guard let digest = try hasher.hash(atPath: rootPath + "/" + path, using: algorithm) else { continue }
+                            guard let digest = try hasher.hash(atPath: rootPath + "/" + path, using: algorithm) else {
+                                continue
+                            }
                             results.append((path, digest))
                         }
                     }

@@ -26,8 +26,11 @@ public enum BundleStarter {
         try Data(notes.utf8).write(to: bundle.appendingPathComponent("release_notes.json"))
         try Data("\"welcome.title\" = \"Welcome\";\n\"welcome.description\" = \"Content that updates itself.\";\n".utf8)
             .write(to: bundle.appendingPathComponent("en.lproj/Feature.strings"))
-        try Data("\"welcome.title\" = \"Bienvenue\";\n\"welcome.description\" = \"Un contenu qui se met à jour tout seul.\";\n".utf8)
-            .write(to: bundle.appendingPathComponent("fr.lproj/Feature.strings"))
+        try Data(
+            "\"welcome.title\" = \"Bienvenue\";\n\"welcome.description\" = \"Un contenu qui se met à jour tout seul.\";\n"
+                .utf8
+        )
+        .write(to: bundle.appendingPathComponent("fr.lproj/Feature.strings"))
         for scale in [1, 2, 3] {
             let name = scale == 1 ? "welcome.png" : "welcome@\(scale)x.png"
             try ExampleFeatureBundle.writeImage(to: bundle.appendingPathComponent("Resources/\(name)"), scale: scale)

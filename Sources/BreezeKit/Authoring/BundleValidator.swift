@@ -24,7 +24,8 @@ public enum BundleValidator {
 
         public var description: String {
             let details = [key.map { "key \($0)" }, language.map { "language \($0)" }].compactMap { $0 }
-            return "\(severity.rawValue): \(file): \(message)" + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
+            return "\(severity.rawValue): \(file): \(message)"
+                + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
         }
     }
 
@@ -37,8 +38,15 @@ public enum BundleValidator {
         checkPresentation(root: root, problems: &problems)
         checkStringsFiles(root: root, problems: &problems)
         let onDisk = (try? BundleFolder.files(in: root).map(\.path)) ?? []
-        for path in onDisk where !walk.listed.contains(path) && !isAuthoringOnly(path) && !walk.isUnderUnreadableManifest(path) {
-            problems.append(Problem(severity: .warning, file: path, message: "on disk but in no manifest: devices will not get it (run `breeze generate`)"))
+        for path in onDisk
+        where !walk.listed.contains(path) && !isAuthoringOnly(path) && !walk.isUnderUnreadableManifest(path) {
+            problems.append(
+                Problem(
+                    severity: .warning,
+                    file: path,
+                    message: "on disk but in no manifest: devices will not get it (run `breeze generate`)"
+                )
+            )
         }
         return problems
     }
@@ -62,15 +70,25 @@ public enum BundleValidator {
         /// device would refuse the manifest), else a warning: only a platform the bundle never
         /// names would select it.
         func defectProblems() -> [Problem] {
-            let known = platforms.isEmpty ? [ConditionEnvironment()] : platforms.sorted().map { ConditionEnvironment(["platform": .string($0)]) }
+            let known =
+                platforms.isEmpty
+                ? [ConditionEnvironment()] : platforms.sorted().map { ConditionEnvironment(["platform": .string($0)]) }
             return defects.map { defect in
                 let described = "entry \(defect.index) (\"\(defect.entry.path)\"): \(defect.entry.defect!)"
                 if known.contains(where: { defect.entry.condition.evaluate(knowing: $0) != false }) {
-                    return Problem(severity: .error, file: defect.manifest, message: "\(described); devices that select it refuse the manifest")
+                    return Problem(
+                        severity: .error,
+                        file: defect.manifest,
+                        message: "\(described); devices that select it refuse the manifest"
+                    )
                 }
-                return Problem(severity: .warning, file: defect.manifest,
-                               message: "\(described); no platform this bundle names (\(platforms.sorted().joined(separator: ", "))) selects it, "
-                                   + "so only another platform's devices would refuse the manifest")
+                return Problem(
+                    severity: .warning,
+                    file: defect.manifest,
+                    message:
+                        "\(described); no platform this bundle names (\(platforms.sorted().joined(separator: ", "))) selects it, "
+                        + "so only another platform's devices would refuse the manifest"
+                )
             }
         }
     }
@@ -80,13 +98,17 @@ public enum BundleValidator {
         path == "manifest.json" || (path.hasSuffix("Contents.json") && path.contains(".xcassets/"))
     }
 
-    private static func relative(_ folder: String, _ name: String) -> String { folder.isEmpty ? name : "\(folder)/\(name)" }
+    private static func relative(_ folder: String, _ name: String) -> String {
+        folder.isEmpty ? name : "\(folder)/\(name)"
+    }
 
     private static func checkManifest(root: URL, folder: String, depth: Int, walk: inout ManifestWalk) {
         let manifestPath = relative(folder, "manifest.json")
         walk.listed.insert(manifestPath)
         guard let data = try? Data(contentsOf: root.appendingPathComponent(manifestPath)) else {
-            walk.problems.append(Problem(severity: .error, file: manifestPath, message: "missing (run `breeze generate`)"))
+            walk.problems.append(
+                Problem(severity: .error, file: manifestPath, message: "missing (run `breeze generate`)")
+            )
             return
         }
         let manifest: Manifest
@@ -101,9 +123,23 @@ public enum BundleValidator {
         if depth == 0, let expires = manifest.expires {
             // Devices refuse an expired root manifest; a week's notice before that.
             if expires < Date() {
-                walk.problems.append(Problem(severity: .error, file: manifestPath, message: "expired at \(expires.formatted(.iso8601)): devices will refuse it; set a later \"expires\""))
+                walk.problems.append(
+                    Problem(
+                        severity: .error,
+                        file: manifestPath,
+                        message:
+                            "expired at \(expires.formatted(.iso8601)): devices will refuse it; set a later \"expires\""
+                    )
+                )
             } else if expires < Date().addingTimeInterval(7 * 86_400) {
-                walk.problems.append(Problem(severity: .warning, file: manifestPath, message: "expires at \(expires.formatted(.iso8601)), within a week: publish a fresh manifest before then"))
+                walk.problems.append(
+                    Problem(
+                        severity: .warning,
+                        file: manifestPath,
+                        message:
+                            "expires at \(expires.formatted(.iso8601)), within a week: publish a fresh manifest before then"
+                    )
+                )
             }
         }
         if depth == 0, !manifest.signatures.isEmpty {
@@ -119,27 +155,61 @@ public enum BundleValidator {
             if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) {
                 let resolved = url.deletingLastPathComponent().appendingPathComponent(target).standardizedFileURL.path
                 if target.hasPrefix("/") || !resolved.hasPrefix(root.path + "/") {
-                    walk.problems.append(Problem(severity: .error, file: path, message: "entry \(index) is a link to \(target), outside the bundle"))
+                    walk.problems.append(
+                        Problem(
+                            severity: .error,
+                            file: path,
+                            message: "entry \(index) is a link to \(target), outside the bundle"
+                        )
+                    )
                     continue
                 }
             }
             guard FileManager.default.fileExists(atPath: url.path) else {
-                walk.problems.append(Problem(severity: .error, file: manifestPath, message: "entry \(index) (\"\(entry.path)\"): the file does not exist"))
+                walk.problems.append(
+                    Problem(
+                        severity: .error,
+                        file: manifestPath,
+                        message: "entry \(index) (\"\(entry.path)\"): the file does not exist"
+                    )
+                )
                 continue
             }
-            if entry.hash != nil || entry.size != nil, let (digest, size) = try? ContentHash.ofFile(at: url, using: entry.hash?.algorithm ?? .sha256) {
+            if entry.hash != nil || entry.size != nil,
+                let (digest, size) = try? ContentHash.ofFile(at: url, using: entry.hash?.algorithm ?? .sha256)
+            {
                 if let expected = entry.hash, expected != digest {
-                    walk.problems.append(Problem(severity: .error, file: manifestPath, message: "entry \(index) (\"\(entry.path)\"): digest is stale (run `breeze hash`)"))
+                    walk.problems.append(
+                        Problem(
+                            severity: .error,
+                            file: manifestPath,
+                            message: "entry \(index) (\"\(entry.path)\"): digest is stale (run `breeze hash`)"
+                        )
+                    )
                 } else if let expected = entry.size, expected != size {
-                    walk.problems.append(Problem(severity: .error, file: manifestPath, message: "entry \(index) (\"\(entry.path)\"): size \(expected) is stale, the file has \(size) bytes"))
+                    walk.problems.append(
+                        Problem(
+                            severity: .error,
+                            file: manifestPath,
+                            message:
+                                "entry \(index) (\"\(entry.path)\"): size \(expected) is stale, the file has \(size) bytes"
+                        )
+                    )
                 }
             }
             if entry.isChildManifest {
                 guard depth < 8 else {
-                    walk.problems.append(Problem(severity: .error, file: path, message: "child manifests nest deeper than 8 levels"))
+                    walk.problems.append(
+                        Problem(severity: .error, file: path, message: "child manifests nest deeper than 8 levels")
+                    )
                     continue
                 }
-                checkManifest(root: root, folder: entry.path.parent.map { relative(folder, $0.string) } ?? folder, depth: depth + 1, walk: &walk)
+                checkManifest(
+                    root: root,
+                    folder: entry.path.parent.map { relative(folder, $0.string) } ?? folder,
+                    depth: depth + 1,
+                    walk: &walk
+                )
             }
         }
     }
@@ -158,15 +228,30 @@ public enum BundleValidator {
         for (index, entry) in entries.enumerated() {
             problems += unknownMembers(of: entry, known: ManifestEntry.knownMembers, file: file, at: "entry \(index)")
             for (number, requirement) in (entry["conditions"]?.array ?? []).enumerated() {
-                problems += unknownMembers(of: requirement, known: ManifestEntry.knownRequirementMembers, file: file, at: "entry \(index), conditions[\(number)]")
+                problems += unknownMembers(
+                    of: requirement,
+                    known: ManifestEntry.knownRequirementMembers,
+                    file: file,
+                    at: "entry \(index), conditions[\(number)]"
+                )
             }
         }
         return problems
     }
 
-    private static func unknownMembers(of object: JSONValue, known: Set<String>, file: String, at place: String) -> [Problem] {
+    private static func unknownMembers(
+        of object: JSONValue,
+        known: Set<String>,
+        file: String,
+        at place: String
+    ) -> [Problem] {
         (object.pairs ?? []).filter { !known.contains($0.key) }.map { member in
-            Problem(severity: .warning, file: file, message: "\(place): unknown key \"\(member.key)\", which FreshAir ignores (a misspelling?)", key: member.key)
+            Problem(
+                severity: .warning,
+                file: file,
+                message: "\(place): unknown key \"\(member.key)\", which FreshAir ignores (a misspelling?)",
+                key: member.key
+            )
         }
     }
 
@@ -187,9 +272,19 @@ public enum BundleValidator {
             return
         }
         if let document = try? JSONReader.parse(data, lenient: true) {
-            problems += unknownMembers(of: document, known: ReleaseNotes.knownMembers, file: path, at: "the release notes")
+            problems += unknownMembers(
+                of: document,
+                known: ReleaseNotes.knownMembers,
+                file: path,
+                at: "the release notes"
+            )
             for (index, release) in (document["releases"]?.array ?? []).enumerated() {
-                problems += unknownMembers(of: release, known: ReleaseNotes.knownReleaseMembers, file: path, at: "releases[\(index)]")
+                problems += unknownMembers(
+                    of: release,
+                    known: ReleaseNotes.knownReleaseMembers,
+                    file: path,
+                    at: "releases[\(index)]"
+                )
             }
         }
         let languages = ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [])
@@ -197,14 +292,26 @@ public enum BundleValidator {
         let content = ContentBundle(root: root, preferredLocalizations: [])
         for key in Set(notes.releases.flatMap(\.features)).sorted() {
             for language in languages {
-                let tables = ["Feature", "Localizable"].compactMap { try? content.stringsTable(named: $0, localization: language) }
-                for suffix in ["title", "description"] where !tables.contains(where: { $0.strings["\(key).\(suffix)"] != nil }) {
-                    problems.append(Problem(severity: .error, file: "\(language).lproj/Feature.strings",
-                                            message: "no text for feature \(key)'s \(suffix)", key: "\(key).\(suffix)", language: language))
+                let tables = ["Feature", "Localizable"].compactMap {
+                    try? content.stringsTable(named: $0, localization: language)
+                }
+                for suffix in ["title", "description"]
+                where !tables.contains(where: { $0.strings["\(key).\(suffix)"] != nil }) {
+                    problems.append(
+                        Problem(
+                            severity: .error,
+                            file: "\(language).lproj/Feature.strings",
+                            message: "no text for feature \(key)'s \(suffix)",
+                            key: "\(key).\(suffix)",
+                            language: language
+                        )
+                    )
                 }
             }
             if content.imageURL(named: key) == nil {
-                problems.append(Problem(severity: .error, file: path, message: "feature \(key) has no image named \(key)", key: key))
+                problems.append(
+                    Problem(severity: .error, file: path, message: "feature \(key) has no image named \(key)", key: key)
+                )
             }
         }
     }
@@ -217,7 +324,12 @@ public enum BundleValidator {
             return
         }
         if let document = try? JSONReader.parse(data, lenient: true) {
-            problems += unknownMembers(of: document, known: Presentation.knownMembers, file: path, at: "the presentation")
+            problems += unknownMembers(
+                of: document,
+                known: Presentation.knownMembers,
+                file: path,
+                at: "the presentation"
+            )
         }
     }
 

@@ -9,7 +9,12 @@ import FreshAir
 /// the fallback every device needs when its own language has no text.
 enum ConditionInference {
     /// Clauses joined with `&&`, or `nil` when the file applies everywhere.
-    static func condition(for path: String, siblings: Set<String>, assetInfo: AssetCatalog.ImageInfo?, developmentLanguage: String = "en") -> String? {
+    static func condition(
+        for path: String,
+        siblings: Set<String>,
+        assetInfo: AssetCatalog.ImageInfo?,
+        developmentLanguage: String = "en"
+    ) -> String? {
         var clauses: [String] = []
         let components = path.split(separator: "/").map(String.init)
         for folder in components.dropLast() where folder.hasSuffix(".lproj") {
@@ -21,10 +26,14 @@ enum ConditionInference {
         }
         if let assetInfo {
             if let idiom = assetInfo.idiom, idiom != "universal" { clauses.append("device == '\(idiom)'") }
-            if let scale = assetInfo.scale { clauses.append(scale == 1 ? "displayScale < 2" : "displayScale == \(scale)") }
+            if let scale = assetInfo.scale {
+                clauses.append(scale == 1 ? "displayScale < 2" : "displayScale == \(scale)")
+            }
             return clauses.isEmpty ? nil : clauses.joined(separator: " && ")
         }
-        guard let image = ImageFileName(components.last ?? "") else { return clauses.isEmpty ? nil : clauses.joined(separator: " && ") }
+        guard let image = ImageFileName(components.last ?? "") else {
+            return clauses.isEmpty ? nil : clauses.joined(separator: " && ")
+        }
         let folder = components.dropLast().joined(separator: "/")
         func sibling(_ name: String) -> Bool { siblings.contains(folder.isEmpty ? name : "\(folder)/\(name)") }
         if let device = image.device {
@@ -57,7 +66,8 @@ enum AssetCatalog {
         for contents in files where contents.hasSuffix(".imageset/Contents.json") {
             let folder = String(contents.dropLast("/Contents.json".count))
             guard let data = try? Data(contentsOf: bundle.appendingPathComponent(contents)),
-                  let images = (try? JSONReader.parse(data))?["images"]?.array else { continue }
+                let images = (try? JSONReader.parse(data))?["images"]?.array
+            else { continue }
             for image in images {
                 guard let filename = image["filename"]?.string else { continue }
                 let scale = image["scale"]?.string.flatMap { Int($0.dropLast()) }

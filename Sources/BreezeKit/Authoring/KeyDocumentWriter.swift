@@ -6,7 +6,11 @@ import FreshAir
 /// few signers of the previous version or of the new one) is not written.
 public enum KeyDocumentWriter {
     public static func write(
-        members: [TrustedKey], threshold: Int, signers: [SigningKey], previous: KeyDocument? = nil, to url: URL
+        members: [TrustedKey],
+        threshold: Int,
+        signers: [SigningKey],
+        previous: KeyDocument? = nil,
+        to url: URL
     ) throws -> KeyDocument {
         let version = (previous?.version ?? 0) + 1
         var json = JSONValue.object([
@@ -18,9 +22,15 @@ public enum KeyDocumentWriter {
         let data = Data(json.serializedBytes(indent: 2) + [UInt8(ascii: "\n")])
         do {
             let document = try KeyDocument(data: data, source: url.path)
-            if let previous { try previous.verifySuccessor(document, source: url.path) } else { try document.verifySelf(source: url.path) }
+            if let previous {
+                try previous.verifySuccessor(document, source: url.path)
+            } else {
+                try document.verifySelf(source: url.path)
+            }
             guard !FileManager.default.fileExists(atPath: url.path) else {
-                throw SigningError("\(url.path) exists; a published key document is never overwritten (write the next version)")
+                throw SigningError(
+                    "\(url.path) exists; a published key document is never overwritten (write the next version)"
+                )
             }
             try data.write(to: url, options: .withoutOverwriting)
             return document

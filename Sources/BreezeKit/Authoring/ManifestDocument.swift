@@ -81,7 +81,8 @@ enum ManifestTreeOrder {
                 throw PackagingError("child manifests nest too deep or form a cycle at \(folder)")
             }
             let document = try ManifestDocument(bundle: bundle, folder: folder)
-            for child in document.childFolders where FileManager.default.fileExists(atPath: bundle.appendingPathComponent("\(child)/manifest.json").path) {
+            for child in document.childFolders
+            where FileManager.default.fileExists(atPath: bundle.appendingPathComponent("\(child)/manifest.json").path) {
                 try visit(child, depth: depth + 1)
             }
             result.append(document)

@@ -19,7 +19,8 @@ public enum ManifestGenerator {
 
     /// - Parameter developmentLanguage: its `.lproj` is every device's fallback, so it gets no
     ///   language condition.
-    public static func run(bundle: URL, sha256: Bool = false, developmentLanguage: String = "en") async throws -> Report {
+    public static func run(bundle: URL, sha256: Bool = false, developmentLanguage: String = "en") async throws -> Report
+    {
         let root = bundle.standardizedFileURL
         var report = Report()
         try generate(root: root, folder: "", developmentLanguage: developmentLanguage, report: &report)
@@ -31,22 +32,31 @@ public enum ManifestGenerator {
         let folderURL = folder.isEmpty ? root : root.appendingPathComponent(folder)
         let allFiles = try BundleFolder.files(in: folderURL).map(\.path)
         // Files in a nested .freshair folder belong to its own manifest.
-        let childFolders = Set(allFiles.compactMap { path -> String? in
-            let parts = path.split(separator: "/")
-            return parts.firstIndex { $0.hasSuffix(".freshair") }.map { parts[...$0].joined(separator: "/") }
-        })
+        let childFolders = Set(
+            allFiles.compactMap { path -> String? in
+                let parts = path.split(separator: "/")
+                return parts.firstIndex { $0.hasSuffix(".freshair") }.map { parts[...$0].joined(separator: "/") }
+            }
+        )
         for child in childFolders.sorted() {
-            try generate(root: root, folder: folder.isEmpty ? child : "\(folder)/\(child)", developmentLanguage: developmentLanguage, report: &report)
+            try generate(
+                root: root,
+                folder: folder.isEmpty ? child : "\(folder)/\(child)",
+                developmentLanguage: developmentLanguage,
+                report: &report
+            )
         }
         let assets = AssetCatalog.imageInfo(in: folderURL, files: allFiles)
-        let own = allFiles.filter { path in
-            path != "manifest.json" && !childFolders.contains { path.hasPrefix($0 + "/") }
-                && !(path.hasSuffix("/Contents.json") && path.contains(".xcassets/"))
-        } + childFolders.sorted().map { "\($0)/manifest.json" }
+        let own =
+            allFiles.filter { path in
+                path != "manifest.json" && !childFolders.contains { path.hasPrefix($0 + "/") }
+                    && !(path.hasSuffix("/Contents.json") && path.contains(".xcassets/"))
+            } + childFolders.sorted().map { "\($0)/manifest.json" }
         let features = try featureConditions(in: folderURL)
         let siblings = Set(own)
 
-        var document = FileManager.default.fileExists(atPath: folderURL.appendingPathComponent("manifest.json").path)
+        var document =
+            FileManager.default.fileExists(atPath: folderURL.appendingPathComponent("manifest.json").path)
             ? try ManifestDocument(bundle: root, folder: folder) : ManifestDocument(newAt: root, folder: folder)
         var entries: [JSONValue] = []
         var listed: Set<String> = []
@@ -61,7 +71,12 @@ public enum ManifestGenerator {
         }
         for path in own where !listed.contains(path) {
             var pairs: [(key: String, value: JSONValue)] = [("filename", .string(path))]
-            let inferred = ConditionInference.condition(for: path, siblings: siblings, assetInfo: assets[path], developmentLanguage: developmentLanguage)
+            let inferred = ConditionInference.condition(
+                for: path,
+                siblings: siblings,
+                assetInfo: assets[path],
+                developmentLanguage: developmentLanguage
+            )
             let feature = ImageFileName(URL(fileURLWithPath: path).lastPathComponent).flatMap { features[$0.base] }
             let clauses = [feature.map { "(\($0))" }, inferred].compactMap { $0 }
             if !clauses.isEmpty { pairs.append(("condition", .string(clauses.joined(separator: " && ")))) }
@@ -87,12 +102,13 @@ public enum ManifestGenerator {
             if case .array(let requirements)? = release["conditions"] {
                 for requirement in requirements {
                     guard let key = requirement["key"]?.string else { continue }
-                    let value: String = switch requirement["value"] {
-                    case .string(let text)?: "'\(text)'"
-                    case .number(let text)?: text
-                    case .bool(let flag)?: flag ? "true" : "false"
-                    default: "nil"
-                    }
+                    let value: String =
+                        switch requirement["value"] {
+                        case .string(let text)?: "'\(text)'"
+                        case .number(let text)?: text
+                        case .bool(let flag)?: flag ? "true" : "false"
+                        default: "nil"
+                        }
                     let op = ComparisonOperator(jsonName: requirement["comparison"]?.string ?? "gte")?.rawValue ?? ">="
                     clauses.append("\(key) \(op) \(value)")
                 }

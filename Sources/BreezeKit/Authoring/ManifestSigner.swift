@@ -14,7 +14,9 @@ import FreshAir
 public struct SigningKey: Sendable {
     /// The key's 32-byte seed (Crypto's key type is not `Sendable`; this is).
     private let seed: Data
-    private var privateKey: Curve25519.Signing.PrivateKey { try! Curve25519.Signing.PrivateKey(rawRepresentation: seed) }
+    private var privateKey: Curve25519.Signing.PrivateKey {
+        try! Curve25519.Signing.PrivateKey(rawRepresentation: seed)
+    }
 
     /// A new random key.
     public static func generate() -> SigningKey { SigningKey(privateKey: Curve25519.Signing.PrivateKey()) }
@@ -29,8 +31,9 @@ public struct SigningKey: Sendable {
             throw SigningError("cannot read the signing key \(url.path): \(error.localizedDescription)")
         }
         let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard let line = lines.first(where: { !$0.isEmpty && !$0.hasPrefix("#") }), let seed = Data(base64Encoded: line),
-              let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed)
+        guard let line = lines.first(where: { !$0.isEmpty && !$0.hasPrefix("#") }),
+            let seed = Data(base64Encoded: line),
+            let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed)
         else { throw SigningError("\(url.path) is not a signing key written by `breeze keygen`") }
         self.init(privateKey: key)
     }
@@ -50,9 +53,11 @@ public struct SigningKey: Sendable {
             """
         let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard descriptor >= 0 else {
-            throw SigningError(errno == EEXIST
-                ? "\(url.path) exists; a signing key is never overwritten (move it away first)"
-                : "cannot create \(url.path): \(String(cString: strerror(errno)))")
+            throw SigningError(
+                errno == EEXIST
+                    ? "\(url.path) exists; a signing key is never overwritten (move it away first)"
+                    : "cannot create \(url.path): \(String(cString: strerror(errno)))"
+            )
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         try handle.write(contentsOf: Data(text.utf8))
@@ -72,16 +77,26 @@ public enum ManifestSigner {
     /// Signs `bundle`'s root manifest with `key`, after checking every digest is current.
     ///
     /// - Throws: ``SigningError`` when entries are stale or missing (run `breeze hash`).
-    public static func sign(bundle: URL, with key: SigningKey, options: SigningOptions = SigningOptions()) async throws -> SigningReport {
+    public static func sign(
+        bundle: URL,
+        with key: SigningKey,
+        options: SigningOptions = SigningOptions()
+    ) async throws -> SigningReport {
         try await sign(bundle: bundle, with: [key], options: options)
     }
 
     /// Signs `bundle`'s root manifest with every key in `keys` (several signers of one release).
-    public static func sign(bundle: URL, with keys: [SigningKey], options: SigningOptions = SigningOptions()) async throws -> SigningReport {
+    public static func sign(
+        bundle: URL,
+        with keys: [SigningKey],
+        options: SigningOptions = SigningOptions()
+    ) async throws -> SigningReport {
         let root = bundle.standardizedFileURL
         let check = try await BundleHasher.run(bundle: root, check: true)
         guard check.stale.isEmpty, check.missing.isEmpty else {
-            throw SigningError("\(check.stale.count) stale and \(check.missing.count) missing entries: run `breeze hash` (and fix what is missing) before signing")
+            throw SigningError(
+                "\(check.stale.count) stale and \(check.missing.count) missing entries: run `breeze hash` (and fix what is missing) before signing"
+            )
         }
         var document = try ManifestDocument(bundle: root, folder: "")
         let existing = try Manifest(data: document.original, source: document.url.path)
@@ -90,7 +105,13 @@ public enum ManifestSigner {
             document.json = .object([("format", JSONValue(2)), ("files", .array(entries))])
             converted = true
         }
-        var report = try ReleaseSigning.sign(&document.json, existing: existing.release, with: keys, options: options, defaultIdentity: root.lastPathComponent)
+        var report = try ReleaseSigning.sign(
+            &document.json,
+            existing: existing.release,
+            with: keys,
+            options: options,
+            defaultIdentity: root.lastPathComponent
+        )
         report.convertedToObjectForm = converted
         try document.save()
         return report
@@ -113,7 +134,9 @@ extension ManifestSigner {
             }
         }
         if let unhashed = manifest.entries.first(where: { $0.hash == nil }) {
-            problems.append("signed, but \"\(unhashed.path)\" has no digest: devices that pin keys refuse it (run `breeze hash`)")
+            problems.append(
+                "signed, but \"\(unhashed.path)\" has no digest: devices that pin keys refuse it (run `breeze hash`)"
+            )
         }
         return problems
     }

@@ -14,7 +14,12 @@ public struct SigningOptions: Sendable {
     /// The sequence to sign; `nil`: the next one.
     public var sequence: Int?
 
-    public init(cosign: Bool = false, validity: Duration = .seconds(30 * 86_400), identity: String? = nil, sequence: Int? = nil) {
+    public init(
+        cosign: Bool = false,
+        validity: Duration = .seconds(30 * 86_400),
+        identity: String? = nil,
+        sequence: Int? = nil
+    ) {
         self.cosign = cosign
         self.validity = validity
         self.identity = identity
@@ -47,18 +52,31 @@ public struct SigningReport: Sendable, Codable {
 /// ``SigningOptions/cosign`` the release stays as it is and signatures are added.
 enum ReleaseSigning {
     static func sign(
-        _ document: inout JSONValue, existing: ReleaseFields, with keys: [SigningKey], options: SigningOptions, defaultIdentity: String
+        _ document: inout JSONValue,
+        existing: ReleaseFields,
+        with keys: [SigningKey],
+        options: SigningOptions,
+        defaultIdentity: String
     ) throws -> SigningReport {
         guard !keys.isEmpty else { throw SigningError("no signing key given") }
         var report = SigningReport(keys: keys.map(\.publicKey.base64))
         var signatures: [ManifestSignature] = []
         if options.cosign {
-            guard let message = existing.signedMessage, !existing.signatures.isEmpty, existing.identity != nil, existing.sequence != nil,
-                  existing.expires != nil
-            else { throw SigningError("--cosign adds a signature to a signed release; this one has none yet: sign it without --cosign first") }
+            guard let message = existing.signedMessage, !existing.signatures.isEmpty, existing.identity != nil,
+                existing.sequence != nil,
+                existing.expires != nil
+            else {
+                throw SigningError(
+                    "--cosign adds a signature to a signed release; this one has none yet: sign it without --cosign first"
+                )
+            }
             for signature in existing.signatures where !report.keys.contains(signature.key) {
-                guard let other = try? TrustedKey(base64: signature.key), other.verifies(signature.signature, for: message) else {
-                    throw SigningError("the content changed since \(signature.key) signed it: sign it again without --cosign (a new release)")
+                guard let other = try? TrustedKey(base64: signature.key),
+                    other.verifies(signature.signature, for: message)
+                else {
+                    throw SigningError(
+                        "the content changed since \(signature.key) signed it: sign it again without --cosign (a new release)"
+                    )
                 }
                 signatures.append(signature)
                 report.kept.append(signature.key)
@@ -71,7 +89,11 @@ enum ReleaseSigning {
             let seconds = (Date().timeIntervalSince1970 + Double(options.validity.components.seconds)).rounded(.down)
             document.set("identity", .string(options.identity ?? defaultIdentity), after: "format")
             document.set("sequence", JSONValue(sequence), after: "identity")
-            document.set("expires", .string(Date(timeIntervalSince1970: seconds).formatted(.iso8601)), after: "sequence")
+            document.set(
+                "expires",
+                .string(Date(timeIntervalSince1970: seconds).formatted(.iso8601)),
+                after: "sequence"
+            )
             report.dropped = existing.signatures.count
         }
         report.identity = document["identity"]?.string

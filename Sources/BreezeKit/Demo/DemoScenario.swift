@@ -1,5 +1,5 @@
-import FreshAir
 import Foundation
+import FreshAir
 
 /// `breeze demo`: the whole sync story on the built-in example, against a real server on
 /// loopback, narrated for a newcomer.
@@ -48,7 +48,10 @@ public struct DemoScenario {
     }
 
     private func narrate(
-        server: RunningServer, published: URL, local: URL, exchanges: ExchangeLog
+        server: RunningServer,
+        published: URL,
+        local: URL,
+        exchanges: ExchangeLog
     ) async throws -> Outcome {
         let remote = server.url.appendingPathComponent(ExampleBundle.name + "/")
         let store = BundleStore(root: workspace.appendingPathComponent(".store"), liveLink: local)
@@ -67,7 +70,10 @@ public struct DemoScenario {
         for file in try liveFiles(local) { say("     \(file)") }
 
         say("\n2. The publisher edits Embed1.freshair/bar.md and re-hashes the manifests")
-        try ExampleBundle.write(in: published, overrides: ["Embed1.freshair/bar.md": "# Bar\n\nEdited on the server.\n"])
+        try ExampleBundle.write(
+            in: published,
+            overrides: ["Embed1.freshair/bar.md": "# Bar\n\nEdited on the server.\n"]
+        )
         let afterEdit = try await sync.run()
         say("   \(afterEdit.oneLine)")
         say("   Downloaded: \(afterEdit.downloaded.joined(separator: ", "))")
@@ -84,15 +90,22 @@ public struct DemoScenario {
         sync.environment["appVersion"] = "1.1"
         let upgraded = try await sync.run()
         say("   \(upgraded.oneLine)")
-        say("   Downloaded: \(upgraded.downloaded.joined(separator: ", ")); removed: \(upgraded.removed.joined(separator: ", "))")
+        say(
+            "   Downloaded: \(upgraded.downloaded.joined(separator: ", ")); removed: \(upgraded.removed.joined(separator: ", "))"
+        )
         let files = try liveFiles(local)
         say("   Live files now:")
         for file in files { say("     \(file)") }
         say("\nEvery update was assembled beside the live copy and switched in one atomic step;")
         say("the previous version stays on disk for rollBack(). Store: \(store.root.path)")
         return Outcome(
-            first: first, afterEdit: afterEdit, unchanged: unchanged, upgraded: upgraded, unchangedExchanges: seen,
-            liveFiles: files)
+            first: first,
+            afterEdit: afterEdit,
+            unchanged: unchanged,
+            upgraded: upgraded,
+            unchangedExchanges: seen,
+            liveFiles: files
+        )
     }
 
     private func liveFiles(_ folder: URL) throws -> [String] {

@@ -1,5 +1,5 @@
-import FreshAir
 import Foundation
+import FreshAir
 
 /// The `TestEmbeddedManifest.freshair` example of the specification, written to disk with
 /// real hashes: a root manifest selecting one of two child bundles by app version.
@@ -45,7 +45,10 @@ public enum ExampleBundle {
         }
         func entries(_ folder: String) -> [[String: Any]] {
             files.keys.filter { $0.hasPrefix(folder + "/") }.sorted().map { path in
-                ["filename": String(path.dropFirst(folder.count + 1)), "sha": ContentHash.of(Array(files[path]!.utf8), using: .sha256).hex]
+                [
+                    "filename": String(path.dropFirst(folder.count + 1)),
+                    "sha": ContentHash.of(Array(files[path]!.utf8), using: .sha256).hex,
+                ]
             }
         }
         var root: [[String: Any]] = []
@@ -70,7 +73,10 @@ public enum ExampleBundle {
 /// Writes manifests the way people read them: two-space indent, `filename` first.
 enum ManifestJSON {
     static func encode(_ entries: [[String: Any]]) throws -> Data {
-        let data = try JSONSerialization.data(withJSONObject: entries, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+        let data = try JSONSerialization.data(
+            withJSONObject: entries,
+            options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        )
         return data + Data("\n".utf8)
     }
 }

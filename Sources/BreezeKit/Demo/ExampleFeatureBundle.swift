@@ -45,12 +45,19 @@ public enum ExampleFeatureBundle {
             try manager.createDirectory(at: bundle.appendingPathComponent(folder), withIntermediateDirectories: true)
         }
         let releaseObjects: [[String: Any]] = releases.map { release in
-            ["version": release.version, "features": release.features,
-             "conditions": [["key": "systemVersion", "value": release.systemVersion]]]
+            [
+                "version": release.version, "features": release.features,
+                "conditions": [["key": "systemVersion", "value": release.systemVersion]],
+            ]
         }
-        let notes: [String: Any] = ["minimumVersion": "1.2", "upgradeURL": "https://apps.example.com/app/id123", "releases": releaseObjects]
-        try JSONSerialization.data(withJSONObject: notes, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
-            .write(to: bundle.appendingPathComponent("release_notes.json"))
+        let notes: [String: Any] = [
+            "minimumVersion": "1.2", "upgradeURL": "https://apps.example.com/app/id123", "releases": releaseObjects,
+        ]
+        try JSONSerialization.data(
+            withJSONObject: notes,
+            options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        )
+        .write(to: bundle.appendingPathComponent("release_notes.json"))
         try Data(strings(english).utf8).write(to: bundle.appendingPathComponent("en.lproj/Feature.strings"))
         var utf16 = Data([0xFF, 0xFE])
         utf16.append(strings(french).data(using: .utf16LittleEndian)!)
@@ -58,7 +65,9 @@ public enum ExampleFeatureBundle {
         for (index, key) in releases.flatMap(\.features).enumerated() {
             for scale in [1, 2, 3] {
                 let suffix = scale == 1 ? "" : "@\(scale)x"
-                try image(index: index, scale: scale).write(to: bundle.appendingPathComponent("Resources/\(key)\(suffix).png"))
+                try image(index: index, scale: scale).write(
+                    to: bundle.appendingPathComponent("Resources/\(key)\(suffix).png")
+                )
             }
         }
         return bundle
@@ -81,10 +90,16 @@ public enum ExampleFeatureBundle {
     /// A 48-point square at `scale`, a gradient in a colour of its own.
     static func image(index: Int, scale: Int) -> Data {
         let size = 48 * scale
-        let hue = [(236, 95, 95), (72, 149, 239), (76, 201, 120), (247, 181, 56), (155, 93, 229), (38, 198, 218), (255, 122, 69)][index % 7]
+        let hue = [
+            (236, 95, 95), (72, 149, 239), (76, 201, 120), (247, 181, 56), (155, 93, 229), (38, 198, 218),
+            (255, 122, 69),
+        ][index % 7]
         return PNGImage.make(width: size, height: size) { x, y in
             let shade = Double(x + y) / Double(2 * size)
-            return (UInt8(Double(hue.0) * (1 - shade * 0.5)), UInt8(Double(hue.1) * (1 - shade * 0.5)), UInt8(Double(hue.2) * (1 - shade * 0.5)))
+            return (
+                UInt8(Double(hue.0) * (1 - shade * 0.5)), UInt8(Double(hue.1) * (1 - shade * 0.5)),
+                UInt8(Double(hue.2) * (1 - shade * 0.5))
+            )
         }
     }
 }

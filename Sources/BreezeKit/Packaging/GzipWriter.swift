@@ -13,7 +13,18 @@ final class GzipWriter {
         }
         file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         stream.initialize(to: z_stream())
-        guard deflateInit2_(stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard
+            deflateInit2_(
+                stream,
+                level,
+                Z_DEFLATED,
+                15 + 16,
+                8,
+                Z_DEFAULT_STRATEGY,
+                ZLIB_VERSION,
+                Int32(MemoryLayout<z_stream>.size)
+            ) == Z_OK
+        else {
             throw PackagingError("could not start zlib")
         }
     }

@@ -17,7 +17,12 @@ public enum PackageWriter {
     /// Packs `folder` into `output` (`.tgz`/`.tar.gz`, or `.tar` uncompressed).
     /// - Parameter topLevelFolder: a folder name to put everything under (`cats-3/`), or `nil`.
     @discardableResult
-    public static func write(folder: URL, to output: URL, topLevelFolder: String? = nil, meta: Bool = false) throws -> Summary {
+    public static func write(
+        folder: URL,
+        to output: URL,
+        topLevelFolder: String? = nil,
+        meta: Bool = false
+    ) throws -> Summary {
         let files = try BundleFolder.files(in: folder)
         let compress = !output.lastPathComponent.lowercased().hasSuffix(".tar")
         let sink: TarSink = compress ? .gzip(try GzipWriter(path: output.path)) : .plain(try plainFile(output.path))
@@ -31,10 +36,17 @@ public enum PackageWriter {
             var folderPath = ""
             for component in file.path.split(separator: "/").dropLast() {
                 folderPath += (folderPath.isEmpty ? "" : "/") + component
-                if madeFolders.insert(folderPath).inserted { try writer.addDirectory(prefix + folderPath, modified: file.modified) }
+                if madeFolders.insert(folderPath).inserted {
+                    try writer.addDirectory(prefix + folderPath, modified: file.modified)
+                }
             }
-            try writer.addFile(prefix + file.path, from: folder.appendingPathComponent(file.path), size: file.size,
-                               modified: file.modified, executable: file.executable)
+            try writer.addFile(
+                prefix + file.path,
+                from: folder.appendingPathComponent(file.path),
+                size: file.size,
+                modified: file.modified,
+                executable: file.executable
+            )
             latest = max(latest, file.modified)
             bytes += file.size
         }
@@ -48,7 +60,9 @@ public enum PackageWriter {
     }
 
     private static func plainFile(_ path: String) throws -> FileHandle {
-        guard FileManager.default.createFile(atPath: path, contents: nil) else { throw PackagingError("could not create \(path)") }
+        guard FileManager.default.createFile(atPath: path, contents: nil) else {
+            throw PackagingError("could not create \(path)")
+        }
         return try FileHandle(forWritingTo: URL(fileURLWithPath: path))
     }
 }
@@ -64,21 +78,35 @@ public enum BundleFolder {
     }
 
     public static func isJunk(_ name: String) -> Bool {
-        name == ".DS_Store" || name.hasSuffix("~") || name.hasPrefix(".#") || name.hasSuffix(".swp") || name == "Thumbs.db"
+        name == ".DS_Store" || name.hasSuffix("~") || name.hasPrefix(".#") || name.hasSuffix(".swp")
+            || name == "Thumbs.db"
     }
 
     public static func files(in folder: URL) throws -> [File] {
         let root = folder.standardizedFileURL.resolvingSymlinksInPath()
-        guard let walker = FileManager.default.enumerator(
-            at: root, includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey, .isExecutableKey])
+        guard
+            let walker = FileManager.default.enumerator(
+                at: root,
+                includingPropertiesForKeys: [
+                    .isRegularFileKey, .fileSizeKey, .contentModificationDateKey, .isExecutableKey,
+                ]
+            )
         else { throw PackagingError("cannot read \(folder.path)") }
         var files: [File] = []
         while let url = walker.nextObject() as? URL {
-            let values = try url.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey, .contentModificationDateKey, .isExecutableKey])
+            let values = try url.resourceValues(forKeys: [
+                .isRegularFileKey, .fileSizeKey, .contentModificationDateKey, .isExecutableKey,
+            ])
             guard values.isRegularFile == true, !isJunk(url.lastPathComponent) else { continue }
             let path = String(url.standardizedFileURL.resolvingSymlinksInPath().path.dropFirst(root.path.count + 1))
-            files.append(File(path: path, size: Int64(values.fileSize ?? 0), modified: values.contentModificationDate ?? Date(),
-                              executable: values.isExecutable ?? false))
+            files.append(
+                File(
+                    path: path,
+                    size: Int64(values.fileSize ?? 0),
+                    modified: values.contentModificationDate ?? Date(),
+                    executable: values.isExecutable ?? false
+                )
+            )
         }
         return files.sorted { $0.path < $1.path }
     }
@@ -147,9 +175,17 @@ struct TarWriter {
             // A pax extended header carries the full path; the ustar name is a truncated stand-in.
             var record = " path=\(path)\n"
             var length = record.utf8.count
-            while "\(length)".utf8.count + record.utf8.count != length { length = "\(length)".utf8.count + record.utf8.count }
+            while "\(length)".utf8.count + record.utf8.count != length {
+                length = "\(length)".utf8.count + record.utf8.count
+            }
             record = "\(length)" + record
-            try block(name: Array("PaxHeader/\(name.count)".utf8), size: Int64(record.utf8.count), type: UInt8(ascii: "x"), mode: 0o644, modified: modified)
+            try block(
+                name: Array("PaxHeader/\(name.count)".utf8),
+                size: Int64(record.utf8.count),
+                type: UInt8(ascii: "x"),
+                mode: 0o644,
+                modified: modified
+            )
             try Array(record.utf8).withUnsafeBytes { try sink.write($0) }
             try pad(Int64(record.utf8.count))
         }
@@ -158,7 +194,9 @@ struct TarWriter {
 
     private func block(name: [UInt8], size: Int64, type: UInt8, mode: Int, modified: Date) throws {
         var header = [UInt8](repeating: 0, count: 512)
-        func put(_ bytes: [UInt8], at offset: Int) { for (index, byte) in bytes.enumerated() { header[offset + index] = byte } }
+        func put(_ bytes: [UInt8], at offset: Int) {
+            for (index, byte) in bytes.enumerated() { header[offset + index] = byte }
+        }
         func octal(_ value: Int64, width: Int) -> [UInt8] {
             Array(String(value, radix: 8).leftPadded(to: width - 1).utf8) + [0]
         }

@@ -17,7 +17,11 @@ public enum RepositoryPublisher {
     /// - Parameter keys: when given, the index is signed as a new release after the bundle is added.
     @discardableResult
     public static func add(
-        folder: URL, as name: String, to repository: URL, signingWith keys: [SigningKey] = [], options: SigningOptions = SigningOptions()
+        folder: URL,
+        as name: String,
+        to repository: URL,
+        signingWith keys: [SigningKey] = [],
+        options: SigningOptions = SigningOptions()
     ) throws -> Outcome {
         guard (try? BundlePath(name))?.components.count == 1 else {
             throw PackagingError("'\(name)' is not a plain bundle name")
@@ -37,7 +41,13 @@ public enum RepositoryPublisher {
         // The index goes last: a client never sees a version whose archive is missing.
         var document = index.unsignedJSON
         if !keys.isEmpty {
-            _ = try ReleaseSigning.sign(&document, existing: index.release, with: keys, options: options, defaultIdentity: repository.lastPathComponent)
+            _ = try ReleaseSigning.sign(
+                &document,
+                existing: index.release,
+                with: keys,
+                options: options,
+                defaultIdentity: repository.lastPathComponent
+            )
         }
         try writeIndex(document, to: indexURL)
         return Outcome(name: name, version: version, published: true, archive: archive)
@@ -45,9 +55,15 @@ public enum RepositoryPublisher {
 
     /// Signs `repository`'s `index.json` as a new release (or co-signs it), first making sure
     /// every bundle names its archive's SHA-256 and size, computed from the archives there.
-    public static func sign(repository: URL, with keys: [SigningKey], options: SigningOptions = SigningOptions()) throws -> SigningReport {
+    public static func sign(
+        repository: URL,
+        with keys: [SigningKey],
+        options: SigningOptions = SigningOptions()
+    ) throws -> SigningReport {
         let indexURL = repository.appendingPathComponent("index.json")
-        guard FileManager.default.fileExists(atPath: indexURL.path) else { throw SigningError("\(repository.path) has no index.json") }
+        guard FileManager.default.fileExists(atPath: indexURL.path) else {
+            throw SigningError("\(repository.path) has no index.json")
+        }
         var index = try readIndex(indexURL)
         var document: JSONValue
         if options.cosign {
@@ -56,7 +72,9 @@ public enum RepositoryPublisher {
             for (name, bundle) in index.bundles {
                 let archive = repository.appendingPathComponent("\(name)-\(bundle.version).tar.gz")
                 guard FileManager.default.fileExists(atPath: archive.path) else {
-                    throw SigningError("\(archive.lastPathComponent), which index.json names, is not in \(repository.path)")
+                    throw SigningError(
+                        "\(archive.lastPathComponent), which index.json names, is not in \(repository.path)"
+                    )
                 }
                 let (sha256, size) = try ContentHash.ofFile(at: archive, using: .sha256)
                 index.bundles[name]?.sha256 = sha256.hex
@@ -64,7 +82,13 @@ public enum RepositoryPublisher {
             }
             document = index.unsignedJSON
         }
-        var report = try ReleaseSigning.sign(&document, existing: index.release, with: keys, options: options, defaultIdentity: repository.lastPathComponent)
+        var report = try ReleaseSigning.sign(
+            &document,
+            existing: index.release,
+            with: keys,
+            options: options,
+            defaultIdentity: repository.lastPathComponent
+        )
         try writeIndex(document, to: indexURL)
         report.file = indexURL.path
         return report

@@ -6,7 +6,9 @@ import FreshAir
 public enum WhatsNewPage {
     public static func html(features: [Feature], from: String, to: String, locale: String) -> String {
         let cards = features.map { feature -> String in
-            let image = feature.image.flatMap(dataURI).map { #"<img src="\#($0)" alt="">"# } ?? #"<div class="missing">no image</div>"#
+            let image =
+                feature.image.flatMap(dataURI).map { #"<img src="\#($0)" alt="">"# }
+                ?? #"<div class="missing">no image</div>"#
             return """
                 <section class="feature">
                   \(image)
@@ -40,14 +42,15 @@ public enum WhatsNewPage {
 
     private static func dataURI(_ url: URL) -> String? {
         guard let data = try? Data(contentsOf: url) else { return nil }
-        let type = switch url.pathExtension.lowercased() {
-        case "png": "image/png"
-        case "jpg", "jpeg": "image/jpeg"
-        case "gif": "image/gif"
-        case "webp": "image/webp"
-        case "pdf": "application/pdf"
-        default: "application/octet-stream"
-        }
+        let type =
+            switch url.pathExtension.lowercased() {
+            case "png": "image/png"
+            case "jpg", "jpeg": "image/jpeg"
+            case "gif": "image/gif"
+            case "webp": "image/webp"
+            case "pdf": "application/pdf"
+            default: "application/octet-stream"
+            }
         return "data:\(type);base64,\(data.base64EncodedString())"
     }
 

@@ -41,7 +41,9 @@ public struct FolderDestination: PublishDestination {
         let target = root.appendingPathComponent(file.path)
         let folder = target.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let temporary = folder.appendingPathComponent(".\(target.lastPathComponent)\(Self.temporaryMarker)\(UInt32.random(in: 0...UInt32.max))")
+        let temporary = folder.appendingPathComponent(
+            ".\(target.lastPathComponent)\(Self.temporaryMarker)\(UInt32.random(in: 0...UInt32.max))"
+        )
         do {
             try FileManager.default.copyItem(at: file.url, to: temporary)
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: temporary.path)
@@ -59,7 +61,9 @@ public struct FolderDestination: PublishDestination {
         try FileManager.default.removeItem(at: target)
         // Folders left empty go too, up to the destination's root.
         var folder = target.deletingLastPathComponent().standardizedFileURL
-        while folder.path.hasPrefix(root.path + "/"), (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true {
+        while folder.path.hasPrefix(root.path + "/"),
+            (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true
+        {
             try FileManager.default.removeItem(at: folder)
             folder = folder.deletingLastPathComponent().standardizedFileURL
         }

@@ -92,7 +92,9 @@ public enum PublishDestinations {
     /// `s3://bucket/prefix` (region from `region`, `AWS_REGION` or `AWS_DEFAULT_REGION`; an
     /// S3-compatible server from `endpoint` or `AWS_ENDPOINT_URL`), or a folder path.
     public static func parse(
-        _ text: String, endpoint: String? = nil, region: String? = nil,
+        _ text: String,
+        endpoint: String? = nil,
+        region: String? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> any PublishDestination {
         guard text.hasPrefix("s3://") else { return FolderDestination(root: URL(fileURLWithPath: text)) }
@@ -104,13 +106,18 @@ public enum PublishDestinations {
         let endpointText = endpoint ?? environment["AWS_ENDPOINT_URL_S3"] ?? environment["AWS_ENDPOINT_URL"]
         var endpointURL: URL?
         if let endpointText {
-            guard let url = URL(string: endpointText), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            guard let url = URL(string: endpointText), url.scheme == "http" || url.scheme == "https", url.host != nil
+            else {
                 throw PublishError("the endpoint \(endpointText) is not an http(s) URL")
             }
             endpointURL = url
         }
         return S3Destination(
-            bucket: bucket, prefix: prefix, region: region, endpoint: endpointURL,
-            credentials: try S3Credentials.fromEnvironment(environment))
+            bucket: bucket,
+            prefix: prefix,
+            region: region,
+            endpoint: endpointURL,
+            credentials: try S3Credentials.fromEnvironment(environment)
+        )
     }
 }

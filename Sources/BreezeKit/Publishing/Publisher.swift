@@ -29,7 +29,11 @@ public enum Publisher {
     /// - Throws: ``PublishError`` for a bundle that is not ready, a signing key in the folder,
     ///   or a destination that refused a request (with what it said and what to check).
     public static func run(
-        source: URL, to destination: any PublishDestination, delete: Bool = false, dryRun: Bool = false, concurrency: Int = 8
+        source: URL,
+        to destination: any PublishDestination,
+        delete: Bool = false,
+        dryRun: Bool = false,
+        concurrency: Int = 8
     ) async throws -> Report {
         let files = try await filesToPublish(source)
         let existing = try await destination.list()
@@ -74,7 +78,9 @@ public enum Publisher {
 
     /// `work` for every index, at most `width` at once; results in index order. The first error ends it.
     static func inParallel<Output: Sendable>(
-        _ indices: Range<Int>, width: Int, _ work: @escaping @Sendable (Int) async throws -> Output
+        _ indices: Range<Int>,
+        width: Int,
+        _ work: @escaping @Sendable (Int) async throws -> Output
     ) async throws -> [Output] {
         try await withThrowingTaskGroup(of: (Int, Output).self) { group in
             var pending = indices.makeIterator()
@@ -104,7 +110,9 @@ public enum Publisher {
             let signature = URL(fileURLWithPath: source.path + PackageSignature.suffix)
             try checkPackageSignature(source, signature)
             return [source, signature].filter { FileManager.default.fileExists(atPath: $0.path) }.map { file in
-                let size = ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.int64Value ?? 0
+                let size =
+                    ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.int64Value
+                    ?? 0
                 return LocalFile(path: file.lastPathComponent, url: file, size: size)
             }
         }
@@ -138,7 +146,9 @@ public enum Publisher {
         let document = try PackageSignature(data: data, source: signature.path)
         let (digest, size) = try ContentHash.ofFile(at: package, using: .sha256)
         guard document.sha256 == digest, document.size == size else {
-            throw PublishError("\(signature.lastPathComponent) describes another \(package.lastPathComponent) (changed since signing): run `breeze sign` again, then publish")
+            throw PublishError(
+                "\(signature.lastPathComponent) describes another \(package.lastPathComponent) (changed since signing): run `breeze sign` again, then publish"
+            )
         }
     }
 
@@ -147,15 +157,22 @@ public enum Publisher {
         let indexURL = root.appendingPathComponent("index.json")
         let index = try RepositoryIndex(data: Data(contentsOf: indexURL), source: indexURL.path)
         if let message = index.release.signedMessage,
-           let stale = index.release.signatures.first(where: { (try? TrustedKey(base64: $0.key))?.verifies($0.signature, for: message) != true }) {
-            throw PublishError("index.json: the signature by \(stale.key) does not match the content: run `breeze sign` again, then publish")
+            let stale = index.release.signatures.first(where: {
+                (try? TrustedKey(base64: $0.key))?.verifies($0.signature, for: message) != true
+            })
+        {
+            throw PublishError(
+                "index.json: the signature by \(stale.key) does not match the content: run `breeze sign` again, then publish"
+            )
         }
         for (name, bundle) in index.bundles.sorted(by: { $0.key < $1.key }) {
             guard let expected = bundle.sha256 else { continue }
             let archive = root.appendingPathComponent("\(name)-\(bundle.version).tar.gz")
             let actual = try? ContentHash.ofFile(at: archive, using: .sha256)
             guard actual?.hash.hex == expected, actual?.size == bundle.size else {
-                throw PublishError("index.json names \(archive.lastPathComponent) with another digest or size than the file there: run `breeze sign` again")
+                throw PublishError(
+                    "index.json names \(archive.lastPathComponent) with another digest or size than the file there: run `breeze sign` again"
+                )
             }
         }
     }
@@ -165,8 +182,10 @@ public enum Publisher {
         let check = try await BundleHasher.run(bundle: root, check: true)
         if !check.stale.isEmpty || !check.missing.isEmpty {
             let first = check.stale.first.map { "\($0.manifest): \($0.filename)" } ?? check.missing.first ?? ""
-            throw PublishError("\(root.lastPathComponent) is not ready: \(check.stale.count) stale and \(check.missing.count) missing entries "
-                + "(first: \(first)); run `breeze hash`, and `breeze sign` if you sign, then publish")
+            throw PublishError(
+                "\(root.lastPathComponent) is not ready: \(check.stale.count) stale and \(check.missing.count) missing entries "
+                    + "(first: \(first)); run `breeze hash`, and `breeze sign` if you sign, then publish"
+            )
         }
         let rootURL = root.appendingPathComponent("manifest.json")
         let manifest = try Manifest(data: Data(contentsOf: rootURL), source: rootURL.path)

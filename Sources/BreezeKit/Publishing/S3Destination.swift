@@ -45,14 +45,26 @@ public struct S3Destination: PublishDestination {
 
     /// Sends one signed request and returns the status and body (error bodies are small XML).
     private func send(
-        _ method: HTTPMethod, key: String, query: [(String, String)] = [], headers: [(String, String)] = [],
-        body: HTTPClientRequest.Body? = nil, payloadHash: String = S3RequestSigner.emptyPayloadHash
+        _ method: HTTPMethod,
+        key: String,
+        query: [(String, String)] = [],
+        headers: [(String, String)] = [],
+        body: HTTPClientRequest.Body? = nil,
+        payloadHash: String = S3RequestSigner.emptyPayloadHash
     ) async throws -> (status: Int, body: String) {
         let (base, host, path) = location(ofKey: key)
         let signed = signer.sign(
-            method: method.rawValue, path: path, query: query, headers: [("host", host)] + headers, payloadHash: payloadHash, date: Date())
+            method: method.rawValue,
+            path: path,
+            query: query,
+            headers: [("host", host)] + headers,
+            payloadHash: payloadHash,
+            date: Date()
+        )
         let queryText = S3RequestSigner.canonicalQuery(query)
-        var request = HTTPClientRequest(url: base + S3RequestSigner.encodePath(path) + (queryText.isEmpty ? "" : "?\(queryText)"))
+        var request = HTTPClientRequest(
+            url: base + S3RequestSigner.encodePath(path) + (queryText.isEmpty ? "" : "?\(queryText)")
+        )
         request.method = method
         for (name, value) in signed where name != "host" { request.headers.add(name: name, value: value) }
         if let body { request.body = body }
@@ -70,13 +82,14 @@ public struct S3Destination: PublishDestination {
     private func failure(_ method: String, _ path: String, _ status: Int, _ body: String) -> PublishError {
         let code = S3XML.values(of: "Code", in: body).first ?? "HTTP \(status)"
         let message = S3XML.values(of: "Message", in: body).first.map { ": \($0)" } ?? ""
-        let hint = switch code {
-        case "SignatureDoesNotMatch", "InvalidAccessKeyId": "; check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
-        case "AccessDenied": "; the credentials may not write to this bucket"
-        case "NoSuchBucket": "; create the bucket first, or check its name"
-        case "AuthorizationHeaderMalformed", "PermanentRedirect": "; check --region"
-        default: ""
-        }
+        let hint =
+            switch code {
+            case "SignatureDoesNotMatch", "InvalidAccessKeyId": "; check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+            case "AccessDenied": "; the credentials may not write to this bucket"
+            case "NoSuchBucket": "; create the bucket first, or check its name"
+            case "AuthorizationHeaderMalformed", "PermanentRedirect": "; check --region"
+            default: ""
+            }
         return PublishError("\(method) \(description)/\(path) failed with \(status) \(code)\(message)\(hint)")
     }
 
@@ -93,11 +106,16 @@ public struct S3Destination: PublishDestination {
             guard status == 200 else { throw failure("LIST", "", status, body) }
             for entry in S3XML.elements("Contents", in: body) {
                 guard let key = S3XML.values(of: "Key", in: entry).first, key.hasPrefix(listPrefix),
-                      let size = S3XML.values(of: "Size", in: entry).first.flatMap({ Int64($0) }) else { continue }
-                let etag = S3XML.values(of: "ETag", in: entry).first?.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                    let size = S3XML.values(of: "Size", in: entry).first.flatMap({ Int64($0) })
+                else { continue }
+                let etag = S3XML.values(of: "ETag", in: entry).first?.trimmingCharacters(
+                    in: CharacterSet(charactersIn: "\"")
+                )
                 objects[String(key.dropFirst(listPrefix.count))] = PublishedObject(size: size, etag: etag)
             }
-            token = S3XML.values(of: "IsTruncated", in: body).first == "true" ? S3XML.values(of: "NextContinuationToken", in: body).first : nil
+            token =
+                S3XML.values(of: "IsTruncated", in: body).first == "true"
+                ? S3XML.values(of: "NextContinuationToken", in: body).first : nil
         } while token != nil
         return objects
     }
@@ -117,8 +135,12 @@ public struct S3Destination: PublishDestination {
         // Devices and CDNs must ask again for the documents that name everything else.
         if file.isPointer { headers.append(("cache-control", "no-cache")) }
         let (status, body) = try await send(
-            .PUT, key: key(file.path), headers: headers,
-            body: .stream(FileChunks(handle: try FileHandle(forReadingFrom: file.url)), length: .known(file.size)), payloadHash: digests.sha256)
+            .PUT,
+            key: key(file.path),
+            headers: headers,
+            body: .stream(FileChunks(handle: try FileHandle(forReadingFrom: file.url)), length: .known(file.size)),
+            payloadHash: digests.sha256
+        )
         guard status == 200 else { throw failure("PUT", file.path, status, body) }
     }
 
@@ -180,8 +202,14 @@ enum S3XML {
             case "quot": result += "\""
             case "apos": result += "'"
             default:
-                let number = entity.hasPrefix("#x") ? UInt32(entity.dropFirst(2), radix: 16) : entity.hasPrefix("#") ? UInt32(entity.dropFirst()) : nil
-                if let scalar = number.flatMap(Unicode.Scalar.init) { result.unicodeScalars.append(scalar) } else { result += "&\(entity);" }
+                let number =
+                    entity.hasPrefix("#x")
+                    ? UInt32(entity.dropFirst(2), radix: 16) : entity.hasPrefix("#") ? UInt32(entity.dropFirst()) : nil
+                if let scalar = number.flatMap(Unicode.Scalar.init) {
+                    result.unicodeScalars.append(scalar)
+                } else {
+                    result += "&\(entity);"
+                }
             }
             rest = rest[rest.index(after: semicolon)...]
         }

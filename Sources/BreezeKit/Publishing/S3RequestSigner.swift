@@ -14,9 +14,15 @@ public struct S3Credentials: Sendable {
     }
 
     /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and, for temporary credentials, `AWS_SESSION_TOKEN`.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws -> S3Credentials {
-        guard let id = environment["AWS_ACCESS_KEY_ID"], !id.isEmpty, let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else {
-            throw PublishError("S3 needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)")
+    public static func fromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> S3Credentials {
+        guard let id = environment["AWS_ACCESS_KEY_ID"], !id.isEmpty, let secret = environment["AWS_SECRET_ACCESS_KEY"],
+            !secret.isEmpty
+        else {
+            throw PublishError(
+                "S3 needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)"
+            )
         }
         return S3Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: environment["AWS_SESSION_TOKEN"])
     }
@@ -36,8 +42,12 @@ struct S3RequestSigner: Sendable {
     /// The headers to send: `headers` plus `x-amz-date`, `x-amz-content-sha256`, the session
     /// token when there is one, and `Authorization`. `host` must be among `headers`.
     func sign(
-        method: String, path: String, query: [(String, String)], headers: [(String, String)],
-        payloadHash: String, date: Date
+        method: String,
+        path: String,
+        query: [(String, String)],
+        headers: [(String, String)],
+        payloadHash: String,
+        date: Date
     ) -> [(String, String)] {
         let (amzDate, day) = Self.timestamps(date)
         var all = headers.map { ($0.0.lowercased(), $0.1.trimmingCharacters(in: .whitespaces)) }
@@ -56,14 +66,21 @@ struct S3RequestSigner: Sendable {
             payloadHash,
         ].joined(separator: "\n")
         let scope = "\(day)/\(region)/s3/aws4_request"
-        let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, Self.hex(SHA256.hash(data: Data(canonicalRequest.utf8)))].joined(separator: "\n")
+        let stringToSign = [
+            "AWS4-HMAC-SHA256", amzDate, scope, Self.hex(SHA256.hash(data: Data(canonicalRequest.utf8))),
+        ].joined(separator: "\n")
 
         var key = SymmetricKey(data: Data("AWS4\(credentials.secretAccessKey)".utf8))
         for part in [day, region, "s3", "aws4_request"] {
             key = SymmetricKey(data: Data(HMAC<SHA256>.authenticationCode(for: Data(part.utf8), using: key)))
         }
         let signature = Self.hex(HMAC<SHA256>.authenticationCode(for: Data(stringToSign.utf8), using: key))
-        all.append(("authorization", "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope),SignedHeaders=\(signedHeaders),Signature=\(signature)"))
+        all.append(
+            (
+                "authorization",
+                "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope),SignedHeaders=\(signedHeaders),Signature=\(signature)"
+            )
+        )
         return all
     }
 
@@ -81,8 +98,9 @@ struct S3RequestSigner: Sendable {
         var result = ""
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 result.unicodeScalars.append(Unicode.Scalar(byte))
             case UInt8(ascii: "/") where keepingSlash:
                 result.append("/")
@@ -96,7 +114,9 @@ struct S3RequestSigner: Sendable {
     static func encodePath(_ path: String) -> String { encode(path, keepingSlash: true) }
 
     static func canonicalQuery(_ query: [(String, String)]) -> String {
-        let encoded: [(name: String, value: String)] = query.map { (encode($0.0, keepingSlash: false), encode($0.1, keepingSlash: false)) }
+        let encoded: [(name: String, value: String)] = query.map {
+            (encode($0.0, keepingSlash: false), encode($0.1, keepingSlash: false))
+        }
         let sorted = encoded.sorted { a, b in a.name == b.name ? a.value < b.value : a.name < b.name }
         return sorted.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
     }

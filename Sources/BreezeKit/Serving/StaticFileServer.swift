@@ -44,7 +44,12 @@ public struct StaticFileServer: Sendable {
         logger.logLevel = .critical  // Shutdown reports cancellation at .error: not news.
         let router = Router()
         router.middlewares.add(ExchangeRecorder(onRequest: onRequest))
-        router.middlewares.add(ServedPathGuard(root: try ServedPathGuard<BasicRequestContext>.resolve(root.path), followsLinksOutside: followsLinksOutside))
+        router.middlewares.add(
+            ServedPathGuard(
+                root: try ServedPathGuard<BasicRequestContext>.resolve(root.path),
+                followsLinksOutside: followsLinksOutside
+            )
+        )
         router.middlewares.add(FileMiddleware(root.path, searchForIndexHtml: true, logger: logger))
         let app = Application(
             router: router,
@@ -53,7 +58,8 @@ public struct StaticFileServer: Sendable {
                 addressContinuation.yield(channel.localAddress?.port ?? 0)
                 addressContinuation.finish()
             },
-            logger: logger)
+            logger: logger
+        )
         let task = Task { try await app.run() }
         var iterator = addresses.makeAsyncIterator()
         guard let boundPort = await iterator.next() else {
@@ -92,7 +98,11 @@ public struct RunningServer: Sendable {
 private struct ExchangeRecorder<Context: RequestContext>: RouterMiddleware {
     let onRequest: @Sendable (StaticFileServer.Exchange) -> Void
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         do {
             let response = try await next(request, context)
             onRequest(.init(method: request.method.rawValue, path: request.uri.path, status: Int(response.status.code)))
@@ -111,7 +121,11 @@ private struct ServedPathGuard<Context: RequestContext>: RouterMiddleware {
     let root: String
     let followsLinksOutside: Bool
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard let decoded = request.uri.path.removingPercentEncoding else {
             throw HTTPError(.badRequest, message: "The path is not valid percent-encoded UTF-8.")
         }

@@ -24,7 +24,11 @@ extension Condition {
     ///   that keep a hostile manifest from exhausting the stack.
     public init(parsing source: String) throws(ConditionSyntaxError) {
         guard source.utf8.count <= Self.maxLength else {
-            throw ConditionSyntaxError(message: "the condition is longer than \(Self.maxLength) bytes", column: 1, source: String(source.prefix(80)) + "…")
+            throw ConditionSyntaxError(
+                message: "the condition is longer than \(Self.maxLength) bytes",
+                column: 1,
+                source: String(source.prefix(80)) + "…"
+            )
         }
         var parser = ConditionParser(source: source)
         self = try parser.parseWhole()
@@ -41,7 +45,10 @@ extension Condition {
         let parts = requirements.map { requirement in
             Condition.compare(
                 .keyPath(requirement.key.split(separator: ".").map(String.init)),
-                requirement.comparison, .literal(requirement.value), [])
+                requirement.comparison,
+                .literal(requirement.value),
+                []
+            )
         }
         self = parts.isEmpty ? .always : (parts.count == 1 ? parts[0] : .all(parts))
     }
@@ -134,7 +141,9 @@ private struct ConditionParser {
 
     private mutating func enter() throws(ConditionSyntaxError) {
         nesting += 1
-        if nesting > Condition.maxNesting { throw fail("'!' and parentheses nest deeper than \(Condition.maxNesting) levels") }
+        if nesting > Condition.maxNesting {
+            throw fail("'!' and parentheses nest deeper than \(Condition.maxNesting) levels")
+        }
     }
 
     private mutating func parsePrimary() throws(ConditionSyntaxError) -> Condition {
@@ -149,8 +158,14 @@ private struct ConditionParser {
             _ = advance()
             return inner
         }
-        if isKeyword(peek, "TRUEPREDICATE") { _ = advance(); return .always }
-        if isKeyword(peek, "FALSEPREDICATE") { _ = advance(); return .never }
+        if isKeyword(peek, "TRUEPREDICATE") {
+            _ = advance()
+            return .always
+        }
+        if isKeyword(peek, "FALSEPREDICATE") {
+            _ = advance()
+            return .never
+        }
         let left = try parseOperand()
         guard let (op, negated) = try parseOperator() else {
             return .truth(left)
@@ -166,15 +181,16 @@ private struct ConditionParser {
         let token = peek
         switch token.kind {
         case .symbol(let symbol):
-            let op: ComparisonOperator? = switch symbol {
-            case "==", "=": .equal
-            case "!=", "<>": .notEqual
-            case "<": .less
-            case "<=", "=<": .lessOrEqual
-            case ">": .greater
-            case ">=", "=>": .greaterOrEqual
-            default: nil
-            }
+            let op: ComparisonOperator? =
+                switch symbol {
+                case "==", "=": .equal
+                case "!=", "<>": .notEqual
+                case "<": .less
+                case "<=", "=<": .lessOrEqual
+                case ">": .greater
+                case ">=", "=>": .greaterOrEqual
+                default: nil
+                }
             guard let op else { return nil }
             _ = advance()
             return (op, false)
@@ -185,8 +201,8 @@ private struct ConditionParser {
                 _ = advance()
             }
             guard case .identifier(let name) = peek.kind,
-                  let op = ComparisonOperator(rawValue: name.uppercased()),
-                  ![.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(op)
+                let op = ComparisonOperator(rawValue: name.uppercased()),
+                ![.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual].contains(op)
             else {
                 if negated { throw fail("expected IN, BEGINSWITH, ENDSWITH or CONTAINS after NOT") }
                 return nil
@@ -242,13 +258,19 @@ private struct ConditionParser {
             }
         case .symbol("{"):
             var values: [ConditionValue] = []
-            if isSymbol(peek, "}") { _ = advance(); return .literal(.list([])) }
+            if isSymbol(peek, "}") {
+                _ = advance()
+                return .literal(.list([]))
+            }
             while true {
                 guard case .literal(let value) = try parseOperand() else {
                     throw fail("a list holds values, not keys", at: tokens[position - 1])
                 }
                 values.append(value)
-                if isSymbol(peek, ",") { _ = advance(); continue }
+                if isSymbol(peek, ",") {
+                    _ = advance()
+                    continue
+                }
                 guard isSymbol(peek, "}") else { throw fail("expected ',' or '}' in list") }
                 _ = advance()
                 return .literal(.list(values))
@@ -278,13 +300,17 @@ private struct ConditionParser {
         while index < characters.count {
             let character = characters[index]
             let column = index + 1
-            if character.isWhitespace { index += 1; continue }
+            if character.isWhitespace {
+                index += 1
+                continue
+            }
             if character == "'" || character == "\"" || character == "\u{2018}" || character == "\u{201C}" {
-                let closing: Character = switch character {
-                case "\u{2018}": "\u{2019}"
-                case "\u{201C}": "\u{201D}"
-                default: character
-                }
+                let closing: Character =
+                    switch character {
+                    case "\u{2018}": "\u{2019}"
+                    case "\u{201C}": "\u{201D}"
+                    default: character
+                    }
                 var text = ""
                 index += 1
                 while index < characters.count, characters[index] != closing {
@@ -299,7 +325,9 @@ private struct ConditionParser {
                 tokens.append(Token(kind: .string(text), column: column))
                 continue
             }
-            if character.isASCIIDigit || (character == "-" && index + 1 < characters.count && characters[index + 1].isASCIIDigit) {
+            if character.isASCIIDigit
+                || (character == "-" && index + 1 < characters.count && characters[index + 1].isASCIIDigit)
+            {
                 var end = index + 1
                 while end < characters.count, characters[end].isASCIIDigit || characters[end] == "." { end += 1 }
                 tokens.append(Token(kind: .number(String(characters[index..<end])), column: column))
@@ -308,7 +336,9 @@ private struct ConditionParser {
             }
             if character.isLetter || character == "_" || character == "$" || character == "@" {
                 var end = index + 1
-                while end < characters.count, characters[end].isLetter || characters[end].isNumber || characters[end] == "_" {
+                while end < characters.count,
+                    characters[end].isLetter || characters[end].isNumber || characters[end] == "_"
+                {
                     end += 1
                 }
                 tokens.append(Token(kind: .identifier(String(characters[index..<end])), column: column))

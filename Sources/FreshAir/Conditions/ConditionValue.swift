@@ -89,7 +89,8 @@ extension ConditionValue: CustomStringConvertible {
         case .number(let text): return text
         case .bool(let value): return value ? "true" : "false"
         case .list(let values): return "{" + values.map(\.description).joined(separator: ", ") + "}"
-        case .map(let values): return "{" + values.keys.sorted().map { "\($0): \(values[$0]!)" }.joined(separator: ", ") + "}"
+        case .map(let values):
+            return "{" + values.keys.sorted().map { "\($0): \(values[$0]!)" }.joined(separator: ", ") + "}"
         case .null: return "nil"
         }
     }

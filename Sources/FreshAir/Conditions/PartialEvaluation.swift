@@ -25,7 +25,11 @@ extension Condition {
 
     /// `&&` (decided by a `false` part) or `||` (decided by a `true` one) in three-valued logic:
     /// a deciding part wins over an unknown one, and an unknown one over the rest.
-    private static func combine(_ parts: [Condition], knowing known: ConditionEnvironment, decidedBy deciding: Bool) -> Bool? {
+    private static func combine(
+        _ parts: [Condition],
+        knowing known: ConditionEnvironment,
+        decidedBy deciding: Bool
+    ) -> Bool? {
         var result: Bool? = !deciding
         for part in parts {
             guard let value = part.evaluate(knowing: known) else {
@@ -43,10 +47,12 @@ extension Condition {
         switch self {
         case .always, .never, .truth: return []
         case .not(let inner): return inner.values(comparedWith: key)
-        case .all(let parts), .any(let parts): return parts.reduce(into: []) { $0.formUnion($1.values(comparedWith: key)) }
+        case .all(let parts), .any(let parts):
+            return parts.reduce(into: []) { $0.formUnion($1.values(comparedWith: key)) }
         case .compare(let left, _, let right, _):
             switch (left, right) {
-            case (.keyPath([key]), .literal(let value)), (.literal(let value), .keyPath([key])): return Self.texts(value)
+            case (.keyPath([key]), .literal(let value)), (.literal(let value), .keyPath([key])):
+                return Self.texts(value)
             default: return []
             }
         }

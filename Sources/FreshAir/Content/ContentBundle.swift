@@ -20,8 +20,13 @@ public struct ContentBundle: Sendable {
     public var device: String?
     private let tables = TableCache()
 
-    public init(root: URL, preferredLocalizations: [String] = Locale.preferredLanguages, developmentLocalization: String = "en",
-                displayScale: Double = 1, device: String? = nil) {
+    public init(
+        root: URL,
+        preferredLocalizations: [String] = Locale.preferredLanguages,
+        developmentLocalization: String = "en",
+        displayScale: Double = 1,
+        device: String? = nil
+    ) {
         self.root = root
         self.preferredLocalizations = preferredLocalizations
         self.developmentLocalization = developmentLocalization
@@ -35,10 +40,12 @@ public struct ContentBundle: Sendable {
         let locale = environment["locale"]?.text
         let language = environment["language"]?.text
         self.init(
-            root: root, preferredLocalizations: [locale, language].compactMap { $0 },
+            root: root,
+            preferredLocalizations: [locale, language].compactMap { $0 },
             developmentLocalization: developmentLocalization,
             displayScale: environment["displayScale"]?.text.flatMap(Double.init) ?? 1,
-            device: environment["device"]?.text)
+            device: environment["device"]?.text
+        )
     }
 
     /// `pt-BR` → `pt-BR`, `pt_BR`, `pt`: the folder names a localization may use.
@@ -46,7 +53,9 @@ public struct ContentBundle: Sendable {
         var parts = localization.split(whereSeparator: { $0 == "-" || $0 == "_" }).map(String.init)
         var names: [String] = []
         while !parts.isEmpty {
-            for name in [parts.joined(separator: "-"), parts.joined(separator: "_")] where !names.contains(name) { names.append(name) }
+            for name in [parts.joined(separator: "-"), parts.joined(separator: "_")] where !names.contains(name) {
+                names.append(name)
+            }
             parts.removeLast()
         }
         return names
@@ -64,12 +73,18 @@ public struct ContentBundle: Sendable {
 
     /// Folders searched, relative to ``root``.
     func searchFolders(localization: String?) -> [String] {
-        (localization == nil ? ["", "Resources"] : []) + localizationOrder(localization).flatMap { ["\($0).lproj", "Resources/\($0).lproj"] }
+        (localization == nil ? ["", "Resources"] : [])
+            + localizationOrder(localization).flatMap { ["\($0).lproj", "Resources/\($0).lproj"] }
     }
 
     /// The URL of a resource, or `nil` when no folder in the search order has it.
     /// - Parameter localization: search only this localization's `.lproj`.
-    public func url(forResource name: String, withExtension ext: String? = nil, subdirectory: String? = nil, localization: String? = nil) -> URL? {
+    public func url(
+        forResource name: String,
+        withExtension ext: String? = nil,
+        subdirectory: String? = nil,
+        localization: String? = nil
+    ) -> URL? {
         let file = ext.map { $0.isEmpty ? name : "\(name).\($0)" } ?? name
         for folder in searchFolders(localization: localization) {
             let relative = [folder, subdirectory ?? "", file].filter { !$0.isEmpty }.joined(separator: "/")
@@ -121,7 +136,9 @@ public struct ContentBundle: Sendable {
     /// largest smaller. PNG, JPEG, PDF, HEIC and WebP are considered.
     public func imageURL(named name: String, subdirectory: String? = nil) -> URL? {
         for folder in searchFolders(localization: nil) {
-            let directory = root.appendingPathComponent([folder, subdirectory ?? ""].filter { !$0.isEmpty }.joined(separator: "/"))
+            let directory = root.appendingPathComponent(
+                [folder, subdirectory ?? ""].filter { !$0.isEmpty }.joined(separator: "/")
+            )
             let candidates = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
                 .compactMap { ImageFileName($0) }
                 .filter { $0.base == name && ($0.device == nil || $0.device == device?.lowercased()) }

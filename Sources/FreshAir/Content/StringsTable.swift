@@ -31,7 +31,9 @@ public struct StringsTable: Sendable, Hashable {
     /// `language` is left out, so lookup falls through to the next localization.
     public init(catalog data: Data, language: String, source: String) throws(ManifestError) {
         let document: JSONValue
-        do { document = try JSONReader.parse(data) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
+        do { document = try JSONReader.parse(data) } catch {
+            throw ManifestError(source: source, problem: .invalidJSON(error))
+        }
         guard let entries = document["strings"]?.pairs else {
             throw ManifestError(source: source, problem: .unexpectedShape("expected a string catalog with \"strings\""))
         }
@@ -104,13 +106,20 @@ private struct StringsParser {
     }
 
     private mutating func expect(_ symbol: Unicode.Scalar) throws(StringsTable.SyntaxError) {
-        guard peek == symbol else { throw fail("expected '\(symbol)'" + (peek.map { ", found '\($0)'" } ?? " before the end")) }
+        guard peek == symbol else {
+            throw fail("expected '\(symbol)'" + (peek.map { ", found '\($0)'" } ?? " before the end"))
+        }
         index += 1
     }
 
     private mutating func skipSpaceAndComments() throws(StringsTable.SyntaxError) {
         while let character = peek {
-            if character == "\n" { line += 1; index += 1 } else if character.properties.isWhitespace { index += 1 } else if character == "/", index + 1 < characters.count, characters[index + 1] == "*" {
+            if character == "\n" {
+                line += 1
+                index += 1
+            } else if character.properties.isWhitespace {
+                index += 1
+            } else if character == "/", index + 1 < characters.count, characters[index + 1] == "*" {
                 index += 2
                 while index + 1 < characters.count, !(characters[index] == "*" && characters[index + 1] == "/") {
                     if characters[index] == "\n" { line += 1 }
@@ -130,7 +139,10 @@ private struct StringsParser {
         guard let first = peek else { throw fail("expected \(what) before the end") }
         if first != "\"" {
             var text = ""
-            while let character = peek, character.properties.isAlphabetic || ("0"..."9").contains(character) || "_.$-:/".unicodeScalars.contains(character) {
+            while let character = peek,
+                character.properties.isAlphabetic || ("0"..."9").contains(character)
+                    || "_.$-:/".unicodeScalars.contains(character)
+            {
                 text.unicodeScalars.append(character)
                 index += 1
             }
@@ -154,7 +166,8 @@ private struct StringsParser {
                 case "0": text += "\0"
                 case "U", "u":
                     let digits = String(String.UnicodeScalarView(characters[index..<min(index + 4, characters.count)]))
-                    guard digits.count == 4, let value = UInt32(digits, radix: 16), let scalar = Unicode.Scalar(value) else {
+                    guard digits.count == 4, let value = UInt32(digits, radix: 16), let scalar = Unicode.Scalar(value)
+                    else {
                         throw fail("bad \\U escape")
                     }
                     text.unicodeScalars.append(scalar)

@@ -15,7 +15,9 @@ extension ReleaseNotes {
     /// `available` when a later release applies to this device; else `upToDate`.
     public func updateStatus(current: Version, environment: ConditionEnvironment) -> UpdateStatus {
         if let minimumVersion, current < minimumVersion { return .required(minimum: minimumVersion, url: upgradeURL) }
-        if let latest = releases(for: environment).last?.version, latest > current { return .available(latest, url: upgradeURL) }
+        if let latest = releases(for: environment).last?.version, latest > current {
+            return .available(latest, url: upgradeURL)
+        }
         return .upToDate
     }
 }

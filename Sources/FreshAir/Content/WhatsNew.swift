@@ -19,19 +19,31 @@ extension ContentBundle {
     /// from `table` (default `Feature`, falling back to `Localizable`) and images.
     ///
     /// Empty on a first launch (`from == nil`) or when nothing applies: show no screen then.
-    public func whatsNew(from: Version?, to: Version, environment: ConditionEnvironment, table: String = "Feature") throws -> [Feature] {
+    public func whatsNew(
+        from: Version?,
+        to: Version,
+        environment: ConditionEnvironment,
+        table: String = "Feature"
+    ) throws -> [Feature] {
         guard let notes = try releaseNotes() else { return [] }
         return notes.featuresNew(from: from, to: to, environment: environment).map { feature in
             Feature(
-                key: feature.key, version: feature.version.description,
-                title: text("\(feature.key).title", table: table), description: text("\(feature.key).description", table: table),
-                image: imageURL(named: feature.key))
+                key: feature.key,
+                version: feature.version.description,
+                title: text("\(feature.key).title", table: table),
+                description: text("\(feature.key).description", table: table),
+                image: imageURL(named: feature.key)
+            )
         }
     }
 
     /// What's new since the version this user last saw, remembered in `store`; records
     /// `current` as seen. Empty on the very first launch.
-    public func whatsNewSinceLastSeen(current: Version, environment: ConditionEnvironment, store: any UpdatePromptStore) throws -> [Feature] {
+    public func whatsNewSinceLastSeen(
+        current: Version,
+        environment: ConditionEnvironment,
+        store: any UpdatePromptStore
+    ) throws -> [Feature] {
         var state = store.load()
         let lastSeen = state.lastSeenVersion.flatMap(Version.init)
         let features = try whatsNew(from: lastSeen, to: current, environment: environment)

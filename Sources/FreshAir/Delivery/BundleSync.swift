@@ -31,8 +31,11 @@ public struct BundleSync: Sendable {
     ///   this value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass
     ///   one to share its connections (and its lifetime is then yours).
     public init(
-        remote: URL, store: BundleStore, environment: ConditionEnvironment = .current(),
-        transport: (any HTTPTransport)? = nil, configuration: SyncConfiguration = SyncConfiguration()
+        remote: URL,
+        store: BundleStore,
+        environment: ConditionEnvironment = .current(),
+        transport: (any HTTPTransport)? = nil,
+        configuration: SyncConfiguration = SyncConfiguration()
     ) {
         self.remote = remote
         self.store = store
@@ -97,7 +100,9 @@ public struct BundleSync: Sendable {
     }
 
     private func sync(
-        update: inout StoreUpdate, fetcher: Fetcher, report: @escaping @Sendable (SyncEvent) -> Void
+        update: inout StoreUpdate,
+        fetcher: Fetcher,
+        report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> SyncSummary {
         let manifestURL = baseURL.appendingPathComponent("manifest.json")
         // The live version is only a starting point if it came from this bundle.
@@ -109,23 +114,40 @@ public struct BundleSync: Sendable {
         let hasLiveRoot = damaged.isEmpty && (liveRootPath.map(Disk.exists) ?? false)
         // After a rollback, ask whether the server still has what was rolled back from.
         let rejected = live == nil ? nil : try store.rejected(from: baseURL.absoluteString)
-        let keptAfterRollback = SyncSummary.nothingInstalled(.keptAfterRollback, version: live?.id, notModified: true, reused: live?.files.count ?? 0)
+        let keptAfterRollback = SyncSummary.nothingInstalled(
+            .keptAfterRollback,
+            version: live?.id,
+            notModified: true,
+            reused: live?.files.count ?? 0
+        )
 
         // The keys to verify with, after any rotation the publisher announced.
-        let keys = try await KeyRotation.currentKeys(configuration: configuration, statePath: store.keyDocumentPath, fetcher: fetcher)
+        let keys = try await KeyRotation.currentKeys(
+            configuration: configuration,
+            statePath: store.keyDocumentPath,
+            fetcher: fetcher
+        )
         let fingerprint = planFingerprint(keys: keys)
         report(.checking(manifestURL))
         let rootData: Data
         let validators: HTTPValidators?
         let notModified: Bool
         switch try await fetcher.document(
-            at: manifestURL, validators: hasLiveRoot ? rejected?.validators ?? live?.validators : nil, limit: configuration.maxDocumentSize)
+            at: manifestURL,
+            validators: hasLiveRoot ? rejected?.validators ?? live?.validators : nil,
+            limit: configuration.maxDocumentSize
+        )
         {
         case .notModified, .notNewer:  // document(at:) answers only the first of these
             report(.notModified)
             if rejected?.validators != nil { return keptAfterRollback }
-            if let live, let current = try Self.unchanged(
-                live, plannedFor: fingerprint, source: manifestURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
+            if let live,
+                let current = try Self.unchanged(
+                    live,
+                    plannedFor: fingerprint,
+                    source: manifestURL.absoluteString,
+                    clockSkew: configuration.clockSkewTolerance
+                )
             {
                 return current
             }
@@ -142,7 +164,11 @@ public struct BundleSync: Sendable {
         // Identity, sequence and expiry, checked on the root before any child is fetched; the
         // high-water mark rises as soon as the root passes.
         let rootDigest = ContentHash.of(rootData, using: .sha256).hex
-        let freshness = FreshnessCheck(source: manifestURL.absoluteString, configuration: configuration, defaultIdentity: baseURL.lastPathComponent)
+        let freshness = FreshnessCheck(
+            source: manifestURL.absoluteString,
+            configuration: configuration,
+            defaultIdentity: baseURL.lastPathComponent
+        )
         let mark = try store.highWaterMarks.mark(for: baseURL.absoluteString)
         let liveSequence = live?.metadata[RecordKey.sequence].flatMap { Int($0) }
         var walker = manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory, keys: keys)
@@ -150,12 +176,17 @@ public struct BundleSync: Sendable {
             do throws(ManifestError) {
                 try freshness.check(
                     .init(identity: root.identity, sequence: root.sequence, expires: root.expires, digest: rootDigest),
-                    mark: mark, liveSequence: liveSequence)
+                    mark: mark,
+                    liveSequence: liveSequence
+                )
             } catch { throw FreshAirError.manifest(error) }
         }
         let tree = try await walker.select(root: rootData, fetched: !notModified)
         if let sequence = tree.sequence {
-            try store.highWaterMarks.raise(HighWaterMark(sequence: sequence, digest: rootDigest), for: baseURL.absoluteString)
+            try store.highWaterMarks.raise(
+                HighWaterMark(sequence: sequence, digest: rootDigest),
+                for: baseURL.absoluteString
+            )
         }
         let metadata = recordMetadata(tree, fingerprint: fingerprint)
         let selected = tree.files
@@ -165,7 +196,12 @@ public struct BundleSync: Sendable {
         report(.planned(plan.summary))
 
         let keptCount = plan.actions.count(where: { if case .keep = $0.action { true } else { false } })
-        var summary = SyncSummary.nothingInstalled(.alreadyCurrent, version: live?.id, notModified: notModified, reused: keptCount)
+        var summary = SyncSummary.nothingInstalled(
+            .alreadyCurrent,
+            version: live?.id,
+            notModified: notModified,
+            reused: keptCount
+        )
         if plan.changesNothing, damaged.isEmpty {
             if var record = live {
                 // Same content under new validators, sequence or environment (a re-upload, an
@@ -184,7 +220,13 @@ public struct BundleSync: Sendable {
 
         var downloaded: (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int) = ([:], [], 0, 0)
         let activated = try await update.assemble { staged in
-            downloaded = try await install(plan, into: &staged, liveDirectory: liveDirectory, fetcher: fetcher, report: report)
+            downloaded = try await install(
+                plan,
+                into: &staged,
+                liveDirectory: liveDirectory,
+                fetcher: fetcher,
+                report: report
+            )
             var files: [String: FileRecord] = [:]
             for (file, action) in plan.actions {
                 switch action {
@@ -193,7 +235,12 @@ public struct BundleSync: Sendable {
                 }
             }
             return VersionRecord(
-                id: staged.id, source: baseURL.absoluteString, validators: validators, files: files, metadata: metadata)
+                id: staged.id,
+                source: baseURL.absoluteString,
+                validators: validators,
+                files: files,
+                metadata: metadata
+            )
         }
         let version = activated?.id
         if let version { report(.activated(version: version)) }
@@ -238,7 +285,10 @@ public struct BundleSync: Sendable {
     /// costs one request, not a walk of the tree). `nil` when either changed, or the record
     /// predates fingerprints: re-plan.
     static func unchanged(
-        _ live: VersionRecord, plannedFor fingerprint: String, source: String, clockSkew: Duration = .zero
+        _ live: VersionRecord,
+        plannedFor fingerprint: String,
+        source: String,
+        clockSkew: Duration = .zero
     ) throws -> SyncSummary? {
         guard live.metadata[RecordKey.environment] == fingerprint else { return nil }
         if let expires = live.metadata[RecordKey.expires].flatMap(Double.init).map(Date.init(timeIntervalSince1970:)) {
@@ -258,17 +308,26 @@ public struct BundleSync: Sendable {
     /// The tree walker for this bundle: a child manifest comes from the live version when its
     /// parent lists the digest the live copy was verified to have (so an unchanged tree costs
     /// no request beyond the root), else from the server, checked against that digest.
-    private func manifestTree(fetcher: Fetcher, live: VersionRecord?, liveDirectory: String?, keys: KeySet?) -> ManifestTree {
+    private func manifestTree(
+        fetcher: Fetcher,
+        live: VersionRecord?,
+        liveDirectory: String?,
+        keys: KeySet?
+    ) -> ManifestTree {
         let baseURL = baseURL
         let limit = configuration.maxDocumentSize
-        var tree = ManifestTree(baseURL: baseURL, environment: environment, maxDepth: configuration.maxManifestDepth) { path, hash in
+        var tree = ManifestTree(baseURL: baseURL, environment: environment, maxDepth: configuration.maxManifestDepth) {
+            path,
+            hash in
             if let hash, let record = live?.files[path.string], record.hash == hash, let liveDirectory,
-               let data = FileManager.default.contents(atPath: liveDirectory + "/" + path.string),
-               ContentHash.of(data, using: hash.algorithm) == hash {
+                let data = FileManager.default.contents(atPath: liveDirectory + "/" + path.string),
+                ContentHash.of(data, using: hash.algorithm) == hash
+            {
                 return (data, false)
             }
             let childURL = path.url(relativeTo: baseURL)
-            guard case .fetched(let data, _) = try await fetcher.document(at: childURL, validators: nil, limit: limit) else {
+            guard case .fetched(let data, _) = try await fetcher.document(at: childURL, validators: nil, limit: limit)
+            else {
                 throw FreshAirError.httpStatus(304, url: childURL)
             }
             if let hash {
@@ -290,18 +349,30 @@ public struct BundleSync: Sendable {
     public func selection() async throws -> [SelectedEntry] {
         let fetcher = Fetcher(transport: transport, configuration: configuration)
         let manifestURL = baseURL.appendingPathComponent("manifest.json")
-        guard case .fetched(let root, _) = try await fetcher.document(at: manifestURL, validators: nil, limit: configuration.maxDocumentSize) else {
+        guard
+            case .fetched(let root, _) = try await fetcher.document(
+                at: manifestURL,
+                validators: nil,
+                limit: configuration.maxDocumentSize
+            )
+        else {
             throw FreshAirError.httpStatus(304, url: manifestURL)
         }
         let keys = try await KeyRotation.currentKeys(configuration: configuration, statePath: nil, fetcher: fetcher)
-        let selected = try await manifestTree(fetcher: fetcher, live: nil, liveDirectory: nil, keys: keys).select(root: root, fetched: true).files
+        let selected = try await manifestTree(fetcher: fetcher, live: nil, liveDirectory: nil, keys: keys).select(
+            root: root,
+            fetched: true
+        ).files
         return selected.map { SelectedEntry(path: $0.path.string, size: $0.size, hash: $0.hash?.hex) }
     }
 
     /// Fills the staged tree: links kept files, writes manifests, downloads the rest with
     /// bounded concurrency. Identical content listed at several paths is fetched once.
     private func install(
-        _ plan: SyncPlan, into staged: inout StagedVersion, liveDirectory: String?, fetcher: Fetcher,
+        _ plan: SyncPlan,
+        into staged: inout StagedVersion,
+        liveDirectory: String?,
+        fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int) {
         for (file, action) in plan.actions {
@@ -324,7 +395,8 @@ public struct BundleSync: Sendable {
             }
             // Already downloaded and verified by an update that was killed or failed.
             if !interrupted.isEmpty, let hash = file.hash, let size = file.size,
-               let copy = store.interruptedCopy(of: file.path, hash: hash, size: size, in: interrupted) {
+                let copy = store.interruptedCopy(of: file.path, hash: hash, size: size, in: interrupted)
+            {
                 try staged.link(copy, at: file.path)
                 records[file.path.string] = FileRecord(hash: hash, size: size)
                 continue
@@ -340,16 +412,26 @@ public struct BundleSync: Sendable {
                 partialPath = store.partialsPath + "/" + key
             }
             let job = DownloadJob(
-                label: file.path.string, url: file.path.url(relativeTo: baseURL),
-                partialPath: partialPath, expectedHash: file.hash, expectedSize: file.size,
-                limit: configuration.sizeCap(declared: file.size != nil), validators: nil, resumable: !small,
-                confined: small ? ConfinedTarget(folder: staged.folder, path: file.path) : nil)
+                label: file.path.string,
+                url: file.path.url(relativeTo: baseURL),
+                partialPath: partialPath,
+                expectedHash: file.hash,
+                expectedSize: file.size,
+                limit: configuration.sizeCap(declared: file.size != nil),
+                validators: nil,
+                resumable: !small,
+                confined: small ? ConfinedTarget(folder: staged.folder, path: file.path) : nil
+            )
             if let hash = file.hash { jobIndex[hash] = jobs.count }
             jobs.append((job, [file.path]))
         }
 
         let summary = plan.summary
-        let progress = ProgressCounter(filesTotal: summary.filesToDownload, bytesExpected: summary.bytesToDownload, report: report)
+        let progress = ProgressCounter(
+            filesTotal: summary.filesToDownload,
+            bytesExpected: summary.bytesToDownload,
+            report: report
+        )
         let reused = records.count
         progress.completeFiles(reused)
         var order: [String] = []
@@ -362,7 +444,12 @@ public struct BundleSync: Sendable {
                 let job = jobs[index].job
                 next += 1
                 group.addTask {
-                    guard case .fetched(let file, _) = try await fetcher.download(job, progress: { progress.add(bytes: $0) }) else {
+                    guard
+                        case .fetched(let file, _) = try await fetcher.download(
+                            job,
+                            progress: { progress.add(bytes: $0) }
+                        )
+                    else {
                         throw FreshAirError.httpStatus(304, url: job.url)
                     }
                     return (index, file)
@@ -419,7 +506,12 @@ private final class ProgressCounter: Sendable {
             let now = ContinuousClock.now
             guard force || now - state.lastReport > .milliseconds(100) else { return nil }
             state.lastReport = now
-            return SyncProgress(filesCompleted: state.files, filesTotal: filesTotal, bytesReceived: state.bytes, bytesExpected: bytesExpected)
+            return SyncProgress(
+                filesCompleted: state.files,
+                filesTotal: filesTotal,
+                bytesReceived: state.bytes,
+                bytesExpected: bytesExpected
+            )
         }
         if let event { report(.progress(event)) }
     }

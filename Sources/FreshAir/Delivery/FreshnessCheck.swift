@@ -44,9 +44,14 @@ struct FreshnessCheck {
     }
 
     func check(_ offered: Offered, mark: HighWaterMark?, liveSequence: Int?, now: Date = Date()) throws(ManifestError) {
-        func refuse(_ problem: ManifestError.Problem) -> ManifestError { ManifestError(source: source, problem: problem) }
+        func refuse(_ problem: ManifestError.Problem) -> ManifestError {
+            ManifestError(source: source, problem: problem)
+        }
         if keysPinned {
-            for (field, present) in [("identity", offered.identity != nil), ("sequence", offered.sequence != nil), ("expires", offered.expires != nil)]
+            for (field, present) in [
+                ("identity", offered.identity != nil), ("sequence", offered.sequence != nil),
+                ("expires", offered.expires != nil),
+            ]
             where !present {
                 throw refuse(.missingSignedField(field))
             }
@@ -64,16 +69,27 @@ struct FreshnessCheck {
         } else if minimumSequence != nil {
             throw refuse(.missingSignedField("sequence"))
         }
-        if let expires = offered.expires { try Self.checkExpiry(expires, source: source, clockSkew: clockSkew, now: now) }
+        if let expires = offered.expires {
+            try Self.checkExpiry(expires, source: source, clockSkew: clockSkew, now: now)
+        }
     }
 
     /// ``checkExpiry(_:source:clockSkew:now:)`` as a ``FreshAirError``, for callers that throw those.
     static func checkExpiryOrThrow(_ expires: Date, source: String, clockSkew: Duration) throws {
-        do { try checkExpiry(expires, source: source, clockSkew: clockSkew) } catch { throw FreshAirError.manifest(error) }
+        do { try checkExpiry(expires, source: source, clockSkew: clockSkew) } catch {
+            throw FreshAirError.manifest(error)
+        }
     }
 
     /// Refuses a document whose `expires` date (plus the tolerated skew) has passed.
-    static func checkExpiry(_ expires: Date, source: String, clockSkew: Duration, now: Date = Date()) throws(ManifestError) {
-        if expires.addingTimeInterval(clockSkew.seconds) < now { throw ManifestError(source: source, problem: .expired(expires)) }
+    static func checkExpiry(
+        _ expires: Date,
+        source: String,
+        clockSkew: Duration,
+        now: Date = Date()
+    ) throws(ManifestError) {
+        if expires.addingTimeInterval(clockSkew.seconds) < now {
+            throw ManifestError(source: source, problem: .expired(expires))
+        }
     }
 }

@@ -30,15 +30,23 @@ public struct KeyRotation: Sendable {
 
     /// The key set to verify with now, after following what was published; `nil` when the
     /// app pins no keys at all. The newest accepted document is saved at `statePath`.
-    static func currentKeys(configuration: SyncConfiguration, statePath: String?, fetcher: Fetcher) async throws -> KeySet? {
+    static func currentKeys(
+        configuration: SyncConfiguration,
+        statePath: String?,
+        fetcher: Fetcher
+    ) async throws -> KeySet? {
         guard let rotation = configuration.keyRotation else {
             return configuration.trustedKeys.isEmpty ? nil : KeySet(keys: configuration.trustedKeys)
         }
-        do { try rotation.pinned.verifySelf(source: "the pinned key document") } catch { throw FreshAirError.manifest(error) }
+        do { try rotation.pinned.verifySelf(source: "the pinned key document") } catch {
+            throw FreshAirError.manifest(error)
+        }
         var current = rotation.pinned
         // What an earlier check accepted, unless the app now ships something newer.
-        if let statePath, let data = FileManager.default.contents(atPath: statePath), let stored = try? KeyDocument(data: data, source: statePath),
-           stored.version > current.version {
+        if let statePath, let data = FileManager.default.contents(atPath: statePath),
+            let stored = try? KeyDocument(data: data, source: statePath),
+            stored.version > current.version
+        {
             current = stored
         }
         guard let updates = rotation.updates else { return current.keySet }
@@ -46,7 +54,9 @@ public struct KeyRotation: Sendable {
             let url = updates.appendingPathComponent("\(current.version + 1).json")
             let data: Data
             do {
-                guard case .fetched(let body, _) = try await fetcher.document(at: url, validators: nil, limit: 256 << 10) else { break }
+                guard
+                    case .fetched(let body, _) = try await fetcher.document(at: url, validators: nil, limit: 256 << 10)
+                else { break }
                 data = body
             } catch FreshAirError.httpStatus(let status, _) where status == 404 || status == 403 {
                 break  // none published (S3 answers 403 for a missing object it may not list)

@@ -4,7 +4,11 @@ import Foundation
 public enum LocalBundle {
     /// The files a device with `environment` would download from this folder once published,
     /// manifests included, with their sizes on disk.
-    public static func selection(folder: URL, environment: ConditionEnvironment, maxDepth: Int = 8) async throws -> [SelectedEntry] {
+    public static func selection(
+        folder: URL,
+        environment: ConditionEnvironment,
+        maxDepth: Int = 8
+    ) async throws -> [SelectedEntry] {
         let root = folder.standardizedFileURL
         let manifestPath = root.appendingPathComponent("manifest.json").path
         let data = try Disk.read(manifestPath)
@@ -13,13 +17,22 @@ public enum LocalBundle {
             if let hash {
                 let actual = ContentHash.of(childData, using: hash.algorithm)
                 guard actual == hash else {
-                    throw FreshAirError.hashMismatch(path: path.string, url: root.appendingPathComponent(path.string), expected: hash, actual: actual)
+                    throw FreshAirError.hashMismatch(
+                        path: path.string,
+                        url: root.appendingPathComponent(path.string),
+                        expected: hash,
+                        actual: actual
+                    )
                 }
             }
             return (childData, false)
         }
         return try await tree.select(root: data, fetched: false).files.map { file in
-            SelectedEntry(path: file.path.string, size: file.size ?? Disk.status(root.appendingPathComponent(file.path.string).path)?.size, hash: file.hash?.hex)
+            SelectedEntry(
+                path: file.path.string,
+                size: file.size ?? Disk.status(root.appendingPathComponent(file.path.string).path)?.size,
+                hash: file.hash?.hex
+            )
         }
     }
 }

@@ -39,19 +39,34 @@ struct ManifestTree {
 
     func select(root data: Data, fetched: Bool) async throws -> Selection {
         let rootPath = BundlePath(trusted: "manifest.json")
-        var selection = Selection(files: [SelectedFile(path: rootPath, hash: nil, size: Int64(data.count), contents: data, fetched: fetched)])
+        var selection = Selection(files: [
+            SelectedFile(path: rootPath, hash: nil, size: Int64(data.count), contents: data, fetched: fetched)
+        ])
         var seen = PathCollisions()
         try seen.insert(rootPath)
         let budget = ManifestBudget(limit: maxTotalBytes, source: url(for: rootPath).absoluteString)
         try budget.spend(data.count)
-        try await walk(data, folder: nil, source: url(for: rootPath).absoluteString, depth: 0, into: &selection, seen: &seen, budget: budget)
+        try await walk(
+            data,
+            folder: nil,
+            source: url(for: rootPath).absoluteString,
+            depth: 0,
+            into: &selection,
+            seen: &seen,
+            budget: budget
+        )
         try checkNoFileIsAlsoAFolder(selection.files)
         return selection
     }
 
     private func walk(
-        _ data: Data, folder: BundlePath?, source: String, depth: Int,
-        into selection: inout Selection, seen: inout PathCollisions, budget: ManifestBudget
+        _ data: Data,
+        folder: BundlePath?,
+        source: String,
+        depth: Int,
+        into selection: inout Selection,
+        seen: inout PathCollisions,
+        budget: ManifestBudget
     ) async throws {
         guard depth <= maxDepth else {
             throw FreshAirError.manifest(ManifestError(source: source, problem: .tooDeep(limit: maxDepth)))
@@ -60,23 +75,35 @@ struct ManifestTree {
         do {
             manifest = try Manifest(data: data, source: source)
             if let keys {
-                if depth == 0 { try manifest.verify(keys, source: source) } else { try manifest.requireDigests(source: source) }
+                if depth == 0 {
+                    try manifest.verify(keys, source: source)
+                } else {
+                    try manifest.requireDigests(source: source)
+                }
             }
         } catch { throw FreshAirError.manifest(error) }
         if depth == 0 {
             try acceptRoot?(manifest)
-            (selection.sequence, selection.expires, selection.identity) = (manifest.sequence, manifest.expires, manifest.identity)
+            (selection.sequence, selection.expires, selection.identity) = (
+                manifest.sequence, manifest.expires, manifest.identity
+            )
         }
         let applicable = manifest.entries.filter { $0.condition.evaluate(in: environment) }
         // An entry this device selects must be whole; a broken one it skips is another device's.
-        if let index = manifest.entries.firstIndex(where: { $0.defect != nil && $0.condition.evaluate(in: environment) }) {
+        if let index = manifest.entries.firstIndex(where: { $0.defect != nil && $0.condition.evaluate(in: environment) }
+        ) {
             let entry = manifest.entries[index]
-            throw FreshAirError.manifest(ManifestError(source: source, problem: .entry(index: index, filename: entry.path.string, entry.defect!)))
+            throw FreshAirError.manifest(
+                ManifestError(source: source, problem: .entry(index: index, filename: entry.path.string, entry.defect!))
+            )
         }
         // This manifest's children are loaded together; the walk below still takes them in
         // document order, so the result is the same as loading them one by one.
-        let children = try await loadAll(budget: budget, applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash) }
-            .filter { !seen.contains($0.0) })
+        let children = try await loadAll(
+            budget: budget,
+            applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash) }
+                .filter { !seen.contains($0.0) }
+        )
         for entry in applicable {
             let path = BundlePath.join(folder, entry.path)
             // The first entry for a path wins; two spellings of one name on a device are refused.
@@ -87,18 +114,36 @@ struct ManifestTree {
                 selection.files.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
                 continue
             }
-            let (childData, fetched) = if let loaded = children[path.string] { loaded } else { try await load(path, entry.hash, budget) }
-            selection.files.append(SelectedFile(path: path, hash: entry.hash, size: Int64(childData.count), contents: childData, fetched: fetched))
+            let (childData, fetched) =
+                if let loaded = children[path.string] { loaded } else { try await load(path, entry.hash, budget) }
+            selection.files.append(
+                SelectedFile(
+                    path: path,
+                    hash: entry.hash,
+                    size: Int64(childData.count),
+                    contents: childData,
+                    fetched: fetched
+                )
+            )
             try await walk(
-                childData, folder: path.parent, source: url(for: path).absoluteString, depth: depth + 1,
-                into: &selection, seen: &seen, budget: budget)
+                childData,
+                folder: path.parent,
+                source: url(for: path).absoluteString,
+                depth: depth + 1,
+                into: &selection,
+                seen: &seen,
+                budget: budget
+            )
         }
     }
 
     func url(for path: BundlePath) -> URL { path.url(relativeTo: baseURL) }
 
     /// Loads child manifests, up to ``concurrency`` at a time; the first failure ends it.
-    private func loadAll(budget: ManifestBudget, _ children: [(BundlePath, ContentHash?)]) async throws -> [String: (data: Data, fetched: Bool)] {
+    private func loadAll(
+        budget: ManifestBudget,
+        _ children: [(BundlePath, ContentHash?)]
+    ) async throws -> [String: (data: Data, fetched: Bool)] {
         guard children.count > 1 else { return [:] }  // one child: the walk loads it itself
         let tree = self
         return try await withThrowingTaskGroup(of: (String, (data: Data, fetched: Bool)).self) { group in
@@ -118,7 +163,11 @@ struct ManifestTree {
     }
 
     /// Loads one child manifest and counts it against the tree's budget.
-    private func load(_ path: BundlePath, _ hash: ContentHash?, _ budget: ManifestBudget) async throws -> (data: Data, fetched: Bool) {
+    private func load(
+        _ path: BundlePath,
+        _ hash: ContentHash?,
+        _ budget: ManifestBudget
+    ) async throws -> (data: Data, fetched: Bool) {
         let loaded = try await loadChild(path, hash)
         try budget.spend(loaded.data.count)
         return loaded
@@ -131,9 +180,12 @@ struct ManifestTree {
             var folder = file.path.parent
             while let current = folder {
                 if files.contains(current.string) {
-                    throw FreshAirError.manifest(ManifestError(
-                        source: url(for: BundlePath(trusted: "manifest.json")).absoluteString,
-                        problem: .pathConflict(current, file.path)))
+                    throw FreshAirError.manifest(
+                        ManifestError(
+                            source: url(for: BundlePath(trusted: "manifest.json")).absoluteString,
+                            problem: .pathConflict(current, file.path)
+                        )
+                    )
                 }
                 folder = current.parent
             }
@@ -157,6 +209,8 @@ final class ManifestBudget: Sendable {
             spent += bytes
             return spent
         }
-        guard total <= limit else { throw FreshAirError.manifest(ManifestError(source: source, problem: .treeTooLarge(limit: limit))) }
+        guard total <= limit else {
+            throw FreshAirError.manifest(ManifestError(source: source, problem: .treeTooLarge(limit: limit)))
+        }
     }
 }

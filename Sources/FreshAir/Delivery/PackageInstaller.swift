@@ -28,7 +28,11 @@ public struct ExtractingInstaller: PackageInstaller {
     /// The name for a plain `.gz` package's one file (`content.json` for `content.json.gz`).
     public var singleFileName: String
 
-    public init(limits: ExtractionLimits = ExtractionLimits(), topLevelFolderToStrip: String? = nil, singleFileName: String = "content") {
+    public init(
+        limits: ExtractionLimits = ExtractionLimits(),
+        topLevelFolderToStrip: String? = nil,
+        singleFileName: String = "content"
+    ) {
         self.limits = limits
         self.topLevelFolderToStrip = topLevelFolderToStrip
         self.singleFileName = singleFileName
@@ -37,7 +41,12 @@ public struct ExtractingInstaller: PackageInstaller {
     public func install(package: URL, format: ArchiveFormat, into folder: URL) async throws -> [String: FileRecord] {
         do {
             let records = try ArchiveReader.extract(
-                package.path, format: format, into: folder.path, singleFileName: singleFileName, limits: limits)
+                package.path,
+                format: format,
+                into: folder.path,
+                singleFileName: singleFileName,
+                limits: limits
+            )
             return try stripTopLevelFolder(in: folder, records)
         } catch let error as ArchiveError {
             throw FreshAirError.archive(error, package: package.lastPathComponent)
@@ -47,7 +56,9 @@ public struct ExtractingInstaller: PackageInstaller {
     /// Moves the contents of the single top-level folder up, when the archive has one by
     /// that name.
     func stripTopLevelFolder(in folder: URL, _ records: [String: FileRecord]) throws -> [String: FileRecord] {
-        guard let top = topLevelFolderToStrip, Disk.contentsOfDirectory(folder.path) == [top], Disk.isDirectory(folder.path + "/" + top) else {
+        guard let top = topLevelFolderToStrip, Disk.contentsOfDirectory(folder.path) == [top],
+            Disk.isDirectory(folder.path + "/" + top)
+        else {
             return records
         }
         for name in Disk.contentsOfDirectory(folder.path + "/" + top) {
@@ -82,11 +93,18 @@ final class StreamingExtraction: DownloadTee {
 
     func restart() throws {
         for name in Disk.contentsOfDirectory(folder.path) { try Disk.remove(folder.path + "/" + name) }
-        stream = try ArchiveStream(format: format, destination: folder.path, singleFileName: installer.singleFileName, limits: installer.limits)
+        stream = try ArchiveStream(
+            format: format,
+            destination: folder.path,
+            singleFileName: installer.singleFileName,
+            limits: installer.limits
+        )
     }
 
     func consume(_ bytes: UnsafeRawBufferPointer) throws {
-        do { try stream?.feed(bytes) } catch let error as ArchiveError { throw FreshAirError.archive(error, package: package) }
+        do { try stream?.feed(bytes) } catch let error as ArchiveError {
+            throw FreshAirError.archive(error, package: package)
+        }
     }
 
     func finish() throws -> [String: FileRecord] {

@@ -34,15 +34,23 @@ public struct PackageUpdater: Sendable {
     ///   this value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass
     ///   one to share its connections (and its lifetime is then yours).
     public init(
-        remote: URL, store: BundleStore, bundledPackage: URL? = nil, installer: (any PackageInstaller)? = nil,
-        transport: (any HTTPTransport)? = nil, configuration: SyncConfiguration = SyncConfiguration()
+        remote: URL,
+        store: BundleStore,
+        bundledPackage: URL? = nil,
+        installer: (any PackageInstaller)? = nil,
+        transport: (any HTTPTransport)? = nil,
+        configuration: SyncConfiguration = SyncConfiguration()
     ) {
         self.remote = remote
         self.store = store
         self.bundledPackage = bundledPackage
         let name = remote.lastPathComponent
-        self.installer = installer ?? ExtractingInstaller(
-            limits: configuration.extraction, singleFileName: name.lowercased().hasSuffix(".gz") ? String(name.dropLast(3)) : name)
+        self.installer =
+            installer
+            ?? ExtractingInstaller(
+                limits: configuration.extraction,
+                singleFileName: name.lowercased().hasSuffix(".gz") ? String(name.dropLast(3)) : name
+            )
         self.transport = transport ?? URLSessionTransport(connectionsPerHost: configuration.concurrency)
         self.configuration = configuration
     }
@@ -89,12 +97,15 @@ public struct PackageUpdater: Sendable {
             case .notModified:
                 return "Package current (304 Not Modified); \(bundled)\(requests)."
             case .serverCopyNotNewer:
-                return "Package current: the server's copy (Last-Modified \(serverLastModified ?? "unknown")) is not newer than the installed one "
+                return
+                    "Package current: the server's copy (Last-Modified \(serverLastModified ?? "unknown")) is not newer than the installed one "
                     + "(\(lastModified ?? "unknown")); \(bundled)\(requests)."
             case .keptAfterRollback:
-                return "Kept version \(version ?? 0): the server still offers the package rolled back from; \(requests)."
+                return
+                    "Kept version \(version ?? 0): the server still offers the package rolled back from; \(requests)."
             case .downloaded:
-                return "Installed package version \(version ?? 0) (\(ByteCount(bytesDownloaded)) downloaded); \(bundled)\(requests)."
+                return
+                    "Installed package version \(version ?? 0) (\(ByteCount(bytesDownloaded)) downloaded); \(bundled)\(requests)."
             }
         }
     }
@@ -111,8 +122,13 @@ public struct PackageUpdater: Sendable {
             var installedBundled = false
             if let bundled = try bundledCandidate(live: update.live) {
                 try await update.assemble { staged in
-                    try await record(installing: bundled.file, into: staged, unpacked: nil,
-                                     validators: HTTPValidators(lastModified: bundled.lastModified), origin: "bundled")
+                    try await record(
+                        installing: bundled.file,
+                        into: staged,
+                        unpacked: nil,
+                        validators: HTTPValidators(lastModified: bundled.lastModified),
+                        origin: "bundled"
+                    )
                 }
                 installedBundled = true
             }
@@ -125,29 +141,58 @@ public struct PackageUpdater: Sendable {
                 // A package found damaged (`verify()`) is fetched whole, as if nothing were installed.
                 let intact = installer.packageExists(liveFolder: store.liveDirectory) && !store.liveVersionIsDamaged
                 let known = intact ? (rejected?.validators ?? live?.validators) : nil
-                let partial = store.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
+                let partial =
+                    store.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
                 var job = DownloadJob(
-                    label: remote.lastPathComponent, url: remote, partialPath: partial, expectedHash: nil, expectedSize: nil,
-                    limit: configuration.sizeCap(declared: false), validators: known ?? HTTPValidators())
+                    label: remote.lastPathComponent,
+                    url: remote,
+                    partialPath: partial,
+                    expectedHash: nil,
+                    expectedSize: nil,
+                    limit: configuration.sizeCap(declared: false),
+                    validators: known ?? HTTPValidators()
+                )
                 job.isTransient = true
                 var result = Result(
-                    outcome: .notModified, installedBundled: installedBundled, version: live?.id, bytesDownloaded: 0, requests: 0,
-                    lastModified: live?.validators?.lastModified, seconds: 0)
+                    outcome: .notModified,
+                    installedBundled: installedBundled,
+                    version: live?.id,
+                    bytesDownloaded: 0,
+                    requests: 0,
+                    lastModified: live?.validators?.lastModified,
+                    seconds: 0
+                )
                 // With keys pinned, the signed `.sig` document is what is checked conditionally; the
                 // package is then fetched whole and must match its signed digest and size.
                 var signed: SignedPackage?
-                if let keys = try await KeyRotation.currentKeys(configuration: configuration, statePath: store.keyDocumentPath, fetcher: fetcher) {
+                if let keys = try await KeyRotation.currentKeys(
+                    configuration: configuration,
+                    statePath: store.keyDocumentPath,
+                    fetcher: fetcher
+                ) {
                     // A bundled copy's validators are the package's, not the document's: ask afresh.
                     let documentValidators = live?.metadata[RecordKey.origin] == "bundled" ? nil : known
-                    guard let release = try await signedRelease(fetcher: fetcher, keys: keys, validators: documentValidators, live: live) else {
+                    guard
+                        let release = try await signedRelease(
+                            fetcher: fetcher,
+                            keys: keys,
+                            validators: documentValidators,
+                            live: live
+                        )
+                    else {
                         if let expires = live?.metadata[RecordKey.expires].flatMap(Double.init) {
-                            try FreshnessCheck.checkExpiryOrThrow(Date(timeIntervalSince1970: expires), source: signatureURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
+                            try FreshnessCheck.checkExpiryOrThrow(
+                                Date(timeIntervalSince1970: expires),
+                                source: signatureURL.absoluteString,
+                                clockSkew: configuration.clockSkewTolerance
+                            )
                         }
                         if rejected?.validators != nil { result.outcome = .keptAfterRollback }
                         return finished(result, started: started, fetcher: fetcher)
                     }
                     if var current = live, intact,
-                       current.metadata[RecordKey.sha256] == release.document.sha256.hex {
+                        current.metadata[RecordKey.sha256] == release.document.sha256.hex
+                    {
                         // The same package under a newer signed document: remember the document.
                         current.validators = release.validators
                         current.metadata.merge(release.metadata) { _, new in new }
@@ -163,11 +208,18 @@ public struct PackageUpdater: Sendable {
                 try await update.assemble { staged in
                     // The default installer unpacks while the package downloads; others get the file.
                     let streaming = (installer as? ExtractingInstaller).flatMap {
-                        StreamingExtraction(installer: $0, format: format, folder: URL(fileURLWithPath: staged.path), package: remote.absoluteString)
+                        StreamingExtraction(
+                            installer: $0,
+                            format: format,
+                            folder: URL(fileURLWithPath: staged.path),
+                            package: remote.absoluteString
+                        )
                     }
                     let outcome = try await fetcher.download(job, tee: streaming, progress: { _ in })
                     guard case .fetched(let file, let validators) = outcome else {
-                        if case .notNewer(let date) = outcome { (result.outcome, result.serverLastModified) = (.serverCopyNotNewer, date) }
+                        if case .notNewer(let date) = outcome {
+                            (result.outcome, result.serverLastModified) = (.serverCopyNotNewer, date)
+                        }
                         if rejected?.validators != nil { result.outcome = .keptAfterRollback }
                         return nil
                     }
@@ -178,9 +230,15 @@ public struct PackageUpdater: Sendable {
                     result.lastModified = validators.lastModified
                     var installed: VersionRecord
                     do {
-                        installed = try await record(installing: URL(fileURLWithPath: file.path), into: staged,
-                                                     unpacked: file.teedWholeBody ? streaming : nil, validators: signed?.validators ?? validators, origin: "remote")
-                    } catch let error as FreshAirError where error.isContentCheckFailure && file.contentEncoding != nil {
+                        installed = try await record(
+                            installing: URL(fileURLWithPath: file.path),
+                            into: staged,
+                            unpacked: file.teedWholeBody ? streaming : nil,
+                            validators: signed?.validators ?? validators,
+                            origin: "remote"
+                        )
+                    } catch let error as FreshAirError where error.isContentCheckFailure && file.contentEncoding != nil
+                    {
                         // An encoded body that unpacks is kept (an intact .tgz stored with
                         // Content-Encoding metadata); one that does not is the encoding's fault.
                         throw FreshAirError.unrequestedEncoding(url: remote, encoding: file.contentEncoding!)
@@ -216,19 +274,32 @@ public struct PackageUpdater: Sendable {
         var metadata: [String: String] {
             var metadata = [RecordKey.sha256: document.sha256.hex]
             if let sequence = document.release.sequence { metadata[RecordKey.sequence] = String(sequence) }
-            if let expires = document.release.expires { metadata[RecordKey.expires] = String(expires.timeIntervalSince1970) }
+            if let expires = document.release.expires {
+                metadata[RecordKey.expires] = String(expires.timeIntervalSince1970)
+            }
             return metadata
         }
     }
 
     /// Fetches `<package>.sig` (conditionally), verifies its signature, identity, sequence and
     /// expiry, and raises the high-water mark; `nil` on `304`.
-    private func signedRelease(fetcher: Fetcher, keys: KeySet, validators: HTTPValidators?, live: VersionRecord?) async throws -> SignedPackage? {
+    private func signedRelease(
+        fetcher: Fetcher,
+        keys: KeySet,
+        validators: HTTPValidators?,
+        live: VersionRecord?
+    ) async throws -> SignedPackage? {
         let url = signatureURL
         let data: Data
         let received: HTTPValidators
         do {
-            guard case .fetched(let body, let newValidators) = try await fetcher.document(at: url, validators: validators, limit: 64 << 10) else {
+            guard
+                case .fetched(let body, let newValidators) = try await fetcher.document(
+                    at: url,
+                    validators: validators,
+                    limit: 64 << 10
+                )
+            else {
                 return nil
             }
             (data, received) = (body, newValidators)
@@ -241,11 +312,22 @@ public struct PackageUpdater: Sendable {
         do throws(ManifestError) {
             document = try PackageSignature(data: data, source: url.absoluteString)
             try document.release.verify(keys, source: url.absoluteString)
-            try FreshnessCheck(source: url.absoluteString, configuration: configuration, defaultIdentity: remote.lastPathComponent)
-                .check(document.release.offered(digest: digest), mark: mark, liveSequence: live?.metadata[RecordKey.sequence].flatMap { Int($0) })
+            try FreshnessCheck(
+                source: url.absoluteString,
+                configuration: configuration,
+                defaultIdentity: remote.lastPathComponent
+            )
+            .check(
+                document.release.offered(digest: digest),
+                mark: mark,
+                liveSequence: live?.metadata[RecordKey.sequence].flatMap { Int($0) }
+            )
         } catch { throw FreshAirError.manifest(error) }
         if let sequence = document.release.sequence {
-            try store.highWaterMarks.raise(HighWaterMark(sequence: sequence, digest: digest), for: remote.absoluteString)
+            try store.highWaterMarks.raise(
+                HighWaterMark(sequence: sequence, digest: digest),
+                for: remote.absoluteString
+            )
         }
         return SignedPackage(document: document, validators: received)
     }
@@ -263,26 +345,37 @@ public struct PackageUpdater: Sendable {
     private func bundledCandidate(live: VersionRecord?) throws -> (file: URL, lastModified: String?)? {
         guard let bundled = bundledPackage, Disk.exists(bundled.path) else { return nil }
         let meta = BundledPackageMeta(package: bundled)
-        guard let live, installer.packageExists(liveFolder: store.liveDirectory) else { return (bundled, meta?.lastModified) }
+        guard let live, installer.packageExists(liveFolder: store.liveDirectory) else {
+            return (bundled, meta?.lastModified)
+        }
         guard let bundledDate = meta?.date else { return nil }
         let latest = Date().addingTimeInterval(configuration.clockSkewTolerance.seconds)
         // An installed version with no believable date (a server that sent none, or one in the
         // future) cannot be shown older: it stays, rather than the bundled copy on every update.
-        guard let installedDate = live.validators?.droppingDate(after: latest).lastModified.flatMap(HTTPDate.parse) else { return nil }
+        guard let installedDate = live.validators?.droppingDate(after: latest).lastModified.flatMap(HTTPDate.parse)
+        else { return nil }
         return bundledDate > installedDate ? (bundled, meta?.lastModified) : nil
     }
 
     /// Installs into `staged` (from the file, unless `unpacked` already did it while
     /// downloading) and returns the version's record.
     private func record(
-        installing package: URL, into staged: StagedVersion, unpacked: StreamingExtraction?, validators: HTTPValidators, origin: String
+        installing package: URL,
+        into staged: StagedVersion,
+        unpacked: StreamingExtraction?,
+        validators: HTTPValidators,
+        origin: String
     ) async throws -> VersionRecord {
         let records: [String: FileRecord]
         do {
             if let unpacked {
                 records = try unpacked.finish()
             } else {
-                records = try await installer.install(package: package, format: format, into: URL(fileURLWithPath: staged.path))
+                records = try await installer.install(
+                    package: package,
+                    format: format,
+                    into: URL(fileURLWithPath: staged.path)
+                )
             }
         } catch FreshAirError.archive(let error, _) {
             // Named by where it came from, not by the partial file it was downloaded to.
@@ -294,7 +387,13 @@ public struct PackageUpdater: Sendable {
         if origin == "bundled", configuration.pinsKeys {
             metadata[RecordKey.sha256] = try ContentHash.ofFile(at: package, using: .sha256).hash.hex
         }
-        return VersionRecord(id: staged.id, source: remote.absoluteString, validators: validators, files: records, metadata: metadata)
+        return VersionRecord(
+            id: staged.id,
+            source: remote.absoluteString,
+            validators: validators,
+            files: records,
+            metadata: metadata
+        )
     }
 }
 
@@ -306,7 +405,7 @@ struct BundledPackageMeta {
     init?(package: URL) {
         let url = URL(fileURLWithPath: package.path + ".meta")
         guard let data = try? Data(contentsOf: url),
-              let text = (try? JSONReader.parse(data))?["Last-Modified"]?.string, let date = HTTPDate.parse(text)
+            let text = (try? JSONReader.parse(data))?["Last-Modified"]?.string, let date = HTTPDate.parse(text)
         else { return nil }
         self.lastModified = text
         self.date = date

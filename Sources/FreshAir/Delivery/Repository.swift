@@ -48,8 +48,13 @@ public struct Repository: Sendable {
     ///   this value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass
     ///   one to share its connections (and its lifetime is then yours).
     public init(
-        source: URL, id: String, cdn: URL? = nil, directory: URL, switching: Switching = .perBundle,
-        transport: (any HTTPTransport)? = nil, configuration: SyncConfiguration = SyncConfiguration()
+        source: URL,
+        id: String,
+        cdn: URL? = nil,
+        directory: URL,
+        switching: Switching = .perBundle,
+        transport: (any HTTPTransport)? = nil,
+        configuration: SyncConfiguration = SyncConfiguration()
     ) {
         self.source = source
         self.id = id
@@ -64,7 +69,10 @@ public struct Repository: Sendable {
     var stateFolder: URL {
         switch switching {
         case .perBundle: directory.appendingPathComponent(".freshair-repository")
-        case .wholeRepository: directory.deletingLastPathComponent().appendingPathComponent(".\(directory.lastPathComponent).freshair-repository")
+        case .wholeRepository:
+            directory.deletingLastPathComponent().appendingPathComponent(
+                ".\(directory.lastPathComponent).freshair-repository"
+            )
         }
     }
 
@@ -121,7 +129,8 @@ public struct Repository: Sendable {
             let index = indexNotModified ? "index 304 Not Modified" : "index fetched"
             let list = updated.keys.sorted().map { "\($0) → \(updated[$0]!)" }.joined(separator: ", ")
             let kept = keptAfterRollback.isEmpty ? "" : "\(keptAfterRollback.count) kept after a rollback, "
-            return "Repository: \(index); \(updated.count) updated\(list.isEmpty ? "" : " (\(list))"), \(unchanged.count) unchanged, \(kept)"
+            return
+                "Repository: \(index); \(updated.count) updated\(list.isEmpty ? "" : " (\(list))"), \(unchanged.count) unchanged, \(kept)"
                 + "\(removed.count) removed; \(ByteCount(bytesDownloaded)) in \(requests) request\(requests == 1 ? "" : "s")\(wastedNote(bytesWasted))."
         }
     }
@@ -153,24 +162,40 @@ public struct Repository: Sendable {
         let validators: HTTPValidators?
         let notModified: Bool
         let keys = try await KeyRotation.currentKeys(
-            configuration: configuration, statePath: stateFolder.appendingPathComponent("keys.json").path, fetcher: fetcher)
+            configuration: configuration,
+            statePath: stateFolder.appendingPathComponent("keys.json").path,
+            fetcher: fetcher
+        )
         let keysPinned = keys != nil
         // With keys pinned, only a state saved from a verified index counts.
         let trustedSaved = keysPinned && saved?.sequence == nil ? nil : saved
-        switch try await fetcher.document(at: indexURL, validators: trustedSaved?.validators, limit: configuration.maxDocumentSize) {
+        switch try await fetcher.document(
+            at: indexURL,
+            validators: trustedSaved?.validators,
+            limit: configuration.maxDocumentSize
+        ) {
         case .notModified, .notNewer:  // document(at:) answers only the first of these
             (index, validators, notModified) = (trustedSaved!.index, trustedSaved?.validators, true)
             if let expires = trustedSaved?.expires {
-                try FreshnessCheck.checkExpiryOrThrow(expires, source: indexURL.absoluteString, clockSkew: configuration.clockSkewTolerance)
+                try FreshnessCheck.checkExpiryOrThrow(
+                    expires,
+                    source: indexURL.absoluteString,
+                    clockSkew: configuration.clockSkewTolerance
+                )
             }
         case .fetched(let data, let newValidators):
             let digest = ContentHash.of(data, using: .sha256).hex
             do throws(ManifestError) {
                 index = try RepositoryIndex(data: data, source: indexURL.absoluteString)
-                if let keys { try verify(index, keys: keys, digest: digest, source: indexURL.absoluteString, saved: trustedSaved) }
+                if let keys {
+                    try verify(index, keys: keys, digest: digest, source: indexURL.absoluteString, saved: trustedSaved)
+                }
             } catch { throw FreshAirError.manifest(error) }
             if let sequence = index.release.sequence {
-                try HighWaterMarks(path: highWaterPath).raise(HighWaterMark(sequence: sequence, digest: digest), for: indexURL.absoluteString)
+                try HighWaterMarks(path: highWaterPath).raise(
+                    HighWaterMark(sequence: sequence, digest: digest),
+                    for: indexURL.absoluteString
+                )
             }
             (validators, notModified) = (newValidators, false)
         }
@@ -182,7 +207,9 @@ public struct Repository: Sendable {
         // An archive URL names one version: one rolled back from is not installed again.
         let kept = try moved.filter { name in
             let store = store(forBundle: name)
-            return try archiveURLs(name, version: index.bundles[name]!.version).contains { try store.rejected(from: $0.url.absoluteString) != nil }
+            return try archiveURLs(name, version: index.bundles[name]!.version).contains {
+                try store.rejected(from: $0.url.absoluteString) != nil
+            }
         }
         let changed = moved.filter { !kept.contains($0) }
         let tracker = RepositoryProgress(total: changed.count, report: progress)
@@ -212,23 +239,42 @@ public struct Repository: Sendable {
             try Disk.remove(bundlesFolder + "/" + name)
             removed.append(name)
         }
-        if switching == .wholeRepository { try RepositorySnapshot(repository: self).switchIfStale(names: index.bundles.keys.sorted()) }
+        if switching == .wholeRepository {
+            try RepositorySnapshot(repository: self).switchIfStale(names: index.bundles.keys.sorted())
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let state = State(validators: validators, index: index, sequence: index.release.sequence, expires: index.release.expires)
+        let state = State(
+            validators: validators,
+            index: index,
+            sequence: index.release.sequence,
+            expires: index.release.expires
+        )
         try Disk.writeAtomically(try encoder.encode(state), to: statePath)
         return Result(
-            indexNotModified: notModified, updated: Dictionary(uniqueKeysWithValues: changed.map { ($0, index.bundles[$0]!.version) }),
-            unchanged: index.bundles.keys.filter { !moved.contains($0) }.sorted(), keptAfterRollback: kept, removed: removed.sorted(),
-            bytesDownloaded: bytes, requests: fetcher.requests.value, bytesWasted: fetcher.ledger.wasted,
-            seconds: (ContinuousClock.now - started).seconds)
+            indexNotModified: notModified,
+            updated: Dictionary(uniqueKeysWithValues: changed.map { ($0, index.bundles[$0]!.version) }),
+            unchanged: index.bundles.keys.filter { !moved.contains($0) }.sorted(),
+            keptAfterRollback: kept,
+            removed: removed.sorted(),
+            bytesDownloaded: bytes,
+            requests: fetcher.requests.value,
+            bytesWasted: fetcher.ledger.wasted,
+            seconds: (ContinuousClock.now - started).seconds
+        )
     }
 
     var highWaterPath: String { stateFolder.appendingPathComponent("high-water.json").path }
 
     /// With keys pinned: signed by one of them, for this repository, not older than what was
     /// accepted, not expired, and every bundle's archive named by digest and size.
-    private func verify(_ index: RepositoryIndex, keys: KeySet, digest: String, source: String, saved: State?) throws(ManifestError) {
+    private func verify(
+        _ index: RepositoryIndex,
+        keys: KeySet,
+        digest: String,
+        source: String,
+        saved: State?
+    ) throws(ManifestError) {
         try index.release.verify(keys, source: source)
         let mark: HighWaterMark?
         do { mark = try HighWaterMarks(path: highWaterPath).mark(for: source) } catch {
@@ -236,9 +282,14 @@ public struct Repository: Sendable {
         }
         try FreshnessCheck(source: source, configuration: configuration, defaultIdentity: id)
             .check(index.release.offered(digest: digest), mark: mark, liveSequence: saved?.sequence)
-        for (name, bundle) in index.bundles.sorted(by: { $0.key < $1.key }) where bundle.sha256.flatMap(ContentHash.init(hex:)) == nil || bundle.size == nil {
-            throw ManifestError(source: source, problem: .unexpectedShape(
-                "bundle \"\(name)\" has no archive \"sha256\" and \"size\", which a signed index needs; publish it with `breeze repo add --key`"))
+        for (name, bundle) in index.bundles.sorted(by: { $0.key < $1.key })
+        where bundle.sha256.flatMap(ContentHash.init(hex:)) == nil || bundle.size == nil {
+            throw ManifestError(
+                source: source,
+                problem: .unexpectedShape(
+                    "bundle \"\(name)\" has no archive \"sha256\" and \"size\", which a signed index needs; publish it with `breeze repo add --key`"
+                )
+            )
         }
     }
 
@@ -253,12 +304,20 @@ public struct Repository: Sendable {
             for (format, url) in archiveURLs(name, version: version).prefix(signed == nil ? 2 : 1) {
                 let fileName = url.lastPathComponent
                 var job = DownloadJob(
-                    label: "\(id)/\(fileName)", url: url, partialPath: store.partialsPath + "/\(fileName)", expectedHash: signed,
-                    expectedSize: signed == nil ? nil : entry.size, limit: configuration.sizeCap(declared: signed != nil), validators: nil)
+                    label: "\(id)/\(fileName)",
+                    url: url,
+                    partialPath: store.partialsPath + "/\(fileName)",
+                    expectedHash: signed,
+                    expectedSize: signed == nil ? nil : entry.size,
+                    limit: configuration.sizeCap(declared: signed != nil),
+                    validators: nil
+                )
                 job.isTransient = true
                 let file: DownloadedFile
                 do {
-                    guard case .fetched(let fetched, _) = try await fetcher.download(job, progress: { _ in }) else { continue }
+                    guard case .fetched(let fetched, _) = try await fetcher.download(job, progress: { _ in }) else {
+                        continue
+                    }
                     file = fetched
                 } catch FreshAirError.httpStatus(404, let missing) {
                     lastError = FreshAirError.httpStatus(404, url: missing)
@@ -267,16 +326,26 @@ public struct Repository: Sendable {
                 try await update.assemble { staged in
                     // The archive is not kept: gone before activation flushes the disk.
                     defer { try? Disk.remove(file.path) }
-                    let installer = ExtractingInstaller(limits: configuration.extraction, topLevelFolderToStrip: "\(name)-\(version)")
+                    let installer = ExtractingInstaller(
+                        limits: configuration.extraction,
+                        topLevelFolderToStrip: "\(name)-\(version)"
+                    )
                     let records: [String: FileRecord]
                     do {
-                        records = try await installer.install(package: URL(fileURLWithPath: file.path), format: format, into: URL(fileURLWithPath: staged.path))
+                        records = try await installer.install(
+                            package: URL(fileURLWithPath: file.path),
+                            format: format,
+                            into: URL(fileURLWithPath: staged.path)
+                        )
                     } catch FreshAirError.archive(let error, _) {
                         throw FreshAirError.archive(error, package: url.absoluteString)
                     }
                     return VersionRecord(
-                        id: staged.id, source: url.absoluteString, files: records,
-                        metadata: ["bundleVersion": String(version), "repository": id])
+                        id: staged.id,
+                        source: url.absoluteString,
+                        files: records,
+                        metadata: ["bundleVersion": String(version), "repository": id]
+                    )
                 }
                 return file.size
             }
@@ -287,7 +356,10 @@ public struct Repository: Sendable {
     /// Where one version of a bundle may be: `<name>-<version>.tar.gz`, else `.tar`.
     private func archiveURLs(_ name: String, version: Int) -> [(format: ArchiveFormat, url: URL)] {
         let base = (cdn ?? source).appendingPathComponent(id)
-        return [(.tarGzip, base.appendingPathComponent("\(name)-\(version).tar.gz")), (.tar, base.appendingPathComponent("\(name)-\(version).tar"))]
+        return [
+            (.tarGzip, base.appendingPathComponent("\(name)-\(version).tar.gz")),
+            (.tar, base.appendingPathComponent("\(name)-\(version).tar")),
+        ]
     }
 }
 

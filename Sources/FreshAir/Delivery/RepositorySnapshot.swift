@@ -77,7 +77,9 @@ struct RepositorySnapshot {
             switch info.st_mode & S_IFMT {
             case S_IFDIR: try linkTree(from: from, to: to)
             case S_IFLNK:
-                guard let target = Disk.readLink(from), symlink(target, to) == 0 else { throw Disk.failure("copy the link", to) }
+                guard let target = Disk.readLink(from), symlink(target, to) == 0 else {
+                    throw Disk.failure("copy the link", to)
+                }
             default: try Disk.link(from, to: to)
             }
         }

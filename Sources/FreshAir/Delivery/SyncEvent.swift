@@ -81,8 +81,18 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     /// A sync that installed nothing (yet): the live version stays, its files reused.
     static func nothingInstalled(_ outcome: Outcome, version: Int?, notModified: Bool, reused: Int) -> SyncSummary {
         SyncSummary(
-            outcome: outcome, version: version, notModified: notModified, filesDownloaded: 0, bytesDownloaded: 0,
-            filesReused: reused, filesRemoved: 0, requests: 0, seconds: 0, downloaded: [], removed: [])
+            outcome: outcome,
+            version: version,
+            notModified: notModified,
+            filesDownloaded: 0,
+            bytesDownloaded: 0,
+            filesReused: reused,
+            filesRemoved: 0,
+            requests: 0,
+            seconds: 0,
+            downloaded: [],
+            removed: []
+        )
     }
 
     /// One line for a terminal: what moved and what it cost.
@@ -93,7 +103,8 @@ public struct SyncSummary: Sendable, Hashable, Codable {
             let how = notModified ? "304 Not Modified" : "no file changed"
             return "Already current (\(how)); \(requests) request\(requests == 1 ? "" : "s"), \(time)."
         case .keptAfterRollback:
-            return "Kept version \(version ?? 0): the server still offers the content rolled back from; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
+            return
+                "Kept version \(version ?? 0): the server still offers the content rolled back from; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
         case .updated:
             return "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))), "
                 + "\(filesReused) reused, \(filesRemoved) removed; \(requests) request\(requests == 1 ? "" : "s"), \(time)."

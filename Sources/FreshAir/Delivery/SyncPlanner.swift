@@ -58,7 +58,8 @@ struct SyncPlan {
             filesToDownload: downloads.count,
             filesToKeep: actions.count - downloads.count,
             filesToRemove: removed.count,
-            bytesToDownload: sizes.count == downloads.count ? sizes.reduce(0, +) : nil)
+            bytesToDownload: sizes.count == downloads.count ? sizes.reduce(0, +) : nil
+        )
     }
 }
 
@@ -84,7 +85,9 @@ enum SyncPlanner {
                 } else {
                     actions.append((file, .write(contents, record)))
                 }
-            } else if let existing, file.hash == nil || file.hash == existing.hash, file.size == nil || file.size == existing.size {
+            } else if let existing, file.hash == nil || file.hash == existing.hash,
+                file.size == nil || file.size == existing.size
+            {
                 actions.append((file, .keep(existing)))
             } else {
                 actions.append((file, .download))

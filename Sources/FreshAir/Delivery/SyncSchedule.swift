@@ -25,7 +25,9 @@ public struct SyncSchedule: Sendable {
     public var isAllowed: @Sendable () async -> Bool
 
     public init(
-        interval: Duration, jitter: Double = 0.2, checksAtStart: Bool = true,
+        interval: Duration,
+        jitter: Double = 0.2,
+        checksAtStart: Bool = true,
         isAllowed: @escaping @Sendable () async -> Bool = { true }
     ) {
         self.interval = interval

@@ -51,7 +51,9 @@ public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertibl
         func reject(_ reason: String) -> Rejection { Rejection(path: text, reason: reason) }
         guard let first = bytes.first else { throw reject("it is empty") }
         if bytes.count > maxLength { throw reject("it is longer than \(maxLength) bytes") }
-        if first == slash || first == UInt8(ascii: "~") { throw reject("it is absolute; paths are relative to the bundle") }
+        if first == slash || first == UInt8(ascii: "~") {
+            throw reject("it is absolute; paths are relative to the bundle")
+        }
         var componentStart = bytes.startIndex
         var componentLength = 0
         var dots = 0  // how many of the component's bytes so far are '.'
@@ -75,10 +77,15 @@ public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertibl
     }
 
     private static func checkComponent(
-        length: Int, dots: Int, _ component: Substring.UTF8View, _ reject: (String) -> Rejection
+        length: Int,
+        dots: Int,
+        _ component: Substring.UTF8View,
+        _ reject: (String) -> Rejection
     ) throws(Rejection) {
         if length == 0 { throw reject("it has an empty folder name ('//' or a trailing '/')") }
-        if dots == length, length <= 2 { throw reject("'\(String(Substring(component)))' would step outside the bundle") }
+        if dots == length, length <= 2 {
+            throw reject("'\(String(Substring(component)))' would step outside the bundle")
+        }
         if length > maxComponentLength { throw reject("a name is longer than \(maxComponentLength) bytes") }
     }
 
@@ -129,15 +136,21 @@ public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertibl
     // spellings as one, which the kernel does not.
     public static func == (lhs: BundlePath, rhs: BundlePath) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }
     public func hash(into hasher: inout Hasher) {
-        let hashed: Void? = string.utf8.withContiguousStorageIfAvailable { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        let hashed: Void? = string.utf8.withContiguousStorageIfAvailable {
+            hasher.combine(bytes: UnsafeRawBufferPointer($0))
+        }
         if hashed == nil { for byte in string.utf8 { hasher.combine(byte) } }
     }
-    public static func < (lhs: BundlePath, rhs: BundlePath) -> Bool { lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8) }
+    public static func < (lhs: BundlePath, rhs: BundlePath) -> Bool {
+        lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8)
+    }
 
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         do { self = try BundlePath(text) } catch {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.description))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: error.description)
+            )
         }
     }
 
@@ -181,8 +194,10 @@ public struct PathCollisions: Sendable {
                 guard earlier != entry else { return !isPath }
                 throw BundlePath.Rejection(
                     path: path.string,
-                    reason: "\"\(entry.string.debugEscaped)\" and \"\(earlier.string.debugEscaped)\" differ only by case or Unicode "
-                        + "normalization, and are one name on Apple devices; rename one")
+                    reason:
+                        "\"\(entry.string.debugEscaped)\" and \"\(earlier.string.debugEscaped)\" differ only by case or Unicode "
+                        + "normalization, and are one name on Apple devices; rename one"
+                )
             }
             spellings[folded] = entry
             current = entry.parent
@@ -199,11 +214,16 @@ extension String {
         var result = ""
         for scalar in unicodeScalars {
             let value = scalar.value
-            let invisible = value < 0x20 || value == 0x7F || (0x80..<0xA0).contains(value)
+            let invisible =
+                value < 0x20 || value == 0x7F || (0x80..<0xA0).contains(value)
                 || scalar.properties.generalCategory == .format || scalar.properties.generalCategory == .nonspacingMark
                 || scalar.properties.generalCategory == .enclosingMark
                 || scalar.properties.isVariationSelector
-            if invisible { result += "\\u{\(String(value, radix: 16, uppercase: true))}" } else { result.unicodeScalars.append(scalar) }
+            if invisible {
+                result += "\\u{\(String(value, radix: 16, uppercase: true))}"
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
         }
         return result
     }

@@ -108,7 +108,10 @@ public struct FileHasher: ~Copyable {
     deinit { buffer.deallocate() }
 
     /// The digest and size of the file at `path`, or `nil` when there is none.
-    public func hash(atPath path: String, using algorithm: ContentHash.Algorithm) throws -> (hash: ContentHash, size: Int64)? {
+    public func hash(
+        atPath path: String,
+        using algorithm: ContentHash.Algorithm
+    ) throws -> (hash: ContentHash, size: Int64)? {
         try Disk.hashIfPresent(path, algorithm: algorithm, buffer: buffer).map { (hash: $0.0, size: $0.1) }
     }
 }

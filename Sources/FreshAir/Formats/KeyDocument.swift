@@ -37,12 +37,18 @@ public struct KeyDocument: Sendable, Hashable {
 
     /// Reads a key document, naming `source` in errors.
     public init(data: Data, source: String) throws(ManifestError) {
-        func shape(_ detail: String) -> ManifestError { ManifestError(source: source, problem: .unexpectedShape(detail)) }
+        func shape(_ detail: String) -> ManifestError {
+            ManifestError(source: source, problem: .unexpectedShape(detail))
+        }
         let document: JSONValue
-        do { document = try JSONReader.parse(data) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
-        guard document["type"]?.string == Self.type else { throw shape("not a key document (\"type\": \"\(Self.type)\")") }
+        do { document = try JSONReader.parse(data) } catch {
+            throw ManifestError(source: source, problem: .invalidJSON(error))
+        }
+        guard document["type"]?.string == Self.type else {
+            throw shape("not a key document (\"type\": \"\(Self.type)\")")
+        }
         guard let version = document["version"]?.integer, version >= 1, let threshold = document["threshold"]?.integer,
-              let texts = document["keys"]?.array?.compactMap(\.string)
+            let texts = document["keys"]?.array?.compactMap(\.string)
         else { throw shape("expected \"version\" and \"threshold\" (whole numbers) and \"keys\" (public keys)") }
         var keys: [TrustedKey] = []
         for text in texts {
@@ -68,7 +74,10 @@ public struct KeyDocument: Sendable, Hashable {
     /// threshold and by its own.
     public func verifySuccessor(_ next: KeyDocument, source: String) throws(ManifestError) {
         guard next.version == version + 1 else {
-            throw ManifestError(source: source, problem: .unexpectedShape("key document version \(next.version) does not follow \(version)"))
+            throw ManifestError(
+                source: source,
+                problem: .unexpectedShape("key document version \(next.version) does not follow \(version)")
+            )
         }
         try ReleaseFields.verify(next.signatures, message: next.signedMessage, against: keySet, source: source)
         try next.verifySelf(source: source)

@@ -43,7 +43,9 @@ public struct Manifest: Sendable, Hashable {
 
     /// The members FreshAir reads in the object form's top level; `breeze validate` warns
     /// about any other (a misspelt `expires` would otherwise go unnoticed).
-    public static let knownMembers: Set<String> = ["format", "files", "identity", "sequence", "expires", ManifestSignature.member]
+    public static let knownMembers: Set<String> = [
+        "format", "files", "identity", "sequence", "expires", ManifestSignature.member,
+    ]
 
     /// An in-memory manifest.
     public init(entries: [ManifestEntry], form: Form = .legacyArray, sequence: Int? = nil, expires: Date? = nil) {
@@ -72,7 +74,8 @@ public struct Manifest: Sendable, Hashable {
         } else {
             throw ManifestError(
                 source: source,
-                problem: .unexpectedShape("expected an array of entries, or an object with a \"files\" array"))
+                problem: .unexpectedShape("expected an array of entries, or an object with a \"files\" array")
+            )
         }
         var conditionCache: [String: Condition] = [:]
         var entries: [ManifestEntry] = []
@@ -139,7 +142,8 @@ public struct ManifestEntry: Sendable, Hashable {
             case .missingFilename: return "\"filename\" is missing or not a string"
             case .unsafePath(let rejection): return rejection.description
             case .invalidHash(let value):
-                return "\"sha\" must be 40 (SHA-1) or 64 (SHA-256) hex digits, found \"\(value)\"; run `breeze hash` to recompute it"
+                return
+                    "\"sha\" must be 40 (SHA-1) or 64 (SHA-256) hex digits, found \"\(value)\"; run `breeze hash` to recompute it"
             case .invalidSize(let value): return "\"size\" must be a whole number of bytes, found \(value)"
             case .invalidCondition(let error): return "condition: \(error)"
             case .invalidRequirement(let index, let detail): return "conditions[\(index)]: \(detail)"
@@ -152,7 +156,8 @@ public struct ManifestEntry: Sendable, Hashable {
     init(json: JSONValue, conditionCache: inout [String: Condition]) throws(Problem) {
         guard case .object(let pairs) = json else { throw .notAnObject }
         var filename: String?
-        var lowerDigest: JSONValue?, upperDigest: JSONValue?
+        var lowerDigest: JSONValue?
+        var upperDigest: JSONValue?
         var declaredSize: JSONValue?
         var conditionText: String?
         var requirements: JSONValue?
@@ -200,14 +205,18 @@ public struct ManifestEntry: Sendable, Hashable {
             }
         }
         if let requirements, !requirements.isNull {
-            guard let list = requirements.array else { throw .invalidRequirement(index: 0, "\"conditions\" must be an array") }
+            guard let list = requirements.array else {
+                throw .invalidRequirement(index: 0, "\"conditions\" must be an array")
+            }
             parts.append(Condition(requirements: try Self.requirements(list)))
         }
         condition = parts.isEmpty ? .always : (parts.count == 1 ? parts[0] : .all(parts))
     }
 
     /// Reads the JSON form's `{"key", "value", "comparison"}` objects.
-    static func requirements(_ list: [JSONValue]) throws(Problem) -> [(key: String, value: ConditionValue, comparison: ComparisonOperator)] {
+    static func requirements(
+        _ list: [JSONValue]
+    ) throws(Problem) -> [(key: String, value: ConditionValue, comparison: ComparisonOperator)] {
         var result: [(key: String, value: ConditionValue, comparison: ComparisonOperator)] = []
         for (index, item) in list.enumerated() {
             guard item.pairs != nil else { throw .invalidRequirement(index: index, "must be an object") }
@@ -224,7 +233,10 @@ public struct ManifestEntry: Sendable, Hashable {
             let comparison: ComparisonOperator
             if let name = item["comparison"]?.string {
                 guard let op = ComparisonOperator(jsonName: name) else {
-                    throw .invalidRequirement(index: index, "unknown comparison \"\(name)\"; use eq, ne, gt, gte, lt or lte")
+                    throw .invalidRequirement(
+                        index: index,
+                        "unknown comparison \"\(name)\"; use eq, ne, gt, gte, lt or lte"
+                    )
                 }
                 comparison = op
             } else {
@@ -294,27 +306,36 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
             return "\"\(file)\" is listed as a file and also as a folder of \"\(folder)\""
         case .unsafePath(let rejection): return rejection.description
         case .treeTooLarge(let limit):
-            return "the bundle's manifests add up to more than \(limit) bytes (SyncConfiguration.maxManifestTreeSize); split less, or raise the cap"
+            return
+                "the bundle's manifests add up to more than \(limit) bytes (SyncConfiguration.maxManifestTreeSize); split less, or raise the cap"
         case .olderSequence(let installed, let offered):
-            return "sequence \(offered) is older than \(installed), the newest this device has accepted, so it was refused (a stale "
+            return
+                "sequence \(offered) is older than \(installed), the newest this device has accepted, so it was refused (a stale "
                 + "cached copy, an old manifest uploaded again, or a replay); publish with a sequence above \(installed)"
         case .missingSignedField(let field):
-            return "has no \"\(field)\", which this app requires of signed documents (it pins keys or a minimum sequence); "
+            return
+                "has no \"\(field)\", which this app requires of signed documents (it pins keys or a minimum sequence); "
                 + "sign it again with `breeze sign`, which writes identity, sequence and expires"
         case .wrongIdentity(let expected, let found):
-            return "is signed for \"\(found)\", but this app expects \"\(expected)\" here (one signed document served in place of "
+            return
+                "is signed for \"\(found)\", but this app expects \"\(expected)\" here (one signed document served in place of "
                 + "another?); sign it with `breeze sign --identity \(expected)`, or set SyncConfiguration.expectedIdentity"
         case .replayedSequence(let sequence):
-            return "has sequence \(sequence), the same as the document accepted before but different content (a replay, or content "
+            return
+                "has sequence \(sequence), the same as the document accepted before but different content (a replay, or content "
                 + "re-signed without moving the sequence on); sign it again with `breeze sign`, which moves the sequence on"
         case .expired(let date):
-            return "expired at \(date.formatted(.iso8601)); the installed content stays, but the publisher must publish a fresh manifest"
+            return
+                "expired at \(date.formatted(.iso8601)); the installed content stays, but the publisher must publish a fresh manifest"
         case .unsigned:
-            return "not signed, and this app accepts only signed content; sign it with `breeze sign --key <private key>` and publish again"
+            return
+                "not signed, and this app accepts only signed content; sign it with `breeze sign --key <private key>` and publish again"
         case .untrustedSigner(let keys):
-            return "signed by \(keys.joined(separator: ", ")), none of which this app trusts; sign with a key the app pins"
+            return
+                "signed by \(keys.joined(separator: ", ")), none of which this app trusts; sign with a key the app pins"
         case .belowThreshold(let valid, let required):
-            return "signed by \(valid) trusted key\(valid == 1 ? "" : "s"), but this app's key document requires \(required); "
+            return
+                "signed by \(valid) trusted key\(valid == 1 ? "" : "s"), but this app's key document requires \(required); "
                 + "sign it with more keys (`breeze sign --key A --key B …`, or `--cosign`)"
         case .signatureInvalid:
             return "the signature does not match the content (changed after signing, or damaged on the way); "

@@ -15,8 +15,11 @@ public struct TrustedKey: Sendable, Hashable, CustomStringConvertible {
 
     /// - Throws: ``ManifestSignature/KeyError`` when the text is not base64 of 32 bytes.
     public init(base64: String) throws(ManifestSignature.KeyError) {
-        guard let raw = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32 else {
-            throw ManifestSignature.KeyError(detail: "\"\(base64)\" is not an Ed25519 public key (base64 of 32 bytes, as `breeze keygen` prints)")
+        guard let raw = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32
+        else {
+            throw ManifestSignature.KeyError(
+                detail: "\"\(base64)\" is not an Ed25519 public key (base64 of 32 bytes, as `breeze keygen` prints)"
+            )
         }
         rawRepresentation = raw
     }
@@ -73,8 +76,13 @@ public struct ManifestSignature: Sendable, Hashable {
         }
         var signatures: [ManifestSignature] = []
         for item in items {
-            guard let key = item["key"]?.string, let text = item["sig"]?.string, let signature = Data(base64Encoded: text) else {
-                throw ManifestError(source: source, problem: .unexpectedShape("each of \"\(member)\" needs \"key\" and \"sig\", both base64"))
+            guard let key = item["key"]?.string, let text = item["sig"]?.string,
+                let signature = Data(base64Encoded: text)
+            else {
+                throw ManifestError(
+                    source: source,
+                    problem: .unexpectedShape("each of \"\(member)\" needs \"key\" and \"sig\", both base64")
+                )
             }
             signatures.append(ManifestSignature(key: key, signature: signature))
         }
@@ -103,8 +111,14 @@ extension Manifest {
     /// In a signed bundle every entry needs a digest: a file without one could be anything.
     func requireDigests(source: String) throws(ManifestError) {
         if let unhashed = entries.firstIndex(where: { $0.hash == nil }) {
-            throw ManifestError(source: source, problem: .entry(
-                index: unhashed, filename: entries[unhashed].path.string, entries[unhashed].defect ?? .noDigestInSignedBundle))
+            throw ManifestError(
+                source: source,
+                problem: .entry(
+                    index: unhashed,
+                    filename: entries[unhashed].path.string,
+                    entries[unhashed].defect ?? .noDigestInSignedBundle
+                )
+            )
         }
     }
 }

@@ -31,12 +31,18 @@ public struct PackageSignature: Sendable, Hashable {
     /// Reads a `.sig` document, naming `source` in errors.
     public init(data: Data, source: String) throws(ManifestError) {
         let document: JSONValue
-        do { document = try JSONReader.parse(data) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
+        do { document = try JSONReader.parse(data) } catch {
+            throw ManifestError(source: source, problem: .invalidJSON(error))
+        }
         guard let digest = document["sha256"]?.string.flatMap(ContentHash.init(hex:)), digest.algorithm == .sha256,
-              let size = document["size"]?.integer, size >= 0
+            let size = document["size"]?.integer, size >= 0
         else {
-            throw ManifestError(source: source, problem: .unexpectedShape(
-                "expected {\"sha256\": \"<64 hex digits>\", \"size\": <bytes>, …} as `breeze sign PACKAGE` writes"))
+            throw ManifestError(
+                source: source,
+                problem: .unexpectedShape(
+                    "expected {\"sha256\": \"<64 hex digits>\", \"size\": <bytes>, …} as `breeze sign PACKAGE` writes"
+                )
+            )
         }
         self.init(sha256: digest, size: size, release: try ReleaseFields(document: document, source: source))
     }

@@ -16,9 +16,14 @@ public struct Presentation: Sendable, Hashable {
     /// Reads the document; the old example's `"key" = value` and trailing commas are accepted.
     public init(data: Data, source: String) throws(ManifestError) {
         let object: JSONValue
-        do { object = try JSONReader.parse(data, lenient: true) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
+        do { object = try JSONReader.parse(data, lenient: true) } catch {
+            throw ManifestError(source: source, problem: .invalidJSON(error))
+        }
         guard object.pairs != nil else {
-            throw ManifestError(source: source, problem: .unexpectedShape("expected an object with \"screen\" and \"configuration\""))
+            throw ManifestError(
+                source: source,
+                problem: .unexpectedShape("expected an object with \"screen\" and \"configuration\"")
+            )
         }
         screen = object["screen"]?.string
         viewController = object["viewController"]?.string

@@ -30,7 +30,10 @@ public struct ReleaseFields: Sendable, Hashable {
         sequence = document["sequence"]?.integer.map(Int.init)
         if let expiry = document["expires"]?.string {
             guard let date = ISO8601DateFormatter().date(from: expiry) else {
-                throw ManifestError(source: source, problem: .unexpectedShape("\"expires\" is not an ISO 8601 date: \(expiry)"))
+                throw ManifestError(
+                    source: source,
+                    problem: .unexpectedShape("\"expires\" is not an ISO 8601 date: \(expiry)")
+                )
             }
             expires = date
         }
@@ -47,7 +50,12 @@ public struct ReleaseFields: Sendable, Hashable {
         try Self.verify(signatures, message: signedMessage, against: keys, source: source)
     }
 
-    static func verify(_ signatures: [ManifestSignature], message: [UInt8]?, against keys: KeySet, source: String) throws(ManifestError) {
+    static func verify(
+        _ signatures: [ManifestSignature],
+        message: [UInt8]?,
+        against keys: KeySet,
+        source: String
+    ) throws(ManifestError) {
         guard let message, !signatures.isEmpty else {
             throw ManifestError(source: source, problem: .unsigned)
         }
@@ -57,9 +65,11 @@ public struct ReleaseFields: Sendable, Hashable {
             throw ManifestError(source: source, problem: .untrustedSigner(signatures.map(\.key)))
         }
         // Distinct keys whose signature verifies: one key signing twice counts once.
-        let valid = Set(byTrustedKeys.filter { signature in
-            keys.keys.contains { $0.base64 == signature.key && $0.verifies(signature.signature, for: message) }
-        }.map(\.key))
+        let valid = Set(
+            byTrustedKeys.filter { signature in
+                keys.keys.contains { $0.base64 == signature.key && $0.verifies(signature.signature, for: message) }
+            }.map(\.key)
+        )
         guard !valid.isEmpty else { throw ManifestError(source: source, problem: .signatureInvalid) }
         guard valid.count >= keys.threshold else {
             throw ManifestError(source: source, problem: .belowThreshold(valid: valid.count, required: keys.threshold))

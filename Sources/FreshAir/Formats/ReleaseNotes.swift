@@ -22,7 +22,12 @@ public struct ReleaseNotes: Sendable, Hashable {
         /// none, is not offered the release and is not told about its features.
         public var minimumSystemVersion: Version?
 
-        public init(version: Version, features: [String], condition: Condition = .always, minimumSystemVersion: Version? = nil) {
+        public init(
+            version: Version,
+            features: [String],
+            condition: Condition = .always,
+            minimumSystemVersion: Version? = nil
+        ) {
             self.version = version
             self.features = features
             self.condition = condition
@@ -33,7 +38,9 @@ public struct ReleaseNotes: Sendable, Hashable {
         /// and its system is new enough.
         public func applies(in environment: ConditionEnvironment) -> Bool {
             if let minimumSystemVersion {
-                guard let system = environment["systemVersion"]?.version, system >= minimumSystemVersion else { return false }
+                guard let system = environment["systemVersion"]?.version, system >= minimumSystemVersion else {
+                    return false
+                }
             }
             return condition.evaluate(in: environment)
         }
@@ -42,7 +49,9 @@ public struct ReleaseNotes: Sendable, Hashable {
     /// The members FreshAir reads at the top level and in each release; `breeze validate`
     /// warns about any other.
     public static let knownMembers: Set<String> = ["minimumVersion", "upgradeURL", "releases"]
-    public static let knownReleaseMembers: Set<String> = ["version", "features", "condition", "conditions", "minimumSystemVersion"]
+    public static let knownReleaseMembers: Set<String> = [
+        "version", "features", "condition", "conditions", "minimumSystemVersion",
+    ]
 
     /// Versions below this must update.
     public var minimumVersion: Version?
@@ -61,14 +70,19 @@ public struct ReleaseNotes: Sendable, Hashable {
     /// - Throws: ``ManifestError`` naming `source`, the release and what is wrong.
     public init(data: Data, source: String) throws(ManifestError) {
         let object: JSONValue
-        do { object = try JSONReader.parse(data, lenient: true) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
+        do { object = try JSONReader.parse(data, lenient: true) } catch {
+            throw ManifestError(source: source, problem: .invalidJSON(error))
+        }
         guard object.pairs != nil else {
             throw ManifestError(source: source, problem: .unexpectedShape("expected an object with \"releases\""))
         }
         func version(_ value: JSONValue?, _ field: String) throws(ManifestError) -> Version? {
             guard let value, !value.isNull else { return nil }
             guard let parsed = Version(value.string ?? value.numberValueText ?? "") else {
-                throw ManifestError(source: source, problem: .unexpectedShape("\"\(field)\" is not a version: \(value.serialized(indent: 0))"))
+                throw ManifestError(
+                    source: source,
+                    problem: .unexpectedShape("\"\(field)\" is not a version: \(value.serialized(indent: 0))")
+                )
             }
             return parsed
         }
@@ -95,7 +109,9 @@ public struct ReleaseNotes: Sendable, Hashable {
             var parts: [Condition] = []
             do throws(ManifestEntry.Problem) {
                 if let text = item["condition"]?.string, !text.isEmpty {
-                    do { parts.append(try Condition(parsing: text)) } catch { throw ManifestEntry.Problem.invalidCondition(error) }
+                    do { parts.append(try Condition(parsing: text)) } catch {
+                        throw ManifestEntry.Problem.invalidCondition(error)
+                    }
                 }
                 if let requirements = item["conditions"]?.array {
                     parts.append(Condition(requirements: try ManifestEntry.requirements(requirements)))
@@ -104,8 +120,14 @@ public struct ReleaseNotes: Sendable, Hashable {
                 throw ManifestError(source: source, problem: .entry(index: index, filename: "release \(number)", error))
             }
             let minimumSystem = try version(item["minimumSystemVersion"], "releases[\(index)].minimumSystemVersion")
-            releases.append(Release(
-                version: number, features: features, condition: parts.isEmpty ? .always : .all(parts), minimumSystemVersion: minimumSystem))
+            releases.append(
+                Release(
+                    version: number,
+                    features: features,
+                    condition: parts.isEmpty ? .always : .all(parts),
+                    minimumSystemVersion: minimumSystem
+                )
+            )
         }
         self.init(minimumVersion: minimumVersion, upgradeURL: upgradeURL, releases: releases)
     }
@@ -117,7 +139,11 @@ public struct ReleaseNotes: Sendable, Hashable {
 
     /// Feature keys of the releases after `from` up to and including `to`, oldest first,
     /// each once. Empty when `from` is `nil` (a first launch has nothing "new").
-    public func featuresNew(from: Version?, to: Version, environment: ConditionEnvironment) -> [(key: String, version: Version)] {
+    public func featuresNew(
+        from: Version?,
+        to: Version,
+        environment: ConditionEnvironment
+    ) -> [(key: String, version: Version)] {
         guard let from, from < to else { return [] }
         var seen: Set<String> = []
         return releases(for: environment)

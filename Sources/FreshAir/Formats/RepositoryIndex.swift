@@ -54,7 +54,9 @@ public struct RepositoryIndex: Sendable, Hashable, Codable {
     /// `"2"`, `" 2 "`: digits only, so that `"2.1"` or `"-1"` is still refused.
     private static func wholeNumber(_ text: String) -> Int64? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
         return Int64(trimmed)
     }
 
@@ -62,27 +64,39 @@ public struct RepositoryIndex: Sendable, Hashable, Codable {
     /// versions are whole numbers, written as numbers or as strings of digits.
     public init(data: Data, source: String) throws(ManifestError) {
         let document: JSONValue
-        do { document = try JSONReader.parse(data) } catch { throw ManifestError(source: source, problem: .invalidJSON(error)) }
+        do { document = try JSONReader.parse(data) } catch {
+            throw ManifestError(source: source, problem: .invalidJSON(error))
+        }
         func shape(_ detail: String) -> ManifestError {
-            ManifestError(source: source, problem: .unexpectedShape("expected {\"bundles\": {\"<name>\": {\"version\": <integer>}}}: \(detail)"))
+            ManifestError(
+                source: source,
+                problem: .unexpectedShape("expected {\"bundles\": {\"<name>\": {\"version\": <integer>}}}: \(detail)")
+            )
         }
         guard let entries = document["bundles"]?.pairs else { throw shape("\"bundles\" is missing or not an object") }
         bundles = [:]
         for (name, entry) in entries {
             // Some publishers wrote the version as a string ("2"); it is the same number.
             guard let version = entry["version"]?.integer ?? entry["version"]?.string.flatMap(Self.wholeNumber),
-                  let number = Int(exactly: version), number >= 0
+                let number = Int(exactly: version), number >= 0
             else {
                 throw shape("\"\(name)\" has no whole-number \"version\"")
             }
             bundles[name] = Bundle(
-                version: number, digest: entry["digest"]?.string, sha256: entry["sha256"]?.string, size: entry["size"]?.integer)
+                version: number,
+                digest: entry["digest"]?.string,
+                sha256: entry["sha256"]?.string,
+                size: entry["size"]?.integer
+            )
         }
         release = try ReleaseFields(document: document, source: source)
         var names = PathCollisions()
         for name in bundles.keys.sorted() {
             guard let path = try? BundlePath(name), path.components.count == 1, !name.hasPrefix(".") else {
-                throw ManifestError(source: source, problem: .unexpectedShape("bundle name \"\(name.debugEscaped)\" is not a plain file name"))
+                throw ManifestError(
+                    source: source,
+                    problem: .unexpectedShape("bundle name \"\(name.debugEscaped)\" is not a plain file name")
+                )
             }
             // Each bundle becomes a folder: two names that are one folder on a Mac are refused.
             do { try names.insert(path) } catch { throw ManifestError(source: source, problem: .unsafePath(error)) }

@@ -47,11 +47,13 @@ public struct BundleStore: Sendable {
         guard let target = Disk.readLink(liveLink.path) else { return nil }
         let resolved = target.hasPrefix("/") ? target : liveLink.deletingLastPathComponent().path + "/" + target
         let folder = URL(fileURLWithPath: resolved).standardizedFileURL
-        guard folder.deletingLastPathComponent().path == URL(fileURLWithPath: versionsPath).standardizedFileURL.path else {
+        guard folder.deletingLastPathComponent().path == URL(fileURLWithPath: versionsPath).standardizedFileURL.path
+        else {
             return nil
         }
         // A link left dangling (the store folder was deleted) means nothing is installed.
-        guard let id = Int(folder.lastPathComponent), Disk.isDirectory(versionPath(id)), Disk.exists(recordPath(id)) else { return nil }
+        guard let id = Int(folder.lastPathComponent), Disk.isDirectory(versionPath(id)), Disk.exists(recordPath(id))
+        else { return nil }
         return id
     }
 

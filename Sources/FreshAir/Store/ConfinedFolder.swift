@@ -43,7 +43,11 @@ final class ConfinedFolder: Sendable {
     }
 
     /// Creates (or, with `replacing`, truncates) the file at `path`, creating its folders.
-    func createFile(_ path: BundlePath, replacing: Bool, startsWriteback: Bool = true) throws(FreshAirError) -> OutputFile {
+    func createFile(
+        _ path: BundlePath,
+        replacing: Bool,
+        startsWriteback: Bool = true
+    ) throws(FreshAirError) -> OutputFile {
         try inParent(of: path) { parent, name throws(FreshAirError) in
             let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (replacing ? O_TRUNC : O_EXCL)
             let file = Self.openBeneath(parent, name, flags, 0o644)
@@ -106,10 +110,16 @@ final class ConfinedFolder: Sendable {
             }
             let output = try createFile(path, replacing: false, startsWriteback: false)
             defer { output.close() }
-            do { try ArchiveReader.readChunks(of: source) { bytes in try output.write(bytes) } } catch let error as FreshAirError {
+            do { try ArchiveReader.readChunks(of: source) { bytes in try output.write(bytes) } } catch let error
+                as FreshAirError
+            {
                 throw error
             } catch {
-                throw .fileSystem(operation: "copy \(source) to", path: self.path + "/" + path.string, reason: "\(error)")
+                throw .fileSystem(
+                    operation: "copy \(source) to",
+                    path: self.path + "/" + path.string,
+                    reason: "\(error)"
+                )
             }
         }
     }
@@ -117,7 +127,9 @@ final class ConfinedFolder: Sendable {
     /// Moves a file from outside (a finished download) to `path`.
     func moveIn(_ source: String, at path: BundlePath) throws(FreshAirError) {
         try inParent(of: path) { parent, name throws(FreshAirError) in
-            guard renameat(AT_FDCWD, source, parent, name) == 0 else { throw Disk.failure("move \(source) to", self.path + "/" + path.string) }
+            guard renameat(AT_FDCWD, source, parent, name) == 0 else {
+                throw Disk.failure("move \(source) to", self.path + "/" + path.string)
+            }
         }
     }
 
@@ -126,11 +138,16 @@ final class ConfinedFolder: Sendable {
     func remove(_ path: BundlePath) throws(FreshAirError) {
         guard let (parent, owned) = try folderDescriptor(path.parent, create: false) else { return }
         defer { if owned { close(parent) } }
-        guard unlinkat(parent, String(path.lastComponent), 0) == 0 || errno == ENOENT else { throw refusal("remove", path) }
+        guard unlinkat(parent, String(path.lastComponent), 0) == 0 || errno == ENOENT else {
+            throw refusal("remove", path)
+        }
     }
 
     /// Runs `body` with a descriptor of `path`'s folder (created when missing) and `path`'s last name.
-    private func inParent<Result>(of path: BundlePath, _ body: (Int32, String) throws(FreshAirError) -> Result) throws(FreshAirError) -> Result {
+    private func inParent<Result>(
+        of path: BundlePath,
+        _ body: (Int32, String) throws(FreshAirError) -> Result
+    ) throws(FreshAirError) -> Result {
         guard let (parent, owned) = try folderDescriptor(path.parent, create: true) else {
             throw refusal("open folder", path, ENOENT)
         }
@@ -149,7 +166,9 @@ final class ConfinedFolder: Sendable {
             if errno == ENOENT, !create { return nil }
             guard errno == ENOENT else { throw refusal("open folder", folder) }
             let name = String(folder.lastComponent)
-            guard let (parent, parentOwned) = try folderDescriptor(folder.parent, create: true) else { throw refusal("open folder", folder, ENOENT) }
+            guard let (parent, parentOwned) = try folderDescriptor(folder.parent, create: true) else {
+                throw refusal("open folder", folder, ENOENT)
+            }
             defer { if parentOwned { close(parent) } }
             guard mkdirat(parent, name, 0o755) == 0 || errno == EEXIST else { throw refusal("create folder", folder) }
             opened = Self.openBeneath(parent, name, flags, 0)
@@ -171,8 +190,16 @@ final class ConfinedFolder: Sendable {
     private func refusal(_ operation: String, _ path: BundlePath, _ code: Int32 = errno) -> FreshAirError {
         let shown = self.path + "/" + path.string
         switch code {
-        case ELOOP, EXDEV: return .unsafePath(path: path.string, reason: "a symbolic link stands on the way; nothing is written through links")
-        case ENOTDIR: return .unsafePath(path: path.string, reason: "a file or a link stands where a folder should be; nothing is written through links")
+        case ELOOP, EXDEV:
+            return .unsafePath(
+                path: path.string,
+                reason: "a symbolic link stands on the way; nothing is written through links"
+            )
+        case ENOTDIR:
+            return .unsafePath(
+                path: path.string,
+                reason: "a file or a link stands where a folder should be; nothing is written through links"
+            )
         case EEXIST: return .unsafePath(path: path.string, reason: "something is already there")
         default: return Disk.failure(operation, shown, code)
         }
@@ -197,7 +224,9 @@ final class ConfinedFolder: Sendable {
     /// `openBeneath` without `openat2`: each folder opened with `O_NOFOLLOW | O_DIRECTORY`,
     /// `.`, `..` and empty names refused here whatever the caller checked.
     static func openComponentByComponent(_ directory: Int32, _ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 {
-        let names = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map { String(Substring($0)) }
+        let names = path.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).map {
+            String(Substring($0))
+        }
         var current = directory
         defer { if current != directory { close(current) } }
         for (index, name) in names.enumerated() {
@@ -206,7 +235,8 @@ final class ConfinedFolder: Sendable {
                 return -1
             }
             let isLast = index == names.count - 1
-            let next = isLast
+            let next =
+                isLast
                 ? openat(current, name, flags | O_NOFOLLOW, mode)
                 : openat(current, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
             guard next >= 0 else { return -1 }

@@ -12,8 +12,12 @@ import Darwin
 private func posix_rename(_ from: String, _ to: String) -> Int32 { rename(from, to) }
 private func posix_link(_ from: String, _ to: String) -> Int32 { link(from, to) }
 private func posix_close(_ descriptor: Int32) -> Int32 { close(descriptor) }
-private func posix_read(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(descriptor, buffer, count) }
-private func posix_write(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int { write(descriptor, buffer, count) }
+private func posix_read(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
+private func posix_write(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
+}
 
 /// The file-system operations the store is built from, as thin POSIX calls that report
 /// failures as ``FreshAirError/fileSystem(operation:path:reason:)``.
@@ -120,7 +124,9 @@ enum Disk {
 
     /// Like ``hash(_:algorithm:)``, but `nil` when nothing is at `path`; reads through `buffer`.
     static func hashIfPresent(
-        _ path: String, algorithm: ContentHash.Algorithm, buffer: UnsafeMutableRawBufferPointer
+        _ path: String,
+        algorithm: ContentHash.Algorithm,
+        buffer: UnsafeMutableRawBufferPointer
     ) throws(FreshAirError) -> (ContentHash, Int64)? {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else {
@@ -148,7 +154,10 @@ enum Disk {
     }
 
     private static func hash(
-        descriptor: Int32, path: String, into hasher: inout ContentHasher, buffer: UnsafeMutableRawBufferPointer
+        descriptor: Int32,
+        path: String,
+        into hasher: inout ContentHasher,
+        buffer: UnsafeMutableRawBufferPointer
     ) throws(FreshAirError) -> Int64 {
         var total: Int64 = 0
         while true {
@@ -224,7 +233,12 @@ final class OutputFile {
     /// Asks the kernel to start writing the new bytes to disk without waiting for it.
     private func startWriteback() {
         #if os(Linux)
-        _ = LinuxCalls.syncFileRange?(descriptor, writebackRequested, end - writebackRequested, LinuxCalls.syncFileRangeWrite)
+        _ = LinuxCalls.syncFileRange?(
+            descriptor,
+            writebackRequested,
+            end - writebackRequested,
+            LinuxCalls.syncFileRangeWrite
+        )
         #endif
         writebackRequested = end
     }
@@ -245,7 +259,10 @@ final class OutputFile {
 /// Calls Glibc has but its Swift overlay does not export, looked up once.
 enum LinuxCalls {
     static let syncfs = symbol("syncfs", as: (@convention(c) (Int32) -> Int32).self)
-    static let syncFileRange = symbol("sync_file_range", as: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
+    static let syncFileRange = symbol(
+        "sync_file_range",
+        as: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self
+    )
     /// `SYNC_FILE_RANGE_WRITE`: start write-back of dirty pages, do not wait.
     static let syncFileRangeWrite: UInt32 = 2
 

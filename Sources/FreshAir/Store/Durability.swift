@@ -46,7 +46,9 @@ enum Durability {
         }
         let descriptor = try open(path)
         defer { _ = close(descriptor) }
-        guard fcntl(descriptor, F_FULLFSYNC) == 0 || fsync(descriptor) == 0 else { throw Disk.failure("flush (F_FULLFSYNC)", path) }
+        guard fcntl(descriptor, F_FULLFSYNC) == 0 || fsync(descriptor) == 0 else {
+            throw Disk.failure("flush (F_FULLFSYNC)", path)
+        }
         #endif
     }
 

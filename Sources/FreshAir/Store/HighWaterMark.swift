@@ -34,7 +34,8 @@ struct HighWaterMarks {
         all[source] = mark
         let items = all.keys.sorted().map { source in
             JSONValue.object([
-                ("source", .string(source)), ("sequence", JSONValue(all[source]!.sequence)), ("digest", .string(all[source]!.digest)),
+                ("source", .string(source)), ("sequence", JSONValue(all[source]!.sequence)),
+                ("digest", .string(all[source]!.digest)),
             ])
         }
         try Disk.writeAtomically(Data(JSONValue.array(items).serializedBytes()), to: path)
@@ -44,12 +45,17 @@ struct HighWaterMarks {
         guard let data = FileManager.default.contents(atPath: path) else { return [:] }
         guard let items = (try? JSONReader.parse(data))?.array else {
             throw FreshAirError.fileSystem(
-                operation: "read", path: path,
-                reason: "not the list of accepted sequences FreshAir writes; restore it, or delete it to accept any sequence again")
+                operation: "read",
+                path: path,
+                reason:
+                    "not the list of accepted sequences FreshAir writes; restore it, or delete it to accept any sequence again"
+            )
         }
         var marks: [String: HighWaterMark] = [:]
         for item in items {
-            guard let source = item["source"]?.string, let sequence = item["sequence"]?.integer, let digest = item["digest"]?.string else { continue }
+            guard let source = item["source"]?.string, let sequence = item["sequence"]?.integer,
+                let digest = item["digest"]?.string
+            else { continue }
             marks[source] = HighWaterMark(sequence: Int(sequence), digest: digest)
         }
         return marks

@@ -5,7 +5,9 @@ extension BundleStore {
     /// (`install-id`); ``RolloutBucket`` derives from it. Two processes asking at once get the same.
     public func installID() throws -> String {
         let path = root.appendingPathComponent("install-id").path
-        if let text = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }), !text.isEmpty {
+        if let text = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }),
+            !text.isEmpty
+        {
             return text.trimmingCharacters(in: .whitespacesAndNewlines)
         }
         try Disk.createDirectory(root.path)

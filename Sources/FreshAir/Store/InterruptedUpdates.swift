@@ -42,7 +42,7 @@ extension BundleStore {
             let candidate = folder + "/" + path.string
             var info = stat()
             guard lstat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) == size,
-                  let (digest, _) = try? Disk.hash(candidate, algorithm: hash.algorithm), digest == hash
+                let (digest, _) = try? Disk.hash(candidate, algorithm: hash.algorithm), digest == hash
             else { continue }
             return candidate
         }

@@ -26,7 +26,8 @@ struct StoreUpdate {
     ///
     /// - Returns: the activated record, or `nil` when `fill` returned `nil`.
     @discardableResult
-    mutating func assemble(_ fill: (inout StagedVersion) async throws -> VersionRecord?) async throws -> VersionRecord? {
+    mutating func assemble(_ fill: (inout StagedVersion) async throws -> VersionRecord?) async throws -> VersionRecord?
+    {
         var staged = try stage()
         do {
             guard let record = try await fill(&staged) else {
@@ -61,7 +62,9 @@ struct StoreUpdate {
         try? collectGarbage()
         try? store.removeInterruptedWork()
         // Every planned download completed: nothing is left to resume.
-        for partial in Disk.contentsOfDirectory(store.partialsPath) { try? Disk.remove(store.partialsPath + "/" + partial) }
+        for partial in Disk.contentsOfDirectory(store.partialsPath) {
+            try? Disk.remove(store.partialsPath + "/" + partial)
+        }
     }
 
     /// Writes a version's record beside its folder, atomically.
@@ -96,7 +99,10 @@ struct StoreUpdate {
         let keep: Set<Int> = [liveID, previous].compactMap { $0 }.reduce(into: []) { $0.insert($1) }
         for name in Disk.contentsOfDirectory(store.versionsPath) {
             // Anything else in versions/ is a leftover (a record's temporary file from a killed write).
-            if let id = Int(name.split(separator: ".", omittingEmptySubsequences: false).first ?? ""), keep.contains(id) { continue }
+            if let id = Int(name.split(separator: ".", omittingEmptySubsequences: false).first ?? ""), keep.contains(id)
+            {
+                continue
+            }
             try Disk.remove(store.versionsPath + "/" + name)
         }
     }

@@ -19,9 +19,14 @@ public struct VerificationReport: Sendable, Hashable, Codable {
 
     /// One line for a person: "intact" or what is wrong.
     public var oneLine: String {
-        if isIntact { return "Version \(version) is intact: \(filesChecked) files, \(ByteCount(bytesChecked)) re-hashed." }
-        let parts = [("missing", missing), ("changed", changed), ("extra", extra)].filter { !$0.1.isEmpty }.map { "\($0.1.count) \($0.0)" }
-        return "Version \(version) is damaged: \(parts.joined(separator: ", ")) of \(filesChecked) files; the next sync repairs it."
+        if isIntact {
+            return "Version \(version) is intact: \(filesChecked) files, \(ByteCount(bytesChecked)) re-hashed."
+        }
+        let parts = [("missing", missing), ("changed", changed), ("extra", extra)].filter { !$0.1.isEmpty }.map {
+            "\($0.1.count) \($0.0)"
+        }
+        return
+            "Version \(version) is damaged: \(parts.joined(separator: ", ")) of \(filesChecked) files; the next sync repairs it."
     }
 }
 
@@ -39,7 +44,14 @@ extension BundleStore {
         guard let id = liveVersionID else { return nil }
         let record = try record(id)
         let folder = versionPath(id)
-        var report = VerificationReport(version: id, filesChecked: 0, bytesChecked: 0, missing: [], changed: [], extra: [])
+        var report = VerificationReport(
+            version: id,
+            filesChecked: 0,
+            bytesChecked: 0,
+            missing: [],
+            changed: [],
+            extra: []
+        )
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         for (path, expected) in record.files.sorted(by: { $0.key < $1.key }) {
@@ -47,7 +59,7 @@ extension BundleStore {
             let full = folder + "/" + path
             var info = stat()
             guard lstat(full, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-                  let (digest, size) = try Disk.hashIfPresent(full, algorithm: expected.hash.algorithm, buffer: buffer)
+                let (digest, size) = try Disk.hashIfPresent(full, algorithm: expected.hash.algorithm, buffer: buffer)
             else {
                 report.missing.append(path)
                 continue
@@ -56,7 +68,9 @@ extension BundleStore {
             if digest != expected.hash || size != expected.size { report.changed.append(path) }
         }
         report.extra = Self.regularFiles(under: folder).filter { record.files[$0] == nil }.sorted()
-        try writeDamage(report.isIntact ? nil : DamageMarks(version: id, paths: report.missing + report.changed + report.extra))
+        try writeDamage(
+            report.isIntact ? nil : DamageMarks(version: id, paths: report.missing + report.changed + report.extra)
+        )
         return report
     }
 
@@ -64,7 +78,7 @@ extension BundleStore {
     /// replace; empty when none are known (or they belong to a version no longer live).
     func damagedPaths(of version: Int?) -> Set<String> {
         guard let version, let data = FileManager.default.contents(atPath: damagePath),
-              let marks = try? JSONDecoder().decode(DamageMarks.self, from: data), marks.version == version
+            let marks = try? JSONDecoder().decode(DamageMarks.self, from: data), marks.version == version
         else { return [] }
         return Set(marks.paths)
     }

@@ -32,8 +32,13 @@ extension BundleStore {
                 try update.writeRecord(record)
                 return nil
             }
-            try rememberRejected(RejectedContent(
-                source: record.source, validators: record.validators, rootDigest: record.files["manifest.json"]?.hash.hex))
+            try rememberRejected(
+                RejectedContent(
+                    source: record.source,
+                    validators: record.validators,
+                    rootDigest: record.files["manifest.json"]?.hash.hex
+                )
+            )
             var previous = try update.restore(previousID)
             // The version gone back to worked before: it needs no confirmation now.
             previous.metadata[RecordKey.confirmed] = "true"
@@ -68,8 +73,11 @@ extension BundleStore {
 
         init?(json: JSONValue) {
             guard let source = json["source"]?.string else { return nil }
-            self.init(source: source, validators: HTTPValidators(etag: json["etag"]?.string, lastModified: json["lastModified"]?.string),
-                      rootDigest: json["rootDigest"]?.string)
+            self.init(
+                source: source,
+                validators: HTTPValidators(etag: json["etag"]?.string, lastModified: json["lastModified"]?.string),
+                rootDigest: json["rootDigest"]?.string
+            )
         }
     }
 
@@ -84,7 +92,7 @@ extension BundleStore {
     /// better than a store that can never update.
     private func allRejected() throws -> [String: RejectedContent] {
         guard let data = FileManager.default.contents(atPath: rejectedPath),
-              let items = (try? JSONReader.parse(data))?.array?.compactMap(RejectedContent.init(json:))
+            let items = (try? JSONReader.parse(data))?.array?.compactMap(RejectedContent.init(json:))
         else { return [:] }
         return Dictionary(items.map { ($0.source, $0) }, uniquingKeysWith: { _, last in last })
     }

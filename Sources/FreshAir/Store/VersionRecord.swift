@@ -21,8 +21,13 @@ public struct VersionRecord: Sendable, Hashable {
     public var metadata: [String: String]
 
     public init(
-        id: Int, source: String, created: Date = Date(), validators: HTTPValidators? = nil,
-        files: [String: FileRecord] = [:], previous: Int? = nil, metadata: [String: String] = [:]
+        id: Int,
+        source: String,
+        created: Date = Date(),
+        validators: HTTPValidators? = nil,
+        files: [String: FileRecord] = [:],
+        previous: Int? = nil,
+        metadata: [String: String] = [:]
     ) {
         self.id = id
         self.source = source
@@ -51,7 +56,8 @@ extension VersionRecord {
     init(json data: some Collection<UInt8>) throws(VersionRecordError) {
         let document: JSONValue
         do { document = try JSONReader.parse(data) } catch { throw VersionRecordError(detail: "\(error)") }
-        guard let id = document["id"]?.integer.flatMap({ Int(exactly: $0) }), let source = document["source"]?.string else {
+        guard let id = document["id"]?.integer.flatMap({ Int(exactly: $0) }), let source = document["source"]?.string
+        else {
             throw VersionRecordError(detail: "\"id\" or \"source\" is missing")
         }
         var files: [String: FileRecord] = [:]
@@ -59,18 +65,25 @@ extension VersionRecord {
         files.reserveCapacity(listed.count)
         for (path, file) in listed {
             guard let text = file["h"]?.string, let colon = text.firstIndex(of: ":"),
-                  let hash = ContentHash(hex: String(text[text.index(after: colon)...])), let size = file["s"]?.integer
+                let hash = ContentHash(hex: String(text[text.index(after: colon)...])), let size = file["s"]?.integer
             else { throw VersionRecordError(detail: "the entry for \"\(path)\" has no valid \"h\" and \"s\"") }
             files[path] = FileRecord(hash: hash, size: size)
         }
-        let validators = document["validators"].map { HTTPValidators(etag: $0["etag"]?.string, lastModified: $0["lastModified"]?.string) }
+        let validators = document["validators"].map {
+            HTTPValidators(etag: $0["etag"]?.string, lastModified: $0["lastModified"]?.string)
+        }
         var metadata: [String: String] = [:]
         for (key, value) in document["metadata"]?.pairs ?? [] { metadata[key] = value.string }
         self.init(
-            id: id, source: source,
-            created: document["created"]?.string.flatMap { try? Date($0, strategy: .iso8601) } ?? Date(timeIntervalSince1970: 0),
-            validators: validators, files: files,
-            previous: document["previous"]?.integer.flatMap { Int(exactly: $0) }, metadata: metadata)
+            id: id,
+            source: source,
+            created: document["created"]?.string.flatMap { try? Date($0, strategy: .iso8601) }
+                ?? Date(timeIntervalSince1970: 0),
+            validators: validators,
+            files: files,
+            previous: document["previous"]?.integer.flatMap { Int(exactly: $0) },
+            metadata: metadata
+        )
     }
 
     var jsonBytes: [UInt8] {
@@ -85,9 +98,16 @@ extension VersionRecord {
             head.append(("validators", .object(pairs)))
         }
         head.append(("metadata", .object(metadata.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
-        head.append(("files", .object(files.sorted { $0.key < $1.key }.map { path, file in
-            (path, .object([("h", .string(file.hash.description)), ("s", JSONValue(file.size))]))
-        })))
+        head.append(
+            (
+                "files",
+                .object(
+                    files.sorted { $0.key < $1.key }.map { path, file in
+                        (path, .object([("h", .string(file.hash.description)), ("s", JSONValue(file.size))]))
+                    }
+                )
+            )
+        )
         return JSONValue.object(head).serializedBytes(indent: 0)
     }
 }

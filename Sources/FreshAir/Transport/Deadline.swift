@@ -6,15 +6,23 @@ import Foundation
 /// idle timeouts, ``SyncConfiguration/minimumThroughput``, a bounded number of retries); this
 /// bounds their sum.
 func withDeadline<Result: Sendable>(
-    _ deadline: Duration?, url: URL, _ body: @escaping @Sendable () async throws -> Result
+    _ deadline: Duration?,
+    url: URL,
+    _ body: @escaping @Sendable () async throws -> Result
 ) async throws -> Result {
     guard let deadline else { return try await body() }
     return try await withThrowingTaskGroup(of: Result.self) { group in
         group.addTask { try await body() }
         group.addTask {
             try await Task.sleep(for: deadline)
-            throw FreshAirError.transport(TransportError(
-                kind: .timeout, url: url, detail: "the update took longer than its \(Int(deadline.seconds)) s deadline (SyncConfiguration.deadline)"))
+            throw FreshAirError.transport(
+                TransportError(
+                    kind: .timeout,
+                    url: url,
+                    detail:
+                        "the update took longer than its \(Int(deadline.seconds)) s deadline (SyncConfiguration.deadline)"
+                )
+            )
         }
         defer { group.cancelAll() }
         return try await group.next()!

@@ -152,13 +152,22 @@ struct Fetcher: Sendable {
                     switch head.status {
                     case 304 where validators != nil: return .notModified
                     case 200:
-                        if let length = head.contentLength, length > limit { throw FreshAirError.bodyTooLarge(url: url, limit: Int64(limit)) }
-                        if let encoding = Self.contentEncoding(head) { throw FreshAirError.unrequestedEncoding(url: url, encoding: encoding) }
+                        if let length = head.contentLength, length > limit {
+                            throw FreshAirError.bodyTooLarge(url: url, limit: Int64(limit))
+                        }
+                        if let encoding = Self.contentEncoding(head) {
+                            throw FreshAirError.unrequestedEncoding(url: url, encoding: encoding)
+                        }
                         do {
                             let data = try await body.collect(upTo: limit)
                             if let length = head.contentLength, Int64(data.count) != length {
-                                throw FreshAirError.transport(TransportError(
-                                    kind: .interrupted, url: url, detail: "received \(data.count) of the \(length) bytes the server announced"))
+                                throw FreshAirError.transport(
+                                    TransportError(
+                                        kind: .interrupted,
+                                        url: url,
+                                        detail: "received \(data.count) of the \(length) bytes the server announced"
+                                    )
+                                )
                             }
                             ledger.use(Int64(data.count))
                             return .fetched(data, self.validators(head))
@@ -179,7 +188,11 @@ struct Fetcher: Sendable {
     /// earlier attempt left.
     ///
     /// On a hash mismatch the partial file is deleted, so the next attempt starts clean.
-    func download(_ job: DownloadJob, tee: (any DownloadTee)? = nil, progress: @Sendable (Int64) -> Void) async throws -> FetchOutcome<DownloadedFile> {
+    func download(
+        _ job: DownloadJob,
+        tee: (any DownloadTee)? = nil,
+        progress: @Sendable (Int64) -> Void
+    ) async throws -> FetchOutcome<DownloadedFile> {
         let sidecar: String? = job.resumable ? job.partialPath + ".resume" : nil
         // A small file written straight into staging has no side file: a retry within this call
         // resumes what the attempt before it kept, from memory.
@@ -190,7 +203,8 @@ struct Fetcher: Sendable {
             var offset: Int64 = 0
             let inMemory = kept.take()
             if let sidecar, let resume = ResumePoint.load(sidecar), resume.url == job.url.absoluteString,
-               let size = Disk.status(job.partialPath)?.size, size > 0 {
+                let size = Disk.status(job.partialPath)?.size, size > 0
+            {
                 offset = size
                 request.headers += [("Range", "bytes=\(size)-"), ("If-Range", resume.ifRange)]
             } else if job.confined != nil, let resume = inMemory, let size = resume.size, size > 0 {
@@ -203,8 +217,15 @@ struct Fetcher: Sendable {
             do {
                 return try await transport(for: job.url).get(request) { head, body in
                     try await receive(
-                        job, head: head, body: body.enforcing(throughput, url: job.url).counted(by: ledger), offset: offset,
-                        sidecar: sidecar, kept: kept, tee: tee, progress: progress)
+                        job,
+                        head: head,
+                        body: body.enforcing(throughput, url: job.url).counted(by: ledger),
+                        offset: offset,
+                        sidecar: sidecar,
+                        kept: kept,
+                        tee: tee,
+                        progress: progress
+                    )
                 }
             } catch let error as TransportError {
                 throw FreshAirError.transport(error)
@@ -213,8 +234,14 @@ struct Fetcher: Sendable {
     }
 
     private func receive(
-        _ job: DownloadJob, head: HTTPResponseHead, body: ResponseBody, offset requestedOffset: Int64,
-        sidecar: String?, kept: KeptResumption, tee: (any DownloadTee)?, progress: @Sendable (Int64) -> Void
+        _ job: DownloadJob,
+        head: HTTPResponseHead,
+        body: ResponseBody,
+        offset requestedOffset: Int64,
+        sidecar: String?,
+        kept: KeptResumption,
+        tee: (any DownloadTee)?,
+        progress: @Sendable (Int64) -> Void
     ) async throws -> FetchOutcome<DownloadedFile> {
         var offset = requestedOffset
         let total: Int64?
@@ -237,20 +264,33 @@ struct Fetcher: Sendable {
         case 206:
             guard let range = ContentRange(head["Content-Range"]), range.start == offset else {
                 try discard(job, sidecar: sidecar)
-                throw FreshAirError.transport(TransportError(kind: .interrupted, url: job.url, detail: "the server answered a different range; starting over"))
+                throw FreshAirError.transport(
+                    TransportError(
+                        kind: .interrupted,
+                        url: job.url,
+                        detail: "the server answered a different range; starting over"
+                    )
+                )
             }
             total = range.total
         case 416:
             // The partial file is not a prefix of what the server has now: start over.
             try discard(job, sidecar: sidecar)
-            throw FreshAirError.transport(TransportError(kind: .interrupted, url: job.url, detail: "range not satisfiable; starting over"))
+            throw FreshAirError.transport(
+                TransportError(kind: .interrupted, url: job.url, detail: "range not satisfiable; starting over")
+            )
         default:
             throw StatusFailure(head, url: job.url)
         }
         if let total {
             if let expected = job.expectedSize, total != expected {
                 if let encoding { throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding) }
-                throw FreshAirError.declaredSizeMismatch(path: job.label, url: job.url, expected: expected, declared: total)
+                throw FreshAirError.declaredSizeMismatch(
+                    path: job.label,
+                    url: job.url,
+                    expected: expected,
+                    declared: total
+                )
             }
             if total > job.limit { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
         }
@@ -262,15 +302,21 @@ struct Fetcher: Sendable {
         if offset > 0 {
             // Resuming: the digest must cover the bytes already on disk.
             if hashes { _ = try Disk.hash(job.partialPath, into: &hasher) }
-            file = try job.confined.map { try $0.folder.appendToFile($0.path, startsWriteback: !job.isTransient) }
+            file =
+                try job.confined.map { try $0.folder.appendToFile($0.path, startsWriteback: !job.isTransient) }
                 ?? OutputFile(path: job.partialPath, append: true, startsWriteback: !job.isTransient)
             progress(offset)
         } else {
-            file = try job.confined.map { try $0.folder.createFile($0.path, replacing: true, startsWriteback: !job.isTransient) }
+            file =
+                try job.confined.map {
+                    try $0.folder.createFile($0.path, replacing: true, startsWriteback: !job.isTransient)
+                }
                 ?? OutputFile(path: job.partialPath, append: false, startsWriteback: !job.isTransient)
             let validators = self.validators(head)
             if let sidecar {
-                if encoding == nil, let ifRange = validators.ifRange, (total ?? Self.resumableSize) >= Self.resumableSize {
+                if encoding == nil, let ifRange = validators.ifRange,
+                    (total ?? Self.resumableSize) >= Self.resumableSize
+                {
                     try ResumePoint(url: job.url.absoluteString, ifRange: ifRange).save(sidecar)
                 } else {
                     try Disk.remove(sidecar)  // an earlier attempt's, for bytes this body replaces
@@ -282,7 +328,8 @@ struct Fetcher: Sendable {
         try teeing?.restart()
 
         // Large bodies are hashed on another core while this task writes.
-        let background = hashes && (total ?? 0) >= Self.backgroundHashingSize ? BackgroundHasher(continuing: hasher) : nil
+        let background =
+            hashes && (total ?? 0) >= Self.backgroundHashingSize ? BackgroundHasher(continuing: hasher) : nil
         defer { _ = background?.finalize() }
         var received = offset
         let digest: ContentHash?
@@ -291,8 +338,15 @@ struct Fetcher: Sendable {
                 let count = Int64(chunk.count)
                 if received + count > ceiling {
                     try discard(job, sidecar: sidecar)
-                    if total == nil, job.expectedSize == nil { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
-                    throw FreshAirError.sizeMismatch(path: job.label, url: job.url, expected: ceiling, actual: received + count)
+                    if total == nil, job.expectedSize == nil {
+                        throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit)
+                    }
+                    throw FreshAirError.sizeMismatch(
+                        path: job.label,
+                        url: job.url,
+                        expected: ceiling,
+                        actual: received + count
+                    )
                 }
                 if let background { background.add(chunk) }
                 try chunk.withUnsafeBytes { bytes in
@@ -305,8 +359,13 @@ struct Fetcher: Sendable {
             }
             if let expected = total ?? job.expectedSize, received != expected {
                 // Cut short: keep the partial file so the retry resumes it.
-                throw FreshAirError.transport(TransportError(
-                    kind: .interrupted, url: job.url, detail: "received \(received) of \(expected) bytes"))
+                throw FreshAirError.transport(
+                    TransportError(
+                        kind: .interrupted,
+                        url: job.url,
+                        detail: "received \(received) of \(expected) bytes"
+                    )
+                )
             }
             digest = hashes ? background?.finalize() ?? hasher.finalize() : nil
             if let expected = job.expectedHash, let digest, expected != digest {
@@ -316,12 +375,13 @@ struct Fetcher: Sendable {
         } catch let error as FreshAirError where encoding != nil && error.isContentCheckFailure {
             try discard(job, sidecar: sidecar)
             throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding!)
-        } catch where Self.isInterruption(error) {
+        } catch  where Self.isInterruption(error) {
             // Cut short: what arrived stays for the next attempt to resume, or is wasted.
             if let sidecar, Disk.exists(sidecar) {
                 ledger.keep(received - offset, in: job.partialPath)
             } else if job.confined != nil, encoding == nil, received > 0,
-                      let ifRange = validators(head).ifRange {  // a 206 carries the validator it was asked for
+                let ifRange = validators(head).ifRange
+            {  // a 206 carries the validator it was asked for
                 kept.keep(ResumePoint(url: job.url.absoluteString, ifRange: ifRange, size: received))
                 ledger.keep(received - offset, in: job.partialPath)
             }
@@ -330,15 +390,23 @@ struct Fetcher: Sendable {
         ledger.use(received - offset, partial: job.partialPath, resumedFrom: offset)
         if let sidecar { try Disk.remove(sidecar) }
         return .fetched(
-            DownloadedFile(path: job.partialPath, hash: digest, size: received, teedWholeBody: teeing != nil, contentEncoding: encoding),
-            validators(head))
+            DownloadedFile(
+                path: job.partialPath,
+                hash: digest,
+                size: received,
+                teedWholeBody: teeing != nil,
+                contentEncoding: encoding
+            ),
+            validators(head)
+        )
     }
 
     /// `true` when we validated by date alone and the response's `Last-Modified` is not
     /// after that date.
     static func isNoNewerThan(_ head: HTTPResponseHead, _ validators: HTTPValidators?) -> Bool {
         guard let validators, validators.etag == nil, let ours = validators.lastModified.flatMap(HTTPDate.parse),
-              let theirs = head["Last-Modified"].flatMap(HTTPDate.parse) else { return false }
+            let theirs = head["Last-Modified"].flatMap(HTTPDate.parse)
+        else { return false }
         return theirs <= ours
     }
 
@@ -352,12 +420,17 @@ struct Fetcher: Sendable {
     /// The response's `Content-Encoding`, unless absent or `identity`.
     static func contentEncoding(_ head: HTTPResponseHead) -> String? {
         guard let value = head["Content-Encoding"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty,
-              value.lowercased() != "identity" else { return nil }
+            value.lowercased() != "identity"
+        else { return nil }
         return value
     }
 
     private func discard(_ job: DownloadJob, sidecar: String?) throws {
-        if let confined = job.confined { try confined.folder.remove(confined.path) } else { try Disk.remove(job.partialPath) }
+        if let confined = job.confined {
+            try confined.folder.remove(confined.path)
+        } else {
+            try Disk.remove(job.partialPath)
+        }
         if let sidecar { try Disk.remove(sidecar) }
     }
 }
@@ -381,7 +454,12 @@ final class KeptResumption: Sendable {
     private let point = Mutex<ResumePoint?>(nil)
 
     /// The point, once: an attempt that does not keep bytes again leaves none.
-    func take() -> ResumePoint? { point.withLock { point in defer { point = nil }; return point } }
+    func take() -> ResumePoint? {
+        point.withLock { point in
+            defer { point = nil }
+            return point
+        }
+    }
     func keep(_ resume: ResumePoint) { point.withLock { $0 = resume } }
 }
 
@@ -411,7 +489,9 @@ struct ContentRange {
         guard let header, header.hasPrefix("bytes ") else { return nil }
         let spec = header.dropFirst(6)
         let parts = spec.split(separator: "/", maxSplits: 1)
-        guard parts.count == 2, let dash = parts[0].firstIndex(of: "-"), let start = Int64(parts[0][..<dash]) else { return nil }
+        guard parts.count == 2, let dash = parts[0].firstIndex(of: "-"), let start = Int64(parts[0][..<dash]) else {
+            return nil
+        }
         self.start = start
         self.total = Int64(parts[1])
     }

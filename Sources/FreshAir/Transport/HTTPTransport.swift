@@ -62,7 +62,10 @@ public struct HTTPResponseHead: Sendable {
         while true {
             switch (left.next(), right.next()) {
             case (nil, nil): return true
-            case (let x?, let y?) where x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z")): continue
+            case (let x?, let y?)
+            where x == y
+                || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z")):
+                continue
             default: return false
             }
         }

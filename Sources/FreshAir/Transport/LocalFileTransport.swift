@@ -28,7 +28,10 @@ public struct LocalFileTransport: HTTPTransport {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             let code = errno
-            return try await handle(HTTPResponseHead(status: code == EACCES || code == EPERM ? 403 : 404, headers: []), .empty)
+            return try await handle(
+                HTTPResponseHead(status: code == EACCES || code == EPERM ? 403 : 404, headers: []),
+                .empty
+            )
         }
         let file = OpenFile(descriptor)
         defer { file.close() }
@@ -38,7 +41,8 @@ public struct LocalFileTransport: HTTPTransport {
         }
         let size = Int64(info.st_size)
         let modified = Self.modificationTime(info)
-        let etag = "\"\(String(UInt64(info.st_ino), radix: 16))-\(String(size, radix: 16))-\(String(modified.nanoseconds, radix: 16))\""
+        let etag =
+            "\"\(String(UInt64(info.st_ino), radix: 16))-\(String(size, radix: 16))-\(String(modified.nanoseconds, radix: 16))\""
         let lastModified = HTTPDate.format(Date(timeIntervalSince1970: TimeInterval(modified.seconds)))
         var headers = [("ETag", etag), ("Last-Modified", lastModified), ("Accept-Ranges", "bytes")]
         if Self.notModified(head: request, etag: etag, modifiedSeconds: modified.seconds) {
@@ -46,13 +50,18 @@ public struct LocalFileTransport: HTTPTransport {
         }
         var start: Int64 = 0
         var status = 200
-        if let range = Self.header("Range", in: request), Self.ifRangeHolds(request, etag: etag, lastModified: lastModified) {
+        if let range = Self.header("Range", in: request),
+            Self.ifRangeHolds(request, etag: etag, lastModified: lastModified)
+        {
             guard let first = Self.openEndedStart(range) else {
                 // Only `bytes=N-` is ever sent by FreshAir; anything else gets the whole file.
                 return try await respond(200, headers, file: file, from: 0, size: size, handle: handle)
             }
             guard first < size else {
-                return try await handle(HTTPResponseHead(status: 416, headers: [("Content-Range", "bytes */\(size)")]), .empty)
+                return try await handle(
+                    HTTPResponseHead(status: 416, headers: [("Content-Range", "bytes */\(size)")]),
+                    .empty
+                )
             }
             start = first
             status = 206
@@ -62,10 +71,17 @@ public struct LocalFileTransport: HTTPTransport {
     }
 
     private func respond<Result: Sendable>(
-        _ status: Int, _ headers: [(String, String)], file: OpenFile, from start: Int64, size: Int64,
+        _ status: Int,
+        _ headers: [(String, String)],
+        file: OpenFile,
+        from start: Int64,
+        size: Int64,
         handle: (HTTPResponseHead, ResponseBody) async throws -> Result
     ) async throws -> Result {
-        let head = HTTPResponseHead(status: status, headers: headers.map { ($0.0, $0.1) } + [("Content-Length", String(size - start))])
+        let head = HTTPResponseHead(
+            status: status,
+            headers: headers.map { ($0.0, $0.1) } + [("Content-Length", String(size - start))]
+        )
         var offset = start
         let body = ResponseBody {
             guard offset < size else { return nil }
@@ -86,7 +102,9 @@ public struct LocalFileTransport: HTTPTransport {
     /// `If-Modified-Since` is not before the file's modification (to the second, as HTTP dates are).
     static func notModified(head request: HTTPGetRequest, etag: String, modifiedSeconds: Int64) -> Bool {
         if let candidates = header("If-None-Match", in: request) {
-            return candidates.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) == etag || $0.trimmingCharacters(in: .whitespaces) == "*" }
+            return candidates.split(separator: ",").contains {
+                $0.trimmingCharacters(in: .whitespaces) == etag || $0.trimmingCharacters(in: .whitespaces) == "*"
+            }
         }
         if let since = header("If-Modified-Since", in: request).flatMap(HTTPDate.parse) {
             return Int64(since.timeIntervalSince1970) >= modifiedSeconds
@@ -104,7 +122,9 @@ public struct LocalFileTransport: HTTPTransport {
     static func openEndedStart(_ range: String) -> Int64? {
         guard range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
         let digits = range.dropFirst(6).dropLast()
-        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
         return Int64(digits)
     }
 

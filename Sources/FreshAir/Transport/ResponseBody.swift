@@ -45,9 +45,12 @@ public struct ResponseBody: AsyncSequence {
                 let required = Double(floor.bytesPerSecond) * elapsed.seconds
                 guard Double(windowBytes) >= required else {
                     throw TransportError(
-                        kind: .timeout, url: url,
-                        detail: "\(windowBytes) bytes in \(Int(elapsed.seconds)) s, below the floor of \(floor.bytesPerSecond) bytes/s "
-                            + "(SyncConfiguration.minimumThroughput)")
+                        kind: .timeout,
+                        url: url,
+                        detail:
+                            "\(windowBytes) bytes in \(Int(elapsed.seconds)) s, below the floor of \(floor.bytesPerSecond) bytes/s "
+                            + "(SyncConfiguration.minimumThroughput)"
+                    )
                 }
                 (windowStart, windowBytes) = (ContinuousClock.now, 0)
             }

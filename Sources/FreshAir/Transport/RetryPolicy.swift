@@ -96,7 +96,7 @@ public enum HTTPDate {
         while bytes.last == UInt8(ascii: " ") { bytes = bytes.dropLast() }
         let b = Array(bytes)
         guard b.count == 29, b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
-              b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20, b[26...28].elementsEqual("GMT".utf8)
+            b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20, b[26...28].elementsEqual("GMT".utf8)
         else { return nil }
         func number(_ start: Int, _ count: Int) -> Int? {
             var value = 0
@@ -108,8 +108,8 @@ public enum HTTPDate {
         }
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         guard let day = number(5, 2), let monthIndex = months.firstIndex(where: { b[8..<11].elementsEqual($0.utf8) }),
-              let year = number(12, 4), let hour = number(17, 2), let minute = number(20, 2), let second = number(23, 2),
-              (1...31).contains(day), hour < 24, minute < 60, second < 61
+            let year = number(12, 4), let hour = number(17, 2), let minute = number(20, 2), let second = number(23, 2),
+            (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
         // Days from 1970-01-01 to the civil date (Howard Hinnant's algorithm).
         let month = monthIndex + 1

@@ -35,7 +35,9 @@ public final class URLSessionTransport: HTTPTransport {
     ///     ``SyncConfiguration/concurrency``.
     ///   - idleTimeout: the longest silence tolerated while a body streams.
     public init(
-        configuration: URLSessionConfiguration = .ephemeral, connectionsPerHost: Int = 8, idleTimeout: Duration = .seconds(30)
+        configuration: URLSessionConfiguration = .ephemeral,
+        connectionsPerHost: Int = 8,
+        idleTimeout: Duration = .seconds(30)
     ) {
         let configuration = configuration.copy() as! URLSessionConfiguration
         configuration.urlCache = nil
@@ -58,7 +60,8 @@ public final class URLSessionTransport: HTTPTransport {
 
     /// Runs `body` with a new transport and cancels whatever it left running afterwards.
     public static func withTransport<Result>(
-        configuration: URLSessionConfiguration = .ephemeral, connectionsPerHost: Int = 8,
+        configuration: URLSessionConfiguration = .ephemeral,
+        connectionsPerHost: Int = 8,
         _ body: (URLSessionTransport) async throws -> Result
     ) async rethrows -> Result {
         let transport = URLSessionTransport(configuration: configuration, connectionsPerHost: connectionsPerHost)
@@ -108,14 +111,22 @@ public final class URLSessionTransport: HTTPTransport {
         case .timedOut:
             return TransportError(kind: .timeout, url: url, detail: "the server sent nothing within the idle timeout")
         case .cannotConnectToHost:
-            return TransportError(kind: .connect, url: url, detail: posixReason(urlError) ?? "the server refused the connection or could not be reached")
+            return TransportError(
+                kind: .connect,
+                url: url,
+                detail: posixReason(urlError) ?? "the server refused the connection or could not be reached"
+            )
         case .cannotFindHost, .dnsLookupFailed:
             return TransportError(kind: .connect, url: url, detail: "the host name did not resolve")
         case .notConnectedToInternet, .internationalRoamingOff, .dataNotAllowed, .callIsActive:
             return TransportError(kind: .connect, url: url, detail: "the device is offline")
         case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate,
-             .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
-            return TransportError(kind: .connect, url: url, detail: "the secure connection failed (\(urlError.code.rawValue))")
+            .serverCertificateNotYetValid, .serverCertificateHasUnknownRoot, .clientCertificateRejected:
+            return TransportError(
+                kind: .connect,
+                url: url,
+                detail: "the secure connection failed (\(urlError.code.rawValue))"
+            )
         case .networkConnectionLost:
             return TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
         case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData:
@@ -131,7 +142,9 @@ extension URLSessionTransport {
     /// Apple's URL loading system does; FoundationNetworking's errors carry none.
     static func posixReason(_ error: URLError) -> String? {
         let info = (error as NSError).userInfo
-        guard info["_kCFStreamErrorDomainKey"] as? Int == 1, let code = info["_kCFStreamErrorCodeKey"] as? Int32 ?? (info["_kCFStreamErrorCodeKey"] as? Int).map(Int32.init)
+        guard info["_kCFStreamErrorDomainKey"] as? Int == 1,
+            let code = info["_kCFStreamErrorCodeKey"] as? Int32
+                ?? (info["_kCFStreamErrorCodeKey"] as? Int).map(Int32.init)
         else { return nil }
         return String(cString: strerror(code)).lowercased()
     }
@@ -257,7 +270,11 @@ private final class Exchange: @unchecked Sendable {
     /// The next chunk of the body, `nil` at its end.
     func nextChunk() async throws -> [UInt8]? {
         try await withCheckedThrowingContinuation { continuation in
-            enum Step { case chunk([UInt8]), end(Result<Void, any Error>), wait }
+            enum Step {
+                case chunk([UInt8])
+                case end(Result<Void, any Error>)
+                case wait
+            }
             let (step, resumeTask) = state.withLock { state -> (Step, Bool) in
                 let step: Step
                 if !state.chunks.isEmpty {
@@ -312,7 +329,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
     }
 
     func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
         exchanges.exchange(for: dataTask)?.received(response)
@@ -330,8 +349,11 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
 
     /// Redirects come back as responses: ``HTTPRedirect`` decides whether to follow them.
     func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping @Sendable (URLRequest?) -> Void
     ) {
         completionHandler(nil)
     }

@@ -6,7 +6,9 @@ import FreshAirAsyncHTTPClient
 
 struct InitCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "init", abstract: "Write a starter .freshair bundle that validates: manifest, release notes, one localized feature.")
+        commandName: "init",
+        abstract: "Write a starter .freshair bundle that validates: manifest, release notes, one localized feature."
+    )
 
     @Argument(help: "The bundle folder to create.") var directory: String
 
@@ -14,7 +16,9 @@ struct InitCommand: AsyncParsableCommand {
         let bundle = URL(fileURLWithPath: directory)
         do {
             let report = try await BundleStarter.write(to: bundle)
-            print("Created \(bundle.path) with \(report.added.count) files listed in manifest.json. Next: edit, then `breeze generate` and `breeze validate`.")
+            print(
+                "Created \(bundle.path) with \(report.added.count) files listed in manifest.json. Next: edit, then `breeze generate` and `breeze validate`."
+            )
         } catch { throw CommandFailure(error) }
     }
 }
@@ -23,7 +27,9 @@ struct HashCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "hash",
         abstract: "Recompute every entry's digest and size in manifest.json and its child manifests.",
-        discussion: "Children first, so parents record their children's new digests. With --check nothing changes and the exit code is 1 when anything is stale.")
+        discussion:
+            "Children first, so parents record their children's new digests. With --check nothing changes and the exit code is 1 when anything is stale."
+    )
 
     @Argument(help: "The bundle folder.") var bundle = "."
     @Flag(help: "Change nothing; list stale entries and exit 1 if there are any (for CI).") var check = false
@@ -32,18 +38,27 @@ struct HashCommand: AsyncParsableCommand {
 
     func run() async throws {
         let report: BundleHasher.Report
-        do { report = try await BundleHasher.run(bundle: URL(fileURLWithPath: bundle), check: check, sha256: sha256) } catch { throw CommandFailure(error) }
+        do {
+            report = try await BundleHasher.run(bundle: URL(fileURLWithPath: bundle), check: check, sha256: sha256)
+        } catch { throw CommandFailure(error) }
         if json {
             print(try JSONOutput.encode(report))
         } else {
             for stale in report.stale {
-                print("\(check ? "stale" : "updated"): \(stale.manifest): \(stale.filename) \(stale.recorded.map { String($0.prefix(12)) } ?? "(none)") → \(stale.actual.prefix(12))")
+                print(
+                    "\(check ? "stale" : "updated"): \(stale.manifest): \(stale.filename) \(stale.recorded.map { String($0.prefix(12)) } ?? "(none)") → \(stale.actual.prefix(12))"
+                )
             }
             for missing in report.missing { print("missing: \(missing)") }
-            print("\(counted(report.filesHashed, "file")) hashed; \(report.stale.count) \(check ? "stale" : "updated"); \(report.missing.count) missing."
-                  + (check ? "" : " \(counted(report.manifestsWritten.count, "manifest")) written.")
-                  + (report.sequence.map { check ? " The root manifest would get sequence \($0)." : " Root manifest sequence: \($0)." } ?? "")
-                  + (report.signaturesRemoved > 0 && !check ? " Its signatures no longer matched and were removed: run `breeze sign` again." : ""))
+            print(
+                "\(counted(report.filesHashed, "file")) hashed; \(report.stale.count) \(check ? "stale" : "updated"); \(report.missing.count) missing."
+                    + (check ? "" : " \(counted(report.manifestsWritten.count, "manifest")) written.")
+                    + (report.sequence.map {
+                        check ? " The root manifest would get sequence \($0)." : " Root manifest sequence: \($0)."
+                    } ?? "")
+                    + (report.signaturesRemoved > 0 && !check
+                        ? " Its signatures no longer matched and were removed: run `breeze sign` again." : "")
+            )
         }
         if !report.missing.isEmpty || (check && !report.stale.isEmpty) { throw ExitCode(1) }
     }
@@ -52,26 +67,37 @@ struct HashCommand: AsyncParsableCommand {
 struct GenerateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "generate",
-        abstract: "Write or update manifest.json from the folder, inferring conditions from paths, asset catalogs and release notes.")
+        abstract:
+            "Write or update manifest.json from the folder, inferring conditions from paths, asset catalogs and release notes."
+    )
 
     @Argument(help: "The bundle folder.") var bundle = "."
     @Flag(help: "Use SHA-256 even where a manifest uses SHA-1.") var sha256 = false
-    @Option(help: "The language every device falls back to: its .lproj gets no language condition.") var developmentLanguage = "en"
+    @Option(help: "The language every device falls back to: its .lproj gets no language condition.")
+    var developmentLanguage = "en"
 
     func run() async throws {
         let report: ManifestGenerator.Report
         do {
-            report = try await ManifestGenerator.run(bundle: URL(fileURLWithPath: bundle), sha256: sha256, developmentLanguage: developmentLanguage)
+            report = try await ManifestGenerator.run(
+                bundle: URL(fileURLWithPath: bundle),
+                sha256: sha256,
+                developmentLanguage: developmentLanguage
+            )
         } catch { throw CommandFailure(error) }
         for path in report.added { print("added: \(path)") }
         for path in report.removed { print("removed: \(path)") }
-        print("\(report.added.count) added, \(report.removed.count) removed, \(report.hash.stale.count) digests updated.")
+        print(
+            "\(report.added.count) added, \(report.removed.count) removed, \(report.hash.stale.count) digests updated."
+        )
     }
 }
 
 struct ValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "validate", abstract: "Check a bundle: JSON, shapes, digests, conditions, paths, translations and images.")
+        commandName: "validate",
+        abstract: "Check a bundle: JSON, shapes, digests, conditions, paths, translations and images."
+    )
 
     @Argument(help: "The bundle folder.") var bundle = "."
     @Flag(help: "Print JSON.") var json = false
@@ -83,7 +109,11 @@ struct ValidateCommand: AsyncParsableCommand {
         } else {
             for problem in problems { print(problem) }
             let errors = problems.filter { $0.severity == .error }.count
-            print(errors == 0 && problems.isEmpty ? "Valid." : "\(errors) error\(errors == 1 ? "" : "s"), \(problems.count - errors) warning\(problems.count - errors == 1 ? "" : "s").")
+            print(
+                errors == 0 && problems.isEmpty
+                    ? "Valid."
+                    : "\(errors) error\(errors == 1 ? "" : "s"), \(problems.count - errors) warning\(problems.count - errors == 1 ? "" : "s")."
+            )
         }
         if problems.contains(where: { $0.severity == .error }) { throw ExitCode(1) }
     }
@@ -91,10 +121,13 @@ struct ValidateCommand: AsyncParsableCommand {
 
 struct PlanCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "plan", abstract: "List the files a device with this environment would download, with sizes; writes nothing.")
+        commandName: "plan",
+        abstract: "List the files a device with this environment would download, with sizes; writes nothing."
+    )
 
     @Argument(help: "A bundle URL, or a bundle folder on disk.") var source: String
-    @Option(name: .customLong("env"), help: ArgumentHelp("Set a condition key.", valueName: "KEY=VALUE")) var environment: [String] = []
+    @Option(name: .customLong("env"), help: ArgumentHelp("Set a condition key.", valueName: "KEY=VALUE"))
+    var environment: [String] = []
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
@@ -104,7 +137,9 @@ struct PlanCommand: AsyncParsableCommand {
             if let url = URL(string: source), url.scheme == "http" || url.scheme == "https" {
                 files = try await AsyncHTTPClientTransport.withTransport { transport in
                     try await BundleSync(
-                        remote: url, store: BundleStore(root: FileManager.default.temporaryDirectory), environment: environment,
+                        remote: url,
+                        store: BundleStore(root: FileManager.default.temporaryDirectory),
+                        environment: environment,
                         transport: transport
                     ).selection()
                 }
@@ -119,7 +154,10 @@ struct PlanCommand: AsyncParsableCommand {
         for file in files { print("\(file.size.map { String($0) } ?? "?")\t\(file.path)") }
         let known = files.compactMap(\.size)
         let unknown = files.count - known.count
-        print("\(counted(files.count, "file")), \(ByteCount(known.reduce(0, +)))" + (unknown > 0 ? " (+\(unknown) of undeclared size)" : ""))
+        print(
+            "\(counted(files.count, "file")), \(ByteCount(known.reduce(0, +)))"
+                + (unknown > 0 ? " (+\(unknown) of undeclared size)" : "")
+        )
     }
 }
 

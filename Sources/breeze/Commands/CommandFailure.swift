@@ -21,7 +21,8 @@ struct CommandFailure: Error, CustomStringConvertible {
         case .bundledCopyOnly(let underlying): return exitCode(for: underlying)
         case .httpStatus: return 69  // EX_UNAVAILABLE
         case .transport: return 75  // EX_TEMPFAIL
-        case .manifest, .hashMismatch, .sizeMismatch, .declaredSizeMismatch, .unrequestedEncoding, .bodyTooLarge, .archive, .unsafePath:
+        case .manifest, .hashMismatch, .sizeMismatch, .declaredSizeMismatch, .unrequestedEncoding, .bodyTooLarge,
+            .archive, .unsafePath:
             return 65  // EX_DATAERR
         case .storeLocked, .liveLocationOccupied, .fileSystem, .noPreviousVersion: return 73  // EX_CANTCREAT
         }

@@ -11,7 +11,10 @@ struct ContentOptions: ParsableArguments {
     @Option(help: "The device's locale, e.g. fr_FR.")
     var locale: String?
 
-    @Option(name: .customLong("env"), help: ArgumentHelp("Set a condition key, e.g. --env systemVersion=9.0.", valueName: "KEY=VALUE"))
+    @Option(
+        name: .customLong("env"),
+        help: ArgumentHelp("Set a condition key, e.g. --env systemVersion=9.0.", valueName: "KEY=VALUE")
+    )
     var environment: [String] = []
 
     func environment(appVersion: String?) throws -> ConditionEnvironment {
@@ -22,8 +25,11 @@ struct ContentOptions: ParsableArguments {
 
     func contentBundle(_ environment: ConditionEnvironment) throws -> ContentBundle {
         let root = URL(fileURLWithPath: bundle)
-        guard FileManager.default.fileExists(atPath: root.appendingPathComponent("release_notes.json").path)
-            || FileManager.default.fileExists(atPath: root.appendingPathComponent("Resources/release_notes.json").path)
+        guard
+            FileManager.default.fileExists(atPath: root.appendingPathComponent("release_notes.json").path)
+                || FileManager.default.fileExists(
+                    atPath: root.appendingPathComponent("Resources/release_notes.json").path
+                )
         else { throw ValidationError("\(root.path) has no release_notes.json.") }
         return ContentBundle(root: root.resolvingSymlinksInPath(), environment: environment)
     }
@@ -33,19 +39,26 @@ struct ContentOptions: ParsableArguments {
         let environment = try environment(appVersion: to)
         do {
             return try contentBundle(environment).whatsNew(
-                from: try parseVersion(from, "--from"), to: try parseVersion(to, "--to"), environment: environment)
+                from: try parseVersion(from, "--from"),
+                to: try parseVersion(to, "--to"),
+                environment: environment
+            )
         } catch let error as ValidationError { throw error } catch { throw CommandFailure(error) }
     }
 }
 
 func parseVersion(_ text: String, _ option: String) throws -> Version {
-    guard let version = Version(text) else { throw ValidationError("\(option) takes a version such as 1.2, got '\(text)'.") }
+    guard let version = Version(text) else {
+        throw ValidationError("\(option) takes a version such as 1.2, got '\(text)'.")
+    }
     return version
 }
 
 struct WhatsNewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "whatsnew", abstract: "List the features a user upgrading between two versions sees, with their localized texts.")
+        commandName: "whatsnew",
+        abstract: "List the features a user upgrading between two versions sees, with their localized texts."
+    )
 
     @OptionGroup var content: ContentOptions
     @Option(help: "The version the user had.") var from: String
@@ -61,8 +74,10 @@ struct WhatsNewCommand: ParsableCommand {
         } else {
             print("What's new from \(from) to \(to): \(features.count) feature\(features.count == 1 ? "" : "s")")
             for feature in features {
-                print("- \(feature.title ?? feature.key) (\(feature.version)): \(feature.description ?? "(no description)")"
-                    + (feature.image == nil ? " [no image]" : ""))
+                print(
+                    "- \(feature.title ?? feature.key) (\(feature.version)): \(feature.description ?? "(no description)")"
+                        + (feature.image == nil ? " [no image]" : "")
+                )
             }
         }
     }
@@ -70,7 +85,9 @@ struct WhatsNewCommand: ParsableCommand {
 
 struct CheckUpdateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "check-update", abstract: "Say whether a version is up to date, has an update available, or must update.")
+        commandName: "check-update",
+        abstract: "Say whether a version is up to date, has an update available, or must update."
+    )
 
     @OptionGroup var content: ContentOptions
     @Option(help: "The running app version.") var version: String
@@ -81,15 +98,18 @@ struct CheckUpdateCommand: ParsableCommand {
         let environment = try content.environment(appVersion: version)
         let notes: ReleaseNotes
         do {
-            guard let loaded = try content.contentBundle(environment).releaseNotes() else { throw ValidationError("no release notes") }
+            guard let loaded = try content.contentBundle(environment).releaseNotes() else {
+                throw ValidationError("no release notes")
+            }
             notes = loaded
         } catch let error as ValidationError { throw error } catch { throw CommandFailure(error) }
         let status = notes.updateStatus(current: current, environment: environment)
-        let (word, target, url): (String, String?, URL?) = switch status {
-        case .upToDate: ("up to date", nil, nil)
-        case .available(let latest, let url): ("available", latest.description, url)
-        case .required(let minimum, let url): ("required", minimum.description, url)
-        }
+        let (word, target, url): (String, String?, URL?) =
+            switch status {
+            case .upToDate: ("up to date", nil, nil)
+            case .available(let latest, let url): ("available", latest.description, url)
+            case .required(let minimum, let url): ("required", minimum.description, url)
+            }
         if json {
             var object: [String: String] = ["status": word]
             object["version"] = target
@@ -103,7 +123,9 @@ struct CheckUpdateCommand: ParsableCommand {
 
 struct PreviewCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "preview", abstract: "Render the what's-new screen as a self-contained HTML page.")
+        commandName: "preview",
+        abstract: "Render the what's-new screen as a self-contained HTML page."
+    )
 
     @OptionGroup var content: ContentOptions
     @Option(help: "The version the user had.") var from: String
@@ -112,7 +134,12 @@ struct PreviewCommand: ParsableCommand {
 
     func run() throws {
         let features = try content.features(from: from, to: to)
-        let page = WhatsNewPage.html(features: features, from: from, to: to, locale: content.locale ?? Locale.current.identifier)
+        let page = WhatsNewPage.html(
+            features: features,
+            from: from,
+            to: to,
+            locale: content.locale ?? Locale.current.identifier
+        )
         try Data(page.utf8).write(to: URL(fileURLWithPath: output))
         print("Wrote \(output): \(features.count) feature\(features.count == 1 ? "" : "s").")
     }

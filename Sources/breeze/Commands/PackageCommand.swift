@@ -5,7 +5,8 @@ import Foundation
 struct PackageCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "package",
-        abstract: "Pack a folder as a .tgz (or .tar) package, optionally with the .meta an app's bundled copy needs.")
+        abstract: "Pack a folder as a .tgz (or .tar) package, optionally with the .meta an app's bundled copy needs."
+    )
 
     @Argument(help: "The folder to pack.")
     var folder: String
@@ -17,8 +18,15 @@ struct PackageCommand: ParsableCommand {
     var meta = false
 
     func run() throws {
-        let summary = try PackageWriter.write(folder: URL(fileURLWithPath: folder), to: URL(fileURLWithPath: output), meta: meta)
-        print("Wrote \(output): \(counted(summary.files, "file")), \(counted(Int(summary.bytes), "byte"))" + (meta ? "; \(output).meta Last-Modified \(summary.lastModified)" : ""))
+        let summary = try PackageWriter.write(
+            folder: URL(fileURLWithPath: folder),
+            to: URL(fileURLWithPath: output),
+            meta: meta
+        )
+        print(
+            "Wrote \(output): \(counted(summary.files, "file")), \(counted(Int(summary.bytes), "byte"))"
+                + (meta ? "; \(output).meta Last-Modified \(summary.lastModified)" : "")
+        )
     }
 }
 
@@ -26,11 +34,13 @@ struct RepositoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "repo",
         abstract: "Publish bundles into a repository folder (index.json and <name>-<version>.tar.gz).",
-        subcommands: [Add.self])
+        subcommands: [Add.self]
+    )
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Add FOLDER as the next version of bundle NAME; the version moves only when the content changed.")
+            abstract: "Add FOLDER as the next version of bundle NAME; the version moves only when the content changed."
+        )
 
         @Argument(help: "The bundle's content.")
         var folder: String
@@ -41,7 +51,10 @@ struct RepositoryCommand: ParsableCommand {
         @Option(help: "The bundle's name (default: the folder's name).")
         var name: String?
 
-        @Option(name: .customLong("key"), help: "Sign the index with this private key (from `breeze keygen`); repeat for several.")
+        @Option(
+            name: .customLong("key"),
+            help: "Sign the index with this private key (from `breeze keygen`); repeat for several."
+        )
         var keys: [String] = []
 
         @Option(help: "With --key: days until devices refuse the index.")
@@ -51,8 +64,12 @@ struct RepositoryCommand: ParsableCommand {
             let source = URL(fileURLWithPath: folder)
             let signingKeys = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
             let outcome = try RepositoryPublisher.add(
-                folder: source, as: name ?? source.lastPathComponent, to: URL(fileURLWithPath: repository), signingWith: signingKeys,
-                options: SigningOptions(validity: .seconds(max(1, expires) * 86_400)))
+                folder: source,
+                as: name ?? source.lastPathComponent,
+                to: URL(fileURLWithPath: repository),
+                signingWith: signingKeys,
+                options: SigningOptions(validity: .seconds(max(1, expires) * 86_400))
+            )
             if outcome.published {
                 print("Published \(outcome.name) version \(outcome.version): \(outcome.archive!.lastPathComponent)")
             } else {

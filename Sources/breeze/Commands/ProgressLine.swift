@@ -14,12 +14,14 @@ final class ProgressLine: @unchecked Sendable {
 
     func show(_ event: SyncEvent) {
         guard enabled else { return }
-        let line: String? = switch event {
-        case .checking(let url): "Checking \(url.absoluteString)"
-        case .planned(let plan): "Planned: \(plan.filesToDownload) to download, \(plan.filesToKeep) unchanged, \(plan.filesToRemove) to remove"
-        case .progress(let progress): Self.bar(progress)
-        default: nil
-        }
+        let line: String? =
+            switch event {
+            case .checking(let url): "Checking \(url.absoluteString)"
+            case .planned(let plan):
+                "Planned: \(plan.filesToDownload) to download, \(plan.filesToKeep) unchanged, \(plan.filesToRemove) to remove"
+            case .progress(let progress): Self.bar(progress)
+            default: nil
+            }
         guard let line else { return }
         lock.withLock {
             FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
@@ -39,6 +41,7 @@ final class ProgressLine: @unchecked Sendable {
         let filled = Int(progress.fractionCompleted * Double(width))
         let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
         let expected = progress.bytesExpected.map { " of \(ByteCount($0))" } ?? ""
-        return "[\(bar)] \(progress.filesCompleted)/\(progress.filesTotal) files, \(ByteCount(progress.bytesReceived))\(expected)"
+        return
+            "[\(bar)] \(progress.filesCompleted)/\(progress.filesTotal) files, \(ByteCount(progress.bytesReceived))\(expected)"
     }
 }

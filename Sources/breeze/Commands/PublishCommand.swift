@@ -6,7 +6,8 @@ import FreshAir
 struct PublishCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "publish",
-        abstract: "Upload a bundle, package or repository folder to S3 or a served folder: only what changed, the root manifest last.",
+        abstract:
+            "Upload a bundle, package or repository folder to S3 or a served folder: only what changed, the root manifest last.",
         discussion: """
             DESTINATION is a folder (what nginx or any web server serves) or s3://BUCKET/PREFIX. \
             S3 credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN; \
@@ -17,13 +18,17 @@ struct PublishCommand: AsyncParsableCommand {
             so a device never reads a manifest naming a file that is not there yet. In a folder, files are \
             renamed into place and an overwritten file's modification time moves forward, so servers' \
             ETag and Last-Modified change with it. Hidden files are not published.
-            """)
+            """
+    )
 
     @Argument(help: "The bundle folder, package file or repository folder.") var source: String
     @Argument(help: "A folder, or s3://BUCKET/PREFIX.") var destination: String
     @Option(help: "An S3-compatible server's URL (MinIO, Ceph, R2).") var endpoint: String?
     @Option(help: "The bucket's region.") var region: String?
-    @Flag(help: "After the root manifest is in place, remove files the source no longer has. Devices that read the old manifest a moment before may then fail that one sync and retry.") var delete = false
+    @Flag(
+        help:
+            "After the root manifest is in place, remove files the source no longer has. Devices that read the old manifest a moment before may then fail that one sync and retry."
+    ) var delete = false
     @Flag(help: "Say what would be uploaded and removed; change nothing.") var dryRun = false
     @Option(help: "Uploads at once.") var concurrency = 8
     @Flag(help: "Print JSON.") var json = false
@@ -31,9 +36,17 @@ struct PublishCommand: AsyncParsableCommand {
     func run() async throws {
         let report: Publisher.Report
         let target: any PublishDestination
-        do { target = try PublishDestinations.parse(destination, endpoint: endpoint, region: region) } catch { throw CommandFailure(error) }
+        do { target = try PublishDestinations.parse(destination, endpoint: endpoint, region: region) } catch {
+            throw CommandFailure(error)
+        }
         do {
-            report = try await Publisher.run(source: URL(fileURLWithPath: source), to: target, delete: delete, dryRun: dryRun, concurrency: concurrency)
+            report = try await Publisher.run(
+                source: URL(fileURLWithPath: source),
+                to: target,
+                delete: delete,
+                dryRun: dryRun,
+                concurrency: concurrency
+            )
         } catch { throw CommandFailure(error) }
         if json {
             print(try JSONOutput.encode(report))
@@ -42,7 +55,9 @@ struct PublishCommand: AsyncParsableCommand {
         let verb = dryRun ? "would upload" : "uploaded"
         for path in report.uploaded { print("\(verb): \(path)") }
         for path in report.deleted { print("\(dryRun ? "would remove" : "removed"): \(path)") }
-        print("\(dryRun ? "Dry run for" : "Published to") \(target): \(report.uploaded.count) \(verb) (\(ByteCount(report.bytesUploaded))), "
-              + "\(report.unchanged) unchanged, \(report.deleted.count) \(dryRun ? "to remove" : "removed").")
+        print(
+            "\(dryRun ? "Dry run for" : "Published to") \(target): \(report.uploaded.count) \(verb) (\(ByteCount(report.bytesUploaded))), "
+                + "\(report.unchanged) unchanged, \(report.deleted.count) \(dryRun ? "to remove" : "removed")."
+        )
     }
 }

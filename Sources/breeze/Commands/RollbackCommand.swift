@@ -5,7 +5,8 @@ import FreshAir
 struct RollbackCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rollback",
-        abstract: "Make the version before the live one live again.")
+        abstract: "Make the version before the live one live again."
+    )
 
     @Argument(help: "The directory a `breeze sync` keeps current.")
     var directory: String

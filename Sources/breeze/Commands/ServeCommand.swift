@@ -5,7 +5,8 @@ import Foundation
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a folder over HTTP with ETag, Last-Modified, 304 and Range, for development.")
+        abstract: "Serve a folder over HTTP with ETag, Last-Modified, 304 and Range, for development."
+    )
 
     @Argument(help: "The folder to serve.")
     var directory: String
@@ -16,7 +17,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port; 0 picks a free one.")
     var port = 8080
 
-    @Flag(name: .customLong("follow-links"), help: "Serve files that links in the folder point to outside it (refused by default).")
+    @Flag(
+        name: .customLong("follow-links"),
+        help: "Serve files that links in the folder point to outside it (refused by default)."
+    )
     var followLinks = false
 
     @Flag(help: "Do not log requests.")
@@ -29,9 +33,14 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(root.path) is not a folder.")
         }
         let logs = !quiet
-        let server = try await StaticFileServer(root: root, host: host, port: port, followsLinksOutside: followLinks).start { exchange in
-            if logs { FileHandle.standardError.write(Data("\(exchange.method) \(exchange.path) \(exchange.status)\n".utf8)) }
-        }
+        let server = try await StaticFileServer(root: root, host: host, port: port, followsLinksOutside: followLinks)
+            .start { exchange in
+                if logs {
+                    FileHandle.standardError.write(
+                        Data("\(exchange.method) \(exchange.path) \(exchange.status)\n".utf8)
+                    )
+                }
+            }
         print("Serving \(root.path) at \(server.url)")
         fflush(nil)
         try await server.wait()

@@ -6,7 +6,8 @@ import FreshAir
 struct KeygenCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keygen",
-        abstract: "Create an Ed25519 signing key for `breeze sign`; prints the public key apps pin.")
+        abstract: "Create an Ed25519 signing key for `breeze sign`; prints the public key apps pin."
+    )
 
     @Argument(help: "Where to write the private key (never overwritten; readable by you only).") var keyFile: String
     @Flag(help: "Print JSON: {\"keyFile\", \"publicKey\"}.") var json = false
@@ -38,15 +39,21 @@ struct SignCommand: AsyncParsableCommand {
             refuse it after that date, so old content cannot be replayed for ever) and "identity" names the bundle \
             (devices refuse a manifest signed for another). A legacy array manifest moves to the object form. \
             Repeat --key to sign with several keys; --cosign adds a signature to the release as it stands.
-            """)
+            """
+    )
 
     @Argument(help: "The bundle folder, package file or repository folder.") var target = "."
-    @Option(name: .customLong("key"), help: "A private key file from `breeze keygen`; repeat for several signers.") var keys: [String]
+    @Option(name: .customLong("key"), help: "A private key file from `breeze keygen`; repeat for several signers.")
+    var keys: [String]
     @Option(help: "Days until devices refuse this manifest.") var expires = 30
-    @Option(help: "What is signed (default: the bundle folder's, package file's or repository folder's name, which apps expect by default).")
+    @Option(
+        help:
+            "What is signed (default: the bundle folder's, package file's or repository folder's name, which apps expect by default)."
+    )
     var identity: String?
     @Option(help: "The sequence to sign (default: the next one).") var sequence: Int?
-    @Flag(help: "Add this key's signature to the release as it stands: sequence, expiry and identity stay.") var cosign = false
+    @Flag(help: "Add this key's signature to the release as it stands: sequence, expiry and identity stay.")
+    var cosign = false
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
@@ -54,14 +61,22 @@ struct SignCommand: AsyncParsableCommand {
         let report: SigningReport
         do {
             let signingKeys = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
-            let options = SigningOptions(cosign: cosign, validity: .seconds(expires * 86_400), identity: identity, sequence: sequence)
+            let options = SigningOptions(
+                cosign: cosign,
+                validity: .seconds(expires * 86_400),
+                identity: identity,
+                sequence: sequence
+            )
             let url = URL(fileURLWithPath: target)
             var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else { throw ValidationError("\(target) does not exist.") }
+            guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
+                throw ValidationError("\(target) does not exist.")
+            }
             if !isFolder.boolValue {
                 report = try PackageSigner.sign(package: url, with: signingKeys, options: options)
             } else if !FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path),
-                      FileManager.default.fileExists(atPath: url.appendingPathComponent("index.json").path) {
+                FileManager.default.fileExists(atPath: url.appendingPathComponent("index.json").path)
+            {
                 report = try RepositoryPublisher.sign(repository: url, with: signingKeys, options: options)
             } else {
                 report = try await ManifestSigner.sign(bundle: url, with: signingKeys, options: options)
@@ -71,44 +86,69 @@ struct SignCommand: AsyncParsableCommand {
             print(try JSONOutput.encode(report))
             return
         }
-        if report.convertedToObjectForm { print("manifest.json moved to the object form (format 2) to carry signatures.") }
-        if report.dropped > 0 { print("Dropped \(report.dropped) signature\(report.dropped == 1 ? "" : "s") of the earlier release.") }
-        let release = "\(report.identity ?? "?"), sequence \(report.sequence ?? 0), expires \(report.expires?.formatted(.iso8601) ?? "never")"
+        if report.convertedToObjectForm {
+            print("manifest.json moved to the object form (format 2) to carry signatures.")
+        }
+        if report.dropped > 0 {
+            print("Dropped \(report.dropped) signature\(report.dropped == 1 ? "" : "s") of the earlier release.")
+        }
+        let release =
+            "\(report.identity ?? "?"), sequence \(report.sequence ?? 0), expires \(report.expires?.formatted(.iso8601) ?? "never")"
         let signers = report.keys.joined(separator: ", ")
         let file = report.file.map { URL(fileURLWithPath: $0).lastPathComponent } ?? "manifest.json"
-        print("Signed \(file) (\(release)) with \(signers)" + (report.kept.isEmpty ? "." : "; kept \(report.kept.count) other signature\(report.kept.count == 1 ? "" : "s")."))
+        print(
+            "Signed \(file) (\(release)) with \(signers)"
+                + (report.kept.isEmpty
+                    ? "." : "; kept \(report.kept.count) other signature\(report.kept.count == 1 ? "" : "s").")
+        )
     }
 }
 
 struct KeysCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Write key documents: the keys apps trust and how many must sign, rotated by the keys already trusted.",
+        abstract:
+            "Write key documents: the keys apps trust and how many must sign, rotated by the keys already trusted.",
         discussion: """
             Apps pin version 1 (SyncConfiguration.keyRotation, or `breeze sync --keys 1.json`) and read newer versions \
             from a folder you publish (keys/2.json, keys/3.json, …). A new version must be signed by the threshold of \
             the version before it and by its own threshold: pass enough --key files for both.
             """,
-        subcommands: [Create.self, Rotate.self])
+        subcommands: [Create.self, Rotate.self]
+    )
 
     struct Options: ParsableArguments {
-        @Option(name: .customLong("member"), help: "A key of the new document: a public key (base64) or a key file; default: the --key signers.")
+        @Option(
+            name: .customLong("member"),
+            help: "A key of the new document: a public key (base64) or a key file; default: the --key signers."
+        )
         var members: [String] = []
         @Option(help: "How many distinct member keys must sign content.") var threshold = 1
-        @Option(name: .customLong("key"), help: "A private key file that signs this document; repeat.") var keys: [String]
+        @Option(name: .customLong("key"), help: "A private key file that signs this document; repeat.") var keys:
+            [String]
 
         func write(previous: KeyDocument?, to output: String) throws {
             let signers = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
-            let memberKeys = members.isEmpty ? signers.map(\.publicKey) : try members.map { text in
-                if let key = try? TrustedKey(base64: text) { return key }
-                return try SigningKey(contentsOf: URL(fileURLWithPath: text)).publicKey
-            }
+            let memberKeys =
+                members.isEmpty
+                ? signers.map(\.publicKey)
+                : try members.map { text in
+                    if let key = try? TrustedKey(base64: text) { return key }
+                    return try SigningKey(contentsOf: URL(fileURLWithPath: text)).publicKey
+                }
             let document: KeyDocument
             do {
                 document = try KeyDocumentWriter.write(
-                    members: memberKeys, threshold: threshold, signers: signers, previous: previous, to: URL(fileURLWithPath: output))
+                    members: memberKeys,
+                    threshold: threshold,
+                    signers: signers,
+                    previous: previous,
+                    to: URL(fileURLWithPath: output)
+                )
             } catch { throw CommandFailure(error) }
-            print("Wrote \(output): version \(document.version), \(document.keySet.threshold) of \(document.keySet.keys.count) keys must sign.")
+            print(
+                "Wrote \(output): version \(document.version), \(document.keySet.threshold) of \(document.keySet.keys.count) keys must sign."
+            )
         }
     }
 
@@ -120,7 +160,9 @@ struct KeysCommand: AsyncParsableCommand {
     }
 
     struct Rotate: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Write the version after PREVIOUS: add, replace or revoke keys.")
+        static let configuration = CommandConfiguration(
+            abstract: "Write the version after PREVIOUS: add, replace or revoke keys."
+        )
         @Argument(help: "The current key document.") var previous: String
         @Argument(help: "Where to write the next version, e.g. keys/2.json.") var output: String
         @OptionGroup var options: Options

@@ -15,15 +15,22 @@ struct SyncCommand: AsyncParsableCommand {
             --repo ID with a source URL: DIR/<name>/ is each bundle of <source>/<ID>/index.json.
             DIR is a link to the live version, switched atomically; versions are kept in the store \
             folder (default: .<DIR name>.freshair-store beside DIR), with the previous one for rollback.
-            """)
+            """
+    )
 
-    @Argument(help: "The bundle folder URL, the package URL, or (with --repo) the repository source URL; file:// URLs and local paths too.")
+    @Argument(
+        help:
+            "The bundle folder URL, the package URL, or (with --repo) the repository source URL; file:// URLs and local paths too."
+    )
     var url: String
 
     @Argument(help: "Where the live content appears.")
     var directory: String
 
-    @Option(name: .customLong("env"), help: ArgumentHelp("Set a condition key, e.g. --env appVersion=1.1.", valueName: "KEY=VALUE"))
+    @Option(
+        name: .customLong("env"),
+        help: ArgumentHelp("Set a condition key, e.g. --env appVersion=1.1.", valueName: "KEY=VALUE")
+    )
     var environment: [String] = []
 
     @Option(help: "The store folder (versions, staging, partial downloads).")
@@ -35,7 +42,10 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: "Attempts per request for transient failures (1 = no retry).")
     var attempts: Int = 4
 
-    @Option(name: .customLong("header"), help: ArgumentHelp("Send a header with every request.", valueName: "NAME: VALUE"))
+    @Option(
+        name: .customLong("header"),
+        help: ArgumentHelp("Send a header with every request.", valueName: "NAME: VALUE")
+    )
     var headers: [String] = []
 
     @Option(help: "A package's bundled default copy (with an optional <package>.meta beside it).")
@@ -47,21 +57,37 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: "With --repo: download bundle archives from this URL instead of the source.")
     var cdn: String?
 
-    @Flag(help: "With --repo: switch every bundle at once (DIR becomes a link to a snapshot of all of them), so they always match.")
+    @Flag(
+        help:
+            "With --repo: switch every bundle at once (DIR becomes a link to a snapshot of all of them), so they always match."
+    )
     var atomic = false
 
-    @Option(name: .customLong("trusted-key"), help: ArgumentHelp(
-        "Accept only a root manifest signed by this Ed25519 public key (as `breeze keygen` prints it); repeat for several.",
-        valueName: "BASE64"))
+    @Option(
+        name: .customLong("trusted-key"),
+        help: ArgumentHelp(
+            "Accept only a root manifest signed by this Ed25519 public key (as `breeze keygen` prints it); repeat for several.",
+            valueName: "BASE64"
+        )
+    )
     var trustedKeys: [String] = []
 
-    @Option(name: .customLong("keys"), help: "Trust the keys of this key document (`breeze keys create`) instead of --trusted-key.")
+    @Option(
+        name: .customLong("keys"),
+        help: "Trust the keys of this key document (`breeze keys create`) instead of --trusted-key."
+    )
     var keyDocument: String?
 
-    @Option(name: .customLong("key-updates"), help: "With --keys: the folder URL where newer key documents are published (<version>.json).")
+    @Option(
+        name: .customLong("key-updates"),
+        help: "With --keys: the folder URL where newer key documents are published (<version>.json)."
+    )
     var keyUpdates: String?
 
-    @Flag(name: .customLong("allow-links"), help: "Packages and repository archives may hold symbolic links that stay inside (refused by default).")
+    @Flag(
+        name: .customLong("allow-links"),
+        help: "Packages and repository archives may hold symbolic links that stay inside (refused by default)."
+    )
     var allowLinks = false
 
     @Flag(help: "Print the summary as JSON.")
@@ -79,7 +105,9 @@ struct SyncCommand: AsyncParsableCommand {
         if allowLinks { configuration.extraction.symbolicLinks = .allowInside }
         if let keyDocument {
             let pinned: KeyDocument
-            do { pinned = try KeyDocument(data: Data(contentsOf: URL(fileURLWithPath: keyDocument)), source: keyDocument) } catch {
+            do {
+                pinned = try KeyDocument(data: Data(contentsOf: URL(fileURLWithPath: keyDocument)), source: keyDocument)
+            } catch {
                 throw ValidationError("--keys: \(error)")
             }
             configuration.keyRotation = KeyRotation(pinned: pinned, updates: try keyUpdates.map(Self.sourceURL))
@@ -87,22 +115,38 @@ struct SyncCommand: AsyncParsableCommand {
         let cdn = try cdn.map(Self.sourceURL)
         let environment = try EnvironmentOptions.apply(environment, to: .current())
         let store = StoreLocation.store(for: directory, explicit: store)
-        let output = try await AsyncHTTPClientTransport.withTransport(connectionsPerHost: configuration.concurrency) { transport in
+        let output = try await AsyncHTTPClientTransport.withTransport(connectionsPerHost: configuration.concurrency) {
+            transport in
             do {
                 if let repo {
                     let repository = Repository(
-                        source: remote, id: repo, cdn: cdn, directory: URL(fileURLWithPath: directory),
-                        switching: atomic ? .wholeRepository : .perBundle, transport: transport, configuration: configuration)
+                        source: remote,
+                        id: repo,
+                        cdn: cdn,
+                        directory: URL(fileURLWithPath: directory),
+                        switching: atomic ? .wholeRepository : .perBundle,
+                        transport: transport,
+                        configuration: configuration
+                    )
                     return try render(await repository.update(), \.oneLine)
                 }
                 if ArchiveFormat(fileName: remote.lastPathComponent) != nil {
                     let updater = PackageUpdater(
-                        remote: remote, store: store, bundledPackage: bundled.map { URL(fileURLWithPath: $0) },
-                        transport: transport, configuration: configuration)
+                        remote: remote,
+                        store: store,
+                        bundledPackage: bundled.map { URL(fileURLWithPath: $0) },
+                        transport: transport,
+                        configuration: configuration
+                    )
                     return try render(await updater.update(), \.oneLine)
                 }
                 let sync = BundleSync(
-                    remote: remote, store: store, environment: environment, transport: transport, configuration: configuration)
+                    remote: remote,
+                    store: store,
+                    environment: environment,
+                    transport: transport,
+                    configuration: configuration
+                )
                 let progress = ProgressLine(enabled: !json && ProgressLine.isTerminal)
                 defer { progress.clear() }
                 return try render(await sync.run(reporting: progress.show), \.oneLine)
@@ -132,8 +176,13 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     static func parseHeader(_ text: String) throws -> (name: String, value: String) {
-        guard let colon = text.firstIndex(of: ":") else { throw ValidationError("--header takes 'Name: value', got '\(text)'.") }
-        return (String(text[..<colon]).trimmingCharacters(in: .whitespaces), String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+        guard let colon = text.firstIndex(of: ":") else {
+            throw ValidationError("--header takes 'Name: value', got '\(text)'.")
+        }
+        return (
+            String(text[..<colon]).trimmingCharacters(in: .whitespaces),
+            String(text[text.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+        )
     }
 }
 
@@ -141,7 +190,8 @@ struct SyncCommand: AsyncParsableCommand {
 enum StoreLocation {
     static func store(for directory: String, explicit: String?) -> BundleStore {
         let live = URL(fileURLWithPath: directory).standardizedFileURL
-        let root = explicit.map { URL(fileURLWithPath: $0) }
+        let root =
+            explicit.map { URL(fileURLWithPath: $0) }
             ?? live.deletingLastPathComponent().appendingPathComponent(".\(live.lastPathComponent).freshair-store")
         return BundleStore(root: root, liveLink: live)
     }

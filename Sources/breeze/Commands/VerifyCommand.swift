@@ -11,7 +11,8 @@ struct VerifyCommand: AsyncParsableCommand {
             a repository, whose bundles are each verified. Exits 1 when anything is damaged; the next \
             `breeze sync` then repairs it (a bundle fetches just the damaged files, a package or a \
             repository bundle is fetched whole).
-            """)
+            """
+    )
 
     @Argument(help: "The directory a `breeze sync` keeps current.")
     var directory: String
@@ -41,7 +42,9 @@ struct VerifyCommand: AsyncParsableCommand {
             for (name, report) in reports.sorted(by: { $0.key < $1.key }) {
                 let prefix = name.isEmpty ? "" : "\(name): "
                 print(prefix + report.oneLine)
-                for (word, paths) in [("missing", report.missing), ("changed", report.changed), ("extra", report.extra)] {
+                for (word, paths) in [
+                    ("missing", report.missing), ("changed", report.changed), ("extra", report.extra),
+                ] {
                     for path in paths { print("  \(word): \(path)") }
                 }
             }
@@ -54,12 +57,20 @@ struct VerifyCommand: AsyncParsableCommand {
         let live = URL(fileURLWithPath: directory).standardizedFileURL
         // A repository keeps its bundles' stores inside DIR, or beside it when it switches whole.
         let inside = live.appendingPathComponent(".freshair-repository/bundles")
-        let beside = live.deletingLastPathComponent().appendingPathComponent(".\(live.lastPathComponent).freshair-repository/bundles")
+        let beside = live.deletingLastPathComponent().appendingPathComponent(
+            ".\(live.lastPathComponent).freshair-repository/bundles"
+        )
         for bundles in [inside, beside] {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: bundles.path)) ?? []
             guard store == nil, !names.isEmpty else { continue }
             return names.sorted().map { name in
-                (name, BundleStore(root: bundles.appendingPathComponent(name), liveLink: bundles == inside ? live.appendingPathComponent(name) : nil))
+                (
+                    name,
+                    BundleStore(
+                        root: bundles.appendingPathComponent(name),
+                        liveLink: bundles == inside ? live.appendingPathComponent(name) : nil
+                    )
+                )
             }
         }
         return [("", StoreLocation.store(for: directory, explicit: store))]

@@ -5,14 +5,19 @@ enum BreezeBinary {
     /// `BREEZE_BIN`, set by scripts/test.sh, or the debug build beside these sources.
     static var path: String {
         get throws {
-            if let path = ProcessInfo.processInfo.environment["BREEZE_BIN"], FileManager.default.isExecutableFile(atPath: path) {
+            if let path = ProcessInfo.processInfo.environment["BREEZE_BIN"],
+                FileManager.default.isExecutableFile(atPath: path)
+            {
                 return path
             }
             let packageRoot = URL(fileURLWithPath: #filePath)
-                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent()
             let candidate = packageRoot.appendingPathComponent(".build/debug/breeze").path
             guard FileManager.default.isExecutableFile(atPath: candidate) else {
-                throw TestSetupError("breeze is not built: run scripts/test.sh (it builds breeze, then runs swift test)")
+                throw TestSetupError(
+                    "breeze is not built: run scripts/test.sh (it builds breeze, then runs swift test)"
+                )
             }
             return candidate
         }
@@ -27,10 +32,16 @@ enum BreezeBinary {
     /// Runs breeze to completion and captures its output.
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
         let process = try start(arguments, environment: environment)
-        let (output, error) = try await waitOffThePool(process, reading: process.standardOutput as! Pipe, process.standardError as! Pipe)
+        let (output, error) = try await waitOffThePool(
+            process,
+            reading: process.standardOutput as! Pipe,
+            process.standardError as! Pipe
+        )
         return Run(
-            status: process.terminationStatus, output: String(decoding: output, as: UTF8.self),
-            error: String(decoding: error, as: UTF8.self))
+            status: process.terminationStatus,
+            output: String(decoding: output, as: UTF8.self),
+            error: String(decoding: error, as: UTF8.self)
+        )
     }
 
     /// Starts breeze with piped output and returns at once.
@@ -38,7 +49,9 @@ enum BreezeBinary {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try path)
         process.arguments = arguments
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new } }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        }
         process.standardOutput = Pipe()
         process.standardError = Pipe()
         try process.run()

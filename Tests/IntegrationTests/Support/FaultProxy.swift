@@ -23,12 +23,17 @@ final class FaultProxy: @unchecked Sendable {
     init(upstream: URL, extraArguments: [String] = []) throws {
         home = try TemporaryFolder("fault-proxy")
         let script = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("scripts/fault-proxy")
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [script.path, "--upstream", "\(upstream.host!):\(upstream.port!)", "--rules", home.path("rules.json").path,
-                             "--log", home.path("log.jsonl").path] + extraArguments
+        process.arguments =
+            [
+                script.path, "--upstream", "\(upstream.host!):\(upstream.port!)", "--rules",
+                home.path("rules.json").path,
+                "--log", home.path("log.jsonl").path,
+            ] + extraArguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
@@ -36,7 +41,9 @@ final class FaultProxy: @unchecked Sendable {
         try process.run()
         // The first line is the port it listens on.
         var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") {
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first,
+            first != UInt8(ascii: "\n")
+        {
             line.append(first)
         }
         guard let port = Int(String(decoding: line, as: UTF8.self)) else {

@@ -30,7 +30,9 @@ final class MotoS3: @unchecked Sendable {
         try process.run()
         self.process = process
         let deadline = Date().addingTimeInterval(20)
-        while process.isRunning, !isListening(port: port), Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        while process.isRunning, !isListening(port: port), Date() < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
         guard isListening(port: port) else {
             process.terminate()
             throw TestSetupError("moto_server did not start on port \(port)")
@@ -80,6 +82,8 @@ final class MotoS3: @unchecked Sendable {
 
     private static func find(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return path.split(separator: ":").map { "\($0)/\(name)" }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 }

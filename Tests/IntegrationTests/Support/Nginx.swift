@@ -26,7 +26,9 @@ final class Nginx: @unchecked Sendable {
     var url: URL { URL(string: "http://127.0.0.1:\(port)/")! }
 
     static var executable: String? {
-        ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 
     init(serving root: URL) throws {
@@ -118,8 +120,12 @@ final class Nginx: @unchecked Sendable {
             let parts = line.split(separator: " ", maxSplits: 4)
             guard parts.count == 5, let status = Int(parts[0]), let bytes = Int(parts[1]) else { return nil }
             return Request(
-                status: status, bodyBytes: bytes, method: String(parts[2]), path: String(parts[3]),
-                range: String(parts[4]).trimmingCharacters(in: CharacterSet(charactersIn: "\"")))
+                status: status,
+                bodyBytes: bytes,
+                method: String(parts[2]),
+                path: String(parts[3]),
+                range: String(parts[4]).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            )
         }
     }
 

@@ -61,7 +61,10 @@ final class PublishedFolder: @unchecked Sendable {
     }
 
     /// Runs `body` with a folder published by `kind`, stopping the server however it ends.
-    static func with<Result>(_ kind: ServerKind, _ body: (PublishedFolder) async throws -> Result) async throws -> Result {
+    static func with<Result>(
+        _ kind: ServerKind,
+        _ body: (PublishedFolder) async throws -> Result
+    ) async throws -> Result {
         let server = try await start(kind)
         do {
             let result = try await body(server)
@@ -87,8 +90,11 @@ struct ExampleClient {
         var configuration = SyncConfiguration()
         configuration.retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))
         sync = BundleSync(
-            remote: published.url.appendingPathComponent(path + "/"), store: store,
-            environment: ExampleBundle.environment(appVersion: appVersion), configuration: configuration)
+            remote: published.url.appendingPathComponent(path + "/"),
+            store: store,
+            environment: ExampleBundle.environment(appVersion: appVersion),
+            configuration: configuration
+        )
     }
 
     /// Relative paths of the files in the live folder, sorted.

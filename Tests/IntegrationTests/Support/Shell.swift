@@ -55,5 +55,8 @@ func writeSampleContent(in folder: URL) throws {
     try Data((0..<70_000).map { UInt8($0 % 253) }).write(to: folder.appendingPathComponent("art/big.bin"))
     try Data("#!/bin/sh\necho hi\n".utf8).write(to: folder.appendingPathComponent("run.sh"))
     try manager.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder.appendingPathComponent("run.sh").path)
-    try manager.createSymbolicLink(atPath: folder.appendingPathComponent("art/latest.txt").path, withDestinationPath: "cats/cat1.txt")
+    try manager.createSymbolicLink(
+        atPath: folder.appendingPathComponent("art/latest.txt").path,
+        withDestinationPath: "cats/cat1.txt"
+    )
 }

@@ -14,7 +14,10 @@ struct AppClient {
             exit(64)
         }
         let folder = URL(fileURLWithPath: arguments[2])
-        let store = BundleStore(root: folder.appendingPathComponent("Store"), liveLink: folder.appendingPathComponent("Content"))
+        let store = BundleStore(
+            root: folder.appendingPathComponent("Store"),
+            liveLink: folder.appendingPathComponent("Content")
+        )
         var environment = ConditionEnvironment.current(appVersion: "1.0")
         environment["displayScale"] = 2
         environment["language"] = "en"
@@ -26,7 +29,9 @@ struct AppClient {
             print(summary.oneLine)
             let content = ContentBundle(root: folder.appendingPathComponent("Content"), environment: environment)
             print("welcome.title = \(content.localizedString(forKey: "welcome.title", table: "Feature"))")
-            print("image: \(content.imageURL(named: "welcome", subdirectory: "Resources")?.lastPathComponent ?? "none")")
+            print(
+                "image: \(content.imageURL(named: "welcome", subdirectory: "Resources")?.lastPathComponent ?? "none")"
+            )
         } catch {
             FileHandle.standardError.write(Data("AppClient: \(error)\n".utf8))
             exit(1)

@@ -25,8 +25,11 @@ public struct ExtractionLimits: Sendable, Hashable {
     public var symbolicLinks: SymbolicLinks
 
     public init(
-        maxTotalBytes: Int64 = 4 << 30, maxEntries: Int = 200_000, maxExpansionRatio: Int64 = 100,
-        expansionAllowance: Int64 = 16 << 20, symbolicLinks: SymbolicLinks = .refuse
+        maxTotalBytes: Int64 = 4 << 30,
+        maxEntries: Int = 200_000,
+        maxExpansionRatio: Int64 = 100,
+        expansionAllowance: Int64 = 16 << 20,
+        symbolicLinks: SymbolicLinks = .refuse
     ) {
         self.maxTotalBytes = maxTotalBytes
         self.maxEntries = maxEntries
@@ -83,27 +86,44 @@ final class ArchiveExtractor {
             try makeFolder(path, for: entry.path)
         case .file:
             guard totalBytes + (entry.size ?? 0) <= limits.maxTotalBytes else {
-                throw ArchiveError(.tooLarge, "the archive unpacks to more than \(limits.maxTotalBytes) bytes", entry: entry.path)
+                throw ArchiveError(
+                    .tooLarge,
+                    "the archive unpacks to more than \(limits.maxTotalBytes) bytes",
+                    entry: entry.path
+                )
             }
             try replaceable(path, entry: entry.path)
-            let file = try confined(entry) { () throws(FreshAirError) in try destination.createFile(path, replacing: false) }
+            let file = try confined(entry) { () throws(FreshAirError) in
+                try destination.createFile(path, replacing: false)
+            }
             current = (path, file, ContentHasher(.sha256), 0, entry.size)
             if entry.mode & 0o111 != 0 { file.setMode(0o755) }
         case .symbolicLink(let linkTarget):
             guard limits.symbolicLinks == .allowInside else {
                 throw ArchiveError(
-                    .unsafeEntry, "symbolic links are refused (a package can allow links that stay inside: ExtractionLimits.symbolicLinks)",
-                    entry: entry.path)
+                    .unsafeEntry,
+                    "symbolic links are refused (a package can allow links that stay inside: ExtractionLimits.symbolicLinks)",
+                    entry: entry.path
+                )
             }
             guard Self.staysInside(linkTarget, from: path) else {
-                throw ArchiveError(.unsafeEntry, "link to \"\(linkTarget.debugEscaped)\" points outside the package", entry: entry.path)
+                throw ArchiveError(
+                    .unsafeEntry,
+                    "link to \"\(linkTarget.debugEscaped)\" points outside the package",
+                    entry: entry.path
+                )
             }
             try replaceable(path, entry: entry.path)
-            try confined(entry) { () throws(FreshAirError) in try destination.makeSymbolicLink(path, target: linkTarget) }
+            try confined(entry) { () throws(FreshAirError) in try destination.makeSymbolicLink(path, target: linkTarget)
+            }
             links.insert(path.string)
         case .hardLink(let linkTarget):
             guard let source = try? Self.sanitize(linkTarget), let record = records[source.string] else {
-                throw ArchiveError(.unsafeEntry, "hard link to \"\(linkTarget)\", which is not an earlier file of the package", entry: entry.path)
+                throw ArchiveError(
+                    .unsafeEntry,
+                    "hard link to \"\(linkTarget)\", which is not an earlier file of the package",
+                    entry: entry.path
+                )
             }
             try replaceable(path, entry: entry.path)
             try confined(entry) { () throws(FreshAirError) in try destination.hardLink(source, at: path) }
@@ -119,12 +139,19 @@ final class ArchiveExtractor {
             throw ArchiveError(.corrupt, "longer than its header says (\(declared) bytes)", entry: entry.path.string)
         }
         guard totalBytes <= limits.maxTotalBytes else {
-            throw ArchiveError(.tooLarge, "the archive unpacks to more than \(limits.maxTotalBytes) bytes", entry: entry.path.string)
+            throw ArchiveError(
+                .tooLarge,
+                "the archive unpacks to more than \(limits.maxTotalBytes) bytes",
+                entry: entry.path.string
+            )
         }
         if totalBytes > limits.expansionAllowance, totalBytes > limits.maxExpansionRatio * max(archiveBytesRead, 1) {
             throw ArchiveError(
-                .tooLarge, "\(archiveBytesRead) bytes of archive unpack to more than \(totalBytes) bytes, over the "
-                    + "\(limits.maxExpansionRatio):1 limit (a decompression bomb?)", entry: entry.path.string)
+                .tooLarge,
+                "\(archiveBytesRead) bytes of archive unpack to more than \(totalBytes) bytes, over the "
+                    + "\(limits.maxExpansionRatio):1 limit (a decompression bomb?)",
+                entry: entry.path.string
+            )
         }
         entry.hasher.update(bytes)
         try entry.file.write(bytes)
@@ -157,7 +184,8 @@ final class ArchiveExtractor {
     /// bytes, as the kernel resolves it: split on 0x2F, `.` and `..` exactly; no control bytes.
     static func staysInside(_ target: String, from link: BundlePath) -> Bool {
         let bytes = target.utf8
-        guard let first = bytes.first, first != UInt8(ascii: "/"), !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else {
+        guard let first = bytes.first, first != UInt8(ascii: "/"), !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F })
+        else {
             return false
         }
         var depth = link.components.count - 1
@@ -180,7 +208,9 @@ final class ArchiveExtractor {
     private func makeFolder(_ path: BundlePath, for entry: String) throws {
         guard !folders.contains(path.string) else { return }
         try refuseLinksAbove(path, entry: entry, includingSelf: true)
-        if records[path.string] != nil { throw ArchiveError(.corrupt, "\"\(path)\" is both a file and a folder", entry: entry) }
+        if records[path.string] != nil {
+            throw ArchiveError(.corrupt, "\"\(path)\" is both a file and a folder", entry: entry)
+        }
         do { try destination.makeFolder(path) } catch {
             if case .unsafePath(_, let reason) = error { throw ArchiveError(.unsafeEntry, reason, entry: entry) }
             throw error
@@ -192,7 +222,9 @@ final class ArchiveExtractor {
     /// Clears the way for an entry that repeats an earlier path (tar's "last one wins").
     private func replaceable(_ path: BundlePath, entry: String) throws {
         try refuseLinksAbove(path, entry: entry, includingSelf: false)
-        if folders.contains(path.string) { throw ArchiveError(.corrupt, "\"\(path)\" is both a folder and a file", entry: entry) }
+        if folders.contains(path.string) {
+            throw ArchiveError(.corrupt, "\"\(path)\" is both a folder and a file", entry: entry)
+        }
         if records.removeValue(forKey: path.string) != nil || links.remove(path.string) != nil {
             try destination.remove(path)
         }

@@ -8,7 +8,11 @@ enum ArchiveReader {
     /// - Parameter singleFileName: the name for a plain `.gz` package's one file.
     /// - Returns: every file written and its digest.
     static func extract(
-        _ file: String, format: ArchiveFormat, into destination: String, singleFileName: String, limits: ExtractionLimits
+        _ file: String,
+        format: ArchiveFormat,
+        into destination: String,
+        singleFileName: String,
+        limits: ExtractionLimits
     ) throws -> [String: FileRecord] {
         if format == .zip {
             let extractor = try ArchiveExtractor(destination: destination, limits: limits)
@@ -16,7 +20,12 @@ enum ArchiveReader {
             try ZipReader(path: file).extract(into: extractor)
             return extractor.records
         }
-        let stream = try ArchiveStream(format: format, destination: destination, singleFileName: singleFileName, limits: limits)!
+        let stream = try ArchiveStream(
+            format: format,
+            destination: destination,
+            singleFileName: singleFileName,
+            limits: limits
+        )!
         try readChunks(of: file, stream.feed)
         return try stream.finish()
     }

@@ -19,7 +19,11 @@ struct ArchiveEntry: Sendable, Hashable {
     /// bad bytes into U+FFFD, a different name from the one the archive wrote).
     static func text(_ bytes: some Collection<UInt8>) throws(ArchiveError) -> String {
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw ArchiveError(.unsafeEntry, "a name or link target is not valid UTF-8", entry: String(decoding: bytes, as: UTF8.self))
+            throw ArchiveError(
+                .unsafeEntry,
+                "a name or link target is not valid UTF-8",
+                entry: String(decoding: bytes, as: UTF8.self)
+            )
         }
         return text
     }
@@ -113,12 +117,22 @@ struct TarParser {
             return
         case .header where block.isEmpty:
             throw ArchiveError(
-                .truncated, "the archive stops without its end-of-archive blocks: it was cut short on the way",
-                entry: currentPath.isEmpty ? nil : "after \(currentPath)")
+                .truncated,
+                "the archive stops without its end-of-archive blocks: it was cut short on the way",
+                entry: currentPath.isEmpty ? nil : "after \(currentPath)"
+            )
         case .content(let remaining, _):
-            throw ArchiveError(.truncated, "the archive ends \(remaining) bytes before this entry does", entry: currentPath)
+            throw ArchiveError(
+                .truncated,
+                "the archive ends \(remaining) bytes before this entry does",
+                entry: currentPath
+            )
         default:
-            throw ArchiveError(.truncated, "the archive ends inside a header", entry: currentPath.isEmpty ? nil : currentPath)
+            throw ArchiveError(
+                .truncated,
+                "the archive ends inside a header",
+                entry: currentPath.isEmpty ? nil : currentPath
+            )
         }
     }
 
@@ -166,7 +180,11 @@ struct TarParser {
         case UInt8(ascii: "6"):
             throw ArchiveError(.unsupportedEntry, "FIFOs are not content", entry: path)
         default:
-            throw ArchiveError(.unsupportedEntry, "unsupported tar entry type '\(Character(UnicodeScalar(type)))'", entry: path)
+            throw ArchiveError(
+                .unsupportedEntry,
+                "unsupported tar entry type '\(Character(UnicodeScalar(type)))'",
+                entry: path
+            )
         }
         let contentSize: Int64 = kind == .file ? entrySize : 0
         try handle(.begin(ArchiveEntry(path: path, kind: kind, size: contentSize, mode: mode & 0o7777)))
@@ -191,7 +209,9 @@ struct TarParser {
                 case "path": paxPath = value
                 case "linkpath": paxLinkPath = value
                 case "size":
-                    guard let size = Int64(value), size >= 0 else { throw ArchiveError(.corrupt, "bad pax size \(value)") }
+                    guard let size = Int64(value), size >= 0 else {
+                        throw ArchiveError(.corrupt, "bad pax size \(value)")
+                    }
                     paxSize = size
                 default: break
                 }
@@ -207,8 +227,8 @@ struct TarParser {
         var index = 0
         while index < bytes.count {
             guard let space = bytes[index...].firstIndex(of: UInt8(ascii: " ")),
-                  let length = Int(String(decoding: bytes[index..<space], as: UTF8.self)), length > 0,
-                  index + length <= bytes.count, bytes[index + length - 1] == UInt8(ascii: "\n")
+                let length = Int(String(decoding: bytes[index..<space], as: UTF8.self)), length > 0,
+                index + length <= bytes.count, bytes[index + length - 1] == UInt8(ascii: "\n")
             else {
                 if bytes[index...].allSatisfy({ $0 == 0 }) { break }
                 throw ArchiveError(.corrupt, "malformed pax extended header")
@@ -218,7 +238,13 @@ struct TarParser {
                 let key = String(decoding: record[..<equals], as: UTF8.self)
                 let value = record[(equals + 1)...]
                 // Names must be exact; other values (binary xattrs among them) are only skipped.
-                records.append((key, key == "path" || key == "linkpath" ? try ArchiveEntry.text(value) : String(decoding: value, as: UTF8.self)))
+                records.append(
+                    (
+                        key,
+                        key == "path" || key == "linkpath"
+                            ? try ArchiveEntry.text(value) : String(decoding: value, as: UTF8.self)
+                    )
+                )
             }
             index += length
         }
@@ -248,8 +274,11 @@ struct TarParser {
 
     private func verifyChecksum() throws(ArchiveError) {
         guard checksumMatches else {
-            throw ArchiveError(.corrupt, "tar header checksum mismatch: the data is damaged, or an entry is longer than its header says",
-                               entry: currentPath.isEmpty ? nil : "after \(currentPath)")
+            throw ArchiveError(
+                .corrupt,
+                "tar header checksum mismatch: the data is damaged, or an entry is longer than its header says",
+                entry: currentPath.isEmpty ? nil : "after \(currentPath)"
+            )
         }
     }
 

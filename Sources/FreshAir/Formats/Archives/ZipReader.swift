@@ -29,7 +29,9 @@ struct ZipReader {
     private func centralDirectory(_ handle: FileHandle, fileSize: Int64) throws -> [CentralEntry] {
         let tailLength = min(fileSize, 65_557)
         let tail = try read(handle, at: fileSize - tailLength, count: Int(tailLength))
-        guard tail.count >= 22, let eocd = stride(from: tail.count - 22, through: 0, by: -1).first(where: { tail.u32($0) == 0x0605_4B50 }) else {
+        guard tail.count >= 22,
+            let eocd = stride(from: tail.count - 22, through: 0, by: -1).first(where: { tail.u32($0) == 0x0605_4B50 })
+        else {
             throw ArchiveError(.corrupt, "not a zip file (no end of central directory)")
         }
         var count = Int64(tail.u16(eocd + 10))
@@ -37,12 +39,16 @@ struct ZipReader {
         var directoryOffset = Int64(tail.u32(eocd + 16))
         if count == 0xFFFF || directoryOffset == 0xFFFF_FFFF, eocd >= 20, tail.u32(eocd - 20) == 0x0706_4B50 {
             let zip64 = try read(handle, at: Int64(tail.u64(eocd - 20 + 8)), count: 56)
-            guard zip64.count == 56, zip64.u32(0) == 0x0606_4B50 else { throw ArchiveError(.corrupt, "bad Zip64 directory") }
+            guard zip64.count == 56, zip64.u32(0) == 0x0606_4B50 else {
+                throw ArchiveError(.corrupt, "bad Zip64 directory")
+            }
             count = Int64(zip64.u64(32))
             directorySize = Int64(zip64.u64(40))
             directoryOffset = Int64(zip64.u64(48))
         }
-        guard directoryOffset >= 0, directorySize >= 0, directoryOffset + directorySize <= fileSize, directorySize < 1 << 30 else {
+        guard directoryOffset >= 0, directorySize >= 0, directoryOffset + directorySize <= fileSize,
+            directorySize < 1 << 30
+        else {
             throw ArchiveError(.truncated, "the central directory lies outside the file")
         }
         let directory = try read(handle, at: directoryOffset, count: Int(directorySize))
@@ -60,10 +66,14 @@ struct ZipReader {
             }
             var entry = CentralEntry(
                 name: try ArchiveEntry.text(directory[(offset + 46)..<(offset + 46 + nameLength)]),
-                method: directory.u16(offset + 10), flags: directory.u16(offset + 8), crc: directory.u32(offset + 16),
-                compressedSize: Int64(directory.u32(offset + 20)), size: Int64(directory.u32(offset + 24)),
+                method: directory.u16(offset + 10),
+                flags: directory.u16(offset + 8),
+                crc: directory.u32(offset + 16),
+                compressedSize: Int64(directory.u32(offset + 20)),
+                size: Int64(directory.u32(offset + 24)),
                 localHeaderOffset: Int64(directory.u32(offset + 42)),
-                unixMode: directory.u16(offset + 4) >> 8 == 3 ? directory.u32(offset + 38) >> 16 : nil)
+                unixMode: directory.u16(offset + 4) >> 8 == 3 ? directory.u32(offset + 38) >> 16 : nil
+            )
             try readZip64Extra(directory, at: offset + 46 + nameLength, length: extraLength, into: &entry)
             entries.append(entry)
             offset += 46 + nameLength + extraLength + commentLength
@@ -78,16 +88,29 @@ struct ZipReader {
             let size = Int(data.u16(offset + 2))
             if id == 0x0001 {
                 var field = offset + 4
-                if entry.size == 0xFFFF_FFFF { entry.size = Int64(data.u64(field)); field += 8 }
-                if entry.compressedSize == 0xFFFF_FFFF { entry.compressedSize = Int64(data.u64(field)); field += 8 }
+                if entry.size == 0xFFFF_FFFF {
+                    entry.size = Int64(data.u64(field))
+                    field += 8
+                }
+                if entry.compressedSize == 0xFFFF_FFFF {
+                    entry.compressedSize = Int64(data.u64(field))
+                    field += 8
+                }
                 if entry.localHeaderOffset == 0xFFFF_FFFF { entry.localHeaderOffset = Int64(data.u64(field)) }
             }
             offset += 4 + size
         }
     }
 
-    private func extract(_ entry: CentralEntry, from handle: FileHandle, fileSize: Int64, into extractor: ArchiveExtractor) throws {
-        guard entry.flags & 1 == 0 else { throw ArchiveError(.unsupportedEntry, "encrypted entries are not supported", entry: entry.name) }
+    private func extract(
+        _ entry: CentralEntry,
+        from handle: FileHandle,
+        fileSize: Int64,
+        into extractor: ArchiveExtractor
+    ) throws {
+        guard entry.flags & 1 == 0 else {
+            throw ArchiveError(.unsupportedEntry, "encrypted entries are not supported", entry: entry.name)
+        }
         let local = try read(handle, at: entry.localHeaderOffset, count: 30)
         guard local.count == 30, local.u32(0) == 0x0403_4B50 else {
             throw ArchiveError(.corrupt, "damaged local header", entry: entry.name)
@@ -102,15 +125,21 @@ struct ZipReader {
             return
         }
         if fileType == 0o120000 {
-            guard entry.method == 0, entry.size < 4096 else { throw ArchiveError(.corrupt, "bad link entry", entry: entry.name) }
+            guard entry.method == 0, entry.size < 4096 else {
+                throw ArchiveError(.corrupt, "bad link entry", entry: entry.name)
+            }
             let target = try ArchiveEntry.text(try read(handle, at: dataStart, count: Int(entry.size)))
-            try extractor.begin(ArchiveEntry(path: entry.name, kind: .symbolicLink(target: target), size: 0, mode: 0o777))
+            try extractor.begin(
+                ArchiveEntry(path: entry.name, kind: .symbolicLink(target: target), size: 0, mode: 0o777)
+            )
             return
         }
         if let fileType = entry.unixMode.map({ $0 & 0o170000 }), fileType != 0, fileType != 0o100000 {
             throw ArchiveError(.unsupportedEntry, "not a regular file", entry: entry.name)
         }
-        try extractor.begin(ArchiveEntry(path: entry.name, kind: .file, size: entry.size, mode: (entry.unixMode ?? 0o644) & 0o7777))
+        try extractor.begin(
+            ArchiveEntry(path: entry.name, kind: .file, size: entry.size, mode: (entry.unixMode ?? 0o644) & 0o7777)
+        )
         var crc = CRC32()
         let sink: (UnsafeRawBufferPointer) throws -> Void = { bytes in
             crc.update(bytes)
@@ -120,12 +149,19 @@ struct ZipReader {
         switch entry.method {
         case 0: inflater = nil
         case 8: inflater = try Inflater(.rawDeflate)
-        default: throw ArchiveError(.unsupportedEntry, "compression method \(entry.method) is not supported (use deflate)", entry: entry.name)
+        default:
+            throw ArchiveError(
+                .unsupportedEntry,
+                "compression method \(entry.method) is not supported (use deflate)",
+                entry: entry.name
+            )
         }
         try handle.seek(toOffset: UInt64(dataStart))
         var remaining = entry.compressedSize
         while remaining > 0 {
-            guard let chunk = try handle.read(upToCount: Int(min(remaining, Int64(ArchiveReader.chunkSize)))), !chunk.isEmpty else {
+            guard let chunk = try handle.read(upToCount: Int(min(remaining, Int64(ArchiveReader.chunkSize)))),
+                !chunk.isEmpty
+            else {
                 throw ArchiveError(.truncated, "the entry's data ends early", entry: entry.name)
             }
             remaining -= Int64(chunk.count)
@@ -133,7 +169,9 @@ struct ZipReader {
                 if let inflater { try inflater.inflate(bytes, sink: sink) } else { try sink(bytes) }
             }
         }
-        if let inflater, !inflater.isComplete { throw ArchiveError(.truncated, "the deflated data ends early", entry: entry.name) }
+        if let inflater, !inflater.isComplete {
+            throw ArchiveError(.truncated, "the deflated data ends early", entry: entry.name)
+        }
         guard UInt32(truncatingIfNeeded: crc.value) == entry.crc else {
             throw ArchiveError(.corrupt, "CRC-32 mismatch: the entry is damaged", entry: entry.name)
         }

@@ -8,7 +8,10 @@ public enum JSONReader {
     /// Deeper nesting than this is refused.
     public static let maximumDepth = 512
 
-    public static func parse(_ bytes: some Collection<UInt8>, lenient: Bool = false) throws(JSONSyntaxError) -> JSONValue {
+    public static func parse(
+        _ bytes: some Collection<UInt8>,
+        lenient: Bool = false
+    ) throws(JSONSyntaxError) -> JSONValue {
         if let utf8 = transcodedFromUTF16(bytes) {
             return try utf8.withUnsafeBufferPointer { parse(buffer: $0, lenient: lenient) }.get()
         }
@@ -24,7 +27,9 @@ public enum JSONReader {
     /// Foundation's reader did) as UTF-8; `nil` for anything else.
     private static func transcodedFromUTF16(_ bytes: some Collection<UInt8>) -> [UInt8]? {
         let head = Array(bytes.prefix(2))
-        guard head.count == 2, head[0] == 0 || head[1] == 0 || head == [0xFF, 0xFE] || head == [0xFE, 0xFF] else { return nil }
+        guard head.count == 2, head[0] == 0 || head[1] == 0 || head == [0xFF, 0xFE] || head == [0xFE, 0xFF] else {
+            return nil
+        }
         let bigEndian = head == [0xFE, 0xFF] || (head[0] == 0 && head[1] != 0)
         let hasMark = head == [0xFF, 0xFE] || head == [0xFE, 0xFF]
         guard head != [0, 0] else { return nil }  // UTF-32 or not text: leave it to the parser's error
@@ -45,7 +50,9 @@ public enum JSONReader {
             if buffer.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
             let value = try parser.value(depth: 0)
             parser.skipSpace()
-            guard parser.index == buffer.count else { throw parser.failure("unexpected text after the end of the document") }
+            guard parser.index == buffer.count else {
+                throw parser.failure("unexpected text after the end of the document")
+            }
             return .success(value)
         } catch {
             return .failure(error)
@@ -83,14 +90,22 @@ public enum JSONReader {
         }
 
         mutating func value(depth: Int) throws(JSONSyntaxError) -> JSONValue {
-            guard depth < JSONReader.maximumDepth else { throw failure("nested deeper than \(JSONReader.maximumDepth) levels") }
+            guard depth < JSONReader.maximumDepth else {
+                throw failure("nested deeper than \(JSONReader.maximumDepth) levels")
+            }
             switch try peek(expecting: "a value") {
             case UInt8(ascii: "{"): return try object(depth: depth)
             case UInt8(ascii: "["): return try array(depth: depth)
             case UInt8(ascii: "\""): return .string(try string())
-            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "t"):
+                try literal("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
             case let byte: throw failure("unexpected \(Self.describe(byte)); expected a value")
             }
@@ -109,7 +124,9 @@ public enum JSONReader {
                     index += 1  // trailing comma
                     return .object(pairs)
                 }
-                guard next == UInt8(ascii: "\"") else { throw failure("unexpected \(Self.describe(next)); expected a key in double quotes") }
+                guard next == UInt8(ascii: "\"") else {
+                    throw failure("unexpected \(Self.describe(next)); expected a key in double quotes")
+                }
                 let key = try string()
                 let colon = try peek(expecting: "':'")
                 guard colon == UInt8(ascii: ":") || (lenient && colon == UInt8(ascii: "=")) else {
@@ -150,7 +167,8 @@ public enum JSONReader {
 
         mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
             let count = word.utf8CodeUnitCount
-            let matches = index + count <= bytes.count
+            let matches =
+                index + count <= bytes.count
                 && (0..<count).allSatisfy { bytes[index + $0] == word.utf8Start[$0] }
             guard matches else { throw failure("unexpected \(Self.describe(bytes[index])); expected a value") }
             index += count
@@ -174,7 +192,9 @@ public enum JSONReader {
             }
             if index < bytes.count, bytes[index] | 0x20 == UInt8(ascii: "e") {
                 index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                    index += 1
+                }
                 guard digits() > 0 else { throw failure("a number needs digits in its exponent") }
             }
             return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
@@ -190,7 +210,9 @@ public enum JSONReader {
                 if byte == UInt8(ascii: "\"") {
                     let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
                     index += 1
-                    guard let text = String(validating: raw, as: UTF8.self) else { throw failure("invalid UTF-8 in a string", at: start) }
+                    guard let text = String(validating: raw, as: UTF8.self) else {
+                        throw failure("invalid UTF-8 in a string", at: start)
+                    }
                     return text
                 }
                 if byte == UInt8(ascii: "\\") { break }
@@ -203,7 +225,9 @@ public enum JSONReader {
                 switch byte {
                 case UInt8(ascii: "\""):
                     index += 1
-                    guard let text = String(validating: decoded, as: UTF8.self) else { throw failure("invalid UTF-8 in a string", at: start) }
+                    guard let text = String(validating: decoded, as: UTF8.self) else {
+                        throw failure("invalid UTF-8 in a string", at: start)
+                    }
                     return text
                 case UInt8(ascii: "\\"):
                     try escape(into: &decoded)
@@ -234,15 +258,21 @@ public enum JSONReader {
                 var scalar = try hex4()
                 if (0xD800..<0xDC00).contains(scalar) {
                     // A high surrogate must be followed by an escaped low one.
-                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                    guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"),
+                        bytes[index + 1] == UInt8(ascii: "u")
+                    else {
                         throw failure("unpaired surrogate \\u\(String(scalar, radix: 16))", at: start)
                     }
                     index += 2
                     let low = try hex4()
-                    guard (0xDC00..<0xE000).contains(low) else { throw failure("unpaired surrogate \\u\(String(scalar, radix: 16))", at: start) }
+                    guard (0xDC00..<0xE000).contains(low) else {
+                        throw failure("unpaired surrogate \\u\(String(scalar, radix: 16))", at: start)
+                    }
                     scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
                 }
-                guard let unicode = Unicode.Scalar(scalar) else { throw failure("invalid escape \\u\(String(scalar, radix: 16))", at: start) }
+                guard let unicode = Unicode.Scalar(scalar) else {
+                    throw failure("invalid escape \\u\(String(scalar, radix: 16))", at: start)
+                }
                 decoded.append(contentsOf: UTF8.encode(unicode)!)
             default:
                 throw failure("invalid escape '\\\(Self.describe(code))'", at: start)

@@ -13,7 +13,10 @@ public enum JSONValue: Sendable {
     case null
 
     /// Reads a JSON document; see ``JSONReader/parse(_:lenient:)``.
-    public static func parse(_ bytes: some Collection<UInt8>, lenient: Bool = false) throws(JSONSyntaxError) -> JSONValue {
+    public static func parse(
+        _ bytes: some Collection<UInt8>,
+        lenient: Bool = false
+    ) throws(JSONSyntaxError) -> JSONValue {
         try JSONReader.parse(bytes, lenient: lenient)
     }
 
@@ -84,7 +87,8 @@ extension JSONValue {
 extension JSONValue: Hashable {
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
-        case (.object(let a), .object(let b)): return a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+        case (.object(let a), .object(let b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
         case (.array(let a), .array(let b)): return a == b
         case (.string(let a), .string(let b)), (.number(let a), .number(let b)): return a == b
         case (.bool(let a), .bool(let b)): return a == b
@@ -101,9 +105,15 @@ extension JSONValue: Hashable {
                 hasher.combine(pair.key)
                 hasher.combine(pair.value)
             }
-        case .array(let items): hasher.combine(1); hasher.combine(items)
-        case .string(let text): hasher.combine(2); hasher.combine(text)
-        case .number(let text): hasher.combine(3); hasher.combine(text)
+        case .array(let items):
+            hasher.combine(1)
+            hasher.combine(items)
+        case .string(let text):
+            hasher.combine(2)
+            hasher.combine(text)
+        case .number(let text):
+            hasher.combine(3)
+            hasher.combine(text)
         case .bool(let value): hasher.combine(value)
         case .null: hasher.combine(4)
         }

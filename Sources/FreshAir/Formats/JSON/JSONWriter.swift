@@ -67,7 +67,9 @@ private struct JSONWriter {
             output.append(UInt8(ascii: "}"))
         case .array(let items):
             guard !items.isEmpty else { return output.append(contentsOf: "[]".utf8) }
-            let scalars = items.allSatisfy { if case .object = $0 { false } else if case .array = $0 { false } else { true } }
+            let scalars = items.allSatisfy {
+                if case .object = $0 { false } else if case .array = $0 { false } else { true }
+            }
             output.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
                 if index > 0 { output.append(contentsOf: scalars && indent > 0 ? ", ".utf8 : ",".utf8) }
