@@ -375,11 +375,18 @@ public struct BundleSync: Sendable {
         fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int) {
-        for (file, action) in plan.actions {
-            switch action {
-            case .keep: try staged.link(liveDirectory! + "/" + file.path.string, at: file.path)
-            case .write(let data, _): try staged.write(data, at: file.path)
-            case .download: break
+        // Unchanged files are linked from the live version, manifests written: thousands of
+        // system calls, made on the blocking pool.
+        let carried = plan.actions.filter {
+            if case .download = $0.action { false } else { true }
+        }
+        try await BlockingPool.run { [staged] in
+            for (file, action) in carried {
+                switch action {
+                case .keep: try staged.link(liveDirectory! + "/" + file.path.string, at: file.path)
+                case .write(let data, _): try staged.write(data, at: file.path)
+                case .download: break
+                }
             }
         }
 

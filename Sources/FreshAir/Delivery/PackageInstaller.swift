@@ -40,14 +40,17 @@ public struct ExtractingInstaller: PackageInstaller {
 
     public func install(package: URL, format: ArchiveFormat, into folder: URL) async throws -> [String: FileRecord] {
         do {
-            let records = try ArchiveReader.extract(
-                package.path,
-                format: format,
-                into: folder.path,
-                singleFileName: singleFileName,
-                limits: limits
-            )
-            return try stripTopLevelFolder(in: folder, records)
+            // Unpacking blocks on the disk and the inflater: done on the blocking pool.
+            return try await BlockingPool.run { [self] in
+                let records = try ArchiveReader.extract(
+                    package.path,
+                    format: format,
+                    into: folder.path,
+                    singleFileName: singleFileName,
+                    limits: limits
+                )
+                return try stripTopLevelFolder(in: folder, records)
+            }
         } catch let error as ArchiveError {
             throw FreshAirError.archive(error, package: package.lastPathComponent)
         }

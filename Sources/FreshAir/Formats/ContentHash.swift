@@ -58,7 +58,9 @@ public struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable 
 
 /// Hashes a stream of bytes as it arrives, so a download is verified without reading it
 /// back from disk.
-public struct ContentHasher {
+// swift-crypto's hash functions are values (copy-on-write) but not marked Sendable: a copy
+// handed to another thread is independent of the original.
+public struct ContentHasher: @unchecked Sendable {
     private enum State {
         case sha1(Insecure.SHA1)
         case sha256(SHA256)

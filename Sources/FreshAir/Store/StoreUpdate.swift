@@ -1,7 +1,7 @@
 import Foundation
 
 /// The store while one update holds its lock.
-struct StoreUpdate {
+struct StoreUpdate: Sendable {
     let store: BundleStore
     /// The live version: as the update began, then whatever it activated.
     private(set) var live: VersionRecord?
@@ -34,7 +34,12 @@ struct StoreUpdate {
                 try Disk.remove(staged.path)
                 return nil
             }
-            try activate(staged, record: record)
+            // Moving, flushing and tidying block on the disk: done on the blocking pool.
+            self = try await BlockingPool.run { [self, staged] in
+                var update = self
+                try update.activate(staged, record: record)
+                return update
+            }
             return live
         } catch {
             // What was downloaded and verified so far stays for the next update to reuse.
@@ -110,7 +115,7 @@ struct StoreUpdate {
 
 /// A version being assembled in staging. Everything is written through its
 /// ``ConfinedFolder``, so nothing a server names can land outside it.
-struct StagedVersion {
+struct StagedVersion: Sendable {
     let id: Int
     let folder: ConfinedFolder
 

@@ -301,7 +301,13 @@ struct Fetcher: Sendable {
         let file: OutputFile
         if offset > 0 {
             // Resuming: the digest must cover the bytes already on disk.
-            if hashes { _ = try Disk.hash(job.partialPath, into: &hasher) }
+            if hashes {
+                hasher = try await BlockingPool.run { [hasher, path = job.partialPath] in
+                    var hasher = hasher
+                    _ = try Disk.hash(path, into: &hasher)
+                    return hasher
+                }
+            }
             file =
                 try job.confined.map { try $0.folder.appendToFile($0.path, startsWriteback: !job.isTransient) }
                 ?? OutputFile(path: job.partialPath, append: true, startsWriteback: !job.isTransient)
@@ -327,35 +333,45 @@ struct Fetcher: Sendable {
         let teeing = offset == 0 ? tee : nil
         try teeing?.restart()
 
-        // Large bodies are hashed on another core while this task writes.
-        let background =
-            hashes && (total ?? 0) >= Self.backgroundHashingSize ? BackgroundHasher(continuing: hasher) : nil
-        defer { _ = background?.finalize() }
+        // Written, hashed and teed on the blocking pool while this task reads the next chunk;
+        // a large body is hashed on another core than the one writing it.
+        let sink = BodySink(
+            file: file,
+            hasher: hashes ? hasher : nil,
+            tee: teeing,
+            hashingApart: (total ?? 0) >= Self.backgroundHashingSize
+        )
         var received = offset
         let digest: ContentHash?
         do {
-            for try await chunk in body {
-                let count = Int64(chunk.count)
-                if received + count > ceiling {
-                    try discard(job, sidecar: sidecar)
-                    if total == nil, job.expectedSize == nil {
-                        throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit)
+            do {
+                for try await chunk in body {
+                    let count = Int64(chunk.count)
+                    if received + count > ceiling {
+                        try await sink.settle()
+                        try discard(job, sidecar: sidecar)
+                        if total == nil, job.expectedSize == nil {
+                            throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit)
+                        }
+                        throw FreshAirError.sizeMismatch(
+                            path: job.label,
+                            url: job.url,
+                            expected: ceiling,
+                            actual: received + count
+                        )
                     }
-                    throw FreshAirError.sizeMismatch(
-                        path: job.label,
-                        url: job.url,
-                        expected: ceiling,
-                        actual: received + count
-                    )
+                    try await sink.write(chunk)
+                    received += count
+                    progress(count)
                 }
-                if let background { background.add(chunk) }
-                try chunk.withUnsafeBytes { bytes in
-                    if hashes, background == nil { hasher.update(bytes) }
-                    try file.write(bytes)
-                    try teeing?.consume(bytes)
-                }
-                received += count
-                progress(count)
+                digest = try await sink.finish()
+            } catch {
+                // Nothing may still be writing when the file is closed, kept or removed. A chunk
+                // that already failed (a tee's check, a full disk) says more than how the
+                // connection ended: the bytes were wrong, so resuming them would not help.
+                let interrupted = Self.isInterruption(error)
+                do { try await sink.settle() } catch let failure { if interrupted { throw failure } }
+                throw error
             }
             if let expected = total ?? job.expectedSize, received != expected {
                 // Cut short: keep the partial file so the retry resumes it.
@@ -367,7 +383,6 @@ struct Fetcher: Sendable {
                     )
                 )
             }
-            digest = hashes ? background?.finalize() ?? hasher.finalize() : nil
             if let expected = job.expectedHash, let digest, expected != digest {
                 try discard(job, sidecar: sidecar)
                 throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)

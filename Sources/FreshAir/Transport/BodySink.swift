@@ -1,0 +1,58 @@
+import Foundation
+
+/// Where a response body goes: written to its file, hashed, and handed to a tee (a package
+/// unpacked as it arrives), in order, on ``BlockingPool``'s threads, while the task that owns
+/// the body reads the next chunk from the network.
+///
+/// A large body is hashed on a second lane, so that hashing and writing use two cores. Chunks
+/// are shared between lanes, not copied; at most 16 wait on each, which keeps memory flat when
+/// the disk or the hash falls behind the network.
+final class BodySink: @unchecked Sendable {
+    private let writing = BlockingLane()
+    private let hashing: BlockingLane?
+    private let file: OutputFile
+    private let tee: (any DownloadTee)?
+    /// Touched only by the jobs of one lane, which run one after another.
+    private var hasher: ContentHasher?
+
+    /// - Parameters:
+    ///   - hasher: the digest so far (a resumed body's covers the bytes already on disk), or
+    ///     `nil` when the body needs none.
+    ///   - hashingApart: hash on a lane of its own (worth it for large bodies only).
+    init(file: OutputFile, hasher: ContentHasher?, tee: (any DownloadTee)?, hashingApart: Bool) {
+        self.file = file
+        self.hasher = hasher
+        self.tee = tee
+        hashing = hashingApart && hasher != nil ? BlockingLane() : nil
+    }
+
+    /// Queues `chunk`; suspends while the lanes are full, and rethrows an earlier chunk's failure.
+    func write(_ chunk: [UInt8]) async throws {
+        if let hashing {
+            try await hashing.submit { [self] in chunk.withUnsafeBytes { hasher?.update($0) } }
+        }
+        let hashesHere = hashing == nil
+        try await writing.submit { [self] in
+            try chunk.withUnsafeBytes { bytes in
+                if hashesHere { hasher?.update(bytes) }
+                try file.write(bytes)
+                try tee?.consume(bytes)
+            }
+        }
+    }
+
+    /// Waits for every queued chunk, then returns the digest of the whole body (`nil` when not
+    /// hashing) or the first failure.
+    func finish() async throws -> ContentHash? {
+        try await settle()
+        return hasher?.finalize()
+    }
+
+    /// Waits for every queued chunk; before the file is closed or removed, whatever happened.
+    func settle() async throws {
+        var failure: (any Error)?
+        do { try await writing.finish() } catch { failure = error }
+        do { try await hashing?.finish() } catch { failure = failure ?? error }
+        if let failure { throw failure }
+    }
+}
