@@ -1,0 +1,162 @@
+import Foundation
+import Synchronization
+
+// Filling the staged version: carried-over files linked, the rest downloaded concurrently.
+extension BundleSync {
+    /// Fills the staged tree: links kept files, writes manifests, downloads the rest with
+    /// bounded concurrency. Identical content listed at several paths is fetched once.
+    func install(
+        _ plan: SyncPlan,
+        into staged: inout StagedVersion,
+        liveDirectory: String?,
+        fetcher: Fetcher,
+        report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int) {
+        // Unchanged files are linked from the live version, manifests written: thousands of
+        // system calls, made on the blocking pool.
+        let carried = plan.actions.filter {
+            if case .download = $0.action { false } else { true }
+        }
+        try await BlockingPool.run { [staged] in
+            for (file, action) in carried {
+                switch action {
+                case .keep: try staged.link(liveDirectory! + "/" + file.path.string, at: file.path)
+                case .write(let data, _): try staged.write(data, at: file.path)
+                case .download: break
+                }
+            }
+        }
+
+        // One job per distinct content; its other paths are linked to the first.
+        var jobs: [(job: DownloadJob, paths: [BundlePath])] = []
+        var jobIndex: [ContentHash: Int] = [:]
+        var records: [String: FileRecord] = [:]
+        let interrupted = store.interruptedFolders()
+        for file in plan.downloads {
+            if let hash = file.hash, let index = jobIndex[hash] {
+                jobs[index].paths.append(file.path)
+                continue
+            }
+            // Already downloaded and verified by an update that was killed or failed.
+            if !interrupted.isEmpty, let hash = file.hash, let size = file.size,
+                let copy = store.interruptedCopy(of: file.path, hash: hash, size: size, in: interrupted)
+            {
+                try staged.link(copy, at: file.path)
+                records[file.path.string] = FileRecord(hash: hash, size: size)
+                continue
+            }
+            // A small file goes straight to its place in the staged tree: one create in its own
+            // folder instead of a create, a rename and side-file checks in one shared folder.
+            let small = (file.size ?? .max) < Fetcher.resumableSize
+            let partialPath: String
+            if small {
+                partialPath = staged.path + "/" + file.path.string
+            } else {
+                let key = (file.hash ?? ContentHash.of(Array(file.path.string.utf8), using: .sha256)).hex
+                partialPath = store.partialsPath + "/" + key
+            }
+            let job = DownloadJob(
+                label: file.path.string,
+                url: file.path.url(relativeTo: baseURL),
+                partialPath: partialPath,
+                expectedHash: file.hash,
+                expectedSize: file.size,
+                limit: configuration.sizeCap(declared: file.size != nil),
+                validators: nil,
+                resumable: !small,
+                confined: small ? ConfinedTarget(folder: staged.folder, path: file.path) : nil
+            )
+            if let hash = file.hash { jobIndex[hash] = jobs.count }
+            jobs.append((job, [file.path]))
+        }
+
+        let summary = plan.summary
+        let progress = ProgressCounter(
+            filesTotal: summary.filesToDownload,
+            bytesExpected: summary.bytesToDownload,
+            report: report
+        )
+        let reused = records.count
+        progress.completeFiles(reused)
+        var order: [String] = []
+        var bytes: Int64 = 0
+        try await withThrowingTaskGroup(of: (Int, DownloadedFile).self) { group in
+            var next = 0
+            func startNext() {
+                guard next < jobs.count else { return }
+                let index = next
+                let job = jobs[index].job
+                next += 1
+                group.addTask {
+                    guard
+                        case .fetched(let file, _) = try await fetcher.download(
+                            job,
+                            progress: { progress.add(bytes: $0) }
+                        )
+                    else {
+                        throw FreshAirError.httpStatus(304, url: job.url)
+                    }
+                    return (index, file)
+                }
+            }
+            for _ in 0..<max(1, configuration.concurrency) { startNext() }
+            while let (index, file) = try await group.next() {
+                let paths = jobs[index].paths
+                try staged.place(file.path, at: paths[0])
+                for extra in paths.dropFirst() { try staged.duplicate(paths[0], at: extra) }
+                for path in paths {
+                    // Every bundle file is hashed as it arrives (only transient packages are not).
+                    if let hash = file.hash { records[path.string] = FileRecord(hash: hash, size: file.size) }
+                    order.append(path.string)
+                    report(.downloaded(path: path.string, bytes: file.size))
+                }
+                bytes += file.size
+                progress.completeFiles(paths.count)
+                startNext()
+            }
+        }
+        return (records, order, bytes, reused)
+    }
+}
+
+/// Aggregates byte and file progress from concurrent downloads into throttled events.
+final class ProgressCounter: Sendable {
+    private struct State {
+        var files = 0
+        var bytes: Int64 = 0
+        var lastReport = ContinuousClock.now
+    }
+
+    private let state = Mutex(State())
+    private let filesTotal: Int
+    private let bytesExpected: Int64?
+    private let report: @Sendable (SyncEvent) -> Void
+
+    init(filesTotal: Int, bytesExpected: Int64?, report: @escaping @Sendable (SyncEvent) -> Void) {
+        self.filesTotal = filesTotal
+        self.bytesExpected = bytesExpected
+        self.report = report
+    }
+
+    func add(bytes: Int64) { emit(force: false) { $0.bytes += bytes } }
+    func completeFiles(_ count: Int) {
+        emit(force: false) { $0.files += count }
+        if state.withLock({ $0.files == filesTotal }) { emit(force: true) { _ in } }
+    }
+
+    private func emit(force: Bool, _ change: (inout State) -> Void) {
+        let event: SyncProgress? = state.withLock { state in
+            change(&state)
+            let now = ContinuousClock.now
+            guard force || now - state.lastReport > .milliseconds(100) else { return nil }
+            state.lastReport = now
+            return SyncProgress(
+                filesCompleted: state.files,
+                filesTotal: filesTotal,
+                bytesReceived: state.bytes,
+                bytesExpected: bytesExpected
+            )
+        }
+        if let event { report(.progress(event)) }
+    }
+}

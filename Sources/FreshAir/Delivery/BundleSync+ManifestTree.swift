@@ -1,0 +1,44 @@
+import Foundation
+import Synchronization
+
+// Walking the tree of manifests, from the live copy where its digest allows.
+extension BundleSync {
+    /// The tree walker for this bundle: a child manifest comes from the live version when its
+    /// parent lists the digest the live copy was verified to have (so an unchanged tree costs
+    /// no request beyond the root), else from the server, checked against that digest.
+    func manifestTree(
+        fetcher: Fetcher,
+        live: VersionRecord?,
+        liveDirectory: String?,
+        keys: KeySet?
+    ) -> ManifestTree {
+        let baseURL = baseURL
+        let limit = configuration.maxDocumentSize
+        var tree = ManifestTree(baseURL: baseURL, environment: environment, maxDepth: configuration.maxManifestDepth) {
+            path,
+            hash in
+            if let hash, let record = live?.files[path.string], record.hash == hash, let liveDirectory,
+                let data = FileManager.default.contents(atPath: liveDirectory + "/" + path.string),
+                ContentHash.of(data, using: hash.algorithm) == hash
+            {
+                return (data, false)
+            }
+            let childURL = path.url(relativeTo: baseURL)
+            guard case .fetched(let data, _) = try await fetcher.document(at: childURL, validators: nil, limit: limit)
+            else {
+                throw FreshAirError.httpStatus(304, url: childURL)
+            }
+            if let hash {
+                let actual = ContentHash.of(data, using: hash.algorithm)
+                guard actual == hash else {
+                    throw FreshAirError.hashMismatch(path: path.string, url: childURL, expected: hash, actual: actual)
+                }
+            }
+            return (data, true)
+        }
+        tree.concurrency = configuration.concurrency
+        tree.keys = keys
+        tree.maxTotalBytes = configuration.maxManifestTreeSize
+        return tree
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Synchronization
+
+// The root check: what a `304` on the root manifest may skip, and what a version's record
+// keeps so that the next check can.
+extension BundleSync {
+    /// The record's metadata for a selection: what a later `304` needs to be answered
+    /// without reading a manifest (the environment it was planned for, sequence, expiry).
+    func recordMetadata(_ tree: ManifestTree.Selection, fingerprint: String) -> [String: String] {
+        var metadata = [RecordKey.environment: fingerprint]
+        if let sequence = tree.sequence { metadata[RecordKey.sequence] = String(sequence) }
+        if let expires = tree.expires { metadata[RecordKey.expires] = String(expires.timeIntervalSince1970) }
+        return metadata
+    }
+
+    /// What a plan depends on besides the manifests: the environment and the keys the
+    /// manifests were checked against.
+    func planFingerprint(keys: KeySet?) -> String { Self.planFingerprint(environment: environment, keys: keys) }
+
+    static func planFingerprint(environment: ConditionEnvironment, keys: KeySet?) -> String {
+        guard let keys, !keys.keys.isEmpty else { return environment.fingerprint }
+        var text = keys.keys.map(\.base64).sorted().joined(separator: ",")
+        if keys.threshold > 1 { text += "/\(keys.threshold)" }
+        return ContentHash.of(Array("\(environment.fingerprint) \(text)".utf8), using: .sha256).hex
+    }
+
+    /// The answer to a `304` when the live version was planned for this very environment (and
+    /// checked against the same keys): the stored manifests would select the same files
+    /// again, so there is nothing to plan, read or compare (a no-change check on 10,000 files
+    /// costs one request, not a walk of the tree). `nil` when either changed, or the record
+    /// predates fingerprints: re-plan.
+    static func unchanged(
+        _ live: VersionRecord,
+        plannedFor fingerprint: String,
+        source: String,
+        clockSkew: Duration = .zero
+    ) throws -> SyncSummary? {
+        guard live.metadata[RecordKey.environment] == fingerprint else { return nil }
+        if let expires = live.metadata[RecordKey.expires].flatMap(Double.init).map(Date.init(timeIntervalSince1970:)) {
+            try FreshnessCheck.checkExpiryOrThrow(expires, source: source, clockSkew: clockSkew)
+        }
+        return .nothingInstalled(.alreadyCurrent, version: live.id, notModified: true, reused: live.files.count)
+    }
+
+    /// Keys of ``VersionRecord/metadata`` a bundle sync keeps.
+    enum RecordKey {
+        static let sequence = "sequence"
+        static let expires = "expires"
+        static let environment = "environment"
+        static let all = [sequence, expires, environment]
+    }
+}

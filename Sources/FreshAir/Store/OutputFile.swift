@@ -1,0 +1,97 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// File-scope names for the libc calls `OutputFile` shadows with its own methods.
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
+}
+private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
+
+/// A file opened for writing with plain `write(2)` calls: no buffering to hold memory, no
+/// copies.
+final class OutputFile {
+    private var descriptor: Int32
+    let path: String
+    /// End of what was written, and how far the kernel was asked to write it back.
+    private var end: Int64 = 0
+    private var writebackRequested: Int64 = 0
+    /// Dirty bytes after which write-back starts (Linux): the disk works while the network
+    /// does, so the flush before activation finds little left to do.
+    private static let writebackStep: Int64 = 8 << 20
+
+    private let startsWriteback: Bool
+
+    /// - Parameter startsWriteback: push written bytes to disk as they accumulate (Linux);
+    ///   `false` for a file that will be deleted soon, which then may never reach the disk.
+    init(path: String, append: Bool, startsWriteback: Bool = true) throws(FreshAirError) {
+        self.path = path
+        self.startsWriteback = startsWriteback
+        let flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC)
+        descriptor = open(path, flags, 0o644)
+        guard descriptor >= 0 else { throw Disk.failure("open for writing", path) }
+        if append {
+            end = Int64(lseek(descriptor, 0, SEEK_END))
+            writebackRequested = end
+        }
+    }
+
+    /// A file opened elsewhere (by ``ConfinedFolder``), written from its start.
+    init(descriptor: Int32, path: String, startsWriteback: Bool) {
+        self.descriptor = descriptor
+        self.path = path
+        self.startsWriteback = startsWriteback
+        // Where writes begin: 0 for a new file, its size for one opened to append to.
+        end = max(0, Int64(lseek(descriptor, 0, SEEK_END)))
+        writebackRequested = end
+    }
+
+    /// Sets the permission bits on the open file (never through a path, which could be a link).
+    func setMode(_ mode: mode_t) {
+        _ = fchmod(descriptor, mode)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(FreshAirError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = systemWrite(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Disk.failure("write", path)
+            }
+            offset += written
+        }
+        end += Int64(bytes.count)
+        if startsWriteback, end - writebackRequested >= Self.writebackStep { startWriteback() }
+    }
+
+    /// Asks the kernel to start writing the new bytes to disk without waiting for it.
+    private func startWriteback() {
+        #if os(Linux)
+        _ = LinuxCalls.syncFileRange?(
+            descriptor,
+            writebackRequested,
+            end - writebackRequested,
+            LinuxCalls.syncFileRangeWrite
+        )
+        #endif
+        writebackRequested = end
+    }
+
+    func truncate() throws(FreshAirError) {
+        guard ftruncate(descriptor, 0) == 0 else { throw Disk.failure("truncate", path) }
+    }
+
+    func close() {
+        if descriptor >= 0 { _ = systemClose(descriptor) }
+        descriptor = -1
+    }
+
+    deinit { close() }
+}
