@@ -24,6 +24,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        // `swift package generate-documentation --target FreshAir`: a plugin, linked into nothing.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"])]),

@@ -78,7 +78,12 @@ public struct ContentBundle: Sendable {
     }
 
     /// The URL of a resource, or `nil` when no folder in the search order has it.
-    /// - Parameter localization: search only this localization's `.lproj`.
+    ///
+    /// - Parameters:
+    ///   - name: the file name, with its extension unless `ext` gives it.
+    ///   - ext: the extension, without the dot.
+    ///   - subdirectory: a folder below each searched folder.
+    ///   - localization: search only this localization's `.lproj`.
     public func url(
         forResource name: String,
         withExtension ext: String? = nil,

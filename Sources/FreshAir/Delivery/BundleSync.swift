@@ -27,9 +27,16 @@ public struct BundleSync: Sendable {
     public var configuration: SyncConfiguration
     private let transport: any HTTPTransport
 
-    /// - Parameter transport: how requests are sent; by default a ``URLSessionTransport`` of
-    ///   this value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass
-    ///   one to share its connections (and its lifetime is then yours).
+    /// Creates a sync; nothing happens until ``run()``.
+    ///
+    /// - Parameters:
+    ///   - remote: the bundle folder (`…/App.freshair/`) or its `manifest.json`.
+    ///   - store: where versions are kept, and the live link.
+    ///   - environment: what conditions are evaluated against.
+    ///   - transport: how requests are sent; by default a ``URLSessionTransport`` of this
+    ///     value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass one to
+    ///     share its connections (and its lifetime is then yours).
+    ///   - configuration: retries, limits, keys and timeouts.
     public init(
         remote: URL,
         store: BundleStore,

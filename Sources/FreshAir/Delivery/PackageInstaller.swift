@@ -19,7 +19,7 @@ public protocol PackageInstaller: Sendable {
 }
 
 /// Unpacks `.tgz`/`.tar.gz`, `.tar`, `.gz` and `.zip` packages into the version folder,
-/// refusing hostile entries (see ``ArchiveExtractor``).
+/// refusing hostile entries (see the security model in README: paths, links, sizes, expansion).
 public struct ExtractingInstaller: PackageInstaller {
     public var limits: ExtractionLimits
     /// When the archive holds exactly this one top-level folder (`cats-3/` in `cats-3.tar.gz`),

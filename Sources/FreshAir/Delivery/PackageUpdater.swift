@@ -30,9 +30,17 @@ public struct PackageUpdater: Sendable {
     public var configuration: SyncConfiguration
     private let transport: any HTTPTransport
 
-    /// - Parameter transport: how requests are sent; by default a ``URLSessionTransport`` of
-    ///   this value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass
-    ///   one to share its connections (and its lifetime is then yours).
+    /// Creates an updater; nothing happens until ``update()``.
+    ///
+    /// - Parameters:
+    ///   - remote: the package's URL (`.tgz`, `.tar.gz`, `.tar`, `.gz` or `.zip`).
+    ///   - store: where versions are kept, and the live link.
+    ///   - bundledPackage: the copy shipped in the app, installed when nothing better is.
+    ///   - installer: what to do with a package; by default, unpack it into the version folder.
+    ///   - transport: how requests are sent; by default a ``URLSessionTransport`` of this
+    ///     value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass one to
+    ///     share its connections (and its lifetime is then yours).
+    ///   - configuration: retries, limits, keys and timeouts.
     public init(
         remote: URL,
         store: BundleStore,

@@ -44,9 +44,18 @@ public struct Repository: Sendable {
         case wholeRepository
     }
 
-    /// - Parameter transport: how requests are sent; by default a ``URLSessionTransport`` of
-    ///   this value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass
-    ///   one to share its connections (and its lifetime is then yours).
+    /// Creates a repository client; nothing happens until ``update(progress:)``.
+    ///
+    /// - Parameters:
+    ///   - source: where `<id>/index.json` is published.
+    ///   - id: the repository's identifier, its folder on the server.
+    ///   - cdn: where the archives are, when not beside the index.
+    ///   - directory: where the bundles are installed, one folder each.
+    ///   - switching: each bundle on its own, or the whole repository at once.
+    ///   - transport: how requests are sent; by default a ``URLSessionTransport`` of this
+    ///     value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass one to
+    ///     share its connections (and its lifetime is then yours).
+    ///   - configuration: retries, limits, keys and timeouts.
     public init(
         source: URL,
         id: String,

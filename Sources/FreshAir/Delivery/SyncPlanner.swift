@@ -13,7 +13,7 @@ struct SelectedFile: Sendable {
 }
 
 /// A file a device would have, as ``BundleSync/selection()`` and
-/// ``LocalBundle/selection(folder:environment:)`` report it.
+/// ``LocalBundle/selection(folder:environment:maxDepth:)`` report it.
 public struct SelectedEntry: Sendable, Hashable, Codable {
     public var path: String
     /// Bytes, when the manifest declares them (or the file is at hand).

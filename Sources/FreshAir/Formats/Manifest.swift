@@ -56,7 +56,9 @@ public struct Manifest: Sendable, Hashable {
 
     /// Reads a manifest document.
     ///
-    /// - Parameter source: where it came from (a URL or path), named in errors.
+    /// - Parameters:
+    ///   - data: the document's bytes, as served.
+    ///   - source: where it came from (a URL or path), named in errors.
     /// - Throws: ``ManifestError`` naming the source, the entry and what is wrong.
     public init(data: Data, source: String) throws(ManifestError) {
         let document: JSONValue

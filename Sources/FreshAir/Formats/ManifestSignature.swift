@@ -61,7 +61,7 @@ public struct ManifestSignature: Sendable, Hashable {
     /// Separates these messages from anything else a key might sign.
     static let label = Array("FreshAir signed manifest v1\n".utf8)
 
-    /// The bytes a signature covers: the document without ``member``, compact, after ``label``.
+    /// The bytes a signature covers: the document without ``member``, compact, after a fixed label (`FreshAir signed manifest v1`).
     public static func message(for document: JSONValue) -> [UInt8] {
         var unsigned = document
         unsigned.remove(member)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// How FreshAir follows redirects: at most ``limit`` of them, never in a circle, only to http
+/// How FreshAir follows redirects: at most five of them, never in a circle, only to http
 /// or https, and never from https down to plain http (where anyone on the path could answer);
 /// credentials are not carried to another host.
 ///
@@ -57,6 +57,7 @@ public enum HTTPRedirect {
     /// response to `handle`.
     ///
     /// - Parameters:
+    ///   - request: the first request.
     ///   - send: sends one GET without following redirects. A body left unread (a redirect's,
     ///     after its first 64 KB) must release its connection when it is no longer referenced.
     ///   - handle: receives the first response that is not a redirect.

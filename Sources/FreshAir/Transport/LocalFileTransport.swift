@@ -8,7 +8,7 @@ import Foundation
 /// Responses carry an `ETag` (inode, size and modification time to the nanosecond) and a
 /// `Last-Modified`; `If-None-Match` and `If-Modified-Since` give `304`, and `Range` with
 /// `If-Range` gives `206`. A missing file is `404`, an unreadable one `403`, a folder `404`.
-/// ``Fetcher`` uses it for every `file://` URL, whatever transport a sync was given.
+/// FreshAir uses it for every `file://` URL, whatever transport a sync was given.
 public struct LocalFileTransport: HTTPTransport {
     /// Bytes handed on per body chunk.
     static let chunkSize = 256 * 1024
