@@ -189,7 +189,7 @@ struct ManifestTreeTests {
             source: "http://x/",
             files: ["a.md": FileRecord(hash: a, size: 1), "b.md": FileRecord(hash: a, size: 1)]
         )
-        record.metadata = [BundleSync.RecordKey.environment: device.fingerprint]
+        record.plannedFor = device.fingerprint
         let current = try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json")
         #expect(current?.outcome == .alreadyCurrent)
         #expect(current?.filesReused == 2)
@@ -200,7 +200,7 @@ struct ManifestTreeTests {
             try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json") == nil
         )
         // So does a record written before fingerprints were kept.
-        record.metadata = [:]
+        record.plannedFor = nil
         #expect(
             try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json") == nil
         )
@@ -213,10 +213,8 @@ struct ManifestTreeTests {
     func notModifiedStillHonoursExpiry() throws {
         let device = ConditionEnvironment(["platform": "iOS"])
         var record = VersionRecord(id: 1, source: "http://x/")
-        record.metadata = [
-            BundleSync.RecordKey.environment: device.fingerprint,
-            BundleSync.RecordKey.expires: String(Date().timeIntervalSince1970 - 60),
-        ]
+        record.plannedFor = device.fingerprint
+        record.expires = Date().addingTimeInterval(-60)
         #expect {
             try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json")
         } throws: { error in

@@ -137,7 +137,7 @@ struct LifecycleTests {
             var moved = sync
             moved.environment["channel"] = "beta"
             #expect(try await moved.run().outcome == .alreadyCurrent)
-            #expect(try sync.store.liveRecord()?.metadata["confirmed"] == "true")
+            #expect(try sync.store.liveRecord()?.confirmed == true)
         }
     }
 

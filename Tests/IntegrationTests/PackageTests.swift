@@ -94,7 +94,7 @@ struct PackageTests {
                 && message.contains("could not connect to 127.0.0.1: ")
         }
         #expect(local.path("Content/data/message.txt").text == "bundled")
-        #expect(try updater.store.liveRecord()?.metadata["origin"] == "bundled")
+        #expect(try updater.store.liveRecord()?.origin == .bundled)
     }
 
     @Test("A 403 names the likely cause; the bundled copy is installed")

@@ -57,13 +57,13 @@ struct SyncTests {
 
             // A new environment that selects the same files: still one request and nothing
             // installed, and the record now names it, so the next 304 is final too.
-            let plannedFor = try client.sync.store.liveRecord()?.metadata["environment"]
+            let plannedFor = try client.sync.store.liveRecord()?.plannedFor
             var moved = client.sync
             moved.environment["channel"] = "beta"
             let recheck = try await moved.run()
             #expect(recheck.outcome == .alreadyCurrent && recheck.requests == 1)
             let record = try moved.store.liveRecord()
-            #expect(plannedFor != nil && record?.metadata["environment"] != plannedFor)
+            #expect(plannedFor != nil && record?.plannedFor != plannedFor)
             #expect(record?.id == check.version)
         }
     }

@@ -4,13 +4,12 @@ import Synchronization
 // The root check: what a `304` on the root manifest may skip, and what a version's record
 // keeps so that the next check can.
 extension BundleSync {
-    /// The record's metadata for a selection: what a later `304` needs to be answered
-    /// without reading a manifest (the environment it was planned for, sequence, expiry).
-    func recordMetadata(_ tree: ManifestTree.Selection, fingerprint: String) -> [String: String] {
-        var metadata = [RecordKey.environment: fingerprint]
-        if let sequence = tree.sequence { metadata[RecordKey.sequence] = String(sequence) }
-        if let expires = tree.expires { metadata[RecordKey.expires] = String(expires.timeIntervalSince1970) }
-        return metadata
+    /// Records what a later `304` needs to be answered without reading a manifest: what the
+    /// selection was planned for, and the release's sequence and expiry.
+    static func record(_ tree: ManifestTree.Selection, plannedFor fingerprint: String, in record: inout VersionRecord) {
+        record.plannedFor = fingerprint
+        record.sequence = tree.sequence
+        record.expires = tree.expires
     }
 
     /// What a plan depends on besides the manifests: the environment and the keys the
@@ -35,18 +34,10 @@ extension BundleSync {
         source: String,
         clockSkew: Duration = .zero
     ) throws -> SyncSummary? {
-        guard live.metadata[RecordKey.environment] == fingerprint else { return nil }
-        if let expires = live.metadata[RecordKey.expires].flatMap(Double.init).map(Date.init(timeIntervalSince1970:)) {
+        guard live.plannedFor == fingerprint else { return nil }
+        if let expires = live.expires {
             try FreshnessCheck.checkExpiryOrThrow(expires, source: source, clockSkew: clockSkew)
         }
         return .nothingInstalled(.alreadyCurrent, version: live.id, notModified: true, reused: live.files.count)
-    }
-
-    /// Keys of ``VersionRecord/metadata`` a bundle sync keeps.
-    enum RecordKey {
-        static let sequence = "sequence"
-        static let expires = "expires"
-        static let environment = "environment"
-        static let all = [sequence, expires, environment]
     }
 }

@@ -177,7 +177,7 @@ public struct BundleSync: Sendable {
             defaultIdentity: baseURL.lastPathComponent
         )
         let mark = try store.highWaterMarks.mark(for: baseURL.absoluteString)
-        let liveSequence = live?.metadata[RecordKey.sequence].flatMap { Int($0) }
+        let liveSequence = live?.sequence
         var walker = manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory, keys: keys)
         walker.acceptRoot = { root in
             do throws(ManifestError) {
@@ -195,7 +195,6 @@ public struct BundleSync: Sendable {
                 for: baseURL.absoluteString
             )
         }
-        let metadata = recordMetadata(tree, fingerprint: fingerprint)
         let selected = tree.files
         let plan = SyncPlanner.plan(selected: selected, live: live) { path, record in
             !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
@@ -210,17 +209,14 @@ public struct BundleSync: Sendable {
             reused: keptCount
         )
         if plan.changesNothing, damaged.isEmpty {
-            if var record = live {
+            if let record = live {
                 // Same content under new validators, sequence or environment (a re-upload, an
                 // app upgrade that changed nothing here): remember them, so the next 304 is final.
-                // The store's own keys (confirmation) stay as they are.
-                var updated = record.metadata
-                for key in RecordKey.all { updated[key] = metadata[key] }
-                if record.validators != validators || record.metadata != updated {
-                    record.validators = validators
-                    record.metadata = updated
-                    try update.writeRecord(record)
-                }
+                // The store's own facts (confirmation) stay as they are.
+                var updated = record
+                updated.validators = validators
+                Self.record(tree, plannedFor: fingerprint, in: &updated)
+                if updated != record { try update.writeRecord(updated) }
             }
             return summary
         }
@@ -241,13 +237,14 @@ public struct BundleSync: Sendable {
                 case .download: files[file.path.string] = downloaded.records[file.path.string]
                 }
             }
-            return VersionRecord(
+            var record = VersionRecord(
                 id: staged.id,
                 source: baseURL.absoluteString,
                 validators: validators,
-                files: files,
-                metadata: metadata
+                files: files
             )
+            Self.record(tree, plannedFor: fingerprint, in: &record)
+            return record
         }
         let version = activated?.id
         if let version { report(.activated(version: version)) }

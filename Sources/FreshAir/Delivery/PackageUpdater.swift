@@ -135,7 +135,7 @@ public struct PackageUpdater: Sendable {
                         into: staged,
                         unpacked: nil,
                         validators: HTTPValidators(lastModified: bundled.lastModified),
-                        origin: "bundled"
+                        origin: .bundled
                     )
                 }
                 installedBundled = true
@@ -179,7 +179,7 @@ public struct PackageUpdater: Sendable {
                     fetcher: fetcher
                 ) {
                     // A bundled copy's validators are the package's, not the document's: ask afresh.
-                    let documentValidators = live?.metadata[RecordKey.origin] == "bundled" ? nil : known
+                    let documentValidators = live?.origin == .bundled ? nil : known
                     guard
                         let release = try await signedRelease(
                             fetcher: fetcher,
@@ -188,9 +188,9 @@ public struct PackageUpdater: Sendable {
                             live: live
                         )
                     else {
-                        if let expires = live?.metadata[RecordKey.expires].flatMap(Double.init) {
+                        if let expires = live?.expires {
                             try FreshnessCheck.checkExpiryOrThrow(
-                                Date(timeIntervalSince1970: expires),
+                                expires,
                                 source: signatureURL.absoluteString,
                                 clockSkew: configuration.clockSkewTolerance
                             )
@@ -199,11 +199,11 @@ public struct PackageUpdater: Sendable {
                         return finished(result, started: started, fetcher: fetcher)
                     }
                     if var current = live, intact,
-                        current.metadata[RecordKey.sha256] == release.document.sha256.hex
+                        current.packageDigest == release.document.sha256.hex
                     {
                         // The same package under a newer signed document: remember the document.
                         current.validators = release.validators
-                        current.metadata.merge(release.metadata) { _, new in new }
+                        release.record(in: &current)
                         try update.writeRecord(current)
                         return finished(result, started: started, fetcher: fetcher)
                     }
@@ -243,7 +243,7 @@ public struct PackageUpdater: Sendable {
                             into: staged,
                             unpacked: file.teedWholeBody ? streaming : nil,
                             validators: signed?.validators ?? validators,
-                            origin: "remote"
+                            origin: .remote
                         )
                     } catch let error as FreshAirError where error.isContentCheckFailure && file.contentEncoding != nil
                     {
@@ -251,7 +251,7 @@ public struct PackageUpdater: Sendable {
                         // Content-Encoding metadata); one that does not is the encoding's fault.
                         throw FreshAirError.unrequestedEncoding(url: remote, encoding: file.contentEncoding!)
                     }
-                    installed.metadata.merge(signed?.metadata ?? [:]) { _, new in new }
+                    signed?.record(in: &installed)
                     return installed
                 }
                 result.version = update.live?.id
@@ -278,14 +278,11 @@ public struct PackageUpdater: Sendable {
         var document: PackageSignature
         var validators: HTTPValidators
 
-        /// What the version record keeps of it.
-        var metadata: [String: String] {
-            var metadata = [RecordKey.sha256: document.sha256.hex]
-            if let sequence = document.release.sequence { metadata[RecordKey.sequence] = String(sequence) }
-            if let expires = document.release.expires {
-                metadata[RecordKey.expires] = String(expires.timeIntervalSince1970)
-            }
-            return metadata
+        /// Records in a version what it keeps of the document: the digest, sequence and expiry.
+        func record(in record: inout VersionRecord) {
+            record.packageDigest = document.sha256.hex
+            record.sequence = document.release.sequence
+            record.expires = document.release.expires
         }
     }
 
@@ -328,7 +325,7 @@ public struct PackageUpdater: Sendable {
             .check(
                 document.release.offered(digest: digest),
                 mark: mark,
-                liveSequence: live?.metadata[RecordKey.sequence].flatMap { Int($0) }
+                liveSequence: live?.sequence
             )
         } catch { throw FreshAirError.manifest(error) }
         if let sequence = document.release.sequence {
@@ -338,14 +335,6 @@ public struct PackageUpdater: Sendable {
             )
         }
         return SignedPackage(document: document, validators: received)
-    }
-
-    /// Keys of ``VersionRecord/metadata`` a package update keeps.
-    enum RecordKey {
-        static let origin = "origin"
-        static let sha256 = "sha256"
-        static let sequence = "sequence"
-        static let expires = "expires"
     }
 
     /// The bundled package, if it should be installed now: nothing (usable) is installed, or its
@@ -372,7 +361,7 @@ public struct PackageUpdater: Sendable {
         into staged: StagedVersion,
         unpacked: StreamingExtraction?,
         validators: HTTPValidators,
-        origin: String
+        origin: VersionRecord.Origin
     ) async throws -> VersionRecord {
         let records: [String: FileRecord]
         do {
@@ -387,21 +376,17 @@ public struct PackageUpdater: Sendable {
             }
         } catch FreshAirError.archive(let error, _) {
             // Named by where it came from, not by the partial file it was downloaded to.
-            throw FreshAirError.archive(error, package: origin == "bundled" ? package.path : remote.absoluteString)
+            throw FreshAirError.archive(error, package: origin == .bundled ? package.path : remote.absoluteString)
         }
-        var metadata = [RecordKey.origin: origin, "format": format.rawValue]
+        var record = VersionRecord(id: staged.id, source: remote.absoluteString, validators: validators, files: records)
+        record.origin = origin
+        record.packageFormat = format.rawValue
         // With keys pinned, the bundled copy's digest lets a signed document that names the
         // same package skip the download.
-        if origin == "bundled", configuration.pinsKeys {
-            metadata[RecordKey.sha256] = try ContentHash.ofFile(at: package, using: .sha256).hash.hex
+        if origin == .bundled, configuration.pinsKeys {
+            record.packageDigest = try ContentHash.ofFile(at: package, using: .sha256).hash.hex
         }
-        return VersionRecord(
-            id: staged.id,
-            source: remote.absoluteString,
-            validators: validators,
-            files: records,
-            metadata: metadata
-        )
+        return record
     }
 }
 

@@ -105,7 +105,7 @@ public struct Repository: Sendable {
 
     /// The installed version of bundle `name`.
     public func installedVersion(of name: String) -> Int? {
-        (try? store(forBundle: name).liveRecord())?.flatMap { $0.metadata["bundleVersion"].flatMap(Int.init) }
+        (try? store(forBundle: name).liveRecord())?.flatMap(\.bundleVersion)
     }
 
     /// Finds `"<repoId>.<name>"` among `repositories`: the last dot-separated part names the
@@ -349,12 +349,10 @@ public struct Repository: Sendable {
                     } catch FreshAirError.archive(let error, _) {
                         throw FreshAirError.archive(error, package: url.absoluteString)
                     }
-                    return VersionRecord(
-                        id: staged.id,
-                        source: url.absoluteString,
-                        files: records,
-                        metadata: ["bundleVersion": String(version), "repository": id]
-                    )
+                    var record = VersionRecord(id: staged.id, source: url.absoluteString, files: records)
+                    record.bundleVersion = version
+                    record.repository = id
+                    return record
                 }
                 return file.size
             }

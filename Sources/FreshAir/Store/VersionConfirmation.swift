@@ -7,9 +7,9 @@ extension BundleStore {
     /// ``rollBackIfUnconfirmed(allowedLaunches:)``.
     public func confirmLive() async throws {
         try await update { update in
-            guard var record = update.live, record.metadata[RecordKey.confirmed] == nil else { return }
-            record.metadata[RecordKey.confirmed] = "true"
-            record.metadata[RecordKey.launches] = nil
+            guard var record = update.live, !record.confirmed else { return }
+            record.confirmed = true
+            record.unconfirmedLaunches = 0
             try update.writeRecord(record)
         }
     }
@@ -25,10 +25,10 @@ extension BundleStore {
     @discardableResult
     public func rollBackIfUnconfirmed(allowedLaunches: Int = 1) async throws -> VersionRecord? {
         try await update { (update: inout StoreUpdate) -> VersionRecord? in
-            guard var record = update.live, record.metadata[RecordKey.confirmed] == nil else { return nil }
-            let launches = Int(record.metadata[RecordKey.launches] ?? "") ?? 0
+            guard var record = update.live, !record.confirmed else { return nil }
+            let launches = record.unconfirmedLaunches
             guard launches >= allowedLaunches, let previousID = update.restorableID else {
-                record.metadata[RecordKey.launches] = String(launches + 1)
+                record.unconfirmedLaunches = launches + 1
                 try update.writeRecord(record)
                 return nil
             }
@@ -41,7 +41,7 @@ extension BundleStore {
             )
             var previous = try update.restore(previousID)
             // The version gone back to worked before: it needs no confirmation now.
-            previous.metadata[RecordKey.confirmed] = "true"
+            previous.confirmed = true
             try update.writeRecord(previous)
             return previous
         }
@@ -115,9 +115,4 @@ extension BundleStore {
         try Disk.writeAtomically(Data(JSONValue.array(items).serializedBytes()), to: rejectedPath)
     }
 
-    /// Keys of ``VersionRecord/metadata`` for confirm-or-roll-back.
-    enum RecordKey {
-        static let confirmed = "confirmed"
-        static let launches = "launches"
-    }
 }

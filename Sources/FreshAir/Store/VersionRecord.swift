@@ -17,8 +17,36 @@ public struct VersionRecord: Sendable, Hashable {
     public var files: [String: FileRecord]
     /// The version that was live before this one, kept for ``BundleStore/rollBack()``.
     public var previous: Int?
-    /// Facts a delivery mode keeps about the version (a package's date, bundle versions).
-    public var metadata: [String: String]
+    /// The signed release this version came from: its `sequence` and `expires` (bundles and
+    /// packages with keys pinned).
+    public var sequence: Int?
+    public var expires: Date?
+    /// What a bundle's selection was planned for (the environment and keys, as a fingerprint):
+    /// while it matches, a `304` needs no re-planning.
+    public var plannedFor: String?
+    /// Where a package came from.
+    public var origin: Origin?
+    /// A package's archive format (`tgz`, `zip`…).
+    public var packageFormat: String?
+    /// A package's SHA-256, as its signed document names it.
+    public var packageDigest: String?
+    /// A repository bundle's version and repository.
+    public var bundleVersion: Int?
+    public var repository: String?
+    /// The app confirmed this version worked (``BundleStore/confirmLive()``).
+    public var confirmed: Bool
+    /// Launches of this version not yet confirmed (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``).
+    public var unconfirmedLaunches: Int
+    /// Facts this version of FreshAir does not know, kept as found (written by a newer one).
+    public var otherFacts: [String: String]
+
+    /// Where a package came from.
+    public enum Origin: String, Sendable, Hashable {
+        /// The copy shipped inside the app.
+        case bundled
+        /// The server.
+        case remote
+    }
 
     public init(
         id: Int,
@@ -26,8 +54,7 @@ public struct VersionRecord: Sendable, Hashable {
         created: Date = Date(),
         validators: HTTPValidators? = nil,
         files: [String: FileRecord] = [:],
-        previous: Int? = nil,
-        metadata: [String: String] = [:]
+        previous: Int? = nil
     ) {
         self.id = id
         self.source = source
@@ -35,7 +62,9 @@ public struct VersionRecord: Sendable, Hashable {
         self.validators = validators
         self.files = files
         self.previous = previous
-        self.metadata = metadata
+        confirmed = false
+        unconfirmedLaunches = 0
+        otherFacts = [:]
     }
 }
 
@@ -72,8 +101,6 @@ extension VersionRecord {
         let validators = document["validators"].map {
             HTTPValidators(etag: $0["etag"]?.string, lastModified: $0["lastModified"]?.string)
         }
-        var metadata: [String: String] = [:]
-        for (key, value) in document["metadata"]?.pairs ?? [] { metadata[key] = value.string }
         self.init(
             id: id,
             source: source,
@@ -81,9 +108,60 @@ extension VersionRecord {
                 ?? Date(timeIntervalSince1970: 0),
             validators: validators,
             files: files,
-            previous: document["previous"]?.integer.flatMap { Int(exactly: $0) },
-            metadata: metadata
+            previous: document["previous"]?.integer.flatMap { Int(exactly: $0) }
         )
+        var facts: [String: String] = [:]
+        for (key, value) in document["metadata"]?.pairs ?? [] { facts[key] = value.string }
+        self.facts = facts
+    }
+
+    /// The typed fields as the record's `metadata` object stores them: strings, under the keys
+    /// every version of FreshAir has written, so that records stay readable both ways.
+    var facts: [String: String] {
+        get {
+            var facts = otherFacts
+            facts[FactKey.sequence] = sequence.map(String.init)
+            facts[FactKey.expires] = expires.map { String($0.timeIntervalSince1970) }
+            facts[FactKey.plannedFor] = plannedFor
+            facts[FactKey.origin] = origin?.rawValue
+            facts[FactKey.packageFormat] = packageFormat
+            facts[FactKey.packageDigest] = packageDigest
+            facts[FactKey.bundleVersion] = bundleVersion.map(String.init)
+            facts[FactKey.repository] = repository
+            facts[FactKey.confirmed] = confirmed ? "true" : nil
+            facts[FactKey.launches] = unconfirmedLaunches > 0 ? String(unconfirmedLaunches) : nil
+            return facts
+        }
+        set {
+            var facts = newValue
+            sequence = facts.removeValue(forKey: FactKey.sequence).flatMap { Int($0) }
+            expires = facts.removeValue(forKey: FactKey.expires).flatMap(Double.init).map(
+                Date.init(timeIntervalSince1970:)
+            )
+            plannedFor = facts.removeValue(forKey: FactKey.plannedFor)
+            origin = facts.removeValue(forKey: FactKey.origin).flatMap(Origin.init(rawValue:))
+            packageFormat = facts.removeValue(forKey: FactKey.packageFormat)
+            packageDigest = facts.removeValue(forKey: FactKey.packageDigest)
+            bundleVersion = facts.removeValue(forKey: FactKey.bundleVersion).flatMap { Int($0) }
+            repository = facts.removeValue(forKey: FactKey.repository)
+            confirmed = facts.removeValue(forKey: FactKey.confirmed) == "true"
+            unconfirmedLaunches = facts.removeValue(forKey: FactKey.launches).flatMap { Int($0) } ?? 0
+            otherFacts = facts
+        }
+    }
+
+    /// The keys of the `metadata` object on disk.
+    enum FactKey {
+        static let sequence = "sequence"
+        static let expires = "expires"
+        static let plannedFor = "environment"
+        static let origin = "origin"
+        static let packageFormat = "format"
+        static let packageDigest = "sha256"
+        static let bundleVersion = "bundleVersion"
+        static let repository = "repository"
+        static let confirmed = "confirmed"
+        static let launches = "launches"
     }
 
     var jsonBytes: [UInt8] {
@@ -97,7 +175,7 @@ extension VersionRecord {
             if let lastModified = validators.lastModified { pairs.append(("lastModified", .string(lastModified))) }
             head.append(("validators", .object(pairs)))
         }
-        head.append(("metadata", .object(metadata.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
+        head.append(("metadata", .object(facts.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
         head.append(
             (
                 "files",
