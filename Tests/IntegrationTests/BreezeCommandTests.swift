@@ -218,8 +218,9 @@ struct BreezeCommandTests {
                 "sync", "--repo", "com.example.level1", server.url.absoluteString, work.path("Bundles").path, "--json",
             ])
             #expect(repo.status == 0, "\(repo.error)")
-            let result = try JSONDecoder().decode(Repository.Result.self, from: Data(repo.output.utf8))
-            #expect(result.updated == ["cats": 1])
+            let summary = try JSONDecoder().decode(SyncSummary.self, from: Data(repo.output.utf8))
+            #expect(summary.repository?.updated == ["cats": 1])
+            #expect(summary.outcome == .updated && summary.downloaded == ["cats"])
             #expect(work.path("Bundles/cats/art/cats/cat1.txt").text == "meow\n")
         }
     }

@@ -17,7 +17,7 @@ import Synchronization
 /// evaluated; only files whose digest changed are downloaded, concurrently, streamed to
 /// disk and verified; then the new version goes live atomically. Any failure leaves the
 /// live version untouched, and an interrupted download resumes on the next run.
-public struct BundleSync: Sendable {
+public struct BundleSync: ContentUpdater {
     /// The bundle folder (`…/App.freshair/`) or its `manifest.json`.
     public let remote: URL
     public var store: BundleStore
@@ -58,31 +58,10 @@ public struct BundleSync: Sendable {
         return base.absoluteString.hasSuffix("/") ? base : URL(string: base.absoluteString + "/")!
     }
 
-    /// Runs one sync and returns what it did.
-    @discardableResult
-    public func run() async throws -> SyncSummary {
-        try await run(reporting: { _ in })
-    }
-
-    /// Runs one sync, delivering its events as they happen; the last is
-    /// ``SyncEvent/finished(_:)``. Ending the iteration early cancels the sync.
-    public func updates() -> AsyncThrowingStream<SyncEvent, any Error> {
-        AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    try await run(reporting: { continuation.yield($0) })
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
-    }
-
     /// Runs one sync, calling `report` with each event as it happens, on whichever task
-    /// the sync is running then: keep it quick and thread-safe. Unlike ``updates()``, no task
-    /// wakes up per event, which matters when thousands of files arrive per second.
+    /// the sync is running then: keep it quick and thread-safe. Unlike
+    /// ``ContentUpdater/updates()``, no task wakes up per event, which matters when thousands
+    /// of files arrive per second.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let started = ContinuousClock.now

@@ -118,12 +118,18 @@ public struct PackageUpdater: Sendable {
         }
     }
 
+    /// Runs one update and returns the package's own account of it; ``run(reporting:)`` gives
+    /// the same as every delivery mode does.
     @discardableResult
     public func update() async throws -> Result {
-        try await withDeadline(configuration.deadline, url: remote) { try await updateNow() }
+        try await update(reporting: { _ in })
     }
 
-    private func updateNow() async throws -> Result {
+    private func update(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> Result {
+        try await withDeadline(configuration.deadline, url: remote) { try await updateNow(report: report) }
+    }
+
+    private func updateNow(report: @escaping @Sendable (SyncEvent) -> Void) async throws -> Result {
         let started = ContinuousClock.now
         let fetcher = Fetcher(transport: transport, configuration: configuration)
         return try await store.update { update in
@@ -144,6 +150,7 @@ public struct PackageUpdater: Sendable {
             // nothing were installed.
             do {
                 let live = update.live
+                report(.checking(remote))
                 // After a rollback, ask whether the server still has what was rolled back from.
                 let rejected = live == nil ? nil : try store.rejected(from: remote.absoluteString)
                 // A package found damaged (`verify()`) is fetched whole, as if nothing were installed.
@@ -223,7 +230,8 @@ public struct PackageUpdater: Sendable {
                             package: remote.absoluteString
                         )
                     }
-                    let outcome = try await fetcher.download(job, tee: streaming, progress: { _ in })
+                    let progress = ProgressCounter(filesTotal: 1, bytesExpected: job.expectedSize, report: report)
+                    let outcome = try await fetcher.download(job, tee: streaming, progress: { progress.add(bytes: $0) })
                     guard case .fetched(let file, let validators) = outcome else {
                         if case .notNewer(let date) = outcome {
                             (result.outcome, result.serverLastModified) = (.serverCopyNotNewer, date)
@@ -231,6 +239,7 @@ public struct PackageUpdater: Sendable {
                         if rejected?.validators != nil { result.outcome = .keptAfterRollback }
                         return nil
                     }
+                    progress.completeFiles(1)
                     // The package itself is not kept: gone before activation flushes the disk.
                     defer { try? Disk.remove(file.path) }
                     result.outcome = .downloaded
@@ -402,5 +411,24 @@ struct BundledPackageMeta {
         else { return nil }
         self.lastModified = text
         self.date = date
+    }
+}
+
+extension PackageUpdater: ContentUpdater {
+    /// Runs one update, reporting it as every delivery mode does: the package is the one file,
+    /// and ``SyncSummary/package`` holds ``Result``.
+    @discardableResult
+    public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
+        let result = try await update(reporting: report)
+        if result.outcome == .notModified { report(.notModified) }
+        if result.outcome == .downloaded {
+            report(.downloaded(path: remote.lastPathComponent, bytes: result.bytesDownloaded))
+        }
+        if result.outcome == .downloaded || result.installedBundled, let version = result.version {
+            report(.activated(version: version))
+        }
+        let summary = SyncSummary(result, package: remote.lastPathComponent)
+        report(.finished(summary))
+        return summary
     }
 }

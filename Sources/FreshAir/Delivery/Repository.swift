@@ -152,12 +152,28 @@ public struct Repository: Sendable {
         var expires: Date?
     }
 
+    /// Runs one update and returns the repository's own account of it; ``run(reporting:)``
+    /// gives the same as every delivery mode does.
+    ///
+    /// - Parameter progress: the share of changed bundles installed so far, 0…1.
     @discardableResult
     public func update(progress: @escaping @Sendable (_ fraction: Double) -> Void = { _ in }) async throws -> Result {
-        try await withDeadline(configuration.deadline, url: source) { try await updateNow(progress: progress) }
+        try await update(progress: progress, reporting: { _ in })
     }
 
-    private func updateNow(progress: @escaping @Sendable (_ fraction: Double) -> Void) async throws -> Result {
+    private func update(
+        progress: @escaping @Sendable (_ fraction: Double) -> Void,
+        reporting report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> Result {
+        try await withDeadline(configuration.deadline, url: source) {
+            try await updateNow(progress: progress, report: report)
+        }
+    }
+
+    private func updateNow(
+        progress: @escaping @Sendable (_ fraction: Double) -> Void,
+        report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> Result {
         let started = ContinuousClock.now
         let fetcher = Fetcher(transport: transport, configuration: configuration)
         try Disk.createDirectory(stateFolder.path)
@@ -176,6 +192,7 @@ public struct Repository: Sendable {
             fetcher: fetcher
         )
         let keysPinned = keys != nil
+        report(.checking(indexURL))
         // With keys pinned, only a state saved from a verified index counts.
         let trustedSaved = keysPinned && saved?.sequence == nil ? nil : saved
         switch try await fetcher.document(
@@ -222,6 +239,13 @@ public struct Repository: Sendable {
         }
         let changed = moved.filter { !kept.contains($0) }
         let tracker = RepositoryProgress(total: changed.count, report: progress)
+        // Bytes as they arrive, for every mode's progress events; expected when the index lists sizes.
+        let sizes = changed.compactMap { index.bundles[$0]?.size }
+        let counter = ProgressCounter(
+            filesTotal: changed.count,
+            bytesExpected: sizes.count == changed.count ? sizes.reduce(0, +) : nil,
+            report: report
+        )
         var bytes: Int64 = 0
         try await withThrowingTaskGroup(of: Int64.self) { group in
             var pending = changed[...]
@@ -229,8 +253,10 @@ public struct Repository: Sendable {
                 guard let name = pending.popFirst() else { return }
                 let entry = index.bundles[name]!
                 group.addTask {
-                    let size = try await install(name, entry: entry, fetcher: fetcher)
+                    let size = try await install(name, entry: entry, fetcher: fetcher) { counter.add(bytes: $0) }
                     tracker.finishedOne()
+                    counter.completeFiles(1)
+                    report(.downloaded(path: name, bytes: size))
                     return size
                 }
             }
@@ -304,7 +330,12 @@ public struct Repository: Sendable {
 
     /// Downloads `<name>-<version>.tar.gz` (falling back to `.tar` unless the index is signed,
     /// which names the `.tar.gz`'s digest) and makes it the bundle's live version.
-    private func install(_ name: String, entry: RepositoryIndex.Bundle, fetcher: Fetcher) async throws -> Int64 {
+    private func install(
+        _ name: String,
+        entry: RepositoryIndex.Bundle,
+        fetcher: Fetcher,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> Int64 {
         let store = store(forBundle: name)
         let version = entry.version
         let signed = configuration.pinsKeys ? entry.sha256.flatMap(ContentHash.init(hex:)) : nil
@@ -324,7 +355,7 @@ public struct Repository: Sendable {
                 job.isTransient = true
                 let file: DownloadedFile
                 do {
-                    guard case .fetched(let fetched, _) = try await fetcher.download(job, progress: { _ in }) else {
+                    guard case .fetched(let fetched, _) = try await fetcher.download(job, progress: progress) else {
                         continue
                     }
                     file = fetched
@@ -387,5 +418,18 @@ private final class RepositoryProgress: Sendable {
             return value
         }
         report(total == 0 ? 1 : Double(count) / Double(total))
+    }
+}
+
+extension Repository: ContentUpdater {
+    /// Runs one update, reporting it as every delivery mode does: the repository's bundles are
+    /// the files, and ``SyncSummary/repository`` holds ``Result``.
+    @discardableResult
+    public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
+        let result = try await update(progress: { _ in }, reporting: report)
+        if result.indexNotModified { report(.notModified) }
+        let summary = SyncSummary(result)
+        report(.finished(summary))
+        return summary
     }
 }

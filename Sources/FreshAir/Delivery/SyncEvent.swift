@@ -1,8 +1,10 @@
 import Foundation
 
-/// What a sync reports while it runs, in order: ``checking(_:)``, then ``notModified`` or
-/// nothing, ``planned(_:)``, any number of ``progress(_:)`` and ``downloaded(path:bytes:)``,
-/// ``activated(version:)`` when a new version went live, and ``finished(_:)`` last.
+/// What an update reports while it runs, in every delivery mode, in order: ``checking(_:)``,
+/// then ``notModified`` or nothing, ``planned(_:)`` (bundles), any number of ``progress(_:)``
+/// (bytes as they arrive) and ``downloaded(path:bytes:)`` (a bundle's file, a package, a
+/// repository's bundle), ``activated(version:)`` when a new version went live (bundles and
+/// packages), and ``finished(_:)`` last.
 public enum SyncEvent: Sendable {
     /// The root document is being requested.
     case checking(URL)
@@ -16,7 +18,7 @@ public enum SyncEvent: Sendable {
     case downloaded(path: String, bytes: Int64)
     /// A new version is live.
     case activated(version: Int)
-    /// The sync is over; the same summary ``BundleSync/run()`` returns.
+    /// The update is over; the same summary ``ContentUpdater/run(reporting:)`` returns.
     case finished(SyncSummary)
 }
 
@@ -41,74 +43,6 @@ public struct SyncProgress: Sendable, Hashable {
     public var fractionCompleted: Double {
         if let bytesExpected, bytesExpected > 0 { return min(1, Double(bytesReceived) / Double(bytesExpected)) }
         return filesTotal == 0 ? 1 : Double(filesCompleted) / Double(filesTotal)
-    }
-}
-
-/// What one sync did.
-public struct SyncSummary: Sendable, Hashable, Codable {
-    public enum Outcome: String, Sendable, Codable {
-        /// A new version went live.
-        case updated
-        /// Nothing changed for this device.
-        case alreadyCurrent
-        /// The server still offers only the content this device rolled back from
-        /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``); the live version stays
-        /// until something new is published.
-        case keptAfterRollback
-    }
-
-    public var outcome: Outcome
-    /// The live version afterwards.
-    public var version: Int?
-    /// The root document came back `304 Not Modified`.
-    public var notModified: Bool
-    public var filesDownloaded: Int
-    public var bytesDownloaded: Int64
-    /// Files carried over from the previous version without a download.
-    public var filesReused: Int
-    public var filesRemoved: Int
-    /// HTTP requests sent, retries included.
-    public var requests: Int
-    /// Body bytes received and thrown away: attempts cut and not resumable, bodies that failed
-    /// their check. Zero on a clean network.
-    public var bytesWasted: Int64 = 0
-    public var seconds: Double
-    /// The paths downloaded, in the order they completed.
-    public var downloaded: [String]
-    /// The paths no longer present.
-    public var removed: [String]
-
-    /// A sync that installed nothing (yet): the live version stays, its files reused.
-    static func nothingInstalled(_ outcome: Outcome, version: Int?, notModified: Bool, reused: Int) -> SyncSummary {
-        SyncSummary(
-            outcome: outcome,
-            version: version,
-            notModified: notModified,
-            filesDownloaded: 0,
-            bytesDownloaded: 0,
-            filesReused: reused,
-            filesRemoved: 0,
-            requests: 0,
-            seconds: 0,
-            downloaded: [],
-            removed: []
-        )
-    }
-
-    /// One line for a terminal: what moved and what it cost.
-    public var oneLine: String {
-        let time = String(format: "%.2fs", seconds) + wastedNote(bytesWasted)
-        switch outcome {
-        case .alreadyCurrent:
-            let how = notModified ? "304 Not Modified" : "no file changed"
-            return "Already current (\(how)); \(requests) request\(requests == 1 ? "" : "s"), \(time)."
-        case .keptAfterRollback:
-            return
-                "Kept version \(version ?? 0): the server still offers the content rolled back from; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
-        case .updated:
-            return "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))), "
-                + "\(filesReused) reused, \(filesRemoved) removed; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
-        }
     }
 }
 

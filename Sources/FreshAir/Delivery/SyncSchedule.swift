@@ -12,8 +12,9 @@ import Foundation
 /// }
 /// ```
 ///
-/// Any delivery mode fits: `{ try await sync.run() }`, `{ try await updater.update() }`,
-/// `{ try await repository.update() }`. Ending the iteration (or cancelling its task) stops it.
+/// Any delivery mode fits, through ``ContentUpdater`` (`schedule.runs(updater)`) or as a
+/// closure (`{ try await repository.update() }`). Ending the iteration (or cancelling its task)
+/// stops it.
 public struct SyncSchedule: Sendable {
     /// The average time between checks.
     public var interval: Duration

@@ -117,49 +117,45 @@ struct SyncCommand: AsyncParsableCommand {
         let store = StoreLocation.store(for: directory, explicit: store)
         let output = try await AsyncHTTPClientTransport.withTransport(connectionsPerHost: configuration.concurrency) {
             transport in
-            do {
-                if let repo {
-                    let repository = Repository(
-                        source: remote,
-                        id: repo,
-                        cdn: cdn,
-                        directory: URL(fileURLWithPath: directory),
-                        switching: atomic ? .wholeRepository : .perBundle,
-                        transport: transport,
-                        configuration: configuration
-                    )
-                    return try render(await repository.update(), \.oneLine)
-                }
-                if ArchiveFormat(fileName: remote.lastPathComponent) != nil {
-                    let updater = PackageUpdater(
-                        remote: remote,
-                        store: store,
-                        bundledPackage: bundled.map { URL(fileURLWithPath: $0) },
-                        transport: transport,
-                        configuration: configuration
-                    )
-                    return try render(await updater.update(), \.oneLine)
-                }
-                let sync = BundleSync(
+            // The three delivery modes, run and reported the one way.
+            let updater: any ContentUpdater
+            if let repo {
+                updater = Repository(
+                    source: remote,
+                    id: repo,
+                    cdn: cdn,
+                    directory: URL(fileURLWithPath: directory),
+                    switching: atomic ? .wholeRepository : .perBundle,
+                    transport: transport,
+                    configuration: configuration
+                )
+            } else if ArchiveFormat(fileName: remote.lastPathComponent) != nil {
+                updater = PackageUpdater(
+                    remote: remote,
+                    store: store,
+                    bundledPackage: bundled.map { URL(fileURLWithPath: $0) },
+                    transport: transport,
+                    configuration: configuration
+                )
+            } else {
+                updater = BundleSync(
                     remote: remote,
                     store: store,
                     environment: environment,
                     transport: transport,
                     configuration: configuration
                 )
-                let progress = ProgressLine(enabled: !json && ProgressLine.isTerminal)
-                defer { progress.clear() }
-                return try render(await sync.run(reporting: progress.show), \.oneLine)
+            }
+            let progress = ProgressLine(enabled: !json && ProgressLine.isTerminal)
+            defer { progress.clear() }
+            do {
+                let summary = try await updater.run(reporting: progress.show)
+                return json ? try JSONOutput.encode(summary) : summary.oneLine
             } catch {
                 throw CommandFailure(error)
             }
         }
         print(output)
-    }
-
-    /// A summary as this command prints it: its one line, or JSON.
-    private func render<Summary: Encodable>(_ summary: Summary, _ line: (Summary) -> String) throws -> String {
-        json ? try JSONOutput.encode(summary) : line(summary)
     }
 
     /// An http(s) URL, a `file://` URL, or a path to a local folder or archive (read as a

@@ -1,0 +1,119 @@
+import Foundation
+
+/// What one update did, in any delivery mode: one line of text, the requests, bytes and
+/// seconds it cost, and what was installed, reused and removed. A package's or a
+/// repository's own details are in ``package`` or ``repository``.
+public struct SyncSummary: Sendable, Hashable, Codable {
+    public enum Outcome: String, Sendable, Codable {
+        /// A new version went live.
+        case updated
+        /// Nothing changed for this device.
+        case alreadyCurrent
+        /// The server still offers only the content this device rolled back from
+        /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``); the live version stays
+        /// until something new is published.
+        case keptAfterRollback
+    }
+
+    public var outcome: Outcome
+    /// The live version afterwards.
+    public var version: Int?
+    /// The root document came back `304 Not Modified`.
+    public var notModified: Bool
+    public var filesDownloaded: Int
+    public var bytesDownloaded: Int64
+    /// Files carried over from the previous version without a download.
+    public var filesReused: Int
+    public var filesRemoved: Int
+    /// HTTP requests sent, retries included.
+    public var requests: Int
+    /// Body bytes received and thrown away: attempts cut and not resumable, bodies that failed
+    /// their check. Zero on a clean network.
+    public var bytesWasted: Int64 = 0
+    public var seconds: Double
+    /// The paths downloaded, in the order they completed.
+    public var downloaded: [String]
+    /// The paths no longer present.
+    public var removed: [String]
+    /// A package update's details (``PackageUpdater``).
+    public var package: PackageUpdater.Result?
+    /// A repository update's details (``Repository``).
+    public var repository: Repository.Result?
+
+    /// A sync that installed nothing (yet): the live version stays, its files reused.
+    static func nothingInstalled(_ outcome: Outcome, version: Int?, notModified: Bool, reused: Int) -> SyncSummary {
+        SyncSummary(
+            outcome: outcome,
+            version: version,
+            notModified: notModified,
+            filesDownloaded: 0,
+            bytesDownloaded: 0,
+            filesReused: reused,
+            filesRemoved: 0,
+            requests: 0,
+            seconds: 0,
+            downloaded: [],
+            removed: []
+        )
+    }
+
+    /// One line for a terminal: what moved and what it cost.
+    public var oneLine: String {
+        if let package { return package.oneLine }
+        if let repository { return repository.oneLine }
+        let time = String(format: "%.2fs", seconds) + wastedNote(bytesWasted)
+        switch outcome {
+        case .alreadyCurrent:
+            let how = notModified ? "304 Not Modified" : "no file changed"
+            return "Already current (\(how)); \(requests) request\(requests == 1 ? "" : "s"), \(time)."
+        case .keptAfterRollback:
+            return
+                "Kept version \(version ?? 0): the server still offers the content rolled back from; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
+        case .updated:
+            return "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))), "
+                + "\(filesReused) reused, \(filesRemoved) removed; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
+        }
+    }
+}
+
+extension SyncSummary {
+    /// A package update in the terms of every mode: the package is the one file.
+    init(_ result: PackageUpdater.Result, package name: String) {
+        let installed = result.outcome == .downloaded || result.installedBundled
+        self.init(
+            outcome: result.outcome == .keptAfterRollback ? .keptAfterRollback : installed ? .updated : .alreadyCurrent,
+            version: result.version,
+            notModified: result.outcome == .notModified,
+            filesDownloaded: result.outcome == .downloaded ? 1 : 0,
+            bytesDownloaded: result.bytesDownloaded,
+            filesReused: installed ? 0 : 1,
+            filesRemoved: 0,
+            requests: result.requests,
+            bytesWasted: result.bytesWasted,
+            seconds: result.seconds,
+            downloaded: result.outcome == .downloaded ? [name] : [],
+            removed: [],
+            package: result
+        )
+    }
+
+    /// A repository update in the terms of every mode: its bundles are the files.
+    init(_ result: Repository.Result) {
+        let changed = !result.updated.isEmpty || !result.removed.isEmpty
+        self.init(
+            outcome: changed ? .updated : result.keptAfterRollback.isEmpty ? .alreadyCurrent : .keptAfterRollback,
+            version: nil,
+            notModified: result.indexNotModified,
+            filesDownloaded: result.updated.count,
+            bytesDownloaded: result.bytesDownloaded,
+            filesReused: result.unchanged.count + result.keptAfterRollback.count,
+            filesRemoved: result.removed.count,
+            requests: result.requests,
+            bytesWasted: result.bytesWasted,
+            seconds: result.seconds,
+            downloaded: result.updated.keys.sorted(),
+            removed: result.removed,
+            repository: result
+        )
+    }
+}
