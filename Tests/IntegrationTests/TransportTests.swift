@@ -43,18 +43,27 @@ private final class ScopedAsyncHTTPClient: HTTPTransport {
 struct TransportTests {
     static let size = 100_000
 
-    /// nginx serving `a.bin` (random bytes) and a 24 MB `large.bin`; keep the folder while
-    /// nginx serves it.
-    func served(large: Bool = false) throws -> (Nginx, TemporaryFolder, Data) {
-        let folder = try TemporaryFolder("transport")
-        let data = Data((0..<Self.size).map { _ in UInt8.random(in: 0...255) })
-        try data.write(to: folder.path("a.bin"))
-        if large {
-            let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
-            try random.read(upToCount: 24 << 20)?.write(to: folder.path("large.bin"))
-            try random.close()
+    /// nginx serving `a.bin` (random bytes) and, when asked, a 24 MB `large.bin`, from a
+    /// folder that lives as long as this does; nginx stops with it.
+    final class Served {
+        let nginx: Nginx
+        let folder: TemporaryFolder
+        let data: Data
+
+        init(large: Bool = false) throws {
+            folder = try TemporaryFolder("transport")
+            data = Data((0..<TransportTests.size).map { _ in UInt8.random(in: 0...255) })
+            try data.write(to: folder.path("a.bin"))
+            if large {
+                let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+                try random.read(upToCount: 24 << 20)?.write(to: folder.path("large.bin"))
+                try random.close()
+            }
+            nginx = try Nginx(serving: folder.url)
         }
-        return (try Nginx(serving: folder.url), folder, data)
+
+        func url(_ path: String = "a.bin") -> URL { nginx.url.appendingPathComponent(path) }
+        deinit { nginx.stop() }
     }
 
     func get(
@@ -73,16 +82,12 @@ struct TransportTests {
         arguments: TransportKind.allCases
     )
     func conditionalGet(kind: TransportKind) async throws {
-        let (nginx, folder, data) = try served()
-        defer {
-            nginx.stop()
-            _ = folder
-        }
+        let served = try Served()
         let transport = kind.make()
-        let url = nginx.url.appendingPathComponent("a.bin")
+        let url = served.url()
         let (head, body) = try await get(transport, url)
         #expect(head.status == 200)
-        #expect(body == data)
+        #expect(body == served.data)
         #expect(head.contentLength == Int64(Self.size))
         let etag = try #require(head["etag"])
         let lastModified = try #require(head["Last-Modified"])
@@ -92,7 +97,7 @@ struct TransportTests {
         #expect(nothing.isEmpty)
         let (since, _) = try await get(transport, url, [("If-Modified-Since", lastModified)])
         #expect(since.status == 304)
-        #expect(nginx.requests().map(\.status) == [200, 304, 304])
+        #expect(served.nginx.requests().map(\.status) == [200, 304, 304])
     }
 
     @Test(
@@ -100,24 +105,20 @@ struct TransportTests {
         arguments: TransportKind.allCases
     )
     func rangeResume(kind: TransportKind) async throws {
-        let (nginx, folder, data) = try served()
-        defer {
-            nginx.stop()
-            _ = folder
-        }
+        let served = try Served()
         let transport = kind.make()
-        let url = nginx.url.appendingPathComponent("a.bin")
+        let url = served.url()
         let (head, _) = try await get(transport, url)
         let etag = try #require(head["ETag"])
 
         let (partial, rest) = try await get(transport, url, [("Range", "bytes=40000-"), ("If-Range", etag)])
         #expect(partial.status == 206)
         #expect(partial["Content-Range"] == "bytes 40000-99999/100000")
-        #expect(rest == data.dropFirst(40_000))
+        #expect(rest == served.data.dropFirst(40_000))
 
         let (whole, all) = try await get(transport, url, [("Range", "bytes=40000-"), ("If-Range", "\"stale\"")])
         #expect(whole.status == 200)
-        #expect(all == data)
+        #expect(all == served.data)
     }
 
     @Test(
@@ -125,15 +126,11 @@ struct TransportTests {
         arguments: TransportKind.allCases
     )
     func statusesAreResponses(kind: TransportKind) async throws {
-        let (nginx, folder, _) = try served()
-        defer {
-            nginx.stop()
-            _ = folder
-        }
+        let served = try Served()
         let transport = kind.make()
-        #expect(try await get(transport, nginx.url.appendingPathComponent("missing.bin")).0.status == 404)
-        #expect(try await get(transport, nginx.url.appendingPathComponent("server-error/a.bin")).0.status == 500)
-        let (busy, _) = try await get(transport, nginx.url.appendingPathComponent("busy/a.bin"))
+        #expect(try await get(transport, served.url("missing.bin")).0.status == 404)
+        #expect(try await get(transport, served.url("server-error/a.bin")).0.status == 500)
+        let (busy, _) = try await get(transport, served.url("busy/a.bin"))
         #expect(busy.status == 503)
         #expect(busy["Retry-After"] == "1")
     }
@@ -169,13 +166,9 @@ struct TransportTests {
 
     @Test("A body that stalls is abandoned after the idle timeout", arguments: TransportKind.allCases)
     func stalledBody(kind: TransportKind) async throws {
-        let (nginx, folder, _) = try served()
-        defer {
-            nginx.stop()
-            _ = folder
-        }
-        let proxy = try FaultProxy(upstream: nginx.url)
-        defer { proxy.stop() }
+        let served = try Served()
+        let proxy = try FaultProxy(upstream: served.nginx.url)
+        defer { withExtendedLifetime(served) { proxy.stop() } }
         try proxy.rules([["path": "/a.bin", "fault": "stall", "offset": 1000, "seconds": 90]])
         let started = ContinuousClock.now
         await #expect {
@@ -188,13 +181,9 @@ struct TransportTests {
 
     @Test("A connection reset in the body is an interrupted transfer", arguments: TransportKind.allCases)
     func resetBody(kind: TransportKind) async throws {
-        let (nginx, folder, _) = try served()
-        defer {
-            nginx.stop()
-            _ = folder
-        }
-        let proxy = try FaultProxy(upstream: nginx.url)
-        defer { proxy.stop() }
+        let served = try Served()
+        let proxy = try FaultProxy(upstream: served.nginx.url)
+        defer { withExtendedLifetime(served) { proxy.stop() } }
         try proxy.rules([["path": "/a.bin", "fault": "reset", "offset": 30_000]])
         await #expect {
             _ = try await get(kind.make(), proxy.url.appendingPathComponent("a.bin"))
@@ -208,18 +197,14 @@ struct TransportTests {
         arguments: TransportKind.allCases
     )
     func redirects(kind: TransportKind) async throws {
-        let (nginx, folder, data) = try served()
-        defer {
-            nginx.stop()
-            _ = folder
-        }
+        let served = try Served()
         let transport = kind.make()
-        let (head, body) = try await get(transport, nginx.url.appendingPathComponent("moved/a.bin"))
+        let (head, body) = try await get(transport, served.url("moved/a.bin"))
         #expect(head.status == 200)
-        #expect(body == data)
-        #expect(nginx.requests().map(\.status) == [302, 200])
+        #expect(body == served.data)
+        #expect(served.nginx.requests().map(\.status) == [302, 200])
         await #expect {
-            _ = try await get(transport, nginx.url.appendingPathComponent("circle/a.bin"))
+            _ = try await get(transport, served.url("circle/a.bin"))
         } throws: { error in
             "\(error)".contains("redirects in a loop")
         }
@@ -230,14 +215,10 @@ struct TransportTests {
         arguments: TransportKind.allCases
     )
     func streaming(kind: TransportKind) async throws {
-        let (nginx, folder, data) = try served(large: true)
-        defer {
-            nginx.stop()
-            _ = folder
-        }
+        let served = try Served(large: true)
         let transport = kind.make()
-        let url = nginx.url.appendingPathComponent("large.bin")
-        let expected = Array(SHA256.hash(data: try Data(contentsOf: folder.path("large.bin"))))
+        let url = served.url("large.bin")
+        let expected = Array(SHA256.hash(data: try Data(contentsOf: served.folder.path("large.bin"))))
         let (count, digest) = try await transport.get(HTTPGetRequest(url: url)) { _, body in
             var hasher = SHA256()
             var count = 0
@@ -260,9 +241,9 @@ struct TransportTests {
                 for try await _ in body { throw Enough() }
             }
         }
-        let (head, small) = try await get(transport, nginx.url.appendingPathComponent("a.bin"), timeout: .seconds(5))
+        let (head, small) = try await get(transport, served.url(), timeout: .seconds(5))
         #expect(head.status == 200)
-        #expect(small == data)
+        #expect(small == served.data)
     }
 }
 
