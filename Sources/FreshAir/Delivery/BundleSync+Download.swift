@@ -31,16 +31,28 @@ extension BundleSync {
         var jobs: [(job: DownloadJob, paths: [BundlePath])] = []
         var jobIndex: [ContentHash: Int] = [:]
         var records: [String: FileRecord] = [:]
+        // What an update that was killed or failed already downloaded and verified, found by
+        // hashing its files again: on the blocking pool.
         let interrupted = store.interruptedFolders()
+        let reusable: [BundlePath: String] =
+            interrupted.isEmpty
+            ? [:]
+            : try await BlockingPool.run { [store, downloads = plan.downloads] in
+                var found: [BundlePath: String] = [:]
+                for file in downloads {
+                    guard let hash = file.hash, let size = file.size,
+                        let copy = store.interruptedCopy(of: file.path, hash: hash, size: size, in: interrupted)
+                    else { continue }
+                    found[file.path] = copy
+                }
+                return found
+            }
         for file in plan.downloads {
             if let hash = file.hash, let index = jobIndex[hash] {
                 jobs[index].paths.append(file.path)
                 continue
             }
-            // Already downloaded and verified by an update that was killed or failed.
-            if !interrupted.isEmpty, let hash = file.hash, let size = file.size,
-                let copy = store.interruptedCopy(of: file.path, hash: hash, size: size, in: interrupted)
-            {
+            if let copy = reusable[file.path], let hash = file.hash, let size = file.size {
                 try staged.link(copy, at: file.path)
                 records[file.path.string] = FileRecord(hash: hash, size: size)
                 continue
