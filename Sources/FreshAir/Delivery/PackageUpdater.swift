@@ -393,7 +393,9 @@ public struct PackageUpdater: Sendable {
         // With keys pinned, the bundled copy's digest lets a signed document that names the
         // same package skip the download.
         if origin == .bundled, configuration.pinsKeys {
-            record.packageDigest = try ContentHash.ofFile(at: package, using: .sha256).hash.hex
+            record.packageDigest = try await BlockingPool.run {
+                try ContentHash.ofFile(at: package, using: .sha256).hash.hex
+            }
         }
         return record
     }

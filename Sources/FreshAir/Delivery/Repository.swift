@@ -267,15 +267,19 @@ public struct Repository: Sendable {
             }
         }
 
-        var removed: [String] = []
-        let bundlesFolder = stateFolder.appendingPathComponent("bundles").path
-        for name in Disk.contentsOfDirectory(bundlesFolder) where index.bundles[name] == nil {
-            if switching == .perBundle { try Disk.remove(directory.appendingPathComponent(name).path) }
-            try Disk.remove(bundlesFolder + "/" + name)
-            removed.append(name)
-        }
-        if switching == .wholeRepository {
-            try RepositorySnapshot(repository: self).switchIfStale(names: index.bundles.keys.sorted())
+        // Removing dropped bundles and linking a whole-repository snapshot block on the disk.
+        let removed = try await BlockingPool.run { [self, names = Set(index.bundles.keys)] in
+            var removed: [String] = []
+            let bundlesFolder = stateFolder.appendingPathComponent("bundles").path
+            for name in Disk.contentsOfDirectory(bundlesFolder) where !names.contains(name) {
+                if switching == .perBundle { try Disk.remove(directory.appendingPathComponent(name).path) }
+                try Disk.remove(bundlesFolder + "/" + name)
+                removed.append(name)
+            }
+            if switching == .wholeRepository {
+                try RepositorySnapshot(repository: self).switchIfStale(names: names.sorted())
+            }
+            return removed
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
