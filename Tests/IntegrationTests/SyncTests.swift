@@ -213,8 +213,12 @@ enum PublishedText {
     static func write(_ text: String, to url: URL) throws {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try Data(text.utf8).write(to: url)
-        // Move the modification time on, as a real upload would: servers derive validators from
-        // it, at one-second resolution. Each write gets a later second than any before it.
+        try uploaded(url)
+    }
+
+    /// Moves a rewritten file's modification time on, as a real upload would: servers derive
+    /// validators from it, at one-second resolution. Each file gets a later second than any before it.
+    static func uploaded(_ url: URL) throws {
         let bumped = Date().addingTimeInterval(Double(2 * uploads.add(1, ordering: .relaxed).newValue))
         try FileManager.default.setAttributes([.modificationDate: bumped], ofItemAtPath: url.path)
     }
