@@ -13,7 +13,6 @@ let package = Package(
         .library(name: "FreshAir", targets: ["FreshAir"]),
         // The AsyncHTTPClient transport, for servers and tools on Linux (breeze uses it).
         .library(name: "FreshAirAsyncHTTPClient", targets: ["FreshAirAsyncHTTPClient"]),
-        .library(name: "BreezeKit", targets: ["BreezeKit"]),
         .executable(name: "breeze", targets: ["breeze"]),
     ],
     dependencies: [

@@ -8,33 +8,33 @@ import Synchronization
 /// A missing `size` is not staleness: a manifest whose digests are current is left as it is,
 /// and one rewritten for a stale digest gets every missing size filled in.
 /// A root manifest with a `sequence` that changes gets the next one.
-public enum BundleHasher {
+package enum BundleHasher {
     /// An entry whose recorded digest or size is not the file's.
-    public struct Stale: Sendable, Hashable, Codable {
-        public var manifest: String
-        public var filename: String
-        public var recorded: String?
-        public var actual: String
-        public var recordedSize: Int64?
-        public var actualSize: Int64
+    package struct Stale: Sendable, Hashable, Codable {
+        package var manifest: String
+        package var filename: String
+        package var recorded: String?
+        package var actual: String
+        package var recordedSize: Int64?
+        package var actualSize: Int64
     }
 
-    public struct Report: Sendable, Codable {
-        public var stale: [Stale] = []
+    package struct Report: Sendable, Codable {
+        package var stale: [Stale] = []
         /// Listed files that do not exist.
-        public var missing: [String] = []
-        public var manifestsWritten: [String] = []
-        public var filesHashed = 0
+        package var missing: [String] = []
+        package var manifestsWritten: [String] = []
+        package var filesHashed = 0
         /// The root manifest's new `sequence`, when it has one and its content changed.
-        public var sequence: Int?
+        package var sequence: Int?
         /// The root manifest changed, so its signatures no longer matched and were removed.
-        public var signaturesRemoved = 0
+        package var signaturesRemoved = 0
     }
 
     /// - Parameters:
     ///   - check: change nothing; report what is stale.
     ///   - sha256: move SHA-1 manifests to SHA-256.
-    public static func run(bundle: URL, check: Bool = false, sha256: Bool = false) async throws -> Report {
+    package static func run(bundle: URL, check: Bool = false, sha256: Bool = false) async throws -> Report {
         let root = bundle.standardizedFileURL
         var documents = try ManifestTreeOrder.postOrder(bundle: root)
         let manifestPaths = Set(documents.map { $0.folder.isEmpty ? "manifest.json" : "\($0.folder)/manifest.json" })

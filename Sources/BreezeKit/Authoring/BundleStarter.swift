@@ -4,8 +4,8 @@ import FreshAir
 /// `breeze init`: a starter bundle that validates, to copy from: a manifest with digests,
 /// release notes with one feature, its title and description in English and French, and its
 /// image at 1x, 2x and 3x (each with the conditions `breeze generate` infers).
-public enum BundleStarter {
-    public static func write(to bundle: URL) async throws -> ManifestGenerator.Report {
+package enum BundleStarter {
+    package static func write(to bundle: URL) async throws -> ManifestGenerator.Report {
         let manager = FileManager.default
         if manager.fileExists(atPath: bundle.appendingPathComponent("manifest.json").path) {
             throw PackagingError("\(bundle.path) already has a manifest.json; `breeze generate` updates it")

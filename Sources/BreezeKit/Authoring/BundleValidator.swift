@@ -12,24 +12,24 @@ import FreshAir
 /// or size that a device the bundle targets could select. Warnings: files on disk that no
 /// manifest lists, a root manifest expiring within a week, keys FreshAir does not read, an
 /// unreadable entry that only platforms the bundle never names would select.
-public enum BundleValidator {
-    public struct Problem: Sendable, Hashable, Codable, CustomStringConvertible {
-        public enum Severity: String, Sendable, Codable { case error, warning }
-        public var severity: Severity
+package enum BundleValidator {
+    package struct Problem: Sendable, Hashable, Codable, CustomStringConvertible {
+        package enum Severity: String, Sendable, Codable { case error, warning }
+        package var severity: Severity
         /// The file concerned, relative to the bundle.
-        public var file: String
-        public var message: String
-        public var key: String?
-        public var language: String?
+        package var file: String
+        package var message: String
+        package var key: String?
+        package var language: String?
 
-        public var description: String {
+        package var description: String {
             let details = [key.map { "key \($0)" }, language.map { "language \($0)" }].compactMap { $0 }
             return "\(severity.rawValue): \(file): \(message)"
                 + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
         }
     }
 
-    public static func run(bundle: URL) async -> [Problem] {
+    package static func run(bundle: URL) async -> [Problem] {
         let root = bundle.standardizedFileURL.resolvingSymlinksInPath()
         var walk = ManifestWalk()
         checkManifest(root: root, folder: "", depth: 0, walk: &walk)

@@ -4,8 +4,8 @@ import FreshAir
 /// `breeze keys create` and `breeze keys rotate`: writes a key document (see ``KeyDocument``),
 /// version 1 or the one after `previous`, signed by `signers`. What devices would refuse (too
 /// few signers of the previous version or of the new one) is not written.
-public enum KeyDocumentWriter {
-    public static func write(
+package enum KeyDocumentWriter {
+    package static func write(
         members: [TrustedKey],
         threshold: Int,
         signers: [SigningKey],

@@ -9,18 +9,21 @@ import FreshAir
 /// (named after a key in `release_notes.json`), that release's conditions, so a device only
 /// downloads images of features it will show. A `*.freshair/` subfolder becomes a child
 /// manifest, generated the same way. Digests and sizes are then computed by ``BundleHasher``.
-public enum ManifestGenerator {
-    public struct Report: Sendable {
-        public var manifests: [String] = []
-        public var added: [String] = []
-        public var removed: [String] = []
-        public var hash = BundleHasher.Report()
+package enum ManifestGenerator {
+    package struct Report: Sendable {
+        package var manifests: [String] = []
+        package var added: [String] = []
+        package var removed: [String] = []
+        package var hash = BundleHasher.Report()
     }
 
     /// - Parameter developmentLanguage: its `.lproj` is every device's fallback, so it gets no
     ///   language condition.
-    public static func run(bundle: URL, sha256: Bool = false, developmentLanguage: String = "en") async throws -> Report
-    {
+    package static func run(
+        bundle: URL,
+        sha256: Bool = false,
+        developmentLanguage: String = "en"
+    ) async throws -> Report {
         let root = bundle.standardizedFileURL
         var report = Report()
         try generate(root: root, folder: "", developmentLanguage: developmentLanguage, report: &report)

@@ -11,7 +11,7 @@ import FreshAir
 /// # public: Vx4R…=
 /// 3q2+7w…=
 /// ```
-public struct SigningKey: Sendable {
+package struct SigningKey: Sendable {
     /// The key's 32-byte seed (Crypto's key type is not `Sendable`; this is).
     private let seed: Data
     private var privateKey: Curve25519.Signing.PrivateKey {
@@ -19,13 +19,13 @@ public struct SigningKey: Sendable {
     }
 
     /// A new random key.
-    public static func generate() -> SigningKey { SigningKey(privateKey: Curve25519.Signing.PrivateKey()) }
+    package static func generate() -> SigningKey { SigningKey(privateKey: Curve25519.Signing.PrivateKey()) }
 
     /// The public half, as apps pin it.
-    public var publicKey: TrustedKey { TrustedKey(privateKey.publicKey) }
+    package var publicKey: TrustedKey { TrustedKey(privateKey.publicKey) }
 
     /// Reads a key file written by ``write(to:)``.
-    public init(contentsOf url: URL) throws {
+    package init(contentsOf url: URL) throws {
         let text: String
         do { text = try String(contentsOf: url, encoding: .utf8) } catch {
             throw SigningError("cannot read the signing key \(url.path): \(error.localizedDescription)")
@@ -44,7 +44,7 @@ public struct SigningKey: Sendable {
     static let fileHeader = "# FreshAir Ed25519 signing key."
 
     /// Writes the key file (mode 0600), refusing to replace an existing file.
-    public func write(to url: URL) throws {
+    package func write(to url: URL) throws {
         let text = """
             \(Self.fileHeader) Keep it secret. Apps pin the public key:
             # public: \(publicKey.base64)
@@ -73,11 +73,11 @@ public struct SigningKey: Sendable {
 /// The bundle must be current first (every digest right, none missing: `breeze hash`), since
 /// devices that pin keys refuse entries without digests. A legacy array manifest moves to the
 /// object form; `identity` defaults to the bundle folder's name, which is what apps expect.
-public enum ManifestSigner {
+package enum ManifestSigner {
     /// Signs `bundle`'s root manifest with `key`, after checking every digest is current.
     ///
     /// - Throws: ``SigningError`` when entries are stale or missing (run `breeze hash`).
-    public static func sign(
+    package static func sign(
         bundle: URL,
         with key: SigningKey,
         options: SigningOptions = SigningOptions()
@@ -86,7 +86,7 @@ public enum ManifestSigner {
     }
 
     /// Signs `bundle`'s root manifest with every key in `keys` (several signers of one release).
-    public static func sign(
+    package static func sign(
         bundle: URL,
         with keys: [SigningKey],
         options: SigningOptions = SigningOptions()
@@ -143,7 +143,7 @@ extension ManifestSigner {
 }
 
 /// A key or signature problem, saying what to do.
-public struct SigningError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct SigningError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

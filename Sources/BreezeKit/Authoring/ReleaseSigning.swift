@@ -2,19 +2,19 @@ import Foundation
 import FreshAir
 
 /// How to sign a release.
-public struct SigningOptions: Sendable {
+package struct SigningOptions: Sendable {
     /// Add signatures to the release as it stands (another key of the same publisher):
     /// sequence, expiry and identity stay, and the signatures already there must still match.
-    public var cosign = false
+    package var cosign = false
     /// How long devices accept the document before a fresh one must be published.
-    public var validity: Duration = .seconds(30 * 86_400)
+    package var validity: Duration = .seconds(30 * 86_400)
     /// What the document is signed for; `nil`: the bundle folder's, package file's or
     /// repository folder's name, which is what apps expect by default.
-    public var identity: String?
+    package var identity: String?
     /// The sequence to sign; `nil`: the next one.
-    public var sequence: Int?
+    package var sequence: Int?
 
-    public init(
+    package init(
         cosign: Bool = false,
         validity: Duration = .seconds(30 * 86_400),
         identity: String? = nil,
@@ -28,21 +28,21 @@ public struct SigningOptions: Sendable {
 }
 
 /// What signing did.
-public struct SigningReport: Sendable, Codable {
+package struct SigningReport: Sendable, Codable {
     /// The public keys that signed.
-    public var keys: [String]
+    package var keys: [String]
     /// Keys whose signatures were kept alongside (``SigningOptions/cosign``).
-    public var kept: [String] = []
+    package var kept: [String] = []
     /// Signatures dropped because they covered an earlier release.
-    public var dropped = 0
+    package var dropped = 0
     /// A bundle's root manifest moved from the array form to the object form.
-    public var convertedToObjectForm = false
+    package var convertedToObjectForm = false
     /// The release as signed.
-    public var identity: String?
-    public var sequence: Int?
-    public var expires: Date?
+    package var identity: String?
+    package var sequence: Int?
+    package var expires: Date?
     /// The file written (the manifest, the `.sig` document, the index).
-    public var file: String?
+    package var file: String?
 }
 
 /// The one way breeze signs a release, whatever the document (a bundle's root manifest, a

@@ -9,29 +9,29 @@ import FreshAir
 ///    that list its hash) move.
 /// 3. Check again: one request, answered `304 Not Modified`.
 /// 4. Upgrade the app to 1.1: re-planned from the stored manifests, Embed2 replaces Embed1.
-public struct DemoScenario {
+package struct DemoScenario {
     /// Where the demo writes its server folder and the synced copy.
-    public let workspace: URL
+    package let workspace: URL
     private let say: (String) -> Void
 
-    public init(workspace: URL, say: @escaping (String) -> Void) {
+    package init(workspace: URL, say: @escaping (String) -> Void) {
         self.workspace = workspace
         self.say = say
     }
 
     /// What the demo observed, for tests.
-    public struct Outcome: Sendable {
-        public var first: SyncSummary
-        public var afterEdit: SyncSummary
-        public var unchanged: SyncSummary
-        public var upgraded: SyncSummary
+    package struct Outcome: Sendable {
+        package var first: SyncSummary
+        package var afterEdit: SyncSummary
+        package var unchanged: SyncSummary
+        package var upgraded: SyncSummary
         /// Requests the server saw during the unchanged check, with their statuses.
-        public var unchangedExchanges: [StaticFileServer.Exchange]
-        public var liveFiles: [String]
+        package var unchangedExchanges: [StaticFileServer.Exchange]
+        package var liveFiles: [String]
     }
 
     @discardableResult
-    public func run() async throws -> Outcome {
+    package func run() async throws -> Outcome {
         let published = workspace.appendingPathComponent("server")
         let local = workspace.appendingPathComponent("App Content")
         try ExampleBundle.write(in: published)

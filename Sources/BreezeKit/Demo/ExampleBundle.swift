@@ -11,13 +11,13 @@ import FreshAir
 ///   Embed1.freshair/manifest.json   bar.md, foo.md
 ///   Embed2.freshair/manifest.json   baz.md, zab.md
 /// ```
-public enum ExampleBundle {
+package enum ExampleBundle {
     /// The bundle folder's name.
-    public static let name = "TestEmbeddedManifest.freshair"
+    package static let name = "TestEmbeddedManifest.freshair"
 
     /// The environment of a device that selects `Embed1` (`appVersion` 0.9); pass another
     /// `appVersion` (1.1) for `Embed2`.
-    public static func environment(appVersion: String) -> ConditionEnvironment {
+    package static func environment(appVersion: String) -> ConditionEnvironment {
         var environment = ConditionEnvironment()
         environment["platform"] = "iOS"
         environment["systemVersion"] = "9.0"
@@ -27,7 +27,7 @@ public enum ExampleBundle {
     }
 
     /// The default text of each content file.
-    public static let contents: [String: String] = [
+    package static let contents: [String: String] = [
         "Embed1.freshair/bar.md": "# Bar\n\nShown to app versions before 1.0.\n",
         "Embed1.freshair/foo.md": "# Foo\n\nAlso for app versions before 1.0.\n",
         "Embed2.freshair/baz.md": "# Baz\n\nShown to app versions after 1.0.\n",
@@ -37,7 +37,7 @@ public enum ExampleBundle {
     /// Writes the bundle into `parent` (replacing what is there) and returns its folder.
     /// `overrides` replaces the text of some files, as a publisher's edit would.
     @discardableResult
-    public static func write(in parent: URL, overrides: [String: String] = [:]) throws -> URL {
+    package static func write(in parent: URL, overrides: [String: String] = [:]) throws -> URL {
         let bundle = parent.appendingPathComponent(name)
         let files = contents.merging(overrides) { _, new in new }
         for (path, text) in files {

@@ -6,10 +6,10 @@ import FreshAir
 /// facebook_integration), 2.0 (8.2: new_major_feature, new_major_feature_2), 2.1 (8.0:
 /// peek_pop), minimumVersion 1.2; titles and descriptions in English (UTF-8) and French
 /// (UTF-16, as Xcode used to write them); one image per feature at 1x, 2x and 3x.
-public enum ExampleFeatureBundle {
-    public static let name = "TestFeature.freshair"
+package enum ExampleFeatureBundle {
+    package static let name = "TestFeature.freshair"
 
-    public static let releases: [(version: String, systemVersion: String, features: [String])] = [
+    package static let releases: [(version: String, systemVersion: String, features: [String])] = [
         ("1.1", "8.0", ["apple_pay", "calendar_integration", "twitters_integration"]),
         ("1.2", "8.2", ["facebook_integration"]),
         ("2.0", "8.2", ["new_major_feature", "new_major_feature_2"]),
@@ -38,7 +38,7 @@ public enum ExampleFeatureBundle {
 
     /// Writes the bundle into `parent` and returns its folder.
     @discardableResult
-    public static func write(in parent: URL) throws -> URL {
+    package static func write(in parent: URL) throws -> URL {
         let bundle = parent.appendingPathComponent(name)
         let manager = FileManager.default
         for folder in ["en.lproj", "fr.lproj", "Resources"] {
@@ -74,7 +74,7 @@ public enum ExampleFeatureBundle {
     }
 
     /// Writes one more image (a device- or scale-specific variant) for tests and authors.
-    public static func writeImage(to url: URL, scale: Int = 2) throws {
+    package static func writeImage(to url: URL, scale: Int = 2) throws {
         try image(index: 0, scale: scale).write(to: url)
     }
 

@@ -66,7 +66,7 @@ final class GzipWriter {
 }
 
 /// A packaging step that failed, in words for the terminal.
-public struct PackagingError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct PackagingError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }

@@ -4,9 +4,9 @@ import FreshAir
 /// `breeze sign PACKAGE`: writes the package's signed document, `<package>.sig` beside it
 /// (see ``PackageSignature``): its SHA-256 and size, and the release fields. Devices that pin
 /// the key fetch it first and check the package against it while it downloads.
-public enum PackageSigner {
+package enum PackageSigner {
     /// Signs `package` with every key in `keys` and writes `<package>.sig`.
-    public static func sign(
+    package static func sign(
         package: URL,
         with keys: [SigningKey],
         options: SigningOptions = SigningOptions()

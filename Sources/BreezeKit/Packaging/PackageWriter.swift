@@ -5,19 +5,19 @@ import FreshAir
 /// long names), streamed file by file, in sorted order so that the same folder gives the same
 /// archive contents. Optionally writes the `.meta` sidecar that lets an app treat a bundled
 /// copy as a version of that date.
-public enum PackageWriter {
+package enum PackageWriter {
     /// What was packed.
-    public struct Summary: Sendable {
-        public var files: Int
-        public var bytes: Int64
+    package struct Summary: Sendable {
+        package var files: Int
+        package var bytes: Int64
         /// The latest modification time among the files, as an HTTP date (for `.meta`).
-        public var lastModified: String
+        package var lastModified: String
     }
 
     /// Packs `folder` into `output` (`.tgz`/`.tar.gz`, or `.tar` uncompressed).
     /// - Parameter topLevelFolder: a folder name to put everything under (`cats-3/`), or `nil`.
     @discardableResult
-    public static func write(
+    package static func write(
         folder: URL,
         to output: URL,
         topLevelFolder: String? = nil,
@@ -69,20 +69,20 @@ public enum PackageWriter {
 
 /// The files of a content folder, as authoring commands see them: sorted, regular files
 /// only, junk (`.DS_Store`, editor backups) skipped.
-public enum BundleFolder {
-    public struct File: Sendable {
-        public var path: String
-        public var size: Int64
-        public var modified: Date
-        public var executable: Bool
+package enum BundleFolder {
+    package struct File: Sendable {
+        package var path: String
+        package var size: Int64
+        package var modified: Date
+        package var executable: Bool
     }
 
-    public static func isJunk(_ name: String) -> Bool {
+    package static func isJunk(_ name: String) -> Bool {
         name == ".DS_Store" || name.hasSuffix("~") || name.hasPrefix(".#") || name.hasSuffix(".swp")
             || name == "Thumbs.db"
     }
 
-    public static func files(in folder: URL) throws -> [File] {
+    package static func files(in folder: URL) throws -> [File] {
         let root = folder.standardizedFileURL.resolvingSymlinksInPath()
         guard
             let walker = FileManager.default.enumerator(
@@ -112,7 +112,7 @@ public enum BundleFolder {
     }
 
     /// SHA-256 over every file's path and digest: equal exactly when the content is equal.
-    public static func digest(of folder: URL) throws -> String {
+    package static func digest(of folder: URL) throws -> String {
         var hasher = ContentHasher(.sha256)
         for file in try files(in: folder) {
             let (hash, _) = try ContentHash.ofFile(at: folder.appendingPathComponent(file.path), using: .sha256)

@@ -5,18 +5,18 @@ import FreshAir
 /// ``Repository`` reads: `<repo>/index.json` and `<repo>/<name>-<version>.tar.gz`), bumping
 /// the version only when the content changed, and signs the index (`breeze repo add --key`,
 /// `breeze sign REPO`).
-public enum RepositoryPublisher {
-    public struct Outcome: Sendable {
-        public var name: String
-        public var version: Int
+package enum RepositoryPublisher {
+    package struct Outcome: Sendable {
+        package var name: String
+        package var version: Int
         /// `false` when the folder matched the current version, so nothing was written.
-        public var published: Bool
-        public var archive: URL?
+        package var published: Bool
+        package var archive: URL?
     }
 
     /// - Parameter keys: when given, the index is signed as a new release after the bundle is added.
     @discardableResult
-    public static func add(
+    package static func add(
         folder: URL,
         as name: String,
         to repository: URL,
@@ -55,7 +55,7 @@ public enum RepositoryPublisher {
 
     /// Signs `repository`'s `index.json` as a new release (or co-signs it), first making sure
     /// every bundle names its archive's SHA-256 and size, computed from the archives there.
-    public static func sign(
+    package static func sign(
         repository: URL,
         with keys: [SigningKey],
         options: SigningOptions = SigningOptions()

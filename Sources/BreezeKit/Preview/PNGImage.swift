@@ -3,9 +3,9 @@ import Foundation
 
 /// A minimal PNG encoder (8-bit RGB, no interlace) for the example content's feature images:
 /// real image files, made without an image library.
-public enum PNGImage {
+package enum PNGImage {
     /// An image of `width` × `height` whose pixels `color(x, y)` gives as (r, g, b).
-    public static func make(width: Int, height: Int, color: (Int, Int) -> (UInt8, UInt8, UInt8)) -> Data {
+    package static func make(width: Int, height: Int, color: (Int, Int) -> (UInt8, UInt8, UInt8)) -> Data {
         var raw = [UInt8]()
         raw.reserveCapacity((width * 3 + 1) * height)
         for y in 0..<height {

@@ -3,8 +3,8 @@ import FreshAir
 
 /// Renders a "what's new" screen as one self-contained HTML page (images inlined), so an
 /// author can look at what a device will show.
-public enum WhatsNewPage {
-    public static func html(features: [Feature], from: String, to: String, locale: String) -> String {
+package enum WhatsNewPage {
+    package static func html(features: [Feature], from: String, to: String, locale: String) -> String {
         let cards = features.map { feature -> String in
             let image =
                 feature.image.flatMap(dataURI).map { #"<img src="\#($0)" alt="">"# }

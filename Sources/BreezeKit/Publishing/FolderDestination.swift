@@ -6,18 +6,18 @@ import FreshAir
 /// Each file is written beside its place and renamed over it, so the server never sends half
 /// a file, and an overwritten file's modification time moves past the old one's second
 /// (``ServedFileTime``), so its `ETag` and `Last-Modified` change with it.
-public struct FolderDestination: PublishDestination {
+package struct FolderDestination: PublishDestination {
     /// The folder the web server serves this content from.
-    public let root: URL
+    package let root: URL
 
-    public init(root: URL) { self.root = root.standardizedFileURL }
+    package init(root: URL) { self.root = root.standardizedFileURL }
 
-    public var description: String { root.path }
+    package var description: String { root.path }
 
     /// Names of files being written; never listed, and removed if a publish is interrupted.
     static let temporaryMarker = ".breeze-publish-"
 
-    public func list() async throws -> [String: PublishedObject] {
+    package func list() async throws -> [String: PublishedObject] {
         guard FileManager.default.fileExists(atPath: root.path) else { return [:] }
         var objects: [String: PublishedObject] = [:]
         for file in try BundleFolder.files(in: root) {
@@ -31,13 +31,13 @@ public struct FolderDestination: PublishDestination {
         return objects
     }
 
-    public func holds(_ file: LocalFile, as object: PublishedObject) async throws -> Bool {
+    package func holds(_ file: LocalFile, as object: PublishedObject) async throws -> Bool {
         guard object.size == file.size else { return false }
         let there = try ContentHash.ofFile(at: root.appendingPathComponent(file.path), using: .sha256).hash
         return there == (try ContentHash.ofFile(at: file.url, using: .sha256).hash)
     }
 
-    public func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws {
+    package func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws {
         let target = root.appendingPathComponent(file.path)
         let folder = target.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -56,7 +56,7 @@ public struct FolderDestination: PublishDestination {
         }
     }
 
-    public func delete(_ path: String) async throws {
+    package func delete(_ path: String) async throws {
         let target = root.appendingPathComponent(path)
         try FileManager.default.removeItem(at: target)
         // Folders left empty go too, up to the destination's root.

@@ -4,7 +4,7 @@ import FreshAir
 
 /// Where `breeze publish` puts content: a folder a web server serves (``FolderDestination``)
 /// or an S3 bucket (``S3Destination``). Paths are relative to the destination's root, `/`-separated.
-public protocol PublishDestination: Sendable, CustomStringConvertible {
+package protocol PublishDestination: Sendable, CustomStringConvertible {
     /// What is there now.
     func list() async throws -> [String: PublishedObject]
     /// Whether `object` already holds exactly `file`'s bytes.
@@ -15,15 +15,15 @@ public protocol PublishDestination: Sendable, CustomStringConvertible {
 }
 
 /// A file already at the destination.
-public struct PublishedObject: Sendable, Hashable {
+package struct PublishedObject: Sendable, Hashable {
     /// Its size in bytes.
-    public var size: Int64
+    package var size: Int64
     /// S3's `ETag` (the MD5 of the bytes for a single-part upload); `nil` for a folder.
-    public var etag: String?
+    package var etag: String?
     /// When it was last written (folders), used to keep validators moving forward.
-    public var modified: Date?
+    package var modified: Date?
 
-    public init(size: Int64, etag: String? = nil, modified: Date? = nil) {
+    package init(size: Int64, etag: String? = nil, modified: Date? = nil) {
         self.size = size
         self.etag = etag
         self.modified = modified
@@ -31,16 +31,16 @@ public struct PublishedObject: Sendable, Hashable {
 }
 
 /// A file to publish.
-public struct LocalFile: Sendable {
+package struct LocalFile: Sendable {
     /// Relative to the destination's root.
-    public var path: String
+    package var path: String
     /// Where it is on this machine.
-    public var url: URL
-    public var size: Int64
+    package var url: URL
+    package var size: Int64
 
     /// `manifest.json`, `index.json` and a package's `.sig` name other files, so they go up after what they name,
     /// deepest first, and caches are told to revalidate them.
-    public var isPointer: Bool {
+    package var isPointer: Bool {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         return name == "manifest.json" || name == "index.json" || name.hasSuffix(PackageSignature.suffix)
     }
@@ -82,16 +82,16 @@ public struct LocalFile: Sendable {
 }
 
 /// A publishing problem, saying what to do.
-public struct PublishError: Error, CustomStringConvertible {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct PublishError: Error, CustomStringConvertible {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// Reads a destination as the command line names it.
-public enum PublishDestinations {
+package enum PublishDestinations {
     /// `s3://bucket/prefix` (region from `region`, `AWS_REGION` or `AWS_DEFAULT_REGION`; an
     /// S3-compatible server from `endpoint` or `AWS_ENDPOINT_URL`), or a folder path.
-    public static func parse(
+    package static func parse(
         _ text: String,
         endpoint: String? = nil,
         region: String? = nil,

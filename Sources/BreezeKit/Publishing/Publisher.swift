@@ -11,24 +11,24 @@ import FreshAir
 /// 3. Content goes first, several files at a time; then the documents that name other files
 ///    (`manifest.json`, `index.json`), one at a time, deepest first, the root one last.
 /// 4. With `delete`, files the source no longer has are removed, after the root is in place.
-public enum Publisher {
+package enum Publisher {
     /// What a publish did (or, with `dryRun`, would do).
-    public struct Report: Sendable, Codable {
+    package struct Report: Sendable, Codable {
         /// Uploaded, in the order they went up.
-        public var uploaded: [String] = []
-        public var bytesUploaded: Int64 = 0
+        package var uploaded: [String] = []
+        package var bytesUploaded: Int64 = 0
         /// Files the destination already held byte for byte.
-        public var unchanged = 0
+        package var unchanged = 0
         /// Removed with `delete`, after the root manifest was in place.
-        public var deleted: [String] = []
-        public var dryRun = false
+        package var deleted: [String] = []
+        package var dryRun = false
     }
 
     /// Publishes `source` (a folder or one file) to `destination`.
     ///
     /// - Throws: ``PublishError`` for a bundle that is not ready, a signing key in the folder,
     ///   or a destination that refused a request (with what it said and what to check).
-    public static func run(
+    package static func run(
         source: URL,
         to destination: any PublishDestination,
         delete: Bool = false,

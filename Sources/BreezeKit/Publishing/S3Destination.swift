@@ -7,19 +7,19 @@ import NIOHTTP1
 /// An S3 bucket, or any server that speaks S3's API (MinIO, Ceph, R2; `endpoint` names it and
 /// path-style addressing is used). Requests are signed with Signature Version 4; each upload
 /// is a single `PUT` whose payload hash S3 checks, so a damaged upload is refused, not stored.
-public struct S3Destination: PublishDestination {
-    public let bucket: String
+package struct S3Destination: PublishDestination {
+    package let bucket: String
     /// The key prefix, without leading or trailing `/`; empty for the bucket's root.
-    public let prefix: String
-    public let region: String
+    package let prefix: String
+    package let region: String
     /// An S3-compatible server; `nil` for AWS (`https://<bucket>.s3.<region>.amazonaws.com`).
-    public let endpoint: URL?
+    package let endpoint: URL?
     private let signer: S3RequestSigner
 
     /// The largest object one `PUT` may carry.
     static let singlePutLimit: Int64 = 5 << 30
 
-    public init(bucket: String, prefix: String, region: String, endpoint: URL?, credentials: S3Credentials) {
+    package init(bucket: String, prefix: String, region: String, endpoint: URL?, credentials: S3Credentials) {
         self.bucket = bucket
         self.prefix = prefix
         self.region = region
@@ -27,7 +27,7 @@ public struct S3Destination: PublishDestination {
         signer = S3RequestSigner(credentials: credentials, region: region)
     }
 
-    public var description: String { "s3://\(bucket)" + (prefix.isEmpty ? "" : "/\(prefix)") }
+    package var description: String { "s3://\(bucket)" + (prefix.isEmpty ? "" : "/\(prefix)") }
 
     private func key(_ path: String) -> String { prefix.isEmpty ? path : "\(prefix)/\(path)" }
 
@@ -93,7 +93,7 @@ public struct S3Destination: PublishDestination {
         return PublishError("\(method) \(description)/\(path) failed with \(status) \(code)\(message)\(hint)")
     }
 
-    public func list() async throws -> [String: PublishedObject] {
+    package func list() async throws -> [String: PublishedObject] {
         var objects: [String: PublishedObject] = [:]
         var token: String?
         let listPrefix = prefix.isEmpty ? "" : prefix + "/"
@@ -120,13 +120,13 @@ public struct S3Destination: PublishDestination {
         return objects
     }
 
-    public func holds(_ file: LocalFile, as object: PublishedObject) async throws -> Bool {
+    package func holds(_ file: LocalFile, as object: PublishedObject) async throws -> Bool {
         // A multipart ETag ("…-3") is not an MD5: such an object is simply uploaded again.
         guard object.size == file.size, let etag = object.etag, !etag.contains("-") else { return false }
         return etag.lowercased() == (try file.digests().md5)
     }
 
-    public func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws {
+    package func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws {
         guard file.size <= Self.singlePutLimit else {
             throw PublishError("\(file.path) is \(file.size) bytes, above the 5 GiB a single S3 upload takes")
         }
@@ -144,7 +144,7 @@ public struct S3Destination: PublishDestination {
         guard status == 200 else { throw failure("PUT", file.path, status, body) }
     }
 
-    public func delete(_ path: String) async throws {
+    package func delete(_ path: String) async throws {
         let (status, body) = try await send(.DELETE, key: key(path))
         guard status == 204 || status == 200 else { throw failure("DELETE", path, status, body) }
     }

@@ -13,22 +13,22 @@ import NIOCore
 /// A request whose decoded path holds NUL or another control byte is refused (`400`): a C
 /// file call would cut the path at the NUL and serve another file. A symbolic link inside the
 /// folder that resolves outside it is not followed (`404`) unless ``followsLinksOutside``.
-public struct StaticFileServer: Sendable {
+package struct StaticFileServer: Sendable {
     /// One request as the server answered it.
-    public struct Exchange: Sendable, Hashable {
-        public var method: String
-        public var path: String
-        public var status: Int
+    package struct Exchange: Sendable, Hashable {
+        package var method: String
+        package var path: String
+        package var status: Int
     }
 
-    public let root: URL
-    public let host: String
-    public let port: Int
+    package let root: URL
+    package let host: String
+    package let port: Int
     /// Serve files that links inside the folder point to outside it (off by default).
-    public var followsLinksOutside: Bool
+    package var followsLinksOutside: Bool
 
     /// - Parameter port: `0` picks a free port; ``RunningServer/url`` tells which.
-    public init(root: URL, host: String = "127.0.0.1", port: Int = 0, followsLinksOutside: Bool = false) {
+    package init(root: URL, host: String = "127.0.0.1", port: Int = 0, followsLinksOutside: Bool = false) {
         self.root = root
         self.host = host
         self.port = port
@@ -38,7 +38,7 @@ public struct StaticFileServer: Sendable {
     /// Starts serving in the background and returns once the server listens.
     ///
     /// - Parameter onRequest: told of every request after it is answered.
-    public func start(onRequest: @escaping @Sendable (Exchange) -> Void = { _ in }) async throws -> RunningServer {
+    package func start(onRequest: @escaping @Sendable (Exchange) -> Void = { _ in }) async throws -> RunningServer {
         let (addresses, addressContinuation) = AsyncStream.makeStream(of: Int.self)
         var logger = Logger(label: "breeze.serve")
         logger.logLevel = .critical  // Shutdown reports cancellation at .error: not news.
@@ -73,13 +73,13 @@ public struct StaticFileServer: Sendable {
 }
 
 /// A server started by ``StaticFileServer/start(onRequest:)``.
-public struct RunningServer: Sendable {
+package struct RunningServer: Sendable {
     /// The root URL, ending in `/`.
-    public let url: URL
+    package let url: URL
     let task: Task<Void, any Error>
 
     /// Blocks until the server stops (it stops when the calling task is cancelled).
-    public func wait() async throws {
+    package func wait() async throws {
         try await withTaskCancellationHandler {
             try await task.value
         } onCancel: {
@@ -88,7 +88,7 @@ public struct RunningServer: Sendable {
     }
 
     /// Stops accepting requests and waits for the server to close.
-    public func stop() async {
+    package func stop() async {
         task.cancel()
         _ = try? await task.value
     }

@@ -81,7 +81,7 @@ public final class URLSessionTransport: HTTPTransport {
         var outgoing = URLRequest(url: request.url, cachePolicy: .reloadIgnoringLocalCacheData)
         for header in request.headers { outgoing.addValue(header.value, forHTTPHeaderField: header.name) }
         let task = session.dataTask(with: outgoing)
-        let exchange = Exchange(task: task, url: request.url)
+        let exchange = Exchange(task: task, url: request.url, delegateQueue: session.delegateQueue)
         exchanges.add(exchange, for: task)
         let head = try await withTaskCancellationHandler {
             try await exchange.head(within: request.timeout)
@@ -170,10 +170,24 @@ private final class Exchange: @unchecked Sendable {
     let task: URLSessionDataTask
     let url: URL
     private let state = Mutex(State())
+    /// The session's serial delegate queue: every suspend and resume of the task happens there,
+    /// in order, so that a resume can never overtake the suspend it answers.
+    private let delegateQueue: OperationQueue
+    /// Whether the task is suspended now; touched only on `delegateQueue`.
+    private var taskSuspended = false
 
-    init(task: URLSessionDataTask, url: URL) {
+    init(task: URLSessionDataTask, url: URL, delegateQueue: OperationQueue) {
         self.task = task
         self.url = url
+        self.delegateQueue = delegateQueue
+    }
+
+    /// Suspends or resumes the task as ``State/suspended`` now says; on `delegateQueue` only.
+    private func applyFlowControl() {
+        let wanted = state.withLock { $0.suspended && $0.end == nil }
+        guard wanted != taskSuspended else { return }
+        taskSuspended = wanted
+        if wanted { task.suspend() } else { task.resume() }
     }
 
     deinit {
@@ -231,19 +245,18 @@ private final class Exchange: @unchecked Sendable {
     /// The delegate's `didReceive data`.
     func received(_ data: Data) {
         let bytes = [UInt8](data)
-        let (reader, suspend) = state.withLock { state -> (CheckedContinuation<[UInt8]?, any Error>?, Bool) in
+        let reader = state.withLock { state -> CheckedContinuation<[UInt8]?, any Error>? in
             if let reader = state.reader {
                 state.reader = nil
-                return (reader, false)
+                return reader
             }
             state.chunks.append(bytes)
             state.buffered += bytes.count
-            guard state.buffered > Self.highWater, !state.suspended else { return (nil, false) }
-            state.suspended = true
-            return (nil, true)
+            if state.buffered > Self.highWater { state.suspended = true }
+            return nil
         }
         reader?.resume(returning: bytes)
-        if suspend { task.suspend() }
+        applyFlowControl()  // called on the delegate queue
     }
 
     /// The delegate's `didCompleteWithError`.
@@ -291,7 +304,7 @@ private final class Exchange: @unchecked Sendable {
                 state.suspended = false
                 return (step, true)
             }
-            if resumeTask { task.resume() }
+            if resumeTask { delegateQueue.addOperation { self.applyFlowControl() } }
             switch step {
             case .chunk(let chunk): continuation.resume(returning: chunk)
             case .end(.success): continuation.resume(returning: nil)
