@@ -7,18 +7,26 @@ import Foundation
 /// Evaluation is pure and total: a comparison with a key the environment lacks is false (`!=`
 /// included; its negation, `NOT (a == b)`, is true), never a crash.
 public indirect enum Condition: Sendable, Hashable {
+    /// True for every device (an entry with no condition).
     case always
+    /// True for no device (`FALSEPREDICATE`).
     case never
+    /// `NOT`: true when the inner condition is false.
     case not(Condition)
+    /// `AND`: true when every part is.
     case all([Condition])
+    /// `OR`: true when any part is.
     case any([Condition])
+    /// A comparison of two operands with an operator and its `[cd]` options.
     case compare(Operand, ComparisonOperator, Operand, ComparisonOptions)
     /// A bare operand used as a predicate (`defaults.betaEnabled`): true when it reads as true.
     case truth(Operand)
 
     /// One side of a comparison.
     public enum Operand: Sendable, Hashable, CustomStringConvertible {
+        /// A key of the environment, dotted into maps (`defaults.flag`).
         case keyPath([String])
+        /// A value written in the condition.
         case literal(ConditionValue)
 
         public var description: String {
@@ -60,21 +68,33 @@ public indirect enum Condition: Sendable, Hashable {
 public struct ComparisonOptions: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// `[c]`: letters compare without regard to case.
     public static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    /// `[d]`: letters compare without regard to accents.
     public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
 }
 
 /// The comparisons a condition can make.
 public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
+    /// `==` (also `=`): equal; versions compare as versions.
     case equal = "=="
+    /// `!=` (also `<>`): not equal; false when the key is unknown.
     case notEqual = "!="
+    /// `<`: numbers and versions by value, strings by code point.
     case less = "<"
+    /// `<=` (also `=<`).
     case lessOrEqual = "<="
+    /// `>`.
     case greater = ">"
+    /// `>=` (also `=>`).
     case greaterOrEqual = ">="
+    /// `IN`: the left value is one of the right-hand list's.
     case `in` = "IN"
+    /// `BEGINSWITH`: the left string starts with the right one.
     case beginsWith = "BEGINSWITH"
+    /// `ENDSWITH`: the left string ends with the right one.
     case endsWith = "ENDSWITH"
+    /// `CONTAINS`: the left string holds the right one, or the left list holds the right value.
     case contains = "CONTAINS"
 
     /// The operator for a JSON-form `comparison` name (`eq ne gt gte lt lte`, or a symbol).

@@ -6,9 +6,13 @@ import Foundation
 /// Numbers keep their text, so that `8.10` stays distinct from `8.1` when compared as a
 /// version.
 public enum ConditionValue: Sendable, Hashable {
+    /// Text.
     case string(String)
+    /// A number, kept as written so that `1.10` stays a version-like value.
     case number(String)
+    /// `true` or `false` (`YES`/`NO` too).
     case bool(Bool)
+    /// A list (`{'a', 'b'}`), for `IN` and `CONTAINS`.
     case list([ConditionValue])
     /// Nested values reached by key paths such as `defaults.flag`.
     case map([String: ConditionValue])

@@ -20,6 +20,8 @@ public struct ContentBundle: Sendable {
     public var device: String?
     private let tables = TableCache()
 
+    /// Looks resources up in `root` (a live version), for `preferredLocalizations` in order, then
+    /// `developmentLocalization`; images for `displayScale` and `device` (`iphone`, `ipad`).
     public init(
         root: URL,
         preferredLocalizations: [String] = Locale.preferredLanguages,

@@ -4,6 +4,7 @@
 /// One reading serves both sides: ``ContentBundle/imageURL(named:subdirectory:)`` picks a
 /// variant by it, and `breeze generate` infers conditions from it.
 public struct ImageFileName: Sendable, Hashable {
+    /// The extensions an image may have.
     public static let extensions: Set<String> = ["png", "jpg", "jpeg", "pdf", "heic", "webp", "gif"]
 
     /// The whole file name.

@@ -4,16 +4,21 @@ import Foundation
 /// `/* */` and `//` comments; `\"`, `\\`, `\n`, `\t`, `\r`, `\U00E9` escapes), or one language
 /// of an `.xcstrings` string catalog.
 public struct StringsTable: Sendable, Hashable {
+    /// Every key and its text.
     public var strings: [String: String]
 
+    /// A table of `strings`.
     public init(strings: [String: String]) {
         self.strings = strings
     }
 
     /// A `.strings` file that could not be read, with the line where reading stopped.
     public struct SyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The file that could not be read.
         public var source: String
+        /// Where, 1-based.
         public var line: Int
+        /// What is wrong.
         public var message: String
         public var description: String { "\(source): line \(line): \(message)" }
     }

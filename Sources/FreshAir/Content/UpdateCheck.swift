@@ -3,6 +3,7 @@ import Synchronization
 
 /// Where the running version stands against the release notes.
 public enum UpdateStatus: Sendable, Hashable {
+    /// The running version is the newest that applies to this device.
     case upToDate
     /// A newer release that applies to this device exists.
     case available(Version, url: URL?)
@@ -26,10 +27,12 @@ extension ReleaseNotes {
 public struct UpdatePromptState: Sendable, Hashable, Codable {
     /// The user chose "skip this version" for this one.
     public var skippedVersion: String?
+    /// When a prompt was last shown.
     public var lastPrompted: Date?
     /// The last version whose "what's new" the user saw.
     public var lastSeenVersion: String?
 
+    /// A state; all empty by default.
     public init(skippedVersion: String? = nil, lastPrompted: Date? = nil, lastSeenVersion: String? = nil) {
         self.skippedVersion = skippedVersion
         self.lastPrompted = lastPrompted
@@ -39,19 +42,25 @@ public struct UpdatePromptState: Sendable, Hashable, Codable {
 
 /// Keeps ``UpdatePromptState``; replace it to keep the state in your own storage.
 public protocol UpdatePromptStore: Sendable {
+    /// The state last saved, or an empty one.
     func load() -> UpdatePromptState
+    /// Keeps `state` for the next ``load()``.
     func save(_ state: UpdatePromptState)
 }
 
 /// A JSON file.
 public struct FileUpdatePromptStore: UpdatePromptStore {
+    /// The JSON file.
     public let url: URL
+    /// Keeps the state in the JSON file at `url`.
     public init(url: URL) { self.url = url }
 
+    /// The state in the file, or an empty one when it is missing or unreadable.
     public func load() -> UpdatePromptState {
         (try? JSONDecoder().decode(UpdatePromptState.self, from: Data(contentsOf: url))) ?? UpdatePromptState()
     }
 
+    /// Writes `state` to the file, atomically.
     public func save(_ state: UpdatePromptState) {
         try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try? JSONEncoder().encode(state).write(to: url, options: .atomic)
@@ -61,8 +70,11 @@ public struct FileUpdatePromptStore: UpdatePromptStore {
 /// In memory, for tests and previews.
 public final class InMemoryUpdatePromptStore: UpdatePromptStore {
     private let state = Mutex(UpdatePromptState())
+    /// Starts with `initial`.
     public init(_ initial: UpdatePromptState = UpdatePromptState()) { state.withLock { $0 = initial } }
+    /// The state held.
     public func load() -> UpdatePromptState { state.withLock { $0 } }
+    /// Replaces the state held.
     public func save(_ newState: UpdatePromptState) { state.withLock { $0 = newState } }
 }
 
@@ -71,14 +83,18 @@ public final class InMemoryUpdatePromptStore: UpdatePromptStore {
 /// A required update is always shown. An available one is shown unless the user skipped that
 /// version, or was prompted less than ``minimumInterval`` ago.
 public struct UpdatePromptPolicy: Sendable {
+    /// The least time between two prompts for an available update (3 days by default).
     public var minimumInterval: TimeInterval
+    /// Where skipped versions and prompt dates are kept.
     public var store: any UpdatePromptStore
 
+    /// A policy keeping its state in `store`.
     public init(minimumInterval: TimeInterval = 3 * 86_400, store: any UpdatePromptStore) {
         self.minimumInterval = minimumInterval
         self.store = store
     }
 
+    /// Whether to show a prompt for `status` now.
     public func shouldPrompt(for status: UpdateStatus, now: Date = Date()) -> Bool {
         switch status {
         case .upToDate: return false

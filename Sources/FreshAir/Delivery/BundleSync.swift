@@ -20,10 +20,12 @@ import Synchronization
 public struct BundleSync: ContentUpdater {
     /// The bundle folder (`…/App.freshair/`) or its `manifest.json`.
     public let remote: URL
+    /// Where versions are kept, and the live link.
     public var store: BundleStore
     /// What conditions are evaluated against. Change it (an app upgrade, a new locale) and
     /// the next run re-plans from the stored manifests.
     public var environment: ConditionEnvironment
+    /// Retries, limits, keys and timeouts.
     public var configuration: SyncConfiguration
     private let transport: any HTTPTransport
 

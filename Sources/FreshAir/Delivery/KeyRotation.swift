@@ -20,6 +20,8 @@ public struct KeyRotation: Sendable {
     /// The folder where newer versions are published as `<version>.json`; `nil`: no rotation.
     public var updates: URL?
 
+    /// Trusts `pinned` (shipped with the app) and follows the rotations published at
+    /// `updates` (`<updates>/<n+1>.json`), when given.
     public init(pinned: KeyDocument, updates: URL? = nil) {
         self.pinned = pinned
         self.updates = updates

@@ -21,6 +21,7 @@ public protocol PackageInstaller: Sendable {
 /// Unpacks `.tgz`/`.tar.gz`, `.tar`, `.gz` and `.zip` packages into the version folder,
 /// refusing hostile entries (see the security model in README: paths, links, sizes, expansion).
 public struct ExtractingInstaller: PackageInstaller {
+    /// What an archive may hold: sizes, entries, expansion, links.
     public var limits: ExtractionLimits
     /// When the archive holds exactly this one top-level folder (`cats-3/` in `cats-3.tar.gz`),
     /// its contents become the version's root.
@@ -28,6 +29,8 @@ public struct ExtractingInstaller: PackageInstaller {
     /// The name for a plain `.gz` package's one file (`content.json` for `content.json.gz`).
     public var singleFileName: String
 
+    /// Unpacks within `limits`; strips `topLevelFolderToStrip` when it is the archive's only
+    /// folder; names a plain `.gz`'s one file `singleFileName`.
     public init(
         limits: ExtractionLimits = ExtractionLimits(),
         topLevelFolderToStrip: String? = nil,

@@ -22,11 +22,15 @@ import Foundation
 /// Any failure throws a ``FreshAirError`` and leaves the installed content, or the bundled
 /// copy when nothing was installed, in place.
 public struct PackageUpdater: Sendable {
+    /// The package's URL: `.tgz`, `.tar.gz`, `.tar`, `.gz` or `.zip`.
     public let remote: URL
+    /// Where versions are kept, and the live link.
     public var store: BundleStore
     /// The copy shipped inside the app, installed first and whenever nothing better is there.
     public var bundledPackage: URL?
+    /// What is done with a package: unpacked into the version folder unless replaced.
     public var installer: any PackageInstaller
+    /// Retries, limits, keys and timeouts.
     public var configuration: SyncConfiguration
     private let transport: any HTTPTransport
 
@@ -71,6 +75,7 @@ public struct PackageUpdater: Sendable {
 
     /// What an update did.
     public struct Result: Sendable, Codable, Hashable {
+        /// How an update ended.
         public enum Outcome: String, Sendable, Codable {
             /// A new package was downloaded and installed.
             case downloaded
@@ -84,11 +89,15 @@ public struct PackageUpdater: Sendable {
             case keptAfterRollback
         }
 
+        /// How the update ended.
         public var outcome: Outcome
         /// The bundled copy was installed during this update (first launch, or a newer `.meta`).
         public var installedBundled: Bool
+        /// The live version afterwards.
         public var version: Int?
+        /// Body bytes of the package downloaded.
         public var bytesDownloaded: Int64
+        /// HTTP requests sent, retries included.
         public var requests: Int
         /// Body bytes received and thrown away (see ``SyncSummary/bytesWasted``).
         public var bytesWasted: Int64 = 0
@@ -96,8 +105,10 @@ public struct PackageUpdater: Sendable {
         public var lastModified: String?
         /// The server's `Last-Modified`, when its copy was found no newer than the installed one.
         public var serverLastModified: String?
+        /// Wall-clock time the update took.
         public var seconds: Double
 
+        /// One line for a terminal: what happened and what it cost.
         public var oneLine: String {
             let bundled = installedBundled ? "bundled copy installed; " : ""
             let requests = "\(self.requests) request\(self.requests == 1 ? "" : "s")\(wastedNote(bytesWasted))"

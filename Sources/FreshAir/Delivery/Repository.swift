@@ -21,6 +21,7 @@ import Synchronization
 /// let dogs = Repository.bundle(descriptor: "com.adm.level1.dogs", in: [level1])
 /// ```
 public struct Repository: Sendable {
+    /// Where `<id>/index.json` is published.
     public let source: URL
     /// Repository ids may contain dots: `com.adm.level1`.
     public let id: String
@@ -28,6 +29,7 @@ public struct Repository: Sendable {
     public let cdn: URL?
     /// Where each bundle's live version appears, as `directory/<name>/`.
     public let directory: URL
+    /// Retries, limits, keys and timeouts.
     public var configuration: SyncConfiguration
     /// How an update's bundles become live.
     public let switching: Switching
@@ -123,17 +125,23 @@ public struct Repository: Sendable {
         public var indexNotModified: Bool
         /// Bundles installed, with the version each went to.
         public var updated: [String: Int]
+        /// Bundles already at the version the index names.
         public var unchanged: [String]
         /// Bundles whose store rolled back from the version the index names
         /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``): kept until a newer one is published.
         public var keptAfterRollback: [String] = []
+        /// Bundles the index no longer names, removed.
         public var removed: [String]
+        /// Body bytes of archives downloaded.
         public var bytesDownloaded: Int64
+        /// HTTP requests sent, retries included.
         public var requests: Int
         /// Body bytes received and thrown away (see ``SyncSummary/bytesWasted``).
         public var bytesWasted: Int64 = 0
+        /// Wall-clock time the update took.
         public var seconds: Double
 
+        /// One line for a terminal: what moved and what it cost.
         public var oneLine: String {
             let index = indexNotModified ? "index 304 Not Modified" : "index fetched"
             let list = updated.keys.sorted().map { "\($0) → \(updated[$0]!)" }.joined(separator: ", ")

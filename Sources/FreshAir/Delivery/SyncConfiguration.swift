@@ -2,6 +2,7 @@
 public struct SyncConfiguration: Sendable {
     /// Files downloaded at once.
     public var concurrency: Int = 8
+    /// How transient failures (connection errors, 408, 429, 5xx) are retried.
     public var retry = RetryPolicy()
     /// Headers sent with every request (authorization, a user agent).
     public var headers: [(name: String, value: String)] = []
@@ -45,6 +46,7 @@ public struct SyncConfiguration: Sendable {
     /// sequence current at release, and no older signed copy can be installed.
     public var minimumSequence: Int?
 
+    /// The defaults: 8 downloads at a time, retries with back-off, no keys pinned.
     public init() {}
 
     /// The cap on one body: ``maxFileSize``, and ``maxUndeclaredFileSize`` too when nothing
@@ -57,9 +59,12 @@ public struct SyncConfiguration: Sendable {
 
 /// A minimum transfer rate, measured over a window.
 public struct ThroughputFloor: Sendable, Hashable {
+    /// The lowest rate tolerated, averaged over ``window``.
     public var bytesPerSecond: Int64
+    /// How long a body may run below ``bytesPerSecond`` before it is abandoned.
     public var window: Duration
 
+    /// A floor of `bytesPerSecond`, judged over each `window`.
     public init(bytesPerSecond: Int64, window: Duration) {
         self.bytesPerSecond = bytesPerSecond
         self.window = window

@@ -24,8 +24,11 @@ public enum SyncEvent: Sendable {
 
 /// The counts a plan comes to.
 public struct SyncPlanSummary: Sendable, Hashable {
+    /// Files that will be downloaded.
     public var filesToDownload: Int
+    /// Files carried over from the live version.
     public var filesToKeep: Int
+    /// Files of the live version the new one will not have.
     public var filesToRemove: Int
     /// Bytes to download, when every file's size is known in advance.
     public var bytesToDownload: Int64?
@@ -33,8 +36,11 @@ public struct SyncPlanSummary: Sendable, Hashable {
 
 /// How far the downloads have come.
 public struct SyncProgress: Sendable, Hashable {
+    /// Files downloaded and verified so far.
     public var filesCompleted: Int
+    /// Files to download in all.
     public var filesTotal: Int
+    /// Body bytes received so far, resumed bytes included.
     public var bytesReceived: Int64
     /// Known when the manifest declares sizes.
     public var bytesExpected: Int64?
@@ -53,7 +59,9 @@ func wastedNote(_ bytes: Int64) -> String {
 
 /// Bytes written the way people read them: `512 B`, `4.2 KB`, `1.1 GB`.
 public struct ByteCount: CustomStringConvertible, Sendable {
+    /// The count.
     public var bytes: Int64
+    /// A count of `bytes`.
     public init(_ bytes: Int64) { self.bytes = bytes }
     public var description: String {
         let units = ["B", "KB", "MB", "GB", "TB"]

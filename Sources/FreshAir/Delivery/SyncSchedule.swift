@@ -25,6 +25,8 @@ public struct SyncSchedule: Sendable {
     /// Asked before every check; a check it refuses is skipped until the next one.
     public var isAllowed: @Sendable () async -> Bool
 
+    /// A schedule: a check every `interval`, give or take `jitter` of it, first at once unless
+    /// `checksAtStart` is false, each only when `isAllowed` says so.
     public init(
         interval: Duration,
         jitter: Double = 0.2,

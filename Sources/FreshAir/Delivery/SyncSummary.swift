@@ -4,6 +4,7 @@ import Foundation
 /// seconds it cost, and what was installed, reused and removed. A package's or a
 /// repository's own details are in ``package`` or ``repository``.
 public struct SyncSummary: Sendable, Hashable, Codable {
+    /// How an update ended.
     public enum Outcome: String, Sendable, Codable {
         /// A new version went live.
         case updated
@@ -15,21 +16,26 @@ public struct SyncSummary: Sendable, Hashable, Codable {
         case keptAfterRollback
     }
 
+    /// How the update ended.
     public var outcome: Outcome
     /// The live version afterwards.
     public var version: Int?
     /// The root document came back `304 Not Modified`.
     public var notModified: Bool
+    /// Files downloaded (a bundle's files, the package, a repository's bundles).
     public var filesDownloaded: Int
+    /// Body bytes downloaded, manifests included.
     public var bytesDownloaded: Int64
     /// Files carried over from the previous version without a download.
     public var filesReused: Int
+    /// Files the live version had and the new one does not.
     public var filesRemoved: Int
     /// HTTP requests sent, retries included.
     public var requests: Int
     /// Body bytes received and thrown away: attempts cut and not resumable, bodies that failed
     /// their check. Zero on a clean network.
     public var bytesWasted: Int64 = 0
+    /// Wall-clock time the update took.
     public var seconds: Double
     /// The paths downloaded, in the order they completed.
     public var downloaded: [String]

@@ -21,15 +21,19 @@ public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertibl
 
     /// The longest accepted path and component, in UTF-8 bytes.
     public static let maxLength = 1024
+    /// The longest name a component may have, in bytes (as most file systems allow).
     public static let maxComponentLength = 255
 
     /// Why a path was refused.
     public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The path as it was given (escaped when shown).
         public let path: String
+        /// Why it was refused.
         public let reason: String
         public var description: String { "unsafe path \"\(path.debugEscaped)\": \(reason)" }
     }
 
+    /// Checks `text`; see ``BundlePath`` for what is refused.
     public init(_ text: String) throws(Rejection) {
         try Self.check(text.utf8, shown: text)
         string = text
@@ -171,6 +175,7 @@ public struct PathCollisions: Sendable {
     /// Folded spelling (lowercased, compared canonically) to the first spelling seen.
     private var spellings: [String: BundlePath] = [:]
 
+    /// An empty set.
     public init() {}
 
     /// Whether exactly these bytes were recorded (as a path or a folder).

@@ -6,10 +6,13 @@ import Foundation
 public struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable {
     /// Which function produced the digest.
     public enum Algorithm: String, Sendable, Hashable, Codable {
+        /// SHA-1, the original FreshAir manifests' digest (40 hex digits).
         case sha1
+        /// SHA-256 (64 hex digits), what `breeze hash --sha256` writes and signatures use.
         case sha256
     }
 
+    /// Which function the digest is of.
     public let algorithm: Algorithm
     /// Lowercase hexadecimal digest.
     public let hex: String
@@ -68,6 +71,7 @@ public struct ContentHasher: @unchecked Sendable {
 
     private var state: State
 
+    /// Starts a digest with `algorithm`.
     public init(_ algorithm: ContentHash.Algorithm) {
         switch algorithm {
         case .sha1: state = .sha1(Insecure.SHA1())
@@ -75,6 +79,7 @@ public struct ContentHasher: @unchecked Sendable {
         }
     }
 
+    /// Adds `bytes`.
     public mutating func update(_ bytes: UnsafeRawBufferPointer) {
         switch state {
         case .sha1(var hasher):
@@ -86,10 +91,12 @@ public struct ContentHasher: @unchecked Sendable {
         }
     }
 
+    /// Adds `bytes`.
     public mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
+    /// The digest of everything added.
     public func finalize() -> ContentHash {
         switch state {
         case .sha1(let hasher): return ContentHash(algorithm: .sha1, digest: hasher.finalize())
@@ -103,6 +110,7 @@ public struct ContentHasher: @unchecked Sendable {
 public struct FileHasher: ~Copyable {
     private let buffer: UnsafeMutableRawBufferPointer
 
+    /// Reads files through a buffer of `bufferSize` bytes.
     public init(bufferSize: Int = 256 << 10) {
         buffer = .allocate(byteCount: bufferSize, alignment: 16)
     }

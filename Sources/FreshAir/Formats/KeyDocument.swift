@@ -2,10 +2,12 @@ import Foundation
 
 /// The keys a device trusts, and how many of them must sign.
 public struct KeySet: Sendable, Hashable {
+    /// The keys whose signatures count.
     public var keys: [TrustedKey]
     /// How many distinct keys of ``keys`` must have signed a document.
     public var threshold: Int
 
+    /// `keys`, of which `threshold` must sign.
     public init(keys: [TrustedKey], threshold: Int = 1) {
         self.keys = keys
         self.threshold = threshold
@@ -26,8 +28,11 @@ public struct KeySet: Sendable, Hashable {
 /// own threshold, so a key can be added, replaced or revoked only by the keys already trusted,
 /// and a thief of fewer keys than the threshold can do neither.
 public struct KeyDocument: Sendable, Hashable {
+    /// The document's number: `keys/<version>.json`.
     public var version: Int
+    /// The keys it trusts, and how many must sign.
     public var keySet: KeySet
+    /// Signatures over the document.
     public var signatures: [ManifestSignature]
     /// What ``signatures`` cover.
     public var signedMessage: [UInt8]?

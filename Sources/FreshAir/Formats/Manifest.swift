@@ -13,10 +13,13 @@ import Foundation
 public struct Manifest: Sendable, Hashable {
     /// Which of the accepted shapes the document had.
     public enum Form: Sendable, Hashable {
+        /// The original FreshAir form: a bare array of entries.
         case legacyArray
+        /// An object with `files` (and release fields), of `format` version.
         case object(format: Int)
     }
 
+    /// The form the document was written in, kept when it is rewritten.
     public var form: Form
     /// The entries in document order.
     public var entries: [ManifestEntry]
@@ -111,6 +114,7 @@ public struct ManifestEntry: Sendable, Hashable {
     /// selects) works on this one; a device that selects the entry refuses the manifest.
     public var defect: Problem?
 
+    /// An entry for `path`, with its digest and size when known, selected where `condition` holds.
     public init(path: BundlePath, hash: ContentHash? = nil, size: Int64? = nil, condition: Condition = .always) {
         self.path = path
         self.hash = hash
@@ -128,12 +132,19 @@ public struct ManifestEntry: Sendable, Hashable {
 
     /// What is wrong with one entry.
     public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+        /// The entry is not a JSON object.
         case notAnObject
+        /// The entry has no `filename` string.
         case missingFilename
+        /// The `filename` is unsafe (`..`, absolute, empty components…).
         case unsafePath(BundlePath.Rejection)
+        /// The `sha` is not 40 or 64 hex digits.
         case invalidHash(String)
+        /// The `size` is not a whole number of bytes.
         case invalidSize(String)
+        /// The `condition` does not parse.
         case invalidCondition(ConditionSyntaxError)
+        /// An item of `conditions` is malformed.
         case invalidRequirement(index: Int, String)
         /// The app pins signing keys, and this entry has no digest to check the file against.
         case noDigestInSignedBundle
@@ -252,12 +263,19 @@ public struct ManifestEntry: Sendable, Hashable {
 
 /// A manifest that could not be read, naming the document, the entry and the problem.
 public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong with a manifest.
     public enum Problem: Sendable, Hashable {
+        /// Not JSON.
         case invalidJSON(JSONSyntaxError)
+        /// JSON, but not a manifest's shape.
         case unexpectedShape(String)
+        /// Entry `index` (named `filename` when it has one) is wrong.
         case entry(index: Int, filename: String?, ManifestEntry.Problem)
+        /// The document is larger than ``SyncConfiguration/maxDocumentSize``.
         case tooLarge(limit: Int64)
+        /// Child manifests nest deeper than allowed.
         case tooDeep(limit: Int)
+        /// Two entries would be one file on a Mac, or one is a folder of the other.
         case pathConflict(BundlePath, BundlePath)
         /// A path is unsafe, or two paths are one name on an Apple device (case, normalization).
         case unsafePath(BundlePath.Rejection)
@@ -285,8 +303,10 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
 
     /// The manifest's URL or path.
     public var source: String
+    /// What is wrong.
     public var problem: Problem
 
+    /// An error about the document at `source`.
     public init(source: String, problem: Problem) {
         self.source = source
         self.problem = problem

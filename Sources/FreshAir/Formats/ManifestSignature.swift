@@ -24,6 +24,7 @@ public struct TrustedKey: Sendable, Hashable, CustomStringConvertible {
         rawRepresentation = raw
     }
 
+    /// Trusts `key`.
     public init(_ key: Curve25519.Signing.PublicKey) {
         rawRepresentation = key.rawRepresentation
     }
@@ -48,8 +49,10 @@ public struct TrustedKey: Sendable, Hashable, CustomStringConvertible {
 public struct ManifestSignature: Sendable, Hashable {
     /// The signer's public key, as ``TrustedKey/base64``. Only a key the app pins counts.
     public var key: String
+    /// The Ed25519 signature (64 bytes; base64 in the document).
     public var signature: Data
 
+    /// A signature by `key`.
     public init(key: String, signature: Data) {
         self.key = key
         self.signature = signature
@@ -94,7 +97,9 @@ public struct ManifestSignature: Sendable, Hashable {
 
     /// A key that could not be read.
     public struct KeyError: Error, Sendable, Hashable, CustomStringConvertible {
+        /// Why the key was refused.
         public var detail: String
+        /// A key error saying `detail`.
         public init(detail: String) { self.detail = detail }
         public var description: String { detail }
     }

@@ -20,8 +20,10 @@ public struct PackageSignature: Sendable, Hashable {
     public var sha256: ContentHash
     /// The package file's size in bytes.
     public var size: Int64
+    /// Identity, sequence, expiry and signatures.
     public var release: ReleaseFields
 
+    /// A document for a package with `sha256` and `size`.
     public init(sha256: ContentHash, size: Int64, release: ReleaseFields) {
         self.sha256 = sha256
         self.size = size

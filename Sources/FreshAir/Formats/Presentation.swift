@@ -6,8 +6,11 @@ import Foundation
 /// `{"screen": "ForceUpgrade", "viewController": "RZUpgradeViewController",
 ///   "configuration": {"forceUpgrade": true, "releaseNotes": [...]}}`
 public struct Presentation: Sendable, Hashable {
+    /// The screen the feature belongs to.
     public var screen: String?
+    /// The view controller that presents it (the original's key).
     public var viewController: String?
+    /// Anything else the app reads, as found.
     public var configuration: [String: JSONValue]
 
     /// The members FreshAir reads; `breeze validate` warns about any other.

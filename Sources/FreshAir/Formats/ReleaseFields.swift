@@ -11,13 +11,18 @@ import Foundation
 /// - `signatures`: Ed25519 signatures (see ``ManifestSignature``) over the document without
 ///   this member.
 public struct ReleaseFields: Sendable, Hashable {
+    /// What the document is for (the bundle folder's, package's or repository's name).
     public var identity: String?
+    /// The release number; each signing moves it on.
     public var sequence: Int?
+    /// When the release stops being acceptable.
     public var expires: Date?
+    /// Signatures over the document.
     public var signatures: [ManifestSignature] = []
     /// What ``signatures`` cover; set when the document has a `signatures` member.
     public var signedMessage: [UInt8]?
 
+    /// Release fields; all empty by default.
     public init(identity: String? = nil, sequence: Int? = nil, expires: Date? = nil) {
         self.identity = identity
         self.sequence = sequence

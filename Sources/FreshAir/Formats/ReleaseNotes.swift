@@ -12,6 +12,7 @@ import Foundation
 public struct ReleaseNotes: Sendable, Hashable {
     /// One release and the features it introduced, in the order written.
     public struct Release: Sendable, Hashable {
+        /// The app version the release is.
         public var version: Version
         /// Feature keys: texts are `<key>.title` and `<key>.description`, the image is named `<key>`.
         public var features: [String]
@@ -22,6 +23,7 @@ public struct ReleaseNotes: Sendable, Hashable {
         /// none, is not offered the release and is not told about its features.
         public var minimumSystemVersion: Version?
 
+        /// A release of `version` listing `features`, for devices `condition` selects.
         public init(
             version: Version,
             features: [String],
@@ -49,6 +51,7 @@ public struct ReleaseNotes: Sendable, Hashable {
     /// The members FreshAir reads at the top level and in each release; `breeze validate`
     /// warns about any other.
     public static let knownMembers: Set<String> = ["minimumVersion", "upgradeURL", "releases"]
+    /// Members of a release FreshAir reads; `validate` warns about others.
     public static let knownReleaseMembers: Set<String> = [
         "version", "features", "condition", "conditions", "minimumSystemVersion",
     ]
@@ -60,6 +63,7 @@ public struct ReleaseNotes: Sendable, Hashable {
     /// Every release, oldest first.
     public var releases: [Release]
 
+    /// Release notes; `releases` are sorted by version.
     public init(minimumVersion: Version? = nil, upgradeURL: URL? = nil, releases: [Release]) {
         self.minimumVersion = minimumVersion
         self.upgradeURL = upgradeURL

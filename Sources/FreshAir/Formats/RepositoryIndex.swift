@@ -6,15 +6,19 @@ import Foundation
 /// signed index, its archive's `sha256` and `size`; old clients ignore both. A signed index
 /// (`breeze sign REPO`, `breeze repo add --key`) also carries ``ReleaseFields``.
 public struct RepositoryIndex: Sendable, Hashable, Codable {
+    /// One bundle of the repository: its version and archive.
     public struct Bundle: Sendable, Hashable, Codable {
+        /// The version to install: `<name>-<version>.tar.gz`.
         public var version: Int
         /// SHA-256 over the bundle's files, so a publisher only bumps the version on change.
         public var digest: String?
         /// SHA-256 (hex) and size of the version's archive, `<name>-<version>.tar.gz`: what a
         /// device that pins keys checks the download against.
         public var sha256: String?
+        /// The archive's size, when signed.
         public var size: Int64?
 
+        /// A bundle entry.
         public init(version: Int, digest: String? = nil, sha256: String? = nil, size: Int64? = nil) {
             self.version = version
             self.digest = digest
@@ -23,12 +27,14 @@ public struct RepositoryIndex: Sendable, Hashable, Codable {
         }
     }
 
+    /// Every bundle, by name.
     public var bundles: [String: Bundle]
     /// Identity (the repository id), sequence, expiry and signatures, when signed.
     public var release = ReleaseFields()
 
     private enum CodingKeys: String, CodingKey { case bundles }
 
+    /// An index of `bundles`.
     public init(bundles: [String: Bundle] = [:]) {
         self.bundles = bundles
     }

@@ -5,7 +5,9 @@ import Foundation
 public struct VerificationReport: Sendable, Hashable, Codable {
     /// The live version that was checked.
     public var version: Int
+    /// Files re-hashed.
     public var filesChecked: Int
+    /// Bytes read to re-hash them.
     public var bytesChecked: Int64
     /// Recorded files that are gone (or are no longer regular files).
     public var missing: [String]

@@ -10,6 +10,7 @@ public struct VersionRecord: Sendable, Hashable {
     public var id: Int
     /// The URL the content came from.
     public var source: String
+    /// When the version was installed.
     public var created: Date
     /// `ETag`/`Last-Modified` of the root document (manifest, package or index).
     public var validators: HTTPValidators?
@@ -20,6 +21,7 @@ public struct VersionRecord: Sendable, Hashable {
     /// The signed release this version came from: its `sequence` and `expires` (bundles and
     /// packages with keys pinned).
     public var sequence: Int?
+    /// When the signed release stops being acceptable.
     public var expires: Date?
     /// What a bundle's selection was planned for (the environment and keys, as a fingerprint):
     /// while it matches, a `304` needs no re-planning.
@@ -32,6 +34,7 @@ public struct VersionRecord: Sendable, Hashable {
     public var packageDigest: String?
     /// A repository bundle's version and repository.
     public var bundleVersion: Int?
+    /// The repository a bundle came from.
     public var repository: String?
     /// The app confirmed this version worked (``BundleStore/confirmLive()``).
     public var confirmed: Bool
@@ -48,6 +51,7 @@ public struct VersionRecord: Sendable, Hashable {
         case remote
     }
 
+    /// A record of version `id` from `source`; every other field starts empty.
     public init(
         id: Int,
         source: String,
@@ -70,9 +74,12 @@ public struct VersionRecord: Sendable, Hashable {
 
 /// A verified file: its digest and size.
 public struct FileRecord: Sendable, Hashable {
+    /// The digest the file was verified to have.
     public var hash: ContentHash
+    /// Its size in bytes.
     public var size: Int64
 
+    /// A file verified to have `hash` and `size`.
     public init(hash: ContentHash, size: Int64) {
         self.hash = hash
         self.size = size

@@ -24,6 +24,7 @@ public protocol HTTPTransport: Sendable {
 
 /// A GET request.
 public struct HTTPGetRequest: Sendable {
+    /// The URL requested.
     public var url: URL
     /// Extra headers, in order (`If-None-Match`, `Range`, an app's own `Authorization`…).
     public var headers: [(name: String, value: String)]
@@ -31,6 +32,7 @@ public struct HTTPGetRequest: Sendable {
     /// idle timeout instead, so that large files are not cut off.
     public var timeout: Duration
 
+    /// A GET of `url` with `headers`, waiting at most `timeout` for the response head.
     public init(url: URL, headers: [(name: String, value: String)] = [], timeout: Duration = .seconds(30)) {
         self.url = url
         self.headers = headers
@@ -40,10 +42,12 @@ public struct HTTPGetRequest: Sendable {
 
 /// Status and headers of a response.
 public struct HTTPResponseHead: Sendable {
+    /// The HTTP status code.
     public var status: Int
     /// Headers as received; look them up with ``subscript(_:)``, which ignores case.
     public var headers: [(name: String, value: String)]
 
+    /// A response head as received.
     public init(status: Int, headers: [(name: String, value: String)]) {
         self.status = status
         self.headers = headers

@@ -13,6 +13,7 @@ public struct LocalFileTransport: HTTPTransport {
     /// Bytes handed on per body chunk.
     static let chunkSize = 256 * 1024
 
+    /// A transport for `file://` URLs; it holds nothing.
     public init() {}
 
     public func get<Result: Sendable>(

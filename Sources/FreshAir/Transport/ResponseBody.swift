@@ -70,6 +70,7 @@ public struct ResponseBody: AsyncSequence {
 
     /// Thrown by ``collect(upTo:)``.
     public struct BodyTooLarge: Error, Sendable {
+        /// The cap that was passed.
         public var limit: Int64
     }
 }

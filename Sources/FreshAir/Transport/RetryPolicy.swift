@@ -10,6 +10,8 @@ public struct RetryPolicy: Sendable {
     /// No wait is longer than this, whatever `Retry-After` asks.
     public var maximumDelay: Duration
 
+    /// Up to `maxAttempts` attempts, waiting `baseDelay` doubled each time (with jitter), never more
+    /// than `maximumDelay`, or what `Retry-After` asks.
     public init(maxAttempts: Int = 4, baseDelay: Duration = .milliseconds(250), maximumDelay: Duration = .seconds(30)) {
         self.maxAttempts = max(1, maxAttempts)
         self.baseDelay = baseDelay
@@ -122,6 +124,7 @@ public enum HTTPDate {
         return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + second))
     }
 
+    /// `date` as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
     public static func format(_ date: Date) -> String {
         makeFormatter("EEE, dd MMM yyyy HH:mm:ss 'GMT'").string(from: date)
     }

@@ -2,6 +2,7 @@ import Foundation
 
 /// A failure below HTTP: nothing usable came back.
 public struct TransportError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure.
     public enum Kind: Sendable {
         /// Could not connect (refused, DNS, TLS).
         case connect
@@ -13,10 +14,14 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         case other
     }
 
+    /// What kind of failure.
     public var kind: Kind
+    /// The URL being fetched.
     public var url: URL
+    /// What happened, in words a person can act on ("connection refused").
     public var detail: String
 
+    /// A failure of `kind` for `url`; transports write `detail` for people.
     public init(kind: Kind, url: URL, detail: String) {
         self.kind = kind
         self.url = url

@@ -1,5 +1,6 @@
 /// Why an archive was refused. Nothing from a refused archive reaches the live location.
 public struct ArchiveError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What was wrong with an archive.
     public enum Kind: Sendable, Hashable {
         /// Not valid gzip, tar or zip data, or a checksum that does not match.
         case corrupt
@@ -13,11 +14,14 @@ public struct ArchiveError: Error, Sendable, Hashable, CustomStringConvertible {
         case tooLarge
     }
 
+    /// What was wrong.
     public var kind: Kind
+    /// The details, naming the entry when there is one.
     public var message: String
     /// The entry concerned, when there is one.
     public var entry: String?
 
+    /// An error of `kind`, about `entry` when given.
     public init(_ kind: Kind, _ message: String, entry: String? = nil) {
         self.kind = kind
         self.message = message

@@ -15,6 +15,7 @@ public struct ExtractionLimits: Sendable, Hashable {
 
     /// Total bytes written for all entries.
     public var maxTotalBytes: Int64
+    /// The most entries an archive may hold (200,000 by default).
     public var maxEntries: Int
     /// The most bytes unpacked per byte of archive, once more than ``expansionAllowance``
     /// bytes have been unpacked: a gzip bomb grows ~1,000 to 1; real content rarely passes 20.
@@ -22,8 +23,10 @@ public struct ExtractionLimits: Sendable, Hashable {
     /// Bytes that may be unpacked before ``maxExpansionRatio`` applies (small archives of
     /// very repetitive data are fine).
     public var expansionAllowance: Int64
+    /// Whether symbolic links are refused (the default) or allowed when they stay inside.
     public var symbolicLinks: SymbolicLinks
 
+    /// Limits; the defaults allow 4 GiB, 200,000 entries and 100:1 expansion past 16 MiB, and no links.
     public init(
         maxTotalBytes: Int64 = 4 << 30,
         maxEntries: Int = 200_000,

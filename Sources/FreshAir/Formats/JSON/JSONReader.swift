@@ -8,6 +8,8 @@ public enum JSONReader {
     /// Deeper nesting than this is refused.
     public static let maximumDepth = 512
 
+    /// Parses `bytes` strictly (RFC 8259), or with `lenient` the old tool's quirks too
+    /// (a trailing comma, `"key" = value`); the result keeps member order and number text.
     public static func parse(
         _ bytes: some Collection<UInt8>,
         lenient: Bool = false

@@ -5,11 +5,15 @@
 public enum JSONValue: Sendable {
     /// Key–value pairs in document order.
     case object([(key: String, value: JSONValue)])
+    /// An array.
     case array([JSONValue])
+    /// A string.
     case string(String)
     /// The number as written.
     case number(String)
+    /// `true` or `false`.
     case bool(Bool)
+    /// `null`.
     case null
 
     /// Reads a JSON document; see ``JSONReader/parse(_:lenient:)``.
@@ -26,9 +30,13 @@ public enum JSONValue: Sendable {
         return pairs.last { $0.key == key }?.value
     }
 
+    /// The string, if this is one.
     public var string: String? { if case .string(let text) = self { text } else { nil } }
+    /// The boolean, if this is one.
     public var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
+    /// The elements, if this is an array.
     public var array: [JSONValue]? { if case .array(let items) = self { items } else { nil } }
+    /// Whether this is `null`.
     public var isNull: Bool { if case .null = self { true } else { false } }
     /// The pairs of an object, in document order.
     public var pairs: [(key: String, value: JSONValue)]? { if case .object(let pairs) = self { pairs } else { nil } }
