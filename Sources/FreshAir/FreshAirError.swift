@@ -48,20 +48,21 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
         case .transport(let error):
             return "\(error). Check the network and the URL, then sync again; downloads resume where they stopped."
         case .manifest(let error):
-            return "\(error). Fix the manifest (`breeze validate` lists every problem) and publish it again."
+            return "\(error). The publisher must fix the manifest and publish it again."
         case .hashMismatch(let path, let url, let expected, let actual):
             return
                 "\(path): downloaded content does not match its manifest (expected \(expected.hex), got \(actual.hex) from \(url)). "
-                + "The file or the manifest on the server is stale: run `breeze hash` and publish both."
+                + "The file or the manifest on the server is stale: the publisher must recompute the digests and publish both."
         case .sizeMismatch(let path, let url, let expected, let actual):
             return
                 "\(path): \(url) sent more than the \(expected) bytes listed for it (\(actual) had arrived when it was stopped). "
-                + "The file on the server is not the one its manifest describes: publish the manifest again after `breeze hash`."
+                + "The file on the server is not the one its manifest describes: the publisher must recompute the digests and "
+                + "publish the manifest again."
         case .declaredSizeMismatch(let path, let url, let expected, let declared):
             return
                 "\(path): \(url) announces \(declared) bytes (Content-Length), but \(expected) are listed for it; nothing was read. "
                 + "The file on the server is not the one its manifest describes (or an error page stands in its place): "
-                + "publish the manifest again after `breeze hash`."
+                + "the publisher must recompute the digests and publish the manifest again."
         case .unrequestedEncoding(let url, let encoding):
             return
                 "\(url) came with Content-Encoding: \(encoding), which FreshAir does not ask for (it sends Accept-Encoding: identity), "

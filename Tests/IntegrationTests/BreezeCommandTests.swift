@@ -271,4 +271,27 @@ struct BreezeCommandTests {
             #expect(last.status == 206)
         }
     }
+
+    @Test("A publishing mistake: the library's message names no tool; breeze adds the command that fixes it")
+    func publisherHint() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = try ExampleBundle.write(in: server.root)
+            try PublishedText.write(
+                "# changed, not hashed\n",
+                to: bundle.appendingPathComponent("Embed1.freshair/bar.md")
+            )
+            let local = try TemporaryFolder("hint")
+            let run = try await BreezeBinary.run([
+                "sync", server.url.appendingPathComponent(ExampleBundle.name + "/").absoluteString,
+                local.path("live").path,
+                "--env", "platform=iOS", "--env", "systemVersion=9.0", "--env", "appVersion=0.9", "--attempts", "1",
+            ])
+            #expect(run.status == 65, "\(run.error)")
+            let lines = run.error.split(separator: "\n").map(String.init)
+            #expect(lines.count == 2, "\(lines)")
+            #expect(lines.first?.hasPrefix("breeze: error: Embed1.freshair/bar.md") == true, "\(lines)")
+            #expect(lines.first?.contains("recompute the digests") == true && lines.first?.contains("`breeze") == false)
+            #expect(lines.last?.hasPrefix("breeze: hint: `breeze hash BUNDLE`") == true, "\(lines)")
+        }
+    }
 }

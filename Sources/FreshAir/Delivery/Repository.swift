@@ -334,7 +334,7 @@ public struct Repository: Sendable {
             throw ManifestError(
                 source: source,
                 problem: .unexpectedShape(
-                    "bundle \"\(name)\" has no archive \"sha256\" and \"size\", which a signed index needs; publish it with `breeze repo add --key`"
+                    "bundle \"\(name)\" has no archive \"sha256\" and \"size\", which a signed index needs; publish the index with each archive's digest and size"
                 )
             )
         }

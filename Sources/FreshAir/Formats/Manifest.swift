@@ -156,12 +156,12 @@ public struct ManifestEntry: Sendable, Hashable {
             case .unsafePath(let rejection): return rejection.description
             case .invalidHash(let value):
                 return
-                    "\"sha\" must be 40 (SHA-1) or 64 (SHA-256) hex digits, found \"\(value)\"; run `breeze hash` to recompute it"
+                    "\"sha\" must be 40 (SHA-1) or 64 (SHA-256) hex digits, found \"\(value)\"; recompute it"
             case .invalidSize(let value): return "\"size\" must be a whole number of bytes, found \(value)"
             case .invalidCondition(let error): return "condition: \(error)"
             case .invalidRequirement(let index, let detail): return "conditions[\(index)]: \(detail)"
             case .noDigestInSignedBundle:
-                return "has no \"sha\"; in a signed bundle every file needs one: run `breeze hash`, then `breeze sign`"
+                return "has no \"sha\"; in a signed bundle every file needs one: recompute the digests, then sign again"
             }
         }
     }
@@ -337,31 +337,31 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case .missingSignedField(let field):
             return
                 "has no \"\(field)\", which this app requires of signed documents (it pins keys or a minimum sequence); "
-                + "sign it again with `breeze sign`, which writes identity, sequence and expires"
+                + "sign it again with identity, sequence and expires"
         case .wrongIdentity(let expected, let found):
             return
                 "is signed for \"\(found)\", but this app expects \"\(expected)\" here (one signed document served in place of "
-                + "another?); sign it with `breeze sign --identity \(expected)`, or set SyncConfiguration.expectedIdentity"
+                + "another?); sign it for \"\(expected)\", or set SyncConfiguration.expectedIdentity"
         case .replayedSequence(let sequence):
             return
                 "has sequence \(sequence), the same as the document accepted before but different content (a replay, or content "
-                + "re-signed without moving the sequence on); sign it again with `breeze sign`, which moves the sequence on"
+                + "re-signed without moving the sequence on); sign it again with a higher sequence"
         case .expired(let date):
             return
                 "expired at \(date.formatted(.iso8601)); the installed content stays, but the publisher must publish a fresh manifest"
         case .unsigned:
             return
-                "not signed, and this app accepts only signed content; sign it with `breeze sign --key <private key>` and publish again"
+                "not signed, and this app accepts only signed content; sign it with a key the app pins and publish again"
         case .untrustedSigner(let keys):
             return
                 "signed by \(keys.joined(separator: ", ")), none of which this app trusts; sign with a key the app pins"
         case .belowThreshold(let valid, let required):
             return
                 "signed by \(valid) trusted key\(valid == 1 ? "" : "s"), but this app's key document requires \(required); "
-                + "sign it with more keys (`breeze sign --key A --key B …`, or `--cosign`)"
+                + "sign it with more of the keys it lists"
         case .signatureInvalid:
             return "the signature does not match the content (changed after signing, or damaged on the way); "
-                + "the installed content stays; run `breeze sign` again after the last change and publish"
+                + "the installed content stays; sign it again after the last change and publish"
         }
     }
 }

@@ -18,7 +18,7 @@ public struct TrustedKey: Sendable, Hashable, CustomStringConvertible {
         guard let raw = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32
         else {
             throw ManifestSignature.KeyError(
-                detail: "\"\(base64)\" is not an Ed25519 public key (base64 of 32 bytes, as `breeze keygen` prints)"
+                detail: "\"\(base64)\" is not an Ed25519 public key (base64 of 32 bytes)"
             )
         }
         rawRepresentation = raw

@@ -42,7 +42,7 @@ public struct PackageSignature: Sendable, Hashable {
             throw ManifestError(
                 source: source,
                 problem: .unexpectedShape(
-                    "expected {\"sha256\": \"<64 hex digits>\", \"size\": <bytes>, …} as `breeze sign PACKAGE` writes"
+                    "expected {\"sha256\": \"<64 hex digits>\", \"size\": <bytes>, …} as a package's signed document has"
                 )
             )
         }

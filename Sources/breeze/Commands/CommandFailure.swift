@@ -9,7 +9,40 @@ struct CommandFailure: Error, CustomStringConvertible {
 
     init(_ underlying: any Error) { self.underlying = underlying }
 
-    var description: String { "\(underlying)" }
+    /// The library's message, which an app could show as it is, then what a publisher does
+    /// about it with breeze: advice naming breeze commands lives here, not in the library.
+    var description: String {
+        guard let error = underlying as? FreshAirError, let hint = Self.hint(for: error) else { return "\(underlying)" }
+        return "\(underlying)\nbreeze: hint: \(hint)"
+    }
+
+    /// The breeze command that fixes what `error` found on the server, when there is one.
+    static func hint(for error: FreshAirError) -> String? {
+        switch error {
+        case .bundledCopyOnly(let underlying):
+            return hint(for: underlying)
+        case .hashMismatch, .sizeMismatch, .declaredSizeMismatch:
+            return "`breeze hash BUNDLE` recomputes every digest and size; publish the manifests with the files."
+        case .manifest(let manifestError):
+            switch manifestError.problem {
+            case .entry(_, _, .invalidHash), .entry(_, _, .invalidSize), .entry(_, _, .noDigestInSignedBundle):
+                return "`breeze hash BUNDLE` recomputes every digest and size (then `breeze sign` when it is signed)."
+            case .invalidJSON, .unexpectedShape, .entry, .pathConflict, .unsafePath, .tooDeep:
+                return "`breeze validate BUNDLE` lists every problem of a bundle before it is published."
+            case .missingSignedField, .replayedSequence, .unsigned, .signatureInvalid, .expired, .olderSequence:
+                return "`breeze sign BUNDLE --key KEY` signs a new release: identity, a higher sequence, a new expiry."
+            case .wrongIdentity(let expected, _):
+                return "`breeze sign BUNDLE --key KEY --identity \(expected)` names the identity this device expects."
+            case .belowThreshold, .untrustedSigner:
+                return
+                    "`breeze sign BUNDLE --key A --key B` (or `--cosign`) adds signatures of the keys the device pins."
+            case .tooLarge, .treeTooLarge:
+                return nil
+            }
+        default:
+            return nil
+        }
+    }
 
     var exitCode: Int32 {
         guard let error = underlying as? FreshAirError else { return 1 }
