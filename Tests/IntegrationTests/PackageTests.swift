@@ -1,6 +1,7 @@
 import BreezeKit
 import Foundation
 import FreshAir
+import Synchronization
 import Testing
 
 @Suite("Packages: one archive at a fixed URL, a bundled default, conditional GET")
@@ -276,8 +277,10 @@ struct RepositoryTests {
             let local = try TemporaryFolder("repo")
             let repo = repository(server, id: id, in: local)
 
-            let first = try await repo.update()
+            let fractions = Mutex<[Double]>([])
+            let first = try await repo.update(progress: { fraction in fractions.withLock { $0.append(fraction) } })
             #expect(first.updated == ["cats": 1, "dogs": 1])
+            #expect(fractions.withLock { $0 } == [0.5, 1.0], "one report per bundle installed, each its own share")
             #expect(
                 local.path("\(id)/cats/item.txt").text == "cat v1",
                 "the cats-1/ folder inside the archive is stripped"

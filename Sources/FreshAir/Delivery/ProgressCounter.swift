@@ -21,24 +21,34 @@ final class ProgressCounter: Sendable {
     }
 
     func add(bytes: Int64) { emit(force: false) { $0.bytes += bytes } }
-    func completeFiles(_ count: Int) {
-        emit(force: false) { $0.files += count }
-        if state.withLock({ $0.files == filesTotal }) { emit(force: true) { _ in } }
+
+    /// Counts `count` more files done and returns how many are done in all, counted with this
+    /// call's own (concurrent calls each see their own total).
+    @discardableResult
+    func completeFiles(_ count: Int) -> Int {
+        let done = emit(force: false) { $0.files += count }
+        if done == filesTotal { emit(force: true) { _ in } }
+        return done
     }
 
-    private func emit(force: Bool, _ change: (inout State) -> Void) {
-        let event: SyncProgress? = state.withLock { state in
+    /// Applies `change` and reports progress when it is due (or `force`d); returns the files
+    /// done after the change.
+    @discardableResult
+    private func emit(force: Bool, _ change: (inout State) -> Void) -> Int {
+        let (event, files): (SyncProgress?, Int) = state.withLock { state in
             change(&state)
             let now = ContinuousClock.now
-            guard force || now - state.lastReport > .milliseconds(100) else { return nil }
+            guard force || now - state.lastReport > .milliseconds(100) else { return (nil, state.files) }
             state.lastReport = now
-            return SyncProgress(
+            let progress = SyncProgress(
                 filesCompleted: state.files,
                 filesTotal: filesTotal,
                 bytesReceived: state.bytes,
                 bytesExpected: bytesExpected
             )
+            return (progress, state.files)
         }
         if let event { report(.progress(event)) }
+        return files
     }
 }

@@ -246,7 +246,6 @@ public struct Repository: Sendable {
             }
         }
         let changed = moved.filter { !kept.contains($0) }
-        let tracker = RepositoryProgress(total: changed.count, report: progress)
         // Bytes as they arrive, for every mode's progress events; expected when the index lists sizes.
         let sizes = changed.compactMap { index.bundles[$0]?.size }
         let counter = ProgressCounter(
@@ -262,8 +261,8 @@ public struct Repository: Sendable {
                 let entry = index.bundles[name]!
                 group.addTask {
                     let size = try await install(name, entry: entry, fetcher: fetcher) { counter.add(bytes: $0) }
-                    tracker.finishedOne()
-                    counter.completeFiles(1)
+                    // The share of changed bundles installed, for `update(progress:)`.
+                    progress(Double(counter.completeFiles(1)) / Double(changed.count))
                     report(.downloaded(path: name, bytes: size))
                     return size
                 }
@@ -410,26 +409,6 @@ public struct Repository: Sendable {
             (.tarGzip, base.appendingPathComponent("\(name)-\(version).tar.gz")),
             (.tar, base.appendingPathComponent("\(name)-\(version).tar")),
         ]
-    }
-}
-
-/// Reports the fraction of changed bundles installed so far.
-private final class RepositoryProgress: Sendable {
-    private let done = Mutex(0)
-    private let total: Int
-    private let report: @Sendable (Double) -> Void
-
-    init(total: Int, report: @escaping @Sendable (Double) -> Void) {
-        self.total = total
-        self.report = report
-    }
-
-    func finishedOne() {
-        let count = done.withLock { value in
-            value += 1
-            return value
-        }
-        report(total == 0 ? 1 : Double(count) / Double(total))
     }
 }
 
