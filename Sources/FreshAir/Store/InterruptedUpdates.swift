@@ -40,8 +40,8 @@ extension BundleStore {
     func interruptedCopy(of path: BundlePath, hash: ContentHash, size: Int64, in folders: [String]) -> String? {
         for folder in folders {
             let candidate = folder + "/" + path.string
-            var info = stat()
-            guard lstat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) == size,
+            // A regular file of the right size (Disk.status answers for regular files only), then its digest.
+            guard Disk.status(candidate)?.size == size,
                 let (digest, _) = try? Disk.hash(candidate, algorithm: hash.algorithm), digest == hash
             else { continue }
             return candidate

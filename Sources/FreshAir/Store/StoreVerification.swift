@@ -59,8 +59,8 @@ extension BundleStore {
         for (path, expected) in record.files.sorted(by: { $0.key < $1.key }) {
             report.filesChecked += 1
             let full = folder + "/" + path
-            var info = stat()
-            guard lstat(full, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+            // Disk.status answers for regular files only: a link or folder in its place is missing.
+            guard Disk.status(full) != nil,
                 let (digest, size) = try Disk.hashIfPresent(full, algorithm: expected.hash.algorithm, buffer: buffer)
             else {
                 report.missing.append(path)
