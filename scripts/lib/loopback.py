@@ -46,18 +46,20 @@ http {{
         with open(self.log) as f:
             return len(f.readlines())
 
-    def since(self, mark):
-        """(requests, body bytes) logged after `mark`."""
+    def lines_since(self, mark):
+        """The log's lines after `mark`, each split into its fields: status, body bytes, method, path."""
         time.sleep(0.05)  # nginx writes the line as the response completes
         with open(self.log) as f:
-            lines = f.readlines()[mark:]
-        return len(lines), sum(int(line.split()[1]) for line in lines if len(line.split()) > 1)
+            return [line.split() for line in f.readlines()[mark:] if line.strip()]
+
+    def since(self, mark):
+        """(requests, body bytes) logged after `mark`."""
+        lines = self.lines_since(mark)
+        return len(lines), sum(int(fields[1]) for fields in lines if len(fields) > 1)
 
     def statuses_since(self, mark):
         """The status of every request logged after `mark`."""
-        time.sleep(0.05)
-        with open(self.log) as f:
-            return [int(line.split()[0]) for line in f.readlines()[mark:] if line.strip()]
+        return [int(fields[0]) for fields in self.lines_since(mark)]
 
     def stop(self):
         self.process.terminate()
