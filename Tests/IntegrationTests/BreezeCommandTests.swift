@@ -195,8 +195,10 @@ struct BreezeCommandTests {
             let again = try await BreezeBinary.run(["sync", packageURL, work.path("Installed").path])
             #expect(again.output.hasPrefix("Package current (304 Not Modified)"))
 
+            let refusing = try LoopbackSocket(listening: false)
+            defer { refusing.close() }
             let offline = try await BreezeBinary.run([
-                "sync", "http://127.0.0.1:\(try freeLoopbackPort())/content.tgz", work.path("Offline").path,
+                "sync", refusing.url("content.tgz").absoluteString, work.path("Offline").path,
                 "--bundled", server.root.appendingPathComponent("content.tgz").path, "--attempts", "1",
             ])
             #expect(offline.status == 75)

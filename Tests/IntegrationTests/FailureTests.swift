@@ -156,9 +156,10 @@ struct FailureTests {
     @Test("A connection refused is a transport error")
     func connectionRefused() async throws {
         let local = try TemporaryFolder("client")
-        let port = try freeLoopbackPort()
+        let offline = try LoopbackSocket(listening: false)
+        defer { offline.close() }
         let sync = BundleSync(
-            remote: URL(string: "http://127.0.0.1:\(port)/App.freshair/")!,
+            remote: offline.url("App.freshair/"),
             store: BundleStore(root: local.path("store")),
             configuration: {
                 var configuration = SyncConfiguration()

@@ -83,8 +83,9 @@ struct PackageTests {
     func bundledFallbackOffline() async throws {
         let local = try TemporaryFolder("package")
         let bundled = try await bundled(in: local, text: "bundled", meta: nil)
-        let offline = URL(string: "http://127.0.0.1:\(try freeLoopbackPort())/content.tgz")!
-        let updater = updater(offline, in: local, bundled: bundled)
+        let offline = try LoopbackSocket(listening: false)
+        defer { offline.close() }
+        let updater = updater(offline.url("content.tgz"), in: local, bundled: bundled)
         await #expect {
             try await updater.update()
         } throws: { error in

@@ -137,9 +137,10 @@ struct TransportTests {
 
     @Test("A refused connection is a connect failure that says so", arguments: TransportKind.allCases)
     func refused(kind: TransportKind) async throws {
-        let url = URL(string: "http://127.0.0.1:\(try freeLoopbackPort())/a.bin")!
+        let offline = try LoopbackSocket(listening: false)
+        defer { offline.close() }
         await #expect {
-            _ = try await get(kind.make(), url)
+            _ = try await get(kind.make(), offline.url("a.bin"))
         } throws: { error in
             guard let failure = error as? TransportError else { return false }
             return failure.kind == .connect && "\(failure)".hasPrefix("could not connect to 127.0.0.1: ")
@@ -152,11 +153,11 @@ struct TransportTests {
         arguments: TransportKind.allCases
     )
     func silentServer(kind: TransportKind) async throws {
-        let silent = try SilentListener()
+        let silent = try LoopbackSocket(listening: true)
         defer { silent.close() }
         let started = ContinuousClock.now
         await #expect {
-            _ = try await get(kind.make(), silent.url, timeout: .seconds(1))
+            _ = try await get(kind.make(), silent.url("a.bin"), timeout: .seconds(1))
         } throws: { error in
             (error as? TransportError)?.kind == .timeout
         }
@@ -245,33 +246,4 @@ struct TransportTests {
         #expect(head.status == 200)
         #expect(small == served.data)
     }
-}
-
-/// A loopback socket that completes connections (the kernel's backlog does) and never reads
-/// or answers.
-final class SilentListener: @unchecked Sendable {
-    let descriptor: Int32
-    let url: URL
-
-    init() throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.descriptor = descriptor
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0, listen(descriptor, 16) == 0 else { throw TestSetupError("could not listen on loopback") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        url = URL(string: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/a.bin")!
-    }
-
-    func close() { _ = Glibc.close(descriptor) }
 }
