@@ -1,48 +1,226 @@
 import Foundation
 
-/// Everything that can stop a sync, each case saying what happened and what to do.
+/// Everything that can stop a sync: what happened, what to do, and the error underneath.
 ///
 /// Whatever the error, the last good content stays live: a sync only switches versions
 /// after every file has been downloaded and verified.
-public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedError {
-    /// The server answered with a status that is neither success nor "not modified".
-    case httpStatus(Int, url: URL)
-    /// The network failed below HTTP (refused, reset, timed out) after every retry.
-    case transport(TransportError)
-    /// A manifest could not be read or is unsafe.
-    case manifest(ManifestError)
-    /// A downloaded file's digest differs from the one its manifest lists.
-    case hashMismatch(path: String, url: URL, expected: ContentHash, actual: ContentHash)
-    /// A body ran past the size its manifest (or signed document) lists: `actual` bytes had
-    /// arrived when it was stopped.
-    case sizeMismatch(path: String, url: URL, expected: Int64, actual: Int64)
-    /// The server announced (`Content-Length`) another size than the manifest lists; nothing
-    /// of the body was read.
-    case declaredSizeMismatch(path: String, url: URL, expected: Int64, declared: Int64)
-    /// The server encoded a body (`Content-Encoding: gzip`, say) though FreshAir asks for
-    /// `identity`, and the bytes are not the published file's. Nothing was installed or kept.
-    case unrequestedEncoding(url: URL, encoding: String)
-    /// A package could not be unpacked, or holds something unsafe; nothing of it was installed.
-    case archive(ArchiveError, package: String)
-    /// A body was larger than a configured cap.
-    case bodyTooLarge(url: URL, limit: Int64)
-    /// Another process holds the store's lock and did not release it in time.
-    case storeLocked(path: String)
-    /// The folder where the live version should appear holds something FreshAir did not make.
-    case liveLocationOccupied(path: String)
-    /// Writing `path` would have left the folder being installed (through a link, or where a
-    /// file stands in place of a folder); nothing of that version was installed.
-    case unsafePath(path: String, reason: String)
-    /// A file-system operation failed.
-    case fileSystem(operation: String, path: String, reason: String)
-    /// ``BundleStore/rollBack()`` found no earlier version to go back to.
-    case noPreviousVersion
-    /// A package's bundled copy was installed and is live, but the server's copy could not be
-    /// checked: the app has content, perhaps not the newest. Try again later.
-    indirect case bundledCopyOnly(FreshAirError)
+///
+/// `FreshAirError` is a struct, not an enum, so new kinds of failure can be added without
+/// breaking an app's `switch` (the pattern of AsyncHTTPClient's `HTTPClientError`). Compare
+/// ``code`` to tell kinds apart, and read the details that kind carries:
+///
+/// ```swift
+/// do {
+///     try await sync.run()
+/// } catch let error as FreshAirError where error.code == .httpStatus && error.status == 404 {
+///     // not published yet
+/// } catch let error as FreshAirError where error.isTransient {
+///     // try again later
+/// }
+/// ```
+public struct FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedError {
+    /// A kind of failure; new kinds may be added in later releases.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Base: String, Sendable {
+            case httpStatus, transport, manifest, hashMismatch, sizeMismatch, declaredSizeMismatch
+            case unrequestedEncoding, archive, bodyTooLarge, storeLocked, liveLocationOccupied, unsafePath
+            case fileSystem, noPreviousVersion, bundledCopyOnly
+        }
+        fileprivate let base: Base
+
+        /// The server answered with a status that is neither success nor "not modified" (``status``, ``url``).
+        public static let httpStatus = Code(base: .httpStatus)
+        /// The network failed below HTTP (refused, reset, timed out) after every retry (``transportError``).
+        public static let transport = Code(base: .transport)
+        /// A manifest could not be read or is unsafe (``manifestError``).
+        public static let manifest = Code(base: .manifest)
+        /// A downloaded file's digest differs from the one its manifest lists (``expectedDigest``,
+        /// ``receivedDigest``).
+        public static let hashMismatch = Code(base: .hashMismatch)
+        /// A body ran past the size its manifest (or signed document) lists: ``receivedSize`` bytes had
+        /// arrived when it was stopped.
+        public static let sizeMismatch = Code(base: .sizeMismatch)
+        /// The server announced (`Content-Length`) another size (``receivedSize``) than the manifest
+        /// lists (``expectedSize``); nothing of the body was read.
+        public static let declaredSizeMismatch = Code(base: .declaredSizeMismatch)
+        /// The server encoded a body (`Content-Encoding: gzip`, say) though FreshAir asks for `identity`,
+        /// and the bytes are not the published file's. Nothing was installed or kept.
+        public static let unrequestedEncoding = Code(base: .unrequestedEncoding)
+        /// A package could not be unpacked, or holds something unsafe (``archiveError``); nothing of it
+        /// was installed.
+        public static let archive = Code(base: .archive)
+        /// A body was larger than a configured cap (``sizeLimit``).
+        public static let bodyTooLarge = Code(base: .bodyTooLarge)
+        /// Another process holds the store's lock and did not release it in time.
+        public static let storeLocked = Code(base: .storeLocked)
+        /// The folder where the live version should appear holds something FreshAir did not make.
+        public static let liveLocationOccupied = Code(base: .liveLocationOccupied)
+        /// Writing ``path`` would have left the folder being installed (through a link, or where a file
+        /// stands in place of a folder); nothing of that version was installed.
+        public static let unsafePath = Code(base: .unsafePath)
+        /// A file-system operation failed (the system's error is ``underlying``, when there is one).
+        public static let fileSystem = Code(base: .fileSystem)
+        /// ``BundleStore/rollBack()`` found no earlier version to go back to.
+        public static let noPreviousVersion = Code(base: .noPreviousVersion)
+        /// A package's bundled copy was installed and is live, but the server's copy could not be checked
+        /// (why is ``underlying``, a `FreshAirError`): the app has content, perhaps not the newest.
+        public static let bundledCopyOnly = Code(base: .bundledCopyOnly)
+
+        /// The kind's name, as in `httpStatus`.
+        public var description: String { base.rawValue }
+    }
+
+    /// What happened, with the details of each kind; private so kinds can be added.
+    fileprivate enum Reason: Sendable {
+        case httpStatus(Int, url: URL)
+        case transport(TransportError)
+        case manifest(ManifestError)
+        case hashMismatch(path: String, url: URL, expected: ContentHash, actual: ContentHash)
+        case sizeMismatch(path: String, url: URL, expected: Int64, actual: Int64)
+        case declaredSizeMismatch(path: String, url: URL, expected: Int64, declared: Int64)
+        case unrequestedEncoding(url: URL, encoding: String)
+        case archive(ArchiveError, package: String)
+        case bodyTooLarge(url: URL, limit: Int64)
+        case storeLocked(path: String)
+        case liveLocationOccupied(path: String)
+        case unsafePath(path: String, reason: String)
+        case fileSystem(operation: String, path: String, reason: String, underlying: (any Error)?)
+        case noPreviousVersion
+        indirect case bundledCopyOnly(FreshAirError)
+    }
+
+    private let reason: Reason
+    private init(_ reason: Reason) { self.reason = reason }
+
+    /// What kind of failure this is.
+    public var code: Code {
+        switch reason {
+        case .httpStatus: return .httpStatus
+        case .transport: return .transport
+        case .manifest: return .manifest
+        case .hashMismatch: return .hashMismatch
+        case .sizeMismatch: return .sizeMismatch
+        case .declaredSizeMismatch: return .declaredSizeMismatch
+        case .unrequestedEncoding: return .unrequestedEncoding
+        case .archive: return .archive
+        case .bodyTooLarge: return .bodyTooLarge
+        case .storeLocked: return .storeLocked
+        case .liveLocationOccupied: return .liveLocationOccupied
+        case .unsafePath: return .unsafePath
+        case .fileSystem: return .fileSystem
+        case .noPreviousVersion: return .noPreviousVersion
+        case .bundledCopyOnly: return .bundledCopyOnly
+        }
+    }
+
+    /// The error this one reports: a ``TransportError``, a ``ManifestError``, an ``ArchiveError``,
+    /// the system's error behind a ``Code/fileSystem`` failure, or, for ``Code/bundledCopyOnly``, the
+    /// `FreshAirError` that kept the server's copy out.
+    public var underlying: (any Error)? {
+        switch reason {
+        case .transport(let error): return error
+        case .manifest(let error): return error
+        case .archive(let error, _): return error
+        case .fileSystem(_, _, _, let error): return error
+        case .bundledCopyOnly(let error): return error
+        default: return nil
+        }
+    }
+
+    /// The failure below HTTP, for ``Code/transport``.
+    public var transportError: TransportError? { underlying as? TransportError }
+    /// What is wrong with the manifest, for ``Code/manifest``.
+    public var manifestError: ManifestError? { underlying as? ManifestError }
+    /// What is wrong with the package, for ``Code/archive``.
+    public var archiveError: ArchiveError? { underlying as? ArchiveError }
+
+    /// The URL that answered badly, when one did.
+    public var url: URL? {
+        switch reason {
+        case .httpStatus(_, let url), .unrequestedEncoding(let url, _), .bodyTooLarge(let url, _): return url
+        case .hashMismatch(_, let url, _, _), .sizeMismatch(_, let url, _, _), .declaredSizeMismatch(_, let url, _, _):
+            return url
+        case .transport(let error): return error.url
+        default: return nil
+        }
+    }
+
+    /// The file concerned: a path in the bundle for content checks, the package for
+    /// ``Code/archive``, a path on disk for the store's failures.
+    public var path: String? {
+        switch reason {
+        case .hashMismatch(let path, _, _, _), .sizeMismatch(let path, _, _, _),
+            .declaredSizeMismatch(let path, _, _, _):
+            return path
+        case .archive(_, let package): return package
+        case .storeLocked(let path), .liveLocationOccupied(let path), .unsafePath(let path, _),
+            .fileSystem(_, let path, _, _):
+            return path
+        default: return nil
+        }
+    }
+
+    /// The HTTP status, for ``Code/httpStatus``.
+    public var status: Int? {
+        if case .httpStatus(let status, _) = reason { return status }
+        return nil
+    }
+
+    /// The size the manifest (or signed document) lists, for size mismatches.
+    public var expectedSize: Int64? {
+        switch reason {
+        case .sizeMismatch(_, _, let expected, _), .declaredSizeMismatch(_, _, let expected, _): return expected
+        default: return nil
+        }
+    }
+
+    /// The size that arrived (``Code/sizeMismatch``) or was announced (``Code/declaredSizeMismatch``).
+    public var receivedSize: Int64? {
+        switch reason {
+        case .sizeMismatch(_, _, _, let actual), .declaredSizeMismatch(_, _, _, let actual): return actual
+        default: return nil
+        }
+    }
+
+    /// The cap a body ran past, for ``Code/bodyTooLarge``.
+    public var sizeLimit: Int64? {
+        if case .bodyTooLarge(_, let limit) = reason { return limit }
+        return nil
+    }
+
+    /// The digest the manifest lists, for ``Code/hashMismatch``.
+    public var expectedDigest: ContentHash? {
+        if case .hashMismatch(_, _, let expected, _) = reason { return expected }
+        return nil
+    }
+
+    /// The digest of what arrived, for ``Code/hashMismatch``.
+    public var receivedDigest: ContentHash? {
+        if case .hashMismatch(_, _, _, let actual) = reason { return actual }
+        return nil
+    }
+
+    /// The encoding the server applied, for ``Code/unrequestedEncoding``.
+    public var contentEncoding: String? {
+        if case .unrequestedEncoding(_, let encoding) = reason { return encoding }
+        return nil
+    }
+
+    /// This error with an archive failure named by `package` (its URL, say) instead of the
+    /// partial file it was read from; other kinds are returned as they are.
+    func namingPackage(_ package: String) -> FreshAirError {
+        guard case .archive(let error, _) = reason else { return self }
+        return .archive(error, package: package)
+    }
+
+    /// Why a write was refused, for ``Code/unsafePath``.
+    var unsafePathReason: String? {
+        if case .unsafePath(_, let why) = reason { return why }
+        return nil
+    }
 
     public var description: String {
-        switch self {
+        switch reason {
         case .httpStatus(let status, let url):
             return "HTTP \(status) for \(url): \(Self.advice(forStatus: status))"
         case .transport(let error):
@@ -84,7 +262,7 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
             return
                 "refused to write \"\(path.debugEscaped)\": \(reason). The content was not installed and the live version stays; "
                 + "the server is sending unsafe paths."
-        case .fileSystem(let operation, let path, let reason):
+        case .fileSystem(let operation, let path, let reason, _):
             return "could not \(operation) \(path): \(reason)"
         case .noPreviousVersion:
             return "there is no earlier version to roll back to."
@@ -98,7 +276,7 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
 
     /// Whether trying again later could succeed without anyone changing anything.
     public var isTransient: Bool {
-        switch self {
+        switch reason {
         case .httpStatus(let status, _): return [408, 425, 429, 500, 502, 503, 504].contains(status)
         case .transport(let error): return error.kind != .other
         case .bundledCopyOnly(let error): return error.isTransient
@@ -110,7 +288,7 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
 
     /// The bytes arrived, but are not what was published (digest, size, archive structure).
     var isContentCheckFailure: Bool {
-        switch self {
+        switch reason {
         case .hashMismatch, .sizeMismatch, .declaredSizeMismatch, .archive: return true
         default: return false
         }
@@ -129,4 +307,43 @@ public enum FreshAirError: Error, Sendable, CustomStringConvertible, LocalizedEr
         default: return "unexpected status."
         }
     }
+}
+
+// Makers, one per kind; the package's own code throws through these.
+extension FreshAirError {
+    package static func httpStatus(_ status: Int, url: URL) -> Self { Self(.httpStatus(status, url: url)) }
+    package static func transport(_ error: TransportError) -> Self { Self(.transport(error)) }
+    package static func manifest(_ error: ManifestError) -> Self { Self(.manifest(error)) }
+    package static func hashMismatch(path: String, url: URL, expected: ContentHash, actual: ContentHash) -> Self {
+        Self(.hashMismatch(path: path, url: url, expected: expected, actual: actual))
+    }
+    package static func sizeMismatch(path: String, url: URL, expected: Int64, actual: Int64) -> Self {
+        Self(.sizeMismatch(path: path, url: url, expected: expected, actual: actual))
+    }
+    package static func declaredSizeMismatch(path: String, url: URL, expected: Int64, declared: Int64) -> Self {
+        Self(.declaredSizeMismatch(path: path, url: url, expected: expected, declared: declared))
+    }
+    package static func unrequestedEncoding(url: URL, encoding: String) -> Self {
+        Self(.unrequestedEncoding(url: url, encoding: encoding))
+    }
+    package static func archive(_ error: ArchiveError, package: String) -> Self {
+        Self(.archive(error, package: package))
+    }
+    package static func bodyTooLarge(url: URL, limit: Int64) -> Self { Self(.bodyTooLarge(url: url, limit: limit)) }
+    package static func storeLocked(path: String) -> Self { Self(.storeLocked(path: path)) }
+    package static func liveLocationOccupied(path: String) -> Self { Self(.liveLocationOccupied(path: path)) }
+    package static func unsafePath(path: String, reason: String) -> Self {
+        Self(.unsafePath(path: path, reason: reason))
+    }
+    /// `reason` is the system's words for `underlying`, which is kept for callers that look deeper.
+    package static func fileSystem(
+        operation: String,
+        path: String,
+        reason: String,
+        underlying: (any Error)? = nil
+    ) -> Self {
+        Self(.fileSystem(operation: operation, path: path, reason: reason, underlying: underlying))
+    }
+    package static var noPreviousVersion: Self { Self(.noPreviousVersion) }
+    package static func bundledCopyOnly(_ error: FreshAirError) -> Self { Self(.bundledCopyOnly(error)) }
 }

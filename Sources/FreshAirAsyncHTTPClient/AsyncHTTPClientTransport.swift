@@ -4,6 +4,7 @@ import FreshAir
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Tracing
 
 /// `HTTPTransport` over AsyncHTTPClient and SwiftNIO: keep-alive connection pooling,
@@ -109,8 +110,13 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     }
 
     /// Names AsyncHTTPClient's and NIO's errors in the terms of ``TransportError``, with a
-    /// reason a person can act on ("connection refused"), not a type name.
+    /// reason a person can act on ("connection refused"), not a type name; the original error
+    /// is kept as ``TransportError/underlying``.
     static func translate(_ error: any Error, url: URL) -> any Error {
+        TransportError.keeping(error, in: classify(error, url: url))
+    }
+
+    private static func classify(_ error: any Error, url: URL) -> any Error {
         if error is CancellationError { return error }
         if let clientError = error as? HTTPClientError {
             switch clientError {
@@ -161,10 +167,27 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         if error is ChannelError {
             return TransportError(kind: .interrupted, url: url, detail: "the connection closed unexpectedly")
         }
-        // Other libraries' errors (TLS, say) still count as a cut connection when they say so.
-        let detail = String(describing: error)
-        let cut = detail.contains("Connection reset") || detail.contains("EOF") || detail.contains("uncleanShutdown")
-        return TransportError(kind: cut ? .interrupted : .other, url: url, detail: detail)
+        if let tls = error as? NIOSSLError {
+            switch tls {
+            case .uncleanShutdown:
+                return TransportError(
+                    kind: .interrupted,
+                    url: url,
+                    detail: "the TLS connection closed without its closing message"
+                )
+            case .handshakeFailed:
+                return TransportError(kind: .connect, url: url, detail: "the TLS handshake failed (\(tls))")
+            default:
+                return TransportError(kind: .other, url: url, detail: "TLS failed (\(tls))")
+            }
+        }
+        if error is NIOSSLExtraError {  // EOF during the handshake, a name the certificate does not cover
+            return TransportError(kind: .connect, url: url, detail: "TLS could not be set up (\(error))")
+        }
+        if error is NIOSSLCloseTimedOutError {
+            return TransportError(kind: .interrupted, url: url, detail: "the TLS connection did not close in time")
+        }
+        return TransportError(kind: .other, url: url, detail: String(describing: error))
     }
 
     /// `strerror`'s words for a system error ("connection refused"), else the error's own.

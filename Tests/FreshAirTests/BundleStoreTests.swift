@@ -122,7 +122,7 @@ struct BundleStoreTests {
         await #expect {
             _ = try await install(store, ["a.txt": "1"])
         } throws: { error in
-            guard case .liveLocationOccupied = error as? FreshAirError else { return false }
+            guard (error as? FreshAirError)?.code == .liveLocationOccupied else { return false }
             return true
         }
         #expect(try String(contentsOf: live.appendingPathComponent("mine.txt"), encoding: .utf8) == "keep")

@@ -85,7 +85,7 @@ struct PathSafetyTests {
         await #expect {
             _ = try await tree.select(root: Data(manifest.utf8), fetched: true)
         } throws: { error in
-            guard case .manifest(let manifestError) = error as? FreshAirError, case .unsafePath = manifestError.problem
+            guard let manifestError = (error as? FreshAirError)?.manifestError, case .unsafePath = manifestError.problem
             else { return false }
             return "\(error)".contains("differ only by case")
         }
@@ -219,7 +219,7 @@ struct ManifestTreeLimitTests {
         await #expect {
             _ = try await tree.select(root: Data("[\(children)]".utf8), fetched: true)
         } throws: { error in
-            guard case .manifest(let manifestError) = error as? FreshAirError,
+            guard let manifestError = (error as? FreshAirError)?.manifestError,
                 case .treeTooLarge(1 << 20) = manifestError.problem
             else { return false }
             return true

@@ -218,7 +218,7 @@ struct ManifestTreeTests {
         #expect {
             try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json")
         } throws: { error in
-            guard case .manifest(let problem) = error as? FreshAirError, case .expired = problem.problem else {
+            guard let problem = (error as? FreshAirError)?.manifestError, case .expired = problem.problem else {
                 return false
             }
             return true

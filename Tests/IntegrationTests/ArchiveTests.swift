@@ -129,7 +129,9 @@ struct ArchiveTests {
         await #expect {
             _ = try await install("hostile.tgz")
         } throws: { error in
-            guard case .archive(let archiveError, "hostile.tgz") = error as? FreshAirError else { return false }
+            guard let failure = error as? FreshAirError, failure.path == "hostile.tgz",
+                let archiveError = failure.archiveError
+            else { return false }
             return archiveError.kind == expected && archiveError.entry == name
         }
         #expect(!FileManager.default.fileExists(atPath: "/tmp/evil.txt"))
@@ -155,7 +157,7 @@ struct ArchiveTests {
         await #expect {
             _ = try await install("through.tar")
         } throws: { error in
-            guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+            guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
             return archiveError.kind == .unsafeEntry && "\(archiveError)".contains("through the link")
         }
     }
@@ -168,7 +170,7 @@ struct ArchiveTests {
         await #expect {
             _ = try await install("hostile.zip")
         } throws: { error in
-            guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+            guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
             return archiveError.kind == .unsafeEntry && archiveError.entry == "../evil.txt"
         }
     }
@@ -182,7 +184,7 @@ struct ArchiveTests {
         await #expect {
             _ = try await install("half.tgz")
         } throws: { error in
-            guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+            guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
             return archiveError.kind == .truncated
         }
 
@@ -190,7 +192,7 @@ struct ArchiveTests {
         await #expect {
             _ = try await install("cut.tar")
         } throws: { error in
-            guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+            guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
             return archiveError.kind == .truncated
         }
 
@@ -205,7 +207,7 @@ struct ArchiveTests {
             await #expect {
                 _ = try await install(name)
             } throws: { error in
-                guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+                guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
                 return archiveError.kind == .truncated && "\(archiveError)".contains("end-of-archive")
             }
         }
@@ -226,7 +228,7 @@ struct ArchiveTests {
         await #expect {
             _ = try await install("longer.tar")
         } throws: { error in
-            guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+            guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
             return archiveError.kind == .corrupt && "\(archiveError)".contains("longer than its header")
         }
 
@@ -234,7 +236,7 @@ struct ArchiveTests {
         await #expect {
             _ = try await install("junk.tgz")
         } throws: { error in
-            guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+            guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
             return archiveError.kind == .corrupt
         }
     }
@@ -245,7 +247,7 @@ struct ArchiveTests {
         await #expect {
             _ = try await install("linked.tgz", limits: ExtractionLimits())
         } throws: { error in
-            guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+            guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
             return archiveError.kind == .unsafeEntry && archiveError.entry == "./art/latest.txt"
                 && "\(archiveError)".contains("symbolic links are refused")
         }
@@ -267,7 +269,7 @@ struct ArchiveTests {
             await #expect {
                 _ = try await install(name)
             } throws: { error in
-                guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+                guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
                 return archiveError.kind == .unsafeEntry && "\(archiveError)".contains(expected)
             }
         }
@@ -283,7 +285,7 @@ struct ArchiveTests {
         await #expect {
             _ = try await install("ratio.tgz", limits: ExtractionLimits())
         } throws: { error in
-            guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+            guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
             return archiveError.kind == .tooLarge && "\(archiveError)".contains("100:1 limit")
         }
     }
@@ -300,7 +302,7 @@ struct ArchiveTests {
             await #expect {
                 _ = try await install(name, limits: limits)
             } throws: { error in
-                guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+                guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
                 return archiveError.kind == .tooLarge
             }
         }

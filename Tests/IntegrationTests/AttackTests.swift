@@ -90,7 +90,7 @@ struct AttackTests {
                 await #expect {
                     try await Self.packageUpdater(url, in: local, links: links).update()
                 } throws: { error in
-                    guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+                    guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
                     let expected = links == .refuse ? "symbolic links are refused" : "points outside the package"
                     return archiveError.kind == .unsafeEntry && archiveError.entry == "d\u{600}"
                         && "\(error)".contains(expected)
@@ -123,7 +123,7 @@ struct AttackTests {
             await #expect {
                 try await repo.update()
             } throws: { error in
-                guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+                guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
                 return archiveError.kind == .unsafeEntry
             }
             try Self.expectUntouched(outside)
@@ -143,7 +143,7 @@ struct AttackTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .manifest(let manifestError) = error as? FreshAirError else { return false }
+                guard let manifestError = (error as? FreshAirError)?.manifestError else { return false }
                 return "\(manifestError)".contains("would step outside the bundle")
             }
             let written = FileManager.default.enumerator(atPath: client.local.url.path)?.allObjects as? [String] ?? []
@@ -166,7 +166,7 @@ struct AttackTests {
             await #expect {
                 try await updater.update()
             } throws: { error in
-                guard case .transport(let transportError) = error as? FreshAirError else { return false }
+                guard let transportError = (error as? FreshAirError)?.transportError else { return false }
                 return transportError.kind == .timeout
                     && transportError.detail.contains("below the floor of 1024 bytes/s")
             }
@@ -179,7 +179,7 @@ struct AttackTests {
             await #expect {
                 try await updater.update()
             } throws: { error in
-                guard case .transport(let transportError) = error as? FreshAirError else { return false }
+                guard let transportError = (error as? FreshAirError)?.transportError else { return false }
                 return transportError.kind == .timeout && transportError.detail.contains("2 s deadline")
             }
             #expect(ContinuousClock.now - patient < .seconds(20))
@@ -238,7 +238,7 @@ struct AttackTests {
             await #expect {
                 try await updater.update()
             } throws: { error in
-                guard case .manifest(let manifestError) = error as? FreshAirError else { return false }
+                guard let manifestError = (error as? FreshAirError)?.manifestError else { return false }
                 return manifestError.problem == .unsigned && manifestError.source.hasSuffix("content.tgz.sig")
             }
             #expect(!FileManager.default.fileExists(atPath: local.path("live").path))

@@ -26,7 +26,9 @@ struct FailureTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .httpStatus(404, let url) = error as? FreshAirError else { return false }
+                guard let failure = error as? FreshAirError, failure.status == 404, let url = failure.url else {
+                    return false
+                }
                 return url.path.hasSuffix("Missing.freshair/manifest.json") && "\(error)".contains("Check the URL")
             }
             #expect(client.liveFiles().contains("Embed1.freshair/bar.md"))
@@ -68,7 +70,7 @@ struct FailureTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .manifest(let manifestError) = error as? FreshAirError,
+                guard let manifestError = (error as? FreshAirError)?.manifestError,
                     case .olderSequence(installed: 5, offered: 4) = manifestError.problem
                 else { return false }
                 return "\(error)".contains("publish with a sequence above 5")
@@ -83,7 +85,8 @@ struct FailureTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .manifest(let manifestError) = error as? FreshAirError, case .expired = manifestError.problem
+                guard let manifestError = (error as? FreshAirError)?.manifestError,
+                    case .expired = manifestError.problem
                 else { return false }
                 return "\(error)".contains("expired at 2020-01-01")
             }
@@ -110,7 +113,7 @@ struct FailureTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .httpStatus(403, _) = error as? FreshAirError else { return false }
+                guard (error as? FreshAirError)?.status == 403 else { return false }
                 return "\(error)".contains("not readable by the web server's account")
             }
             #expect(try client.sync.store.liveRecord() == nil)
@@ -127,7 +130,7 @@ struct FailureTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .httpStatus(500, _) = error as? FreshAirError else { return false }
+                guard (error as? FreshAirError)?.status == 500 else { return false }
                 return "\(error)".contains("retried")
             }
             // ExampleClient allows two attempts.
@@ -144,7 +147,7 @@ struct FailureTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .httpStatus(503, _) = error as? FreshAirError else { return false }
+                guard (error as? FreshAirError)?.status == 503 else { return false }
                 return true
             }
             #expect(server.nginxRequests().map(\.status) == [503, 503])
@@ -170,7 +173,7 @@ struct FailureTests {
         await #expect {
             try await sync.run()
         } throws: { error in
-            guard case .transport(let transport) = error as? FreshAirError else { return false }
+            guard let transport = (error as? FreshAirError)?.transportError else { return false }
             return transport.kind == .connect
         }
     }
@@ -187,7 +190,7 @@ struct FailureTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .manifest(let manifestError) = error as? FreshAirError,
+                guard let manifestError = (error as? FreshAirError)?.manifestError,
                     case .entry(0, path, .unsafePath) = manifestError.problem
                 else { return false }
                 return true
@@ -214,7 +217,10 @@ struct FailureTests {
                 try await client.sync.run()
             } throws: { error in
                 // Refused on its Content-Length, before a byte of the body is read.
-                guard case .declaredSizeMismatch("blob.bin", _, 1000, 100_000) = error as? FreshAirError else {
+                guard let failure = error as? FreshAirError, failure.code == .declaredSizeMismatch,
+                    failure.path == "blob.bin",
+                    failure.expectedSize == 1000, failure.receivedSize == 100_000
+                else {
                     return false
                 }
                 return "\(error)".contains(
@@ -237,7 +243,8 @@ struct FailureTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .bodyTooLarge(_, 64_000) = error as? FreshAirError else { return false }
+                guard let failure = error as? FreshAirError, failure.code == .bodyTooLarge, failure.sizeLimit == 64_000
+                else { return false }
                 return true
             }
         }
@@ -270,7 +277,7 @@ struct FailureTests {
             await #expect {
                 try await client.sync.run()
             } throws: { error in
-                guard case .storeLocked = error as? FreshAirError else { return false }
+                guard (error as? FreshAirError)?.code == .storeLocked else { return false }
                 return "\(error)".contains("another process is updating")
             }
             kill(holder.processIdentifier, SIGKILL)

@@ -316,11 +316,13 @@ struct FaultInjectionTests {
             let result: Result<SyncSummary, any Error>
             do { result = .success(try await sync.run()) } catch { result = .failure(error) }
             try await transport.shutdown()
-            guard case .failure(FreshAirError.sizeMismatch(let path, _, let expected, let actual)) = result else {
+            guard case .failure(let error) = result, let failure = error as? FreshAirError,
+                failure.code == .sizeMismatch, let expected = failure.expectedSize, let actual = failure.receivedSize
+            else {
                 Issue.record("expected a size mismatch, got \(result)")
                 return
             }
-            #expect(path == "big.bin" && expected == Int64(Self.bigSize) && actual > expected)
+            #expect(failure.path == "big.bin" && expected == Int64(Self.bigSize) && actual > expected)
             #expect(try Data(contentsOf: local.path("live/big.bin")) == SeededBytes(seed: 1).bytesOnce(Self.bigSize))
         }
     }

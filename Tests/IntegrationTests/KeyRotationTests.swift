@@ -24,7 +24,7 @@ struct KeyRotationTests {
 
     func problem(_ client: ExampleClient) async -> ManifestError.Problem? {
         do { try await client.sync.run() } catch {
-            return (error as? FreshAirError).flatMap { if case .manifest(let m) = $0 { m.problem } else { nil } }
+            return (error as? FreshAirError)?.manifestError?.problem
         }
         return nil
     }

@@ -90,7 +90,9 @@ struct PackageTests {
             try await updater.update()
         } throws: { error in
             // The message says the bundled copy is live, and why the server's could not be had.
-            guard case .bundledCopyOnly(.transport(let transport)) = error as? FreshAirError else { return false }
+            guard let failure = error as? FreshAirError, failure.code == .bundledCopyOnly,
+                let transport = (failure.underlying as? FreshAirError)?.transportError
+            else { return false }
             let message = "\(error)"
             return transport.kind == .connect && message.hasPrefix("the bundled copy is installed and live")
                 && message.contains("could not connect to 127.0.0.1: ")
@@ -112,7 +114,9 @@ struct PackageTests {
             await #expect {
                 try await updater.update()
             } throws: { error in
-                guard case .bundledCopyOnly(.httpStatus(403, _)) = error as? FreshAirError else { return false }
+                guard let failure = error as? FreshAirError, failure.code == .bundledCopyOnly,
+                    (failure.underlying as? FreshAirError)?.status == 403
+                else { return false }
                 return "\(error)".contains("not readable by the web server's account, or not public on S3")
             }
             #expect(local.path("Content/data/message.txt").text == "bundled")
@@ -182,7 +186,7 @@ struct PackageTests {
             await #expect {
                 try await updater.update()
             } throws: { error in
-                guard case .archive(let archiveError, _) = error as? FreshAirError else { return false }
+                guard let archiveError = (error as? FreshAirError)?.archiveError else { return false }
                 return archiveError.kind == .unsafeEntry
             }
             #expect(local.path("Content/data/message.txt").text == "good")

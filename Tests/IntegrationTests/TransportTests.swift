@@ -135,7 +135,10 @@ struct TransportTests {
         #expect(busy["Retry-After"] == "1")
     }
 
-    @Test("A refused connection is a connect failure that says so", arguments: TransportKind.allCases)
+    @Test(
+        "A refused connection is a connect failure that says so and keeps the transport's own error",
+        arguments: TransportKind.allCases
+    )
     func refused(kind: TransportKind) async throws {
         let offline = try LoopbackSocket(listening: false)
         defer { offline.close() }
@@ -144,7 +147,8 @@ struct TransportTests {
         } throws: { error in
             guard let failure = error as? TransportError else { return false }
             return failure.kind == .connect && "\(failure)".hasPrefix("could not connect to 127.0.0.1: ")
-                && "\(failure)".contains("refused")
+                && "\(failure)".contains("refused") && failure.underlying != nil
+                && !(failure.underlying is TransportError)
         }
     }
 

@@ -60,7 +60,7 @@ public struct KeyRotation: Sendable {
                     case .fetched(let body, _) = try await fetcher.document(at: url, validators: nil, limit: 256 << 10)
                 else { break }
                 data = body
-            } catch FreshAirError.httpStatus(let status, _) where status == 404 || status == 403 {
+            } catch let error as FreshAirError where error.status == 404 || error.status == 403 {
                 break  // none published (S3 answers 403 for a missing object it may not list)
             }
             do throws(ManifestError) {

@@ -328,7 +328,7 @@ public struct PackageUpdater: Sendable {
                 return nil
             }
             (data, received) = (body, newValidators)
-        } catch FreshAirError.httpStatus(404, _) {
+        } catch let error as FreshAirError where error.status == 404 {
             throw FreshAirError.manifest(ManifestError(source: url.absoluteString, problem: .unsigned))
         }
         let document: PackageSignature
@@ -394,9 +394,9 @@ public struct PackageUpdater: Sendable {
                     into: URL(fileURLWithPath: staged.path)
                 )
             }
-        } catch FreshAirError.archive(let error, _) {
+        } catch let failure as FreshAirError {
             // Named by where it came from, not by the partial file it was downloaded to.
-            throw FreshAirError.archive(error, package: origin == .bundled ? package.path : remote.absoluteString)
+            throw failure.namingPackage(origin == .bundled ? package.path : remote.absoluteString)
         }
         var record = VersionRecord(id: staged.id, source: remote.absoluteString, validators: validators, files: records)
         record.origin = origin

@@ -370,8 +370,8 @@ public struct Repository: Sendable {
                         continue
                     }
                     file = fetched
-                } catch FreshAirError.httpStatus(404, let missing) {
-                    lastError = FreshAirError.httpStatus(404, url: missing)
+                } catch let error as FreshAirError where error.status == 404 {
+                    lastError = error
                     continue
                 }
                 try await update.assemble { staged in
@@ -388,8 +388,8 @@ public struct Repository: Sendable {
                             format: format,
                             into: URL(fileURLWithPath: staged.path)
                         )
-                    } catch FreshAirError.archive(let error, _) {
-                        throw FreshAirError.archive(error, package: url.absoluteString)
+                    } catch let failure as FreshAirError {
+                        throw failure.namingPackage(url.absoluteString)
                     }
                     var record = VersionRecord(id: staged.id, source: url.absoluteString, files: records)
                     record.bundleVersion = version

@@ -72,7 +72,12 @@ public struct BundleStore: Sendable {
     func record(_ id: Int) throws -> VersionRecord {
         let data = try Disk.read(recordPath(id))
         do { return try VersionRecord(json: data) } catch {
-            throw FreshAirError.fileSystem(operation: "read version record", path: recordPath(id), reason: "\(error)")
+            throw FreshAirError.fileSystem(
+                operation: "read version record",
+                path: recordPath(id),
+                reason: "\(error)",
+                underlying: error
+            )
         }
     }
 

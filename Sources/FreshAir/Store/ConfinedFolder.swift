@@ -118,7 +118,8 @@ final class ConfinedFolder: Sendable {
                 throw .fileSystem(
                     operation: "copy \(source) to",
                     path: self.path + "/" + path.string,
-                    reason: "\(error)"
+                    reason: "\(error)",
+                    underlying: error
                 )
             }
         }

@@ -17,14 +17,19 @@ private func posix_read(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?,
 }
 
 /// The file-system operations the store is built from, as thin POSIX calls that report
-/// failures as ``FreshAirError/fileSystem(operation:path:reason:)``.
+/// failures as ``FreshAirError/Code/fileSystem`` errors that keep the system's error.
 ///
 /// POSIX rather than `FileManager` where it matters: `rename(2)` and `symlink(2)` are the
 /// atomic steps activation relies on, and hard links let unchanged files carry over to a new
 /// version without a copy.
 enum Disk {
     static func failure(_ operation: String, _ path: String, _ code: Int32 = errno) -> FreshAirError {
-        .fileSystem(operation: operation, path: path, reason: String(cString: strerror(code)))
+        .fileSystem(
+            operation: operation,
+            path: path,
+            reason: String(cString: strerror(code)),
+            underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) }
+        )
     }
 
     static func exists(_ path: String) -> Bool {
@@ -53,7 +58,12 @@ enum Disk {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         } catch {
-            throw .fileSystem(operation: "create folder", path: path, reason: error.localizedDescription)
+            throw .fileSystem(
+                operation: "create folder",
+                path: path,
+                reason: error.localizedDescription,
+                underlying: error
+            )
         }
     }
 
@@ -61,7 +71,7 @@ enum Disk {
     static func remove(_ path: String) throws(FreshAirError) {
         guard exists(path) else { return }
         do { try FileManager.default.removeItem(atPath: path) } catch {
-            throw .fileSystem(operation: "remove", path: path, reason: error.localizedDescription)
+            throw .fileSystem(operation: "remove", path: path, reason: error.localizedDescription, underlying: error)
         }
     }
 
@@ -78,7 +88,12 @@ enum Disk {
             throw failure("link \(source) to", destination, code)
         }
         do { try FileManager.default.copyItem(atPath: source, toPath: destination) } catch {
-            throw .fileSystem(operation: "copy \(source) to", path: destination, reason: error.localizedDescription)
+            throw .fileSystem(
+                operation: "copy \(source) to",
+                path: destination,
+                reason: error.localizedDescription,
+                underlying: error
+            )
         }
     }
 
@@ -99,7 +114,7 @@ enum Disk {
     /// sees half of it.
     static func writeAtomically(_ data: Data, to path: String) throws(FreshAirError) {
         do { try data.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
-            throw .fileSystem(operation: "write", path: path, reason: error.localizedDescription)
+            throw .fileSystem(operation: "write", path: path, reason: error.localizedDescription, underlying: error)
         }
     }
 

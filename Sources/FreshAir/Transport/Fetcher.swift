@@ -428,7 +428,7 @@ struct Fetcher: Sendable {
     /// A body cut on the way (the connection, a timeout), as opposed to one that arrived wrong.
     static func isInterruption(_ error: any Error) -> Bool {
         if error is TransportError { return true }
-        if case .transport? = error as? FreshAirError { return true }
+        if (error as? FreshAirError)?.code == .transport { return true }
         return false
     }
 
@@ -451,7 +451,7 @@ struct Fetcher: Sendable {
 }
 
 /// An error status on its way through ``RetryPolicy``, carrying `Retry-After`; callers
-/// see ``FreshAirError/httpStatus(_:url:)``.
+/// see ``FreshAirError/Code/httpStatus``.
 struct StatusFailure: Error {
     var status: Int
     var url: URL

@@ -20,12 +20,26 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     public var url: URL
     /// What happened, in words a person can act on ("connection refused").
     public var detail: String
+    /// The transport's own error (a `URLError`, AsyncHTTPClient's or NIO's), for callers that
+    /// look deeper than ``kind``.
+    public var underlying: (any Error)?
 
-    /// A failure of `kind` for `url`; transports write `detail` for people.
-    public init(kind: Kind, url: URL, detail: String) {
+    /// A failure of `kind` for `url`; transports write `detail` for people and keep their own
+    /// error as `underlying`.
+    public init(kind: Kind, url: URL, detail: String, underlying: (any Error)? = nil) {
         self.kind = kind
         self.url = url
         self.detail = detail
+        self.underlying = underlying
+    }
+
+    /// `translated` (a transport's reading of `error`) with `error` kept as its ``underlying``.
+    package static func keeping(_ error: any Error, in translated: any Error) -> any Error {
+        guard var transportError = translated as? TransportError, transportError.underlying == nil else {
+            return translated
+        }
+        transportError.underlying = error
+        return transportError
     }
 
     public var description: String {

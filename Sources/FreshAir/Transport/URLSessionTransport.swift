@@ -98,8 +98,12 @@ public final class URLSessionTransport: HTTPTransport {
         return (head, body)
     }
 
-    /// `URLError`s in the terms of ``TransportError``.
+    /// `URLError`s in the terms of ``TransportError``, which keeps the `URLError`.
     static func translate(_ error: any Error, url: URL, headTimedOut: Bool) -> any Error {
+        TransportError.keeping(error, in: classify(error, url: url, headTimedOut: headTimedOut))
+    }
+
+    private static func classify(_ error: any Error, url: URL, headTimedOut: Bool) -> any Error {
         guard let urlError = error as? URLError else {
             return TransportError(kind: .other, url: url, detail: String(describing: error))
         }

@@ -18,28 +18,23 @@ struct CommandFailure: Error, CustomStringConvertible {
 
     /// The breeze command that fixes what `error` found on the server, when there is one.
     static func hint(for error: FreshAirError) -> String? {
-        switch error {
-        case .bundledCopyOnly(let underlying):
-            return hint(for: underlying)
-        case .hashMismatch, .sizeMismatch, .declaredSizeMismatch:
+        if let inner = error.underlying as? FreshAirError { return hint(for: inner) }  // bundledCopyOnly
+        if [.hashMismatch, .sizeMismatch, .declaredSizeMismatch].contains(error.code) {
             return "`breeze hash BUNDLE` recomputes every digest and size; publish the manifests with the files."
-        case .manifest(let manifestError):
-            switch manifestError.problem {
-            case .entry(_, _, .invalidHash), .entry(_, _, .invalidSize), .entry(_, _, .noDigestInSignedBundle):
-                return "`breeze hash BUNDLE` recomputes every digest and size (then `breeze sign` when it is signed)."
-            case .invalidJSON, .unexpectedShape, .entry, .pathConflict, .unsafePath, .tooDeep:
-                return "`breeze validate BUNDLE` lists every problem of a bundle before it is published."
-            case .missingSignedField, .replayedSequence, .unsigned, .signatureInvalid, .expired, .olderSequence:
-                return "`breeze sign BUNDLE --key KEY` signs a new release: identity, a higher sequence, a new expiry."
-            case .wrongIdentity(let expected, _):
-                return "`breeze sign BUNDLE --key KEY --identity \(expected)` names the identity this device expects."
-            case .belowThreshold, .untrustedSigner:
-                return
-                    "`breeze sign BUNDLE --key A --key B` (or `--cosign`) adds signatures of the keys the device pins."
-            case .tooLarge, .treeTooLarge:
-                return nil
-            }
-        default:
+        }
+        guard let manifestError = error.manifestError else { return nil }
+        switch manifestError.problem {
+        case .entry(_, _, .invalidHash), .entry(_, _, .invalidSize), .entry(_, _, .noDigestInSignedBundle):
+            return "`breeze hash BUNDLE` recomputes every digest and size (then `breeze sign` when it is signed)."
+        case .invalidJSON, .unexpectedShape, .entry, .pathConflict, .unsafePath, .tooDeep:
+            return "`breeze validate BUNDLE` lists every problem of a bundle before it is published."
+        case .missingSignedField, .replayedSequence, .unsigned, .signatureInvalid, .expired, .olderSequence:
+            return "`breeze sign BUNDLE --key KEY` signs a new release: identity, a higher sequence, a new expiry."
+        case .wrongIdentity(let expected, _):
+            return "`breeze sign BUNDLE --key KEY --identity \(expected)` names the identity this device expects."
+        case .belowThreshold, .untrustedSigner:
+            return "`breeze sign BUNDLE --key A --key B` (or `--cosign`) adds signatures of the keys the device pins."
+        case .tooLarge, .treeTooLarge:
             return nil
         }
     }
@@ -50,14 +45,15 @@ struct CommandFailure: Error, CustomStringConvertible {
     }
 
     static func exitCode(for error: FreshAirError) -> Int32 {
-        switch error {
-        case .bundledCopyOnly(let underlying): return exitCode(for: underlying)
+        if let inner = error.underlying as? FreshAirError { return exitCode(for: inner) }  // bundledCopyOnly
+        switch error.code {
         case .httpStatus: return 69  // EX_UNAVAILABLE
         case .transport: return 75  // EX_TEMPFAIL
         case .manifest, .hashMismatch, .sizeMismatch, .declaredSizeMismatch, .unrequestedEncoding, .bodyTooLarge,
             .archive, .unsafePath:
             return 65  // EX_DATAERR
         case .storeLocked, .liveLocationOccupied, .fileSystem, .noPreviousVersion: return 73  // EX_CANTCREAT
+        default: return 1  // a kind added later
         }
     }
 }

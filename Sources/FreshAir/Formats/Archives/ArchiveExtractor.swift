@@ -203,7 +203,7 @@ final class ArchiveExtractor {
     /// Runs a confined write, reporting a refusal as an unsafe entry.
     private func confined<Result>(_ entry: ArchiveEntry, _ body: () throws(FreshAirError) -> Result) throws -> Result {
         do { return try body() } catch {
-            if case .unsafePath(_, let reason) = error { throw ArchiveError(.unsafeEntry, reason, entry: entry.path) }
+            if let reason = error.unsafePathReason { throw ArchiveError(.unsafeEntry, reason, entry: entry.path) }
             throw error
         }
     }
@@ -215,7 +215,7 @@ final class ArchiveExtractor {
             throw ArchiveError(.corrupt, "\"\(path)\" is both a file and a folder", entry: entry)
         }
         do { try destination.makeFolder(path) } catch {
-            if case .unsafePath(_, let reason) = error { throw ArchiveError(.unsafeEntry, reason, entry: entry) }
+            if let reason = error.unsafePathReason { throw ArchiveError(.unsafeEntry, reason, entry: entry) }
             throw error
         }
         var folder: BundlePath? = path
