@@ -18,8 +18,11 @@ extension BundleSync {
             path,
             hash in
             if let hash, let record = live?.files[path.string], record.hash == hash, let liveDirectory,
-                let data = FileManager.default.contents(atPath: liveDirectory + "/" + path.string),
-                ContentHash.of(data, using: hash.algorithm) == hash
+                let data = try await BlockingPool.run({
+                    // Read and re-hashed off the cooperative pool: a tree may hold many manifests.
+                    FileManager.default.contents(atPath: liveDirectory + "/" + path.string)
+                        .flatMap { ContentHash.of($0, using: hash.algorithm) == hash ? $0 : nil }
+                })
             {
                 return (data, false)
             }

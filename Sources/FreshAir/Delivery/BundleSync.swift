@@ -97,11 +97,14 @@ public struct BundleSync: ContentUpdater {
         let live = update.live?.source == baseURL.absoluteString ? update.live : nil
         let liveDirectory = live == nil ? nil : update.liveDirectory
         let liveRootPath = liveDirectory.map { $0 + "/manifest.json" }
-        // Files `verify()` found damaged are fetched again; the stored root is not trusted then.
-        let damaged = store.damagedPaths(of: live?.id)
-        let hasLiveRoot = damaged.isEmpty && (liveRootPath.map(Disk.exists) ?? false)
-        // After a rollback, ask whether the server still has what was rolled back from.
-        let rejected = live == nil ? nil : try store.rejected(from: baseURL.absoluteString)
+        // The store's own small files, read off the cooperative pool in one hop: files `verify()`
+        // found damaged are fetched again (the stored root is not trusted then), and after a
+        // rollback the check asks whether the server still has what was rolled back from.
+        let (damaged, hasLiveRoot, rejected) = try await BlockingPool.run { [store, baseURL] in
+            let damaged = store.damagedPaths(of: live?.id)
+            let hasLiveRoot = damaged.isEmpty && (liveRootPath.map(Disk.exists) ?? false)
+            return (damaged, hasLiveRoot, live == nil ? nil : try store.rejected(from: baseURL.absoluteString))
+        }
         let keptAfterRollback = SyncSummary.nothingInstalled(
             .keptAfterRollback,
             version: live?.id,
@@ -139,7 +142,8 @@ public struct BundleSync: ContentUpdater {
             {
                 return current
             }
-            (rootData, validators, notModified) = (try Disk.read(liveRootPath!), live?.validators, true)
+            let stored = try await BlockingPool.run { try Disk.read(liveRootPath!) }
+            (rootData, validators, notModified) = (stored, live?.validators, true)
         case .fetched(let data, let newValidators):
             (rootData, validators, notModified) = (data, newValidators, false)
             if let digest = rejected?.rootDigest, ContentHash.of(data, using: .sha256).hex == digest {
@@ -157,7 +161,9 @@ public struct BundleSync: ContentUpdater {
             configuration: configuration,
             defaultIdentity: baseURL.lastPathComponent
         )
-        let mark = try store.highWaterMarks.mark(for: baseURL.absoluteString)
+        let marks = store.highWaterMarks
+        let source = baseURL.absoluteString
+        let mark = try await BlockingPool.run { try marks.mark(for: source) }
         let liveSequence = live?.sequence
         var walker = manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory, keys: keys)
         walker.acceptRoot = { root in
@@ -170,15 +176,13 @@ public struct BundleSync: ContentUpdater {
             } catch { throw FreshAirError.manifest(error) }
         }
         let tree = try await walker.select(root: rootData, fetched: !notModified)
-        if let sequence = tree.sequence {
-            try store.highWaterMarks.raise(
-                HighWaterMark(sequence: sequence, digest: rootDigest),
-                for: baseURL.absoluteString
-            )
-        }
-        let selected = tree.files
-        let plan = SyncPlanner.plan(selected: selected, live: live) { path, record in
-            !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
+        // Raising the mark and checking every live file's size (thousands of `lstat`s) is disk
+        // work: the blocking pool's.
+        let plan = try await BlockingPool.run { [selected = tree.files, sequence = tree.sequence] in
+            if let sequence { try marks.raise(HighWaterMark(sequence: sequence, digest: rootDigest), for: source) }
+            return SyncPlanner.plan(selected: selected, live: live) { path, record in
+                !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
+            }
         }
         report(.planned(plan.summary))
 
@@ -197,7 +201,7 @@ public struct BundleSync: ContentUpdater {
                 var updated = record
                 updated.validators = validators
                 Self.record(tree, plannedFor: fingerprint, in: &updated)
-                if updated != record { try update.writeRecord(updated) }
+                if updated != record { try await update.persist(updated) }
             }
             return summary
         }

@@ -45,7 +45,7 @@ public struct KeyRotation: Sendable {
         }
         var current = rotation.pinned
         // What an earlier check accepted, unless the app now ships something newer.
-        if let statePath, let data = FileManager.default.contents(atPath: statePath),
+        if let statePath, let data = await BlockingPool.contents(of: statePath),
             let stored = try? KeyDocument(data: data, source: statePath),
             stored.version > current.version
         {
@@ -68,7 +68,7 @@ public struct KeyRotation: Sendable {
                 try current.verifySuccessor(next, source: url.absoluteString)
                 current = next
             } catch { throw FreshAirError.manifest(error) }
-            if let statePath { try Disk.writeAtomically(data, to: statePath) }
+            if let statePath { try await BlockingPool.run { try Disk.writeAtomically(data, to: statePath) } }
         }
         return current.keySet
     }

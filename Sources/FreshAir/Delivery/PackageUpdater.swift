@@ -222,7 +222,7 @@ public struct PackageUpdater: Sendable {
                         // The same package under a newer signed document: remember the document.
                         current.validators = release.validators
                         release.record(in: &current)
-                        try update.writeRecord(current)
+                        try await update.persist(current)
                         return finished(result, started: started, fetcher: fetcher)
                     }
                     job.expectedHash = release.document.sha256

@@ -184,12 +184,12 @@ public struct Repository: Sendable {
     ) async throws -> Result {
         let started = ContinuousClock.now
         let fetcher = Fetcher(transport: transport, configuration: configuration)
-        try Disk.createDirectory(stateFolder.path)
+        try await BlockingPool.run { [stateFolder] in try Disk.createDirectory(stateFolder.path) }
         let lock = try await StoreLock(path: stateFolder.appendingPathComponent("lock").path, timeout: .seconds(60))
         defer { lock.release() }
 
         let statePath = stateFolder.appendingPathComponent("state.json").path
-        let saved = try? JSONDecoder().decode(State.self, from: Disk.read(statePath))
+        let saved = try? await BlockingPool.run { try JSONDecoder().decode(State.self, from: Disk.read(statePath)) }
         let indexURL = source.appendingPathComponent(id).appendingPathComponent("index.json")
         let index: RepositoryIndex
         let validators: HTTPValidators?
@@ -296,7 +296,8 @@ public struct Repository: Sendable {
             sequence: index.release.sequence,
             expires: index.release.expires
         )
-        try Disk.writeAtomically(try encoder.encode(state), to: statePath)
+        let stateData = try encoder.encode(state)
+        try await BlockingPool.run { try Disk.writeAtomically(stateData, to: statePath) }
         return Result(
             indexNotModified: notModified,
             updated: Dictionary(uniqueKeysWithValues: changed.map { ($0, index.bundles[$0]!.version) }),

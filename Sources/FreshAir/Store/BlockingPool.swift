@@ -38,6 +38,11 @@ final class BlockingPool: Sendable {
             shared.execute { continuation.resume(with: Result { try work() }) }
         }
     }
+
+    /// The contents of a small file, read on the pool; `nil` when it cannot be read.
+    static func contents(of path: String) async -> Data? {
+        try? await run { FileManager.default.contents(atPath: path) }
+    }
 }
 
 /// The pool's queue: its threads wait here, on a condition of their own, for the next job.

@@ -28,10 +28,10 @@ struct StoreUpdate: Sendable {
     @discardableResult
     mutating func assemble(_ fill: (inout StagedVersion) async throws -> VersionRecord?) async throws -> VersionRecord?
     {
-        var staged = try stage()
+        var staged = try await BlockingPool.run { [self] in try stage() }
         do {
             guard let record = try await fill(&staged) else {
-                try Disk.remove(staged.path)
+                try await BlockingPool.run { [staged] in try Disk.remove(staged.path) }
                 return nil
             }
             // Moving, flushing and tidying block on the disk: done on the blocking pool.
@@ -43,7 +43,7 @@ struct StoreUpdate: Sendable {
             return live
         } catch {
             // What was downloaded and verified so far stays for the next update to reuse.
-            try? store.setAsideInterruptedWork(liveID: live?.id)
+            try? await BlockingPool.run { [store, live] in try store.setAsideInterruptedWork(liveID: live?.id) }
             throw error
         }
     }
@@ -75,6 +75,11 @@ struct StoreUpdate: Sendable {
     /// Writes a version's record beside its folder, atomically.
     func writeRecord(_ record: VersionRecord) throws {
         try Disk.writeAtomically(Data(record.jsonBytes), to: store.recordPath(record.id))
+    }
+
+    /// ``writeRecord(_:)`` from async code, on the blocking pool.
+    func persist(_ record: VersionRecord) async throws {
+        try await BlockingPool.run { [self] in try writeRecord(record) }
     }
 
     /// The version before the live one, when it is still on disk to go back to.
