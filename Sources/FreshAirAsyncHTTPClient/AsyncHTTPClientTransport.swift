@@ -51,6 +51,22 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         connectTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(30)
     ) {
+        let configuration = Self.configuration(
+            connectionsPerHost: connectionsPerHost,
+            connectTimeout: connectTimeout,
+            idleTimeout: idleTimeout
+        )
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// FreshAir's client settings, which breeze's S3 client shares: connections per host, fail
+    /// a refused connection now (the caller's retry policy decides), no decompression, no
+    /// redirects, no tracing spans when the app set up no tracer.
+    package static func configuration(
+        connectionsPerHost: Int,
+        connectTimeout: Duration,
+        idleTimeout: Duration
+    ) -> HTTPClient.Configuration {
         var configuration = HTTPClient.Configuration(
             timeout: .init(connect: TimeAmount(connectTimeout), read: TimeAmount(idleTimeout))
         )
@@ -67,7 +83,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         // AsyncHTTPClient makes a span for every request through the process's tracer; when the
         // app bootstrapped none (the no-op tracer), skipping it saves ~4% of a many-file sync.
         if InstrumentationSystem.tracer is NoOpTracer { configuration.tracing.tracer = nil }
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        return configuration
     }
 
     /// Closes every connection. Call once, when the transport is no longer needed.
@@ -112,7 +128,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     /// Names AsyncHTTPClient's and NIO's errors in the terms of ``TransportError``, with a
     /// reason a person can act on ("connection refused"), not a type name; the original error
     /// is kept as ``TransportError/underlying``.
-    static func translate(_ error: any Error, url: URL) -> any Error {
+    package static func translate(_ error: any Error, url: URL) -> any Error {
         TransportError.keeping(error, in: classify(error, url: url))
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BreezeKit
 
 /// `breeze`: author, check, serve and sync FreshAir content.
 @main
@@ -12,7 +13,7 @@ struct Breeze: AsyncParsableCommand {
             69 server answered an error status; 75 network failure (try again); \
             65 content invalid (manifest, hash, size); 73 local store problem.
             """,
-        version: "0.1.0",
+        version: BreezeVersion.current,
         subcommands: [
             SyncCommand.self, ServeCommand.self, RollbackCommand.self, VerifyCommand.self,
             InitCommand.self, HashCommand.self, GenerateCommand.self, ValidateCommand.self, PlanCommand.self,

@@ -153,61 +153,69 @@ struct PublishTests {
             // One folder level: moto's server mis-verifies a signed query value containing `/`
             // (boto3's own listings fail there too), and listing sends the prefix as a query value.
             let target = "s3://\(s3.bucket)/apps"
-            let destination = try PublishDestinations.parse(target, endpoint: s3.endpoint, environment: s3.credentials)
+            try await PublishDestinations.with(target, endpoint: s3.endpoint, environment: s3.credentials) {
+                destination in
 
-            let first = try await Publisher.run(source: bundle, to: destination)
-            #expect(first.uploaded.count == (try fileCount(bundle)) && first.uploaded.last == "manifest.json")
-            // What S3 now holds: every file, under the prefix, with the MD5 of our bytes as its ETag.
-            let listed = try await destination.list()
-            #expect(Set(listed.keys) == Set(try BundleFolder.files(in: bundle).map(\.path)))
-            let local = try LocalFile(
-                path: "manifest.json",
-                url: bundle.appendingPathComponent("manifest.json"),
-                size: Int64(Data(contentsOf: bundle.appendingPathComponent("manifest.json")).count)
-            )
-            #expect(listed["manifest.json"]?.etag == (try local.digests().md5))
+                let first = try await Publisher.run(source: bundle, to: destination)
+                #expect(first.uploaded.count == (try fileCount(bundle)) && first.uploaded.last == "manifest.json")
+                // What S3 now holds: every file, under the prefix, with the MD5 of our bytes as its ETag.
+                let listed = try await destination.list()
+                #expect(Set(listed.keys) == Set(try BundleFolder.files(in: bundle).map(\.path)))
+                let local = try LocalFile(
+                    path: "manifest.json",
+                    url: bundle.appendingPathComponent("manifest.json"),
+                    size: Int64(Data(contentsOf: bundle.appendingPathComponent("manifest.json")).count)
+                )
+                #expect(listed["manifest.json"]?.etag == (try local.digests().md5))
 
-            #expect(try await Publisher.run(source: bundle, to: destination).uploaded.isEmpty)
-            try Data("# Bar on S3\n".utf8).write(to: bundle.appendingPathComponent("Embed1.freshair/bar.md"))
-            try Data("extra".utf8).write(to: bundle.appendingPathComponent("extra.txt"))
-            _ = try await BundleHasher.run(bundle: bundle)
-            let second = try await Publisher.run(source: bundle, to: destination)
-            #expect(second.uploaded.suffix(2) == ["Embed1.freshair/manifest.json", "manifest.json"])
-            #expect(Set(second.uploaded.dropLast(2)) == ["Embed1.freshair/bar.md", "extra.txt"])
+                #expect(try await Publisher.run(source: bundle, to: destination).uploaded.isEmpty)
+                try Data("# Bar on S3\n".utf8).write(to: bundle.appendingPathComponent("Embed1.freshair/bar.md"))
+                try Data("extra".utf8).write(to: bundle.appendingPathComponent("extra.txt"))
+                _ = try await BundleHasher.run(bundle: bundle)
+                let second = try await Publisher.run(source: bundle, to: destination)
+                #expect(second.uploaded.suffix(2) == ["Embed1.freshair/manifest.json", "manifest.json"])
+                #expect(Set(second.uploaded.dropLast(2)) == ["Embed1.freshair/bar.md", "extra.txt"])
 
-            try FileManager.default.removeItem(at: bundle.appendingPathComponent("extra.txt"))
-            let third = try await Publisher.run(source: bundle, to: destination, delete: true)
-            #expect(third.uploaded.isEmpty && third.deleted == ["extra.txt"])
-            #expect(try await destination.list()["extra.txt"] == nil)
+                try FileManager.default.removeItem(at: bundle.appendingPathComponent("extra.txt"))
+                let third = try await Publisher.run(source: bundle, to: destination, delete: true)
+                #expect(third.uploaded.isEmpty && third.deleted == ["extra.txt"])
+                #expect(try await destination.list()["extra.txt"] == nil)
 
-            // The same through the command line, credentials from the environment as the AWS tools take them.
-            try Data("# Bar from the command line\n".utf8).write(
-                to: bundle.appendingPathComponent("Embed1.freshair/bar.md")
-            )
-            #expect(try await BreezeBinary.run(["hash", bundle.path]).status == 0)
-            let cli = try await BreezeBinary.run(
-                ["publish", bundle.path, target, "--endpoint", s3.endpoint, "--json"],
-                environment: s3.credentials
-            )
-            #expect(cli.status == 0, "\(cli.error)")
-            let uploaded = try JSONSerialization.jsonObject(with: Data(cli.output.utf8)) as? [String: Any]
-            #expect(
-                uploaded?["uploaded"] as? [String] == [
-                    "Embed1.freshair/bar.md", "Embed1.freshair/manifest.json", "manifest.json",
-                ]
-            )
+                // The same through the command line, credentials from the environment as the AWS tools take them.
+                try Data("# Bar from the command line\n".utf8).write(
+                    to: bundle.appendingPathComponent("Embed1.freshair/bar.md")
+                )
+                #expect(try await BreezeBinary.run(["hash", bundle.path]).status == 0)
+                let cli = try await BreezeBinary.run(
+                    ["publish", bundle.path, target, "--endpoint", s3.endpoint, "--json"],
+                    environment: s3.credentials
+                )
+                #expect(cli.status == 0, "\(cli.error)")
+                let uploaded = try JSONSerialization.jsonObject(with: Data(cli.output.utf8)) as? [String: Any]
+                #expect(
+                    uploaded?["uploaded"] as? [String] == [
+                        "Embed1.freshair/bar.md", "Embed1.freshair/manifest.json", "manifest.json",
+                    ]
+                )
+
+            }
 
             var wrong = s3.credentials
             wrong["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
-            let refused = try PublishDestinations.parse(target, endpoint: s3.endpoint, environment: wrong)
-            await #expect { try await Publisher.run(source: bundle, to: refused) } throws: { error in
-                "\(error)".contains("SignatureDoesNotMatch") && "\(error)".contains("AWS_SECRET_ACCESS_KEY")
+            await #expect {
+                try await PublishDestinations.with(target, endpoint: s3.endpoint, environment: wrong) { refused in
+                    try await Publisher.run(source: bundle, to: refused)
+                }
+            } throws: { error in
+                guard let error = error as? PublishError else { return false }
+                return error.kind == .configuration && "\(error)".contains("SignatureDoesNotMatch")
+                    && "\(error)".contains("AWS_SECRET_ACCESS_KEY")
             }
             let missing = try await BreezeBinary.run(
                 ["publish", bundle.path, target],
                 environment: ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""]
             )
-            #expect(missing.status == 1 && missing.error.contains("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
+            #expect(missing.status == 78 && missing.error.contains("set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"))
         }
     }
 

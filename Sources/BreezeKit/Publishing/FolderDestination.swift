@@ -37,7 +37,7 @@ package struct FolderDestination: PublishDestination {
         return there == (try ContentHash.ofFile(at: file.url, using: .sha256).hash)
     }
 
-    package func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws {
+    package func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws -> Int64 {
         let target = root.appendingPathComponent(file.path)
         let folder = target.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -49,11 +49,14 @@ package struct FolderDestination: PublishDestination {
             try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: temporary.path)
             try ServedFileTime.moveForward(temporary, past: existing?.modified)
             // rename(2): one step, so the server sends the old file or the new one.
-            guard rename(temporary.path, target.path) == 0 else { throw PublishError(String(cString: strerror(errno))) }
+            guard rename(temporary.path, target.path) == 0 else {
+                throw PublishError(String(cString: strerror(errno)), kind: .local)
+            }
         } catch {
             try? FileManager.default.removeItem(at: temporary)
-            throw PublishError("could not write \(target.path): \(error.localizedDescription)")
+            throw PublishError("could not write \(target.path): \(error.localizedDescription)", kind: .local)
         }
+        return file.size
     }
 
     package func delete(_ path: String) async throws {

@@ -1,6 +1,8 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import FreshAir
+import FreshAirAsyncHTTPClient
 
 /// Where `breeze publish` puts content: a folder a web server serves (``FolderDestination``)
 /// or an S3 bucket (``S3Destination``). Paths are relative to the destination's root, `/`-separated.
@@ -10,7 +12,8 @@ package protocol PublishDestination: Sendable, CustomStringConvertible {
     /// Whether `object` already holds exactly `file`'s bytes.
     func holds(_ file: LocalFile, as object: PublishedObject) async throws -> Bool
     /// Puts `file` at its path, whole: a reader sees the old bytes or the new, never part.
-    func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws
+    /// Returns the bytes sent, fewer than the file's when an interrupted upload was resumed.
+    func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws -> Int64
     func delete(_ path: String) async throws
 }
 
@@ -40,10 +43,7 @@ package struct LocalFile: Sendable {
 
     /// `manifest.json`, `index.json` and a package's `.sig` name other files, so they go up after what they name,
     /// deepest first, and caches are told to revalidate them.
-    package var isPointer: Bool {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        return name == "manifest.json" || name == "index.json" || name.hasSuffix(PackageSignature.suffix)
-    }
+    package var isPointer: Bool { CachePolicy.isDocument(path) }
 
     /// SHA-256 (hex, S3's payload hash) and MD5 (hex, S3's `ETag`), in one pass over the file.
     func digests() throws -> (sha256: String, md5: String) {
@@ -81,26 +81,28 @@ package struct LocalFile: Sendable {
     }
 }
 
-/// A publishing problem, saying what to do.
-package struct PublishError: Error, CustomStringConvertible {
-    package let description: String
-    package init(_ description: String) { self.description = description }
-}
-
 /// Reads a destination as the command line names it.
 package enum PublishDestinations {
-    /// `s3://bucket/prefix` (region from `region`, `AWS_REGION` or `AWS_DEFAULT_REGION`; an
-    /// S3-compatible server from `endpoint` or `AWS_ENDPOINT_URL`), or a folder path.
-    package static func parse(
+    /// Runs `body` with the destination `text` names: `s3://bucket/prefix` (region from
+    /// `region`, `AWS_REGION` or `AWS_DEFAULT_REGION`; an S3-compatible server from `endpoint`,
+    /// `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`), or a folder path. An S3 destination's
+    /// connections are its own and closed when `body` returns or throws.
+    package static func with<Result>(
         _ text: String,
         endpoint: String? = nil,
         region: String? = nil,
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws -> any PublishDestination {
-        guard text.hasPrefix("s3://") else { return FolderDestination(root: URL(fileURLWithPath: text)) }
+        options: S3Options = S3Options(),
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        _ body: (any PublishDestination) async throws -> Result
+    ) async throws -> Result {
+        guard text.hasPrefix("s3://") else {
+            return try await body(FolderDestination(root: URL(fileURLWithPath: text)))
+        }
         let rest = text.dropFirst(5)
         let bucket = String(rest.prefix { $0 != "/" })
-        guard !bucket.isEmpty else { throw PublishError("\(text): name a bucket, as in s3://bucket/prefix") }
+        guard !bucket.isEmpty else {
+            throw PublishError("\(text): name a bucket, as in s3://bucket/prefix", kind: .configuration)
+        }
         let prefix = rest.dropFirst(bucket.count).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
         let region = region ?? environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"] ?? "us-east-1"
         let endpointText = endpoint ?? environment["AWS_ENDPOINT_URL_S3"] ?? environment["AWS_ENDPOINT_URL"]
@@ -108,16 +110,39 @@ package enum PublishDestinations {
         if let endpointText {
             guard let url = URL(string: endpointText), url.scheme == "http" || url.scheme == "https", url.host != nil
             else {
-                throw PublishError("the endpoint \(endpointText) is not an http(s) URL")
+                throw PublishError("the endpoint \(endpointText) is not an http(s) URL", kind: .configuration)
             }
             endpointURL = url
         }
-        return S3Destination(
-            bucket: bucket,
-            prefix: prefix,
-            region: region,
-            endpoint: endpointURL,
-            credentials: try S3Credentials.fromEnvironment(environment)
+        guard options.partSize >= S3Options.minimumPartSize else {
+            throw PublishError("the part size must be at least 5 MiB, as S3 requires", kind: .configuration)
+        }
+        let credentials = try S3Credentials.fromEnvironment(environment)
+        let http = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: AsyncHTTPClientTransport.configuration(
+                connectionsPerHost: 16,
+                connectTimeout: options.connectTimeout,
+                idleTimeout: options.idleTimeout
+            )
         )
+        let destination = S3Destination(
+            client: S3Client(
+                http: http,
+                bucket: bucket,
+                region: region,
+                endpoint: endpointURL,
+                signer: S3RequestSigner(credentials: credentials, region: region),
+                options: options
+            ),
+            prefix: prefix
+        )
+        let result: Result
+        do { result = try await body(destination) } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
+        return result
     }
 }

@@ -16,6 +16,7 @@ package enum Publisher {
     package struct Report: Sendable, Codable {
         /// Uploaded, in the order they went up.
         package var uploaded: [String] = []
+        /// Bytes sent: the parts of a resumed multipart upload that S3 already held are not counted.
         package var bytesUploaded: Int64 = 0
         /// Files the destination already held byte for byte.
         package var unchanged = 0
@@ -59,15 +60,14 @@ package enum Publisher {
             report.deleted = stale
             return report
         }
-        _ = try await inParallel(content.indices, width: concurrency) { index in
+        let sent = try await inParallel(content.indices, width: concurrency) { index in
             try await destination.upload(content[index], replacing: existing[content[index].path])
         }
         report.uploaded = content.map(\.path)
-        report.bytesUploaded = content.reduce(0) { $0 + $1.size }
+        report.bytesUploaded = sent.reduce(0, +)
         for file in pointers {
-            try await destination.upload(file, replacing: existing[file.path])
+            report.bytesUploaded += try await destination.upload(file, replacing: existing[file.path])
             report.uploaded.append(file.path)
-            report.bytesUploaded += file.size
         }
         for path in stale {
             try await destination.delete(path)

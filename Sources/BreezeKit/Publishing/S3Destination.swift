@@ -1,218 +1,165 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import FreshAir
-import NIOCore
 import NIOHTTP1
 
-/// An S3 bucket, or any server that speaks S3's API (MinIO, Ceph, R2; `endpoint` names it and
-/// path-style addressing is used). Requests are signed with Signature Version 4; each upload
-/// is a single `PUT` whose payload hash S3 checks, so a damaged upload is refused, not stored.
+/// An S3 bucket, or any server that speaks S3's API (Ceph's radosgw, MinIO, R2; `endpoint`
+/// names it and path-style addressing is used). Requests are signed with Signature Version 4
+/// and carry their payload's SHA-256, which S3 checks, so a damaged upload is refused, not
+/// stored. A file up to ``S3Options/partSize`` goes up in one `PUT`; a larger one as a
+/// multipart upload (``S3MultipartUpload``), resumed by the next publish if this one is killed.
 package struct S3Destination: PublishDestination {
-    package let bucket: String
+    let client: S3Client
     /// The key prefix, without leading or trailing `/`; empty for the bucket's root.
     package let prefix: String
-    package let region: String
-    /// An S3-compatible server; `nil` for AWS (`https://<bucket>.s3.<region>.amazonaws.com`).
-    package let endpoint: URL?
-    private let signer: S3RequestSigner
 
-    /// The largest object one `PUT` may carry.
-    static let singlePutLimit: Int64 = 5 << 30
-
-    package init(bucket: String, prefix: String, region: String, endpoint: URL?, credentials: S3Credentials) {
-        self.bucket = bucket
+    init(client: S3Client, prefix: String) {
+        self.client = client
         self.prefix = prefix
-        self.region = region
-        self.endpoint = endpoint
-        signer = S3RequestSigner(credentials: credentials, region: region)
     }
+
+    package var bucket: String { client.bucket }
+    package var options: S3Options { client.options }
 
     package var description: String { "s3://\(bucket)" + (prefix.isEmpty ? "" : "/\(prefix)") }
 
-    private func key(_ path: String) -> String { prefix.isEmpty ? path : "\(prefix)/\(path)" }
-
-    /// Scheme and host, and the path of an object key: `/<bucket>/<key>` path-style on a
-    /// custom endpoint, `/<key>` on `<bucket>.s3.<region>.amazonaws.com`.
-    private func location(ofKey key: String) -> (base: String, host: String, path: String) {
-        if let endpoint {
-            let host = endpoint.host! + (endpoint.port.map { ":\($0)" } ?? "")
-            let basePath = endpoint.path.hasSuffix("/") ? String(endpoint.path.dropLast()) : endpoint.path
-            return ("\(endpoint.scheme!)://\(host)", host, "\(basePath)/\(bucket)" + (key.isEmpty ? "" : "/\(key)"))
-        }
-        let host = "\(bucket).s3.\(region).amazonaws.com"
-        return ("https://\(host)", host, "/\(key)")
-    }
-
-    /// Sends one signed request and returns the status and body (error bodies are small XML).
-    private func send(
-        _ method: HTTPMethod,
-        key: String,
-        query: [(String, String)] = [],
-        headers: [(String, String)] = [],
-        body: HTTPClientRequest.Body? = nil,
-        payloadHash: String = S3RequestSigner.emptyPayloadHash
-    ) async throws -> (status: Int, body: String) {
-        let (base, host, path) = location(ofKey: key)
-        let signed = signer.sign(
-            method: method.rawValue,
-            path: path,
-            query: query,
-            headers: [("host", host)] + headers,
-            payloadHash: payloadHash,
-            date: Date()
-        )
-        let queryText = S3RequestSigner.canonicalQuery(query)
-        var request = HTTPClientRequest(
-            url: base + S3RequestSigner.encodePath(path) + (queryText.isEmpty ? "" : "?\(queryText)")
-        )
-        request.method = method
-        for (name, value) in signed where name != "host" { request.headers.add(name: name, value: value) }
-        if let body { request.body = body }
-        let response: HTTPClientResponse
-        // AsyncHTTPClient's process-wide client: pooled connections, nothing to shut down.
-        do { response = try await HTTPClient.shared.execute(request, timeout: .seconds(300)) } catch {
-            throw PublishError("\(method.rawValue) \(base)\(path): \(error); check the endpoint and the network")
-        }
-        let text = String(buffer: try await response.body.collect(upTo: 16 << 20))
-        return (Int(response.status.code), text)
-    }
+    func key(_ path: String) -> String { prefix.isEmpty ? path : "\(prefix)/\(path)" }
 
     /// A failed request as one line: status, S3's error code and message, and a hint.
     /// `path` is relative to the destination.
-    private func failure(_ method: String, _ path: String, _ status: Int, _ body: String) -> PublishError {
-        let code = S3XML.values(of: "Code", in: body).first ?? "HTTP \(status)"
-        let message = S3XML.values(of: "Message", in: body).first.map { ": \($0)" } ?? ""
+    func failure(_ method: String, _ path: String, _ response: S3Client.Response) -> PublishError {
+        let code = response.code ?? "HTTP \(response.status)"
+        let message = S3XML.values(of: "Message", in: response.body).first.flatMap { $0.isEmpty ? nil : ": \($0)" }
         let hint =
             switch code {
             case "SignatureDoesNotMatch", "InvalidAccessKeyId": "; check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
             case "AccessDenied": "; the credentials may not write to this bucket"
             case "NoSuchBucket": "; create the bucket first, or check its name"
             case "AuthorizationHeaderMalformed", "PermanentRedirect": "; check --region"
+            case "SlowDown", "ServiceUnavailable", "InternalError":
+                "; S3 kept asking to slow down or failing after \(options.attempts) attempts: publish again later"
             default: ""
             }
-        return PublishError("\(method) \(description)/\(path) failed with \(status) \(code)\(message)\(hint)")
+        let kind: PublishError.Kind =
+            ["SignatureDoesNotMatch", "InvalidAccessKeyId", "AuthorizationHeaderMalformed", "PermanentRedirect"]
+                .contains(code) ? .configuration : .server
+        return PublishError(
+            "\(method) \(description)/\(path) failed with \(response.status) \(code)\(message ?? "")\(hint)",
+            kind: kind
+        )
     }
 
     package func list() async throws -> [String: PublishedObject] {
         var objects: [String: PublishedObject] = [:]
-        var token: String?
-        let listPrefix = prefix.isEmpty ? "" : prefix + "/"
-        repeat {
-            // The prefix without its last `/` (keys are filtered below): moto's server, which the
-            // tests use, mis-verifies signatures of query values that contain `/`.
-            var query = [("list-type", "2"), ("prefix", prefix)]
-            if let token { query.append(("continuation-token", token)) }
-            let (status, body) = try await send(.GET, key: "", query: query)
-            guard status == 200 else { throw failure("LIST", "", status, body) }
-            for entry in S3XML.elements("Contents", in: body) {
-                guard let key = S3XML.values(of: "Key", in: entry).first, key.hasPrefix(listPrefix),
-                    let size = S3XML.values(of: "Size", in: entry).first.flatMap({ Int64($0) })
-                else { continue }
-                let etag = S3XML.values(of: "ETag", in: entry).first?.trimmingCharacters(
-                    in: CharacterSet(charactersIn: "\"")
-                )
-                objects[String(key.dropFirst(listPrefix.count))] = PublishedObject(size: size, etag: etag)
-            }
-            token =
-                S3XML.values(of: "IsTruncated", in: body).first == "true"
-                ? S3XML.values(of: "NextContinuationToken", in: body).first : nil
-        } while token != nil
+        let entries = try await listEntries(
+            "Contents",
+            query: [("list-type", "2")],
+            paging: [("continuation-token", "NextContinuationToken")]
+        )
+        for entry in entries {
+            guard let key = S3XML.values(of: "Key", in: entry).first, let path = relative(key),
+                let size = S3XML.values(of: "Size", in: entry).first.flatMap({ Int64($0) })
+            else { continue }
+            let etag = S3XML.values(of: "ETag", in: entry).first?.trimmingCharacters(
+                in: CharacterSet(charactersIn: "\"")
+            )
+            objects[path] = PublishedObject(size: size, etag: etag)
+        }
         return objects
     }
 
-    package func holds(_ file: LocalFile, as object: PublishedObject) async throws -> Bool {
-        // A multipart ETag ("…-3") is not an MD5: such an object is simply uploaded again.
-        guard object.size == file.size, let etag = object.etag, !etag.contains("-") else { return false }
-        return etag.lowercased() == (try file.digests().md5)
+    /// The path under the prefix of `key`, or `nil` for a key outside it.
+    func relative(_ key: String) -> String? {
+        let listPrefix = prefix.isEmpty ? "" : prefix + "/"
+        return key.hasPrefix(listPrefix) ? String(key.dropFirst(listPrefix.count)) : nil
     }
 
-    package func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws {
-        guard file.size <= Self.singlePutLimit else {
-            throw PublishError("\(file.path) is \(file.size) bytes, above the 5 GiB a single S3 upload takes")
+    /// Every `<element>` of a paged listing: of the bucket under the prefix, or of an object
+    /// `key`'s parts. `paging` names each query parameter that asks for the next page and the
+    /// element of an answer that gives its value. The prefix is sent without its last `/` (the
+    /// caller filters keys): moto's server mis-verifies signatures of query values holding `/`.
+    func listEntries(
+        _ element: String,
+        key: String = "",
+        query: [(String, String)],
+        paging: [(parameter: String, element: String)]
+    ) async throws -> [Substring] {
+        var entries: [Substring] = []
+        var next: [(String, String)] = []
+        repeat {
+            let response = try await client.send(
+                .GET,
+                key: key,
+                query: query + (key.isEmpty ? [("prefix", prefix)] : []) + next,
+                what: "LIST \(description)"
+            )
+            guard response.status == 200 else { throw failure("LIST", "", response) }
+            entries += S3XML.elements(element, in: response.body)
+            let truncated = S3XML.values(of: "IsTruncated", in: response.body).first == "true"
+            next =
+                truncated
+                ? paging.compactMap { page in
+                    S3XML.values(of: page.element, in: response.body).first.map { (page.parameter, $0) }
+                } : []
+        } while !next.isEmpty
+        return entries
+    }
+
+    package func holds(_ file: LocalFile, as object: PublishedObject) async throws -> Bool {
+        guard object.size == file.size, let etag = object.etag?.lowercased() else { return false }
+        guard let dash = etag.firstIndex(of: "-"), let parts = Int(etag[etag.index(after: dash)...]) else {
+            return etag == (try file.digests().md5)  // one PUT: the ETag is the bytes' MD5
         }
+        // A multipart upload's ETag is the MD5 of its parts' MD5s: it matches when the part
+        // size is guessed right (ours, or a common tool's); else the SHA-256 breeze stores.
+        if try S3MultipartUpload.etags(of: file, parts: parts, candidates: [options.partSize]).contains(etag) {
+            return true
+        }
+        let head = try await client.send(.HEAD, key: key(file.path), what: "HEAD \(description)/\(file.path)")
+        guard head.status == 200, let stored = head.headers.first(name: S3MultipartUpload.sha256Header) else {
+            return false
+        }
+        return stored == (try file.digests().sha256)
+    }
+
+    /// The headers every new object gets: type, caching, the SHA-256 breeze compares by, an ACL.
+    func objectHeaders(for file: LocalFile, sha256: String) -> [(String, String)] {
+        var headers = [
+            ("content-type", file.contentType),
+            ("cache-control", options.cachePolicy.cacheControl(for: file.path)),
+            (S3MultipartUpload.sha256Header, sha256),
+        ]
+        if let acl = options.acl { headers.append(("x-amz-acl", acl)) }
+        return headers
+    }
+
+    package func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws -> Int64 {
         let digests = try file.digests()
-        var headers = [("content-type", file.contentType), ("content-length", String(file.size))]
-        // Devices and CDNs must ask again for the documents that name everything else.
-        if file.isPointer { headers.append(("cache-control", "no-cache")) }
-        let (status, body) = try await send(
-            .PUT,
-            key: key(file.path),
-            headers: headers,
-            body: .stream(FileChunks(handle: try FileHandle(forReadingFrom: file.url)), length: .known(file.size)),
-            payloadHash: digests.sha256
-        )
-        guard status == 200 else { throw failure("PUT", file.path, status, body) }
+        guard file.size > options.partSize else {
+            let response = try await client.send(
+                .PUT,
+                key: key(file.path),
+                headers: objectHeaders(for: file, sha256: digests.sha256) + [("content-length", String(file.size))],
+                payload: .file(file.url, offset: 0, length: file.size, sha256: digests.sha256),
+                what: "PUT \(description)/\(file.path)"
+            )
+            guard response.status == 200 else { throw failure("PUT", file.path, response) }
+            return file.size
+        }
+        return try await S3MultipartUpload(destination: self, file: file, sha256: digests.sha256).run()
     }
 
     package func delete(_ path: String) async throws {
-        let (status, body) = try await send(.DELETE, key: key(path))
-        guard status == 204 || status == 200 else { throw failure("DELETE", path, status, body) }
+        let response = try await client.send(.DELETE, key: key(path), what: "DELETE \(description)/\(path)")
+        guard response.status == 204 || response.status == 200 else { throw failure("DELETE", path, response) }
     }
-}
 
-/// A file's bytes as a stream of buffers, read as the upload asks for them.
-struct FileChunks: AsyncSequence, Sendable {
-    typealias Element = ByteBuffer
-    /// Opened by the caller, so an unreadable file fails before the request, not as an empty body.
-    let handle: FileHandle
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        let handle: FileHandle
-        mutating func next() async throws -> ByteBuffer? {
-            guard let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty else {
-                try? handle.close()
-                return nil
-            }
-            return ByteBuffer(bytes: chunk)
+    /// Makes the bucket (a new Ceph or MinIO server has none); one that exists and is ours is fine.
+    package func createBucket() async throws {
+        let response = try await client.send(.PUT, key: "", what: "PUT s3://\(bucket)")
+        guard response.status == 200 || response.code == "BucketAlreadyOwnedByYou" else {
+            throw failure("PUT (create bucket)", "", response)
         }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(handle: handle) }
-}
-
-/// Just enough XML for S3's answers: the text of named elements, entities decoded.
-enum S3XML {
-    /// The contents of every `<name>…</name>` in `text`, in order.
-    static func elements(_ name: String, in text: String) -> [Substring] {
-        var found: [Substring] = []
-        var rest = text[...]
-        while let open = rest.range(of: "<\(name)>"), let close = rest[open.upperBound...].range(of: "</\(name)>") {
-            found.append(rest[open.upperBound..<close.lowerBound])
-            rest = rest[close.upperBound...]
-        }
-        return found
-    }
-
-    static func values(of name: String, in text: some StringProtocol) -> [String] {
-        elements(name, in: String(text)).map { decode(String($0)) }
-    }
-
-    static func decode(_ text: String) -> String {
-        guard text.contains("&") else { return text }
-        var result = ""
-        var rest = text[...]
-        while let amp = rest.firstIndex(of: "&") {
-            result += rest[..<amp]
-            guard let semicolon = rest[amp...].firstIndex(of: ";") else { break }
-            let entity = rest[rest.index(after: amp)..<semicolon]
-            switch entity {
-            case "amp": result += "&"
-            case "lt": result += "<"
-            case "gt": result += ">"
-            case "quot": result += "\""
-            case "apos": result += "'"
-            default:
-                let number =
-                    entity.hasPrefix("#x")
-                    ? UInt32(entity.dropFirst(2), radix: 16) : entity.hasPrefix("#") ? UInt32(entity.dropFirst()) : nil
-                if let scalar = number.flatMap(Unicode.Scalar.init) {
-                    result.unicodeScalars.append(scalar)
-                } else {
-                    result += "&\(entity);"
-                }
-            }
-            rest = rest[rest.index(after: semicolon)...]
-        }
-        return result + rest
     }
 }

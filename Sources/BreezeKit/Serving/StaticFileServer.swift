@@ -26,13 +26,22 @@ package struct StaticFileServer: Sendable {
     package let port: Int
     /// Serve files that links inside the folder point to outside it (off by default).
     package var followsLinksOutside: Bool
+    /// The `Cache-Control` of every file, as `breeze publish` stores it on S3.
+    package var cachePolicy: CachePolicy
 
     /// - Parameter port: `0` picks a free port; ``RunningServer/url`` tells which.
-    package init(root: URL, host: String = "127.0.0.1", port: Int = 0, followsLinksOutside: Bool = false) {
+    package init(
+        root: URL,
+        host: String = "127.0.0.1",
+        port: Int = 0,
+        followsLinksOutside: Bool = false,
+        cachePolicy: CachePolicy = CachePolicy()
+    ) {
         self.root = root
         self.host = host
         self.port = port
         self.followsLinksOutside = followsLinksOutside
+        self.cachePolicy = cachePolicy
     }
 
     /// Starts serving in the background and returns once the server listens.
@@ -44,6 +53,7 @@ package struct StaticFileServer: Sendable {
         logger.logLevel = .critical  // Shutdown reports cancellation at .error: not news.
         let router = Router()
         router.middlewares.add(ExchangeRecorder(onRequest: onRequest))
+        router.middlewares.add(CacheHeaders(policy: cachePolicy))
         router.middlewares.add(
             ServedPathGuard(
                 root: try ServedPathGuard<BasicRequestContext>.resolve(root.path),
@@ -111,6 +121,23 @@ private struct ExchangeRecorder<Context: RequestContext>: RouterMiddleware {
             onRequest(.init(method: request.method.rawValue, path: request.uri.path, status: Int(error.status.code)))
             throw error
         }
+    }
+}
+
+/// Adds the policy's `Cache-Control` to every file answered (`200`, `206`, `304`).
+private struct CacheHeaders<Context: RequestContext>: RouterMiddleware {
+    let policy: CachePolicy
+
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var response = try await next(request, context)
+        if [200, 206, 304].contains(response.status.code) {
+            response.headers[.cacheControl] = policy.cacheControl(for: request.uri.path)
+        }
+        return response
     }
 }
 

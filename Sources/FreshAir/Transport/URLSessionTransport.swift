@@ -159,6 +159,16 @@ private final class Exchange: @unchecked Sendable {
     /// Buffered bytes above which the task is suspended, and below which it resumes.
     static let highWater = 4 << 20
     static let lowWater = 1 << 20
+    #if canImport(FoundationNetworking)
+    /// swift-corelibs-foundation's URLSession re-delivers body bytes after a data task is
+    /// suspended and resumed (measured: 300 MB to 1 GB arrived for a 200 MB body), so on
+    /// Linux the body is buffered without suspending the task; the digest and size checks
+    /// would refuse such a body, but a large download would never complete. Use
+    /// `AsyncHTTPClientTransport` on Linux for content larger than memory allows.
+    static let suspendsTask = false
+    #else
+    static let suspendsTask = true
+    #endif
 
     private struct State {
         var headWaiter: CheckedContinuation<HTTPResponseHead, any Error>?
@@ -256,7 +266,7 @@ private final class Exchange: @unchecked Sendable {
             }
             state.chunks.append(bytes)
             state.buffered += bytes.count
-            if state.buffered > Self.highWater { state.suspended = true }
+            if Self.suspendsTask, state.buffered > Self.highWater { state.suspended = true }
             return nil
         }
         reader?.resume(returning: bytes)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import BreezeKit
 import Foundation
 import FreshAir
 
@@ -40,8 +41,19 @@ struct CommandFailure: Error, CustomStringConvertible {
     }
 
     var exitCode: Int32 {
+        if let error = underlying as? PublishError { return Self.exitCode(for: error.kind) }
         guard let error = underlying as? FreshAirError else { return 1 }
         return Self.exitCode(for: error)
+    }
+
+    static func exitCode(for kind: PublishError.Kind) -> Int32 {
+        switch kind {
+        case .source: return 65  // EX_DATAERR
+        case .server: return 69  // EX_UNAVAILABLE
+        case .network: return 75  // EX_TEMPFAIL
+        case .configuration: return 78  // EX_CONFIG
+        case .local: return 73  // EX_CANTCREAT
+        }
     }
 
     static func exitCode(for error: FreshAirError) -> Int32 {

@@ -17,7 +17,13 @@ struct PublishCommand: AsyncParsableCommand {
             Content goes up first, then manifest.json and index.json files, deepest first, the root one last, \
             so a device never reads a manifest naming a file that is not there yet. In a folder, files are \
             renamed into place and an overwritten file's modification time moves forward, so servers' \
-            ETag and Last-Modified change with it. Hidden files are not published.
+            ETag and Last-Modified change with it. Hidden files are not published. \
+            On S3 every object gets a Content-Type and a Cache-Control (short for manifests and \
+            signatures, which caches must revalidate); a file larger than --part-size goes up as a \
+            multipart upload, its parts in parallel, and a publish that was killed is resumed by the \
+            next. Requests S3 throttles (503 SlowDown) or fails are retried with back-off. \
+            Exit codes: 65 the source is not fit to publish; 69 the server refused or failed; \
+            75 the network failed (publish again); 78 credentials, endpoint or options are wrong.
             """
     )
 
@@ -31,22 +37,37 @@ struct PublishCommand: AsyncParsableCommand {
     ) var delete = false
     @Flag(help: "Say what would be uploaded and removed; change nothing.") var dryRun = false
     @Option(help: "Uploads at once.") var concurrency = 8
+    @Option(help: "S3: files larger than this many MiB go up in parts of this size (at least 5).")
+    var partSize: Int64 = 8
+    @Option(help: "S3: a canned ACL for every object, such as public-read for a bucket devices read over HTTP.")
+    var acl: String?
+    @OptionGroup var cache: CacheOptions
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
+        var options = S3Options()
+        options.partSize = partSize << 20
+        options.partConcurrency = max(1, concurrency / 2)
+        options.acl = acl
+        options.cachePolicy = cache.policy
         let report: Publisher.Report
-        let target: any PublishDestination
-        do { target = try PublishDestinations.parse(destination, endpoint: endpoint, region: region) } catch {
-            throw CommandFailure(error)
-        }
+        let target: String
         do {
-            report = try await Publisher.run(
-                source: URL(fileURLWithPath: source),
-                to: target,
-                delete: delete,
-                dryRun: dryRun,
-                concurrency: concurrency
-            )
+            (report, target) = try await PublishDestinations.with(
+                destination,
+                endpoint: endpoint,
+                region: region,
+                options: options
+            ) { target in
+                let report = try await Publisher.run(
+                    source: URL(fileURLWithPath: source),
+                    to: target,
+                    delete: delete,
+                    dryRun: dryRun,
+                    concurrency: concurrency
+                )
+                return (report, target.description)
+            }
         } catch { throw CommandFailure(error) }
         if json {
             print(try JSONOutput.encode(report))

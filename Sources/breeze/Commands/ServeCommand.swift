@@ -5,7 +5,8 @@ import Foundation
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve a folder over HTTP with ETag, Last-Modified, 304 and Range, for development."
+        abstract:
+            "Serve a folder over HTTP with ETag, Last-Modified, 304, Range and the Cache-Control publish sets, for development."
     )
 
     @Argument(help: "The folder to serve.")
@@ -26,6 +27,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Do not log requests.")
     var quiet = false
 
+    @OptionGroup var cache: CacheOptions
+
     func run() async throws {
         let root = URL(fileURLWithPath: directory).standardizedFileURL
         var isDirectory: ObjCBool = false
@@ -33,14 +36,20 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(root.path) is not a folder.")
         }
         let logs = !quiet
-        let server = try await StaticFileServer(root: root, host: host, port: port, followsLinksOutside: followLinks)
-            .start { exchange in
-                if logs {
-                    FileHandle.standardError.write(
-                        Data("\(exchange.method) \(exchange.path) \(exchange.status)\n".utf8)
-                    )
-                }
+        let server = try await StaticFileServer(
+            root: root,
+            host: host,
+            port: port,
+            followsLinksOutside: followLinks,
+            cachePolicy: cache.policy
+        )
+        .start { exchange in
+            if logs {
+                FileHandle.standardError.write(
+                    Data("\(exchange.method) \(exchange.path) \(exchange.status)\n".utf8)
+                )
             }
+        }
         print("Serving \(root.path) at \(server.url)")
         fflush(nil)
         try await server.wait()

@@ -5,7 +5,10 @@ import Foundation
 final class FaultProxy: @unchecked Sendable {
     /// One answer as the proxy logged it.
     struct Answer: Decodable {
+        var method: String?
         var path: String
+        /// The request's `User-Agent`.
+        var agent: String?
         var range: String?
         var fault: String?
         var status: Int?

@@ -1,0 +1,25 @@
+/// A publishing problem, saying what to do, and of a kind a script can act on (breeze exits
+/// with a code per kind: see ``Kind``).
+package struct PublishError: Error, CustomStringConvertible {
+    /// Whose move it is.
+    package enum Kind: Sendable {
+        /// The source is not fit to publish (stale digests, a signing key in the folder): fix it first.
+        case source
+        /// How breeze was told to publish (credentials, endpoint, options) is wrong.
+        case configuration
+        /// The destination answered with an error status, after any retries.
+        case server
+        /// The destination could not be reached, or the connection failed, after any retries: try again.
+        case network
+        /// Writing to a folder destination failed.
+        case local
+    }
+
+    package let kind: Kind
+    package let description: String
+
+    package init(_ description: String, kind: Kind = .source) {
+        self.kind = kind
+        self.description = description
+    }
+}

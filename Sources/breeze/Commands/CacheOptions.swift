@@ -1,0 +1,16 @@
+import ArgumentParser
+import BreezeKit
+
+/// The `Cache-Control` options `publish` stores with objects and `serve` sends.
+struct CacheOptions: ParsableArguments {
+    @Option(
+        name: .customLong("cache-control-documents"),
+        help: "Cache-Control for manifest.json, index.json and .sig files."
+    )
+    var documents = CachePolicy.defaultDocuments
+
+    @Option(name: .customLong("cache-control-content"), help: "Cache-Control for every other file.")
+    var content = CachePolicy.defaultContent
+
+    var policy: CachePolicy { CachePolicy(documents: documents, content: content) }
+}

@@ -1,0 +1,311 @@
+import BreezeKit
+import Foundation
+import FreshAir
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `breeze publish` against a real distributed store: Ceph's S3 gateway (radosgw), which
+/// enforces Signature Version 4 and refuses what a mock would accept. Devices read what was
+/// published over plain HTTP, as they would through a CDN.
+@Suite("Ceph: publish to a real S3 gateway, devices sync from it", .serialized)
+struct CephTests {
+    /// Makes `bucket` and returns `s3://bucket/prefix` for `breeze publish`.
+    func bucket(_ name: String, on ceph: CephGateway, prefix: String = "app") async throws -> String {
+        try await PublishDestinations.with("s3://\(name)", endpoint: ceph.endpoint, environment: ceph.credentials) {
+            try await ($0 as! S3Destination).createBucket()
+        }
+        return "s3://\(name)/\(prefix)"
+    }
+
+    func publish(
+        _ source: URL,
+        to target: String,
+        on ceph: CephGateway,
+        _ extra: [String] = []
+    ) async throws
+        -> (status: Int32, report: [String: Any], error: String)
+    {
+        let run = try await BreezeBinary.run(
+            ["publish", source.path, target, "--endpoint", ceph.endpoint, "--acl", "public-read", "--json"] + extra,
+            environment: ceph.credentials
+        )
+        let report = (try? JSONSerialization.jsonObject(with: Data(run.output.utf8))) as? [String: Any] ?? [:]
+        return (run.status, report, run.error)
+    }
+
+    /// An anonymous request's status and headers, as a device or CDN sees the object.
+    func head(_ url: URL) async throws -> (status: Int, headers: [String: String]) {
+        var request = URLRequest(url: url)
+        request.httpMethod = "HEAD"
+        let (_, response) = try await URLSession.shared.data(for: request)
+        let http = response as! HTTPURLResponse
+        var headers: [String: String] = [:]
+        for (name, value) in http.allHeaderFields { headers["\(name)".lowercased()] = "\(value)" }
+        return (http.statusCode, headers)
+    }
+
+    func device(_ url: URL, in local: TemporaryFolder) -> BundleSync {
+        var configuration = SyncConfiguration()
+        configuration.retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))
+        return BundleSync(
+            remote: url,
+            store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+            environment: ExampleBundle.environment(appVersion: "0.9"),
+            configuration: configuration
+        )
+    }
+
+    @Test(
+        "A bundle: published, synced over plain HTTP, one 304 after; incremental; --delete; cache headers; a wrong secret"
+    )
+    func bundle() async throws {
+        let ceph = try await CephGateway.shared()
+        let target = try await bucket("bundles", on: ceph)
+        let author = try TemporaryFolder("ceph-author")
+        let bundle = try ExampleBundle.write(in: author.url)
+        _ = try await BundleHasher.run(bundle: bundle)
+
+        let first = try await publish(bundle, to: target, on: ceph)
+        #expect(first.status == 0, "\(first.error)")
+        #expect((first.report["uploaded"] as? [String])?.last == "manifest.json")
+
+        let local = try TemporaryFolder("ceph-device")
+        let sync = device(ceph.url("bundles", "app/"), in: local)
+        let cold = try await sync.run()
+        #expect(cold.outcome == .updated && cold.filesDownloaded > 0, "\(cold.oneLine)")
+        #expect(
+            try Data(contentsOf: local.path("live/manifest.json"))
+                == Data(contentsOf: bundle.appendingPathComponent("manifest.json"))
+        )
+        let again = try await sync.run()
+        #expect(again.notModified && again.requests == 1, "\(again.oneLine)")
+
+        // What a CDN in front of the gateway is told.
+        let manifest = try await head(ceph.url("bundles", "app/manifest.json"))
+        #expect(manifest.status == 200)
+        #expect(manifest.headers["cache-control"] == CachePolicy.defaultDocuments)
+        #expect(manifest.headers["content-type"] == "application/json")
+        let content = try await head(ceph.url("bundles", "app/Embed1.freshair/bar.md"))
+        #expect(content.headers["cache-control"] == CachePolicy.defaultContent)
+        #expect(content.headers["content-type"] == "text/markdown; charset=utf-8")
+
+        // One file changed: it and the manifests that name it go up, nothing else.
+        try Data("# Bar on Ceph\n".utf8).write(to: bundle.appendingPathComponent("Embed1.freshair/bar.md"))
+        try Data("extra".utf8).write(to: bundle.appendingPathComponent("extra.txt"))
+        _ = try await BundleHasher.run(bundle: bundle)
+        let second = try await publish(bundle, to: target, on: ceph)
+        let uploaded = second.report["uploaded"] as? [String] ?? []
+        #expect(Set(uploaded.prefix(2)) == ["Embed1.freshair/bar.md", "extra.txt"], "\(uploaded)")
+        #expect(uploaded.suffix(2) == ["Embed1.freshair/manifest.json", "manifest.json"], "\(uploaded)")
+        let update = try await sync.run()
+        #expect(update.outcome == .updated && update.downloaded.contains("Embed1.freshair/bar.md"), "\(update.oneLine)")
+        #expect(local.path("live/Embed1.freshair/bar.md").text == "# Bar on Ceph\n")
+
+        try FileManager.default.removeItem(at: bundle.appendingPathComponent("extra.txt"))
+        let pruned = try await publish(bundle, to: target, on: ceph, ["--delete"])
+        #expect(pruned.status == 0 && pruned.report["deleted"] as? [String] == ["extra.txt"], "\(pruned.report)")
+        // Gone: a missing key reads as 403 to an anonymous reader that may not list the bucket.
+        #expect([403, 404].contains(try await head(ceph.url("bundles", "app/extra.txt")).status))
+
+        var wrong = ceph.credentials
+        wrong["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+        let refused = try await BreezeBinary.run(
+            ["publish", bundle.path, target, "--endpoint", ceph.endpoint],
+            environment: wrong
+        )
+        #expect(refused.status == 78, "\(refused.error)")
+        #expect(
+            refused.error.contains("403 SignatureDoesNotMatch") && refused.error.contains("AWS_SECRET_ACCESS_KEY"),
+            "\(refused.error)"
+        )
+    }
+
+    @Test("A package and a repository: published to the gateway and installed from it")
+    func packageAndRepository() async throws {
+        let ceph = try await CephGateway.shared()
+        let target = try await bucket("packages", on: ceph, prefix: "")
+        let author = try TemporaryFolder("ceph-package")
+        _ = try await shell(
+            """
+            mkdir -p src/data repo-src/cats && head -c 300000 /dev/urandom > src/data/blob.bin \\
+            && echo hello > src/data/message.txt && tar -czf content.tgz -C src . \\
+            && cp src/data/blob.bin repo-src/cats/blob.bin
+            """,
+            in: author.url
+        )
+        let package = try await publish(author.path("content.tgz"), to: target, on: ceph)
+        #expect(package.status == 0, "\(package.error)")
+        try RepositoryPublisher.add(
+            folder: author.path("repo-src/cats"),
+            as: "cats",
+            to: author.path("com.example.r")
+        )
+        let repository = try await publish(author.path("com.example.r"), to: target + "com.example.r", on: ceph)
+        #expect(repository.status == 0, "\(repository.error)")
+
+        let local = try TemporaryFolder("ceph-package-device")
+        var configuration = SyncConfiguration()
+        configuration.retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))
+        let updater = PackageUpdater(
+            remote: ceph.url("packages", "content.tgz"),
+            store: BundleStore(root: local.path("package"), liveLink: local.path("package-live")),
+            configuration: configuration
+        )
+        #expect(try await updater.update().outcome == .downloaded)
+        #expect(local.path("package-live/data/message.txt").text == "hello\n")
+        #expect(try await updater.update().outcome == .notModified)
+
+        let repo = Repository(
+            source: ceph.url("packages"),
+            id: "com.example.r",
+            directory: local.path("repository"),
+            configuration: configuration
+        )
+        let installed = try await repo.update()
+        #expect(installed.updated.keys.contains("cats"), "\(installed)")
+        #expect(
+            try Data(contentsOf: local.path("repository/cats/blob.bin"))
+                == Data(contentsOf: author.path("src/data/blob.bin"))
+        )
+    }
+
+    @Test(
+        "200 MB: a multipart upload, killed part-way, resumed by the next publish; no orphaned parts; a device gets it whole"
+    )
+    func multipartResume() async throws {
+        let ceph = try await CephGateway.shared()
+        let target = try await bucket("large", on: ceph)
+        let author = try TemporaryFolder("ceph-large")
+        _ = try await shell(
+            "mkdir -p Big.freshair && head -c 209715200 /dev/urandom > Big.freshair/big.bin "
+                + "&& echo '[{\"filename\": \"big.bin\"}]' > Big.freshair/manifest.json",
+            in: author.url
+        )
+        let bundle = author.path("Big.freshair")
+        _ = try await BundleHasher.run(bundle: bundle, check: false, sha256: true)
+        let arguments = [
+            "publish", bundle.path, target, "--endpoint", ceph.endpoint, "--acl", "public-read", "--json",
+            "--part-size", "8", "--concurrency", "4",
+        ]
+
+        // Killed once a few parts are stored.
+        let killed = try BreezeBinary.start(arguments, environment: ceph.credentials)
+        let stored = try await PublishDestinations.with(target, endpoint: ceph.endpoint, environment: ceph.credentials)
+        {
+            destination in
+            let s3 = destination as! S3Destination
+            let deadline = ContinuousClock.now + .seconds(120)
+            var parts = 0
+            while killed.isRunning, ContinuousClock.now < deadline {
+                parts = try await s3.partsOfUnfinishedUploads()["big.bin"] ?? 0
+                if parts >= 3 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            kill(killed.processIdentifier, SIGKILL)
+            while killed.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+            return try await s3.partsOfUnfinishedUploads()["big.bin"] ?? 0
+        }
+        #expect(stored >= 3 && stored < 25, "parts stored when killed: \(stored)")
+
+        let resumed = try await publish(bundle, to: target, on: ceph, ["--part-size", "8", "--concurrency", "4"])
+        #expect(resumed.status == 0, "\(resumed.error)")
+        let sent = resumed.report["bytesUploaded"] as? Int ?? 0
+        #expect(sent <= 209_715_200 - stored * (8 << 20) + 4096, "the stored parts were not sent again: \(sent)")
+
+        try await PublishDestinations.with(target, endpoint: ceph.endpoint, environment: ceph.credentials) {
+            let s3 = $0 as! S3Destination
+            #expect(try await s3.partsOfUnfinishedUploads().isEmpty, "no orphaned parts")
+            let listed = try await s3.list()
+            #expect(listed["big.bin"]?.etag?.hasSuffix("-25") == true, "\(String(describing: listed["big.bin"]))")
+        }
+        // Published again unchanged: the multipart object is recognised, nothing goes up.
+        let unchanged = try await publish(bundle, to: target, on: ceph, ["--part-size", "8"])
+        #expect((unchanged.report["uploaded"] as? [String])?.isEmpty == true, "\(unchanged.report)")
+
+        let local = try TemporaryFolder("ceph-large-device")
+        let summary = try await device(ceph.url("large", "app/"), in: local).run()
+        #expect(summary.outcome == .updated, "\(summary.oneLine)")
+        #expect(
+            try ContentHash.ofFile(at: local.path("live/big.bin"), using: .sha256)
+                == ContentHash.ofFile(at: bundle.appendingPathComponent("big.bin"), using: .sha256)
+        )
+    }
+
+    @Test(
+        "503 SlowDown is retried with back-off; S3 that keeps failing, a part it refuses, and a gateway that is down end clearly"
+    )
+    func throttledAndFailing() async throws {
+        let ceph = try await CephGateway.shared()
+        let target = try await bucket("throttled", on: ceph)
+        let proxy = try FaultProxy(upstream: URL(string: ceph.endpoint)!)
+        defer { proxy.stop() }
+        let author = try TemporaryFolder("ceph-throttled")
+        _ = try await shell(
+            "mkdir -p B.freshair && head -c 12582912 /dev/urandom > B.freshair/big.bin && echo hi > B.freshair/a.txt "
+                + "&& echo '[{\"filename\": \"big.bin\"}, {\"filename\": \"a.txt\"}]' > B.freshair/manifest.json",
+            in: author.url
+        )
+        let bundle = author.path("B.freshair")
+        _ = try await BundleHasher.run(bundle: bundle, check: false, sha256: true)
+        let slowDown =
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+        let throughProxy = ["publish", bundle.path, target, "--endpoint", "http://127.0.0.1:\(proxy.port)", "--json"]
+
+        // Two throttled answers to a.txt's PUT, then the gateway's own.
+        try proxy.rules([
+            [
+                "path": "/throttled/app/a.txt", "method": "PUT", "fault": "status", "status": 503, "retry_after": 0,
+                "body": slowDown, "times": 2,
+            ]
+        ])
+        let retried = try await BreezeBinary.run(throughProxy, environment: ceph.credentials)
+        #expect(retried.status == 0, "\(retried.error)")
+        let puts = proxy.answers().filter { $0.path == "/throttled/app/a.txt" && $0.method == "PUT" }
+        #expect(puts.map(\.status) == [503, 503, 200], "\(puts.map(\.status))")
+        #expect(proxy.answers().allSatisfy { $0.agent == "breeze/\(BreezeVersion.current)" })
+
+        // Throttled for good: four attempts, then exit 69 with S3's words.
+        try Data("changed\n".utf8).write(to: bundle.appendingPathComponent("a.txt"))
+        _ = try await BundleHasher.run(bundle: bundle, check: false, sha256: true)
+        try proxy.rules([
+            [
+                "path": "/throttled/app/a.txt", "method": "PUT", "fault": "status", "status": 503, "retry_after": 0,
+                "body": slowDown,
+            ]
+        ])
+        let throttled = try await BreezeBinary.run(throughProxy, environment: ceph.credentials)
+        #expect(throttled.status == 69, "\(throttled.error)")
+        #expect(throttled.error.contains("503 SlowDown: Please reduce your request rate."), "\(throttled.error)")
+
+        // A part refused (not worth retrying): the multipart upload is aborted, no parts left.
+        try SeededBytes(seed: 3).bytesOnce(12 << 20).write(to: bundle.appendingPathComponent("big.bin"))
+        _ = try await BundleHasher.run(bundle: bundle, check: false, sha256: true)
+        try proxy.rules([
+            [
+                "path": "/throttled/app/big.bin", "method": "PUT", "fault": "status", "status": 400,
+                "body": "<Error><Code>InvalidPart</Code><Message></Message></Error>", "times": 1,
+            ]
+        ])
+        let refused = try await BreezeBinary.run(throughProxy + ["--part-size", "5"], environment: ceph.credentials)
+        #expect(refused.status == 69, "\(refused.error)")
+        #expect(refused.error.contains("400 InvalidPart") && !refused.error.contains(": ;"), "\(refused.error)")
+        let left = try await PublishDestinations.with(target, endpoint: ceph.endpoint, environment: ceph.credentials) {
+            try await ($0 as! S3Destination).partsOfUnfinishedUploads()
+        }
+        #expect(left.isEmpty, "the refused upload was aborted: \(left)")
+
+        // Nothing listening: a network failure within seconds, exit 75.
+        let offline = try LoopbackSocket(listening: false)
+        defer { offline.close() }
+        let started = ContinuousClock.now
+        let down = try await BreezeBinary.run(
+            ["publish", bundle.path, target, "--endpoint", "http://127.0.0.1:\(offline.port)"],
+            environment: ceph.credentials
+        )
+        #expect(down.status == 75 && down.error.contains("connection refused"), "\(down.error)")
+        #expect(ContinuousClock.now - started < .seconds(15))
+    }
+}
