@@ -155,7 +155,11 @@ struct S3Client: Sendable {
         request.method = method
         request.headers.add(name: "user-agent", value: BreezeVersion.userAgent)
         for (name, value) in signed where name != "host" { request.headers.add(name: name, value: value) }
-        if let payload { request.body = try payload.body() }
+        if let payload {
+            do { request.body = try payload.body() } catch {
+                throw PublishError("could not read what \(method.rawValue) \(path) sends: \(error)", kind: .local)
+            }
+        }
         let response = try await http.execute(request, timeout: .seconds(300))
         // Error documents and listings are small; a body past this is not S3's.
         let body = try await response.body.collect(upTo: 16 << 20)
