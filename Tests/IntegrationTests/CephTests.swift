@@ -1,6 +1,7 @@
 import BreezeKit
 import Foundation
 import FreshAir
+import Synchronization
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -307,5 +308,78 @@ struct CephTests {
         )
         #expect(down.status == 75 && down.error.contains("connection refused"), "\(down.error)")
         #expect(ContinuousClock.now - started < .seconds(15))
+    }
+
+    @Test(
+        "Publishing while a device syncs in a loop: never a corrupt or mixed activation, and it ends on the last version"
+    )
+    func publishWhileDevicesSync() async throws {
+        let ceph = try await CephGateway.shared()
+        let target = try await bucket("live", on: ceph)
+        let author = try TemporaryFolder("ceph-live")
+        let bundle = author.path("Live.freshair")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        let names = (1...12).map { "file\($0).txt" }
+        /// Every file of version `n` says so, 64 KB of it, so a mixed activation shows.
+        func write(version: Int) async throws {
+            for name in names {
+                let line = "\(name) version \(version)\n"
+                try Data(String(repeating: line, count: 65_536 / line.utf8.count).utf8)
+                    .write(to: bundle.appendingPathComponent(name))
+            }
+            try Data(("[" + names.map { #"{"filename": "\#($0)"}"# }.joined(separator: ", ") + "]").utf8)
+                .write(to: bundle.appendingPathComponent("manifest.json"))
+            _ = try await BundleHasher.run(bundle: bundle, check: false, sha256: true)
+        }
+        try await write(version: 1)
+        #expect(try await publish(bundle, to: target, on: ceph).status == 0)
+
+        let local = try TemporaryFolder("ceph-live-device")
+        let store = BundleStore(root: local.path("store"), liveLink: local.path("live"))
+        var configuration = SyncConfiguration()
+        configuration.retry = RetryPolicy(maxAttempts: 1)
+        let sync = BundleSync(
+            remote: ceph.url("live", "app/"),
+            store: store,
+            environment: ConditionEnvironment(),
+            configuration: configuration
+        )
+        /// The one version every live file belongs to, or `nil` for a mix.
+        func liveVersion() -> Int? {
+            let versions = Set(
+                names.map { name in
+                    (local.path("live/\(name)").text ?? "").split(separator: "\n").first
+                        .flatMap { $0.split(separator: " ").last }.flatMap { Int($0) } ?? -1
+                }
+            )
+            return versions.count == 1 ? versions.first : nil
+        }
+        let publishing = Mutex(true)
+        let device = Task {
+            var (succeeded, failed, corrupt) = (0, 0, [String]())
+            while publishing.withLock({ $0 }) {
+                do {
+                    _ = try await sync.run()
+                    succeeded += 1
+                } catch {
+                    failed += 1  // the path layout: a file newer or older than its manifest, refused
+                }
+                if let report = try store.verify(), !report.isIntact { corrupt.append("\(report)") }
+                if store.liveVersionID != nil, liveVersion() == nil { corrupt.append("a mix of versions") }
+            }
+            return (succeeded, failed, corrupt)
+        }
+        for version in 2...6 {
+            try await write(version: version)
+            let published = try await publish(bundle, to: target, on: ceph)
+            #expect(published.status == 0, "\(published.error)")
+        }
+        publishing.withLock { $0 = false }
+        let (succeeded, failed, corrupt) = try await device.value
+        #expect(corrupt.isEmpty, "\(corrupt)")
+        #expect(succeeded > 0, "\(succeeded) syncs succeeded, \(failed) failed")
+        print("publishing while syncing (path layout): \(succeeded) syncs completed, \(failed) refused, 0 corrupt")
+        _ = try await sync.run()
+        #expect(liveVersion() == 6)
     }
 }
