@@ -54,6 +54,7 @@ package struct StaticFileServer: Sendable {
         let router = Router()
         router.middlewares.add(ExchangeRecorder(onRequest: onRequest))
         router.middlewares.add(CacheHeaders(policy: cachePolicy))
+        router.middlewares.add(RangeRequests())
         router.middlewares.add(
             ServedPathGuard(
                 root: try ServedPathGuard<BasicRequestContext>.resolve(root.path),
@@ -137,6 +138,34 @@ private struct CacheHeaders<Context: RequestContext>: RouterMiddleware {
         if [200, 206, 304].contains(response.status.code) {
             response.headers[.cacheControl] = policy.cacheControl(for: request.uri.path)
         }
+        return response
+    }
+}
+
+/// Range requests as static hosting answers them: a request for several ranges gets the whole
+/// file (`200`), never the first range alone as if it were all that was asked; the `ETag`
+/// (modification time and size, as nginx's) is sent strong, so `If-Range` may use it, and an
+/// `If-Range` with a weak one never matches (RFC 9110, 13.1.5).
+private struct RangeRequests<Context: RequestContext>: RouterMiddleware {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        var head = request.head
+        if let range = head.headerFields[.range],
+            range.contains(",") || head.headerFields[.ifRange]?.hasPrefix("W/") == true
+        {
+            head.headerFields[.range] = nil
+            head.headerFields[.ifRange] = nil
+        }
+        // The file middleware makes its tags weak and compares them as text: give it back its own form.
+        if let tag = head.headerFields[.ifNoneMatch], tag.hasPrefix("\"") {
+            head.headerFields[.ifNoneMatch] = "W/" + tag
+        }
+        if let tag = head.headerFields[.ifRange], tag.hasPrefix("\"") { head.headerFields[.ifRange] = "W/" + tag }
+        var response = try await next(Request(head: head, body: request.body), context)
+        if let tag = response.headers[.eTag], tag.hasPrefix("W/") { response.headers[.eTag] = String(tag.dropFirst(2)) }
         return response
     }
 }
