@@ -79,7 +79,7 @@ struct PathSafetyTests {
             baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
             environment: ConditionEnvironment(),
             maxDepth: 4
-        ) { _, _ in
+        ) { _, _, _ in
             throw CancellationError()
         }
         await #expect {
@@ -212,7 +212,7 @@ struct ManifestTreeLimitTests {
             baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
             environment: ConditionEnvironment(),
             maxDepth: 4
-        ) { _, _ in
+        ) { _, _, _ in
             (Data(("[]" + padding).utf8), true)
         }
         tree.maxTotalBytes = 1 << 20

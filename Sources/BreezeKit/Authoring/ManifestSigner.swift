@@ -105,6 +105,19 @@ package enum ManifestSigner {
             document.json = .object([("format", JSONValue(2)), ("files", .array(entries))])
             converted = true
         }
+        if let layout = options.layout, layout != existing.layout {
+            guard !options.cosign else {
+                throw SigningError(
+                    "--layout changes what the other signers signed: sign the release anew, without --cosign"
+                )
+            }
+            if case .objects = layout {
+                do { _ = try ObjectLayout.objects(of: root) } catch let error as PublishError {
+                    throw SigningError(error.description)
+                }
+            }
+            ObjectLayout.record(layout, in: &document.json)
+        }
         var report = try ReleaseSigning.sign(
             &document.json,
             existing: existing.release,

@@ -13,17 +13,22 @@ package struct SigningOptions: Sendable {
     package var identity: String?
     /// The sequence to sign; `nil`: the next one.
     package var sequence: Int?
+    /// A bundle's layout to record in its root manifest before signing (see ``ContentLayout``);
+    /// `nil`: keep what it records.
+    package var layout: ContentLayout?
 
     package init(
         cosign: Bool = false,
         validity: Duration = .seconds(30 * 86_400),
         identity: String? = nil,
-        sequence: Int? = nil
+        sequence: Int? = nil,
+        layout: ContentLayout? = nil
     ) {
         self.cosign = cosign
         self.validity = validity
         self.identity = identity
         self.sequence = sequence
+        self.layout = layout
     }
 }
 

@@ -8,23 +8,43 @@ import FreshAir
 /// publish reaches devices within about `max-age`. Content at a path may be overwritten by the
 /// next version, so it is cached as briefly; a device that meets an edge still holding the old
 /// bytes under a new manifest sees a digest mismatch, keeps its version and retries later.
+/// Objects of the object layout (``ContentLayout``) are named by their bytes and never
+/// change: cached for a year, marked `immutable` so browsers do not even revalidate.
 package struct CachePolicy: Sendable, Hashable {
     /// For `manifest.json`, `index.json` and signatures.
     package var documents: String
-    /// For every other file.
+    /// For every other file at a path.
     package var content: String
+    /// For objects named by their SHA-256.
+    package var immutable: String
 
     package static let defaultDocuments = "public, max-age=60, must-revalidate"
     package static let defaultContent = "public, max-age=60"
+    package static let defaultImmutable = "public, max-age=31536000, immutable"
 
-    package init(documents: String = Self.defaultDocuments, content: String = Self.defaultContent) {
+    package init(
+        documents: String = Self.defaultDocuments,
+        content: String = Self.defaultContent,
+        immutable: String = Self.defaultImmutable
+    ) {
         self.documents = documents
         self.content = content
+        self.immutable = immutable
     }
 
-    /// The header value for the object at `path` (relative, `/`-separated).
+    /// The header value for the file at `path` (relative, `/`-separated): `objects/<sha256>`
+    /// is an object, whatever folder holds that `objects`.
     package func cacheControl(for path: String) -> String {
-        Self.isDocument(path) ? documents : content
+        if Self.isObject(path) { return immutable }
+        return Self.isDocument(path) ? documents : content
+    }
+
+    /// `…objects/<64 lowercase hex digits>`.
+    static func isObject(_ path: String) -> Bool {
+        let parts = path.split(separator: "/")
+        guard parts.count >= 2, parts[parts.count - 2] == "objects", let name = parts.last, name.utf8.count == 64
+        else { return false }
+        return name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     /// Whether `path` names other files: it goes up after them and is revalidated by caches.

@@ -59,6 +59,18 @@ package struct FolderDestination: PublishDestination {
         return file.size
     }
 
+    package func read(_ path: String) async throws -> Data? {
+        let url = root.appendingPathComponent(path)
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        do { return try Data(contentsOf: url) } catch {
+            throw PublishError("could not read \(url.path): \(error.localizedDescription)", kind: .local)
+        }
+    }
+
+    package func located(at path: String) throws -> any PublishDestination {
+        FolderDestination(root: root.appendingPathComponent(path, isDirectory: true))
+    }
+
     package func delete(_ path: String) async throws {
         let target = root.appendingPathComponent(path)
         try FileManager.default.removeItem(at: target)

@@ -15,6 +15,33 @@ package protocol PublishDestination: Sendable, CustomStringConvertible {
     /// Returns the bytes sent, fewer than the file's when an interrupted upload was resumed.
     func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws -> Int64
     func delete(_ path: String) async throws
+    /// The bytes at `path`, or `nil` when there is nothing there.
+    func read(_ path: String) async throws -> Data?
+    /// The destination at `path` relative to this one (`objects`, `../objects`), on the same
+    /// server with the same credentials.
+    ///
+    /// - Throws: ``PublishError`` when `path` climbs above the bucket's or the file system's root.
+    func located(at path: String) throws -> any PublishDestination
+}
+
+extension PublishDestination {
+    /// Puts `data` at `path` through a temporary file, like any other upload.
+    func upload(
+        _ data: Data,
+        at path: String,
+        immutable: Bool = false,
+        replacing existing: PublishedObject?
+    )
+        async throws
+    {
+        let temporary = FileManager.default.temporaryDirectory
+            .appendingPathComponent("breeze-\(UUID().uuidString)-\(path.split(separator: "/").last ?? "file")")
+        try data.write(to: temporary)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        var file = LocalFile(path: path, url: temporary, size: Int64(data.count))
+        file.isImmutable = immutable
+        _ = try await upload(file, replacing: existing)
+    }
 }
 
 /// A file already at the destination.
@@ -40,6 +67,16 @@ package struct LocalFile: Sendable {
     /// Where it is on this machine.
     package var url: URL
     package var size: Int64
+    /// Named by its bytes (an object of the object layout): never overwritten with other bytes,
+    /// so caches may keep it for ever.
+    package var isImmutable = false
+
+    package init(path: String, url: URL, size: Int64, isImmutable: Bool = false) {
+        self.path = path
+        self.url = url
+        self.size = size
+        self.isImmutable = isImmutable
+    }
 
     /// `manifest.json`, `index.json` and a package's `.sig` name other files, so they go up after what they name,
     /// deepest first, and caches are told to revalidate them.
@@ -56,6 +93,11 @@ package struct LocalFile: Sendable {
             md5.update(data: chunk)
         }
         return (S3RequestSigner.hex(sha.finalize()), S3RequestSigner.hex(md5.finalize()))
+    }
+
+    /// The `Cache-Control` it is published with under `policy`.
+    func cacheControl(_ policy: CachePolicy) -> String {
+        isImmutable ? policy.immutable : policy.cacheControl(for: path)
     }
 
     /// The `Content-Type` a browser or app expects for the file.

@@ -11,6 +11,9 @@ import FreshAir
 /// 3. Content goes first, several files at a time; then the documents that name other files
 ///    (`manifest.json`, `index.json`), one at a time, deepest first, the root one last.
 /// 4. With `delete`, files the source no longer has are removed, after the root is in place.
+///
+/// A bundle whose root manifest records the object layout, or published with `layout:
+/// .objects`, goes up as objects named by their digests instead (``ObjectLayout``).
 package enum Publisher {
     /// What a publish did (or, with `dryRun`, would do).
     package struct Report: Sendable, Codable {
@@ -23,19 +26,49 @@ package enum Publisher {
         /// Removed with `delete`, after the root manifest was in place.
         package var deleted: [String] = []
         package var dryRun = false
+        /// `paths`, or `objects` (with where, when not `objects/`).
+        package var layout = "paths"
+        /// Objects removed (or, in a dry run, to remove) by garbage collection, by digest.
+        package var collected: [String] = []
     }
 
     /// Publishes `source` (a folder or one file) to `destination`.
     ///
     /// - Throws: ``PublishError`` for a bundle that is not ready, a signing key in the folder,
     ///   or a destination that refused a request (with what it said and what to check).
+    ///
+    /// - Parameters:
+    ///   - layout: how a bundle goes up; `nil`: as its root manifest records (paths when it
+    ///     does not say); `.objects(at: "")`: objects, where the root records or in `objects/`.
+    ///     Packages and repositories always keep their paths.
+    ///   - collect: in the object layout, remove objects older versions no longer need.
     package static func run(
         source: URL,
         to destination: any PublishDestination,
+        layout: ContentLayout? = nil,
+        collect: ObjectCollector? = nil,
         delete: Bool = false,
         dryRun: Bool = false,
         concurrency: Int = 8
     ) async throws -> Report {
+        if let location = try objectLocation(source, requested: layout) {
+            try await checkBundle(source.standardizedFileURL.resolvingSymlinksInPath())
+            return try await ObjectLayout.publish(
+                bundle: source.standardizedFileURL.resolvingSymlinksInPath(),
+                location: location.isEmpty ? nil : location,
+                to: destination,
+                delete: delete,
+                dryRun: dryRun,
+                concurrency: concurrency,
+                collect: collect
+            )
+        }
+        if collect != nil {
+            throw PublishError(
+                "--gc applies to the object layout (--layout objects), where old objects pile up",
+                kind: .configuration
+            )
+        }
         let files = try await filesToPublish(source)
         let existing = try await destination.list()
 
@@ -74,6 +107,32 @@ package enum Publisher {
             report.deleted.append(path)
         }
         return report
+    }
+
+    /// For a bundle to publish in the object layout, where its objects go (`""`: where the
+    /// root manifest says, or `objects/`); `nil` for the path layout.
+    static func objectLocation(_ source: URL, requested: ContentLayout?) throws -> String? {
+        let rootURL = source.appendingPathComponent("manifest.json")
+        guard FileManager.default.fileExists(atPath: rootURL.path) else {
+            if case .objects = requested {
+                throw PublishError(
+                    "the object layout is for bundles (a folder with manifest.json); packages and repositories keep their paths",
+                    kind: .configuration
+                )
+            }
+            return nil
+        }
+        let recorded = try Manifest(data: Data(contentsOf: rootURL), source: rootURL.path).layout
+        switch (requested, recorded) {
+        case (nil, .paths), (.paths?, .paths): return nil
+        case (nil, .objects): return ""
+        case (.objects(let location)?, _): return location
+        case (.paths?, .objects):
+            throw PublishError(
+                "manifest.json records the object layout: publish with --layout objects, or remove its \"layout\" member "
+                    + "(`breeze sign --layout paths` for a signed one)"
+            )
+        }
     }
 
     /// `work` for every index, at most `width` at once; results in index order. The first error ends it.

@@ -64,9 +64,39 @@ package struct S3Destination: PublishDestination {
             let etag = S3XML.values(of: "ETag", in: entry).first?.trimmingCharacters(
                 in: CharacterSet(charactersIn: "\"")
             )
-            objects[path] = PublishedObject(size: size, etag: etag)
+            let modified = S3XML.values(of: "LastModified", in: entry).first.flatMap(Self.date)
+            objects[path] = PublishedObject(size: size, etag: etag, modified: modified)
         }
         return objects
+    }
+
+    /// S3's `LastModified` (ISO 8601, with or without milliseconds).
+    static func date(_ text: String) -> Date? {
+        let withFraction = ISO8601DateFormatter()
+        withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return withFraction.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+    }
+
+    package func read(_ path: String) async throws -> Data? {
+        let response = try await client.send(.GET, key: key(path), what: "GET \(description)/\(path)")
+        if response.status == 404 { return nil }
+        guard response.status == 200 else { throw failure("GET", path, response) }
+        return Data(response.body.utf8)
+    }
+
+    package func located(at path: String) throws -> any PublishDestination {
+        var segments = prefix.split(separator: "/").map(String.init)
+        for segment in path.split(separator: "/") where segment != "." {
+            if segment == ".." {
+                guard !segments.isEmpty else {
+                    throw PublishError("\(path) climbs above the bucket \(bucket)", kind: .configuration)
+                }
+                segments.removeLast()
+            } else {
+                segments.append(String(segment))
+            }
+        }
+        return S3Destination(client: client, prefix: segments.joined(separator: "/"))
     }
 
     /// The path under the prefix of `key`, or `nil` for a key outside it.
@@ -127,7 +157,7 @@ package struct S3Destination: PublishDestination {
     func objectHeaders(for file: LocalFile, sha256: String) -> [(String, String)] {
         var headers = [
             ("content-type", file.contentType),
-            ("cache-control", options.cachePolicy.cacheControl(for: file.path)),
+            ("cache-control", file.cacheControl(options.cachePolicy)),
             (S3MultipartUpload.sha256Header, sha256),
         ]
         if let acl = options.acl { headers.append(("x-amz-acl", acl)) }

@@ -7,6 +7,7 @@ extension BundleSync {
     /// bounded concurrency. Identical content listed at several paths is fetched once.
     func install(
         _ plan: SyncPlan,
+        layout: ContentLayout,
         into staged: inout StagedVersion,
         liveDirectory: String?,
         fetcher: Fetcher,
@@ -69,7 +70,7 @@ extension BundleSync {
             }
             let job = DownloadJob(
                 label: file.path.string,
-                url: file.path.url(relativeTo: baseURL),
+                url: layout.url(for: file.path, hash: file.hash, base: baseURL),
                 partialPath: partialPath,
                 expectedHash: file.hash,
                 expectedSize: file.size,

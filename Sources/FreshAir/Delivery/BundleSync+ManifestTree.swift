@@ -16,7 +16,8 @@ extension BundleSync {
         let limit = configuration.maxDocumentSize
         var tree = ManifestTree(baseURL: baseURL, environment: environment, maxDepth: configuration.maxManifestDepth) {
             path,
-            hash in
+            hash,
+            layout in
             if let hash, let record = live?.files[path.string], record.hash == hash, let liveDirectory,
                 let data = try await BlockingPool.run({
                     // Read and re-hashed off the cooperative pool: a tree may hold many manifests.
@@ -26,7 +27,7 @@ extension BundleSync {
             {
                 return (data, false)
             }
-            let childURL = path.url(relativeTo: baseURL)
+            let childURL = layout.url(for: path, hash: hash, base: baseURL)
             guard case .fetched(let data, _) = try await fetcher.document(at: childURL, validators: nil, limit: limit)
             else {
                 throw FreshAirError.httpStatus(304, url: childURL)

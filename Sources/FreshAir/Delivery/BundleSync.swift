@@ -210,6 +210,7 @@ public struct BundleSync: ContentUpdater {
         let activated = try await update.assemble { staged in
             downloaded = try await install(
                 plan,
+                layout: tree.layout,
                 into: &staged,
                 liveDirectory: liveDirectory,
                 fetcher: fetcher,

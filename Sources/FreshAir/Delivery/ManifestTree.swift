@@ -12,8 +12,9 @@ struct ManifestTree {
     let environment: ConditionEnvironment
     let maxDepth: Int
     /// A child manifest's bytes, checked against its digest in the parent when it has one;
-    /// `fetched` tells whether they crossed the network.
-    let loadChild: @Sendable (BundlePath, ContentHash?) async throws -> (data: Data, fetched: Bool)
+    /// `fetched` tells whether they crossed the network. The root's layout says where on the
+    /// server it is.
+    let loadChild: @Sendable (BundlePath, ContentHash?, ContentLayout) async throws -> (data: Data, fetched: Bool)
     /// How many child manifests of one manifest are loaded at once.
     var concurrency = 8
     /// When set, the root must be signed by these keys (to their threshold) and every entry,
@@ -35,6 +36,8 @@ struct ManifestTree {
         var expires: Date?
         /// What the root manifest says it is (`identity`), checked against what the app expects.
         var identity: String?
+        /// Where the root manifest says the files are.
+        var layout = ContentLayout.paths
     }
 
     func select(root data: Data, fetched: Bool) async throws -> Selection {
@@ -51,6 +54,7 @@ struct ManifestTree {
             folder: nil,
             source: url(for: rootPath).absoluteString,
             depth: 0,
+            layout: .paths,
             into: &selection,
             seen: &seen,
             budget: budget
@@ -64,6 +68,7 @@ struct ManifestTree {
         folder: BundlePath?,
         source: String,
         depth: Int,
+        layout rootLayout: ContentLayout,
         into selection: inout Selection,
         seen: inout PathCollisions,
         budget: ManifestBudget
@@ -84,11 +89,17 @@ struct ManifestTree {
         } catch { throw FreshAirError.manifest(error) }
         if depth == 0 {
             try acceptRoot?(manifest)
-            (selection.sequence, selection.expires, selection.identity) = (
-                manifest.sequence, manifest.expires, manifest.identity
+            (selection.sequence, selection.expires, selection.identity, selection.layout) = (
+                manifest.sequence, manifest.expires, manifest.identity, manifest.layout
             )
         }
+        let layout = depth == 0 ? manifest.layout : rootLayout
         let applicable = manifest.entries.filter { $0.condition.evaluate(in: environment) }
+        if case .objects = layout {
+            do { try manifest.requireObjectDigests(applicable, source: source) } catch {
+                throw FreshAirError.manifest(error)
+            }
+        }
         // An entry this device selects must be whole; a broken one it skips is another device's.
         if let index = manifest.entries.firstIndex(where: { $0.defect != nil && $0.condition.evaluate(in: environment) }
         ) {
@@ -101,6 +112,7 @@ struct ManifestTree {
         // document order, so the result is the same as loading them one by one.
         let children = try await loadAll(
             budget: budget,
+            layout: layout,
             applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash) }
                 .filter { !seen.contains($0.0) }
         )
@@ -115,7 +127,11 @@ struct ManifestTree {
                 continue
             }
             let (childData, fetched) =
-                if let loaded = children[path.string] { loaded } else { try await load(path, entry.hash, budget) }
+                if let loaded = children[path.string] {
+                    loaded
+                } else {
+                    try await load(path, entry.hash, layout, budget)
+                }
             selection.files.append(
                 SelectedFile(
                     path: path,
@@ -128,8 +144,9 @@ struct ManifestTree {
             try await walk(
                 childData,
                 folder: path.parent,
-                source: url(for: path).absoluteString,
+                source: layout.url(for: path, hash: entry.hash, base: baseURL).absoluteString,
                 depth: depth + 1,
+                layout: layout,
                 into: &selection,
                 seen: &seen,
                 budget: budget
@@ -142,6 +159,7 @@ struct ManifestTree {
     /// Loads child manifests, up to ``concurrency`` at a time; the first failure ends it.
     private func loadAll(
         budget: ManifestBudget,
+        layout: ContentLayout,
         _ children: [(BundlePath, ContentHash?)]
     ) async throws -> [String: (data: Data, fetched: Bool)] {
         guard children.count > 1 else { return [:] }  // one child: the walk loads it itself
@@ -151,7 +169,7 @@ struct ManifestTree {
             var loaded: [String: (data: Data, fetched: Bool)] = [:]
             func startNext() {
                 guard let (path, hash) = pending.popFirst() else { return }
-                group.addTask { (path.string, try await tree.load(path, hash, budget)) }
+                group.addTask { (path.string, try await tree.load(path, hash, layout, budget)) }
             }
             for _ in 0..<max(1, concurrency) { startNext() }
             while let (path, result) = try await group.next() {
@@ -166,9 +184,10 @@ struct ManifestTree {
     private func load(
         _ path: BundlePath,
         _ hash: ContentHash?,
+        _ layout: ContentLayout,
         _ budget: ManifestBudget
     ) async throws -> (data: Data, fetched: Bool) {
-        let loaded = try await loadChild(path, hash)
+        let loaded = try await loadChild(path, hash, layout)
         try budget.spend(loaded.data.count)
         return loaded
     }

@@ -25,6 +25,9 @@ public struct Manifest: Sendable, Hashable {
     public var entries: [ManifestEntry]
     /// Identity, sequence, expiry and signatures (object form; see ``ReleaseFields``).
     public var release = ReleaseFields()
+    /// Where the files are on the server (object form's `layout`; see ``ContentLayout``).
+    /// Only a root manifest's counts: it decides for the whole tree.
+    public var layout = ContentLayout.paths
 
     /// The publisher's sequence number (object form), for anti-rollback.
     public var sequence: Int? {
@@ -48,6 +51,7 @@ public struct Manifest: Sendable, Hashable {
     /// about any other (a misspelt `expires` would otherwise go unnoticed).
     public static let knownMembers: Set<String> = [
         "format", "files", "identity", "sequence", "expires", ManifestSignature.member,
+        ContentLayout.member, ContentLayout.locationMember,
     ]
 
     /// An in-memory manifest.
@@ -75,6 +79,9 @@ public struct Manifest: Sendable, Hashable {
         } else if let files = document["files"]?.array {
             form = .object(format: document["format"]?.integer.map(Int.init) ?? 2)
             release = try ReleaseFields(document: document, source: source)
+            do { layout = try ContentLayout(document: document) } catch {
+                throw ManifestError(source: source, problem: .unexpectedShape(error.description))
+            }
             list = files
         } else {
             throw ManifestError(
@@ -148,6 +155,9 @@ public struct ManifestEntry: Sendable, Hashable {
         case invalidRequirement(index: Int, String)
         /// The app pins signing keys, and this entry has no digest to check the file against.
         case noDigestInSignedBundle
+        /// The bundle is published in the object layout, which names every file by its
+        /// SHA-256, and this entry has none.
+        case noSHA256InObjectLayout
 
         public var description: String {
             switch self {
@@ -162,6 +172,10 @@ public struct ManifestEntry: Sendable, Hashable {
             case .invalidRequirement(let index, let detail): return "conditions[\(index)]: \(detail)"
             case .noDigestInSignedBundle:
                 return "has no \"sha\"; in a signed bundle every file needs one: recompute the digests, then sign again"
+            case .noSHA256InObjectLayout:
+                return
+                    "has no SHA-256 \"sha\", and the object layout fetches every file by its SHA-256: "
+                    + "run `breeze hash --sha256`, then publish again"
             }
         }
     }

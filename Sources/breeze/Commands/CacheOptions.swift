@@ -9,8 +9,14 @@ struct CacheOptions: ParsableArguments {
     )
     var documents = CachePolicy.defaultDocuments
 
-    @Option(name: .customLong("cache-control-content"), help: "Cache-Control for every other file.")
+    @Option(name: .customLong("cache-control-content"), help: "Cache-Control for every other file at a path.")
     var content = CachePolicy.defaultContent
 
-    var policy: CachePolicy { CachePolicy(documents: documents, content: content) }
+    @Option(
+        name: .customLong("cache-control-objects"),
+        help: "Cache-Control for objects/<sha256> files (the object layout), which never change."
+    )
+    var immutable = CachePolicy.defaultImmutable
+
+    var policy: CachePolicy { CachePolicy(documents: documents, content: content, immutable: immutable) }
 }

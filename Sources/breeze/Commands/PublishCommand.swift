@@ -22,6 +22,11 @@ struct PublishCommand: AsyncParsableCommand {
             signatures, which caches must revalidate); a file larger than --part-size goes up as a \
             multipart upload, its parts in parallel, and a publish that was killed is resumed by the \
             next. Requests S3 throttles (503 SlowDown) or fails are retried with back-off. \
+            With --layout objects (or when the root manifest records it) a bundle goes up as objects/<sha256>, \
+            one object per distinct file, which never changes and is cached for a year; only manifest.json is \
+            overwritten, last. Objects already there, from any version or bundle, are not sent again. \
+            --gc --keep N then removes objects that none of the last N versions of any bundle sharing the store \
+            needs (objects younger than --gc-grace-minutes stay). \
             Exit codes: 65 the source is not fit to publish; 69 the server refused or failed; \
             75 the network failed (publish again); 78 credentials, endpoint or options are wrong.
             """
@@ -36,6 +41,26 @@ struct PublishCommand: AsyncParsableCommand {
             "After the root manifest is in place, remove files the source no longer has. Devices that read the old manifest a moment before may then fail that one sync and retry."
     ) var delete = false
     @Flag(help: "Say what would be uploaded and removed; change nothing.") var dryRun = false
+    @Option(
+        help:
+            "A bundle's layout: paths (as served so far) or objects (objects/<sha256>, cacheable for ever). Default: what its root manifest records, else paths."
+    )
+    var layout: LayoutName?
+    @Option(
+        help:
+            "With --layout objects: the objects' folder, relative to DESTINATION, such as ../objects to share one store between bundles."
+    )
+    var objects: String?
+    @Flag(
+        help:
+            "With the object layout: remove objects the last --keep versions of every bundle in the store do not need."
+    )
+    var gc = false
+    @Option(help: "Versions whose objects --gc keeps, per bundle.") var keep = 3
+    @Option(
+        help: "Objects younger than this many minutes are never removed by --gc (another publish may be under way)."
+    )
+    var gcGraceMinutes = 60
     @Option(help: "Uploads at once.") var concurrency = 8
     @Option(help: "S3: files larger than this many MiB go up in parts of this size (at least 5).")
     var partSize: Int64 = 8
@@ -43,6 +68,30 @@ struct PublishCommand: AsyncParsableCommand {
     var acl: String?
     @OptionGroup var cache: CacheOptions
     @Flag(help: "Print JSON.") var json = false
+
+    enum LayoutName: String, ExpressibleByArgument, CaseIterable {
+        case paths, objects
+    }
+
+    func validate() throws {
+        if objects != nil, layout == .paths { throw ValidationError("--objects applies to --layout objects.") }
+        if let objects {
+            do { _ = try ContentLayout.checkedLocation(objects) } catch { throw ValidationError(error.description) }
+        }
+        guard keep >= 1 else { throw ValidationError("--keep takes a number of versions, at least 1.") }
+        guard gcGraceMinutes >= 0 else { throw ValidationError("--gc-grace-minutes cannot be negative.") }
+    }
+
+    /// What `--layout` and `--objects` ask for; `nil`: what the root manifest records.
+    var requestedLayout: ContentLayout? {
+        get throws {
+            switch layout {
+            case .paths?: return .paths
+            case .objects?: return .objects(at: try objects.map(ContentLayout.checkedLocation) ?? "")
+            case nil: return try objects.map { .objects(at: try ContentLayout.checkedLocation($0)) }
+            }
+        }
+    }
 
     func run() async throws {
         var options = S3Options()
@@ -62,6 +111,8 @@ struct PublishCommand: AsyncParsableCommand {
                 let report = try await Publisher.run(
                     source: URL(fileURLWithPath: source),
                     to: target,
+                    layout: try requestedLayout,
+                    collect: gc ? ObjectCollector(keep: keep, grace: .seconds(gcGraceMinutes * 60)) : nil,
                     delete: delete,
                     dryRun: dryRun,
                     concurrency: concurrency
@@ -76,6 +127,9 @@ struct PublishCommand: AsyncParsableCommand {
         let verb = dryRun ? "would upload" : "uploaded"
         for path in report.uploaded { print("\(verb): \(path)") }
         for path in report.deleted { print("\(dryRun ? "would remove" : "removed"): \(path)") }
+        if gc {
+            print("\(dryRun ? "Would collect" : "Collected") \(report.collected.count) objects no kept version needs.")
+        }
         print(
             "\(dryRun ? "Dry run for" : "Published to") \(target): \(report.uploaded.count) \(verb) (\(ByteCount(report.bytesUploaded))), "
                 + "\(report.unchanged) unchanged, \(report.deleted.count) \(dryRun ? "to remove" : "removed")."

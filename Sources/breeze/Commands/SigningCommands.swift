@@ -54,10 +54,28 @@ struct SignCommand: AsyncParsableCommand {
     @Option(help: "The sequence to sign (default: the next one).") var sequence: Int?
     @Flag(help: "Add this key's signature to the release as it stands: sequence, expiry and identity stay.")
     var cosign = false
+    @Option(
+        help:
+            "A bundle: record this layout in the root manifest before signing (paths, or objects for `breeze publish --layout objects`)."
+    )
+    var layout: PublishCommand.LayoutName?
+    @Option(help: "With --layout objects: the objects' folder relative to the bundle's, such as ../objects.")
+    var objects: String?
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
         guard expires > 0 else { throw ValidationError("--expires takes a number of days above 0.") }
+        var recorded: ContentLayout?
+        switch layout {
+        case .paths?: recorded = .paths
+        case .objects?:
+            do {
+                recorded = .objects(at: try ContentLayout.checkedLocation(objects ?? ContentLayout.defaultLocation))
+            } catch {
+                throw ValidationError(error.description)
+            }
+        case nil: if objects != nil { throw ValidationError("--objects goes with --layout objects.") }
+        }
         let report: SigningReport
         do {
             let signingKeys = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
@@ -65,12 +83,18 @@ struct SignCommand: AsyncParsableCommand {
                 cosign: cosign,
                 validity: .seconds(expires * 86_400),
                 identity: identity,
-                sequence: sequence
+                sequence: sequence,
+                layout: recorded
             )
             let url = URL(fileURLWithPath: target)
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
                 throw ValidationError("\(target) does not exist.")
+            }
+            if recorded != nil,
+                !FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path)
+            {
+                throw ValidationError("--layout applies to bundles; packages and repositories keep their paths.")
             }
             if !isFolder.boolValue {
                 report = try PackageSigner.sign(package: url, with: signingKeys, options: options)

@@ -2,7 +2,7 @@ import Foundation
 
 /// The built `breeze` executable, for tests that run it as a user would (and kill it).
 enum BreezeBinary {
-    /// `BREEZE_BIN`, set by scripts/test.sh, or the debug build beside these sources.
+    /// `BREEZE_BIN`, set by scripts/test, or the debug build beside these sources.
     static var path: String {
         get throws {
             if let path = ProcessInfo.processInfo.environment["BREEZE_BIN"],
@@ -16,7 +16,7 @@ enum BreezeBinary {
             let candidate = packageRoot.appendingPathComponent(".build/debug/breeze").path
             guard FileManager.default.isExecutableFile(atPath: candidate) else {
                 throw TestSetupError(
-                    "breeze is not built: run scripts/test.sh (it builds breeze, then runs swift test)"
+                    "breeze is not built: run scripts/test (it builds breeze, then runs swift test)"
                 )
             }
             return candidate

@@ -33,7 +33,7 @@ final class Nginx: @unchecked Sendable {
 
     init(serving root: URL) throws {
         guard let executable = Self.executable else {
-            throw TestSetupError("nginx is not installed: run scripts/test.sh, which installs it")
+            throw TestSetupError("nginx is not installed: run scripts/test, which installs it")
         }
         self.root = root
         home = try TemporaryFolder("nginx")

@@ -1,0 +1,203 @@
+import Crypto
+import Foundation
+import FreshAir
+
+/// `breeze publish --layout objects`: a bundle published as `manifest.json` plus one object per
+/// distinct file, `objects/<sha256>` (see ``ContentLayout``).
+///
+/// 1. Every file any manifest of the bundle lists, child manifests included, is an object
+///    named by its SHA-256; objects the store holds already are not sent again, whichever
+///    version or bundle sent them.
+/// 2. The root manifest is stored as an object too, and named in the store's history for
+///    this destination (`objects/history/…json`), so that ``ObjectCollector`` knows what the
+///    last versions of every bundle sharing the store need.
+/// 3. Then `manifest.json` is overwritten: the one object that changes. A device reading it
+///    at any moment finds every object it names.
+enum ObjectLayout {
+    /// The root manifest as it is published: with `"layout": "objects"` (and `"objects"` when
+    /// not the default), added to an unsigned root that lacks them.
+    ///
+    /// - Throws: ``PublishError`` when a signed root records another layout (the signature
+    ///   covers it: sign again with `--layout`).
+    static func rootDocument(bundle root: URL, location: String?) throws -> (data: Data, location: String) {
+        let url = root.appendingPathComponent("manifest.json")
+        let original = try Data(contentsOf: url)
+        let manifest = try Manifest(data: original, source: url.path)
+        let wanted = location ?? ContentLayout.defaultLocation
+        if case .objects(let recorded) = manifest.layout, location == nil || recorded == wanted {
+            return (original, recorded)
+        }
+        guard manifest.signatures.isEmpty else {
+            throw PublishError(
+                "manifest.json is signed for the \(manifest.layout) layout, and its signature covers the layout: "
+                    + "run `breeze sign --layout objects\(wanted == ContentLayout.defaultLocation ? "" : " --objects \(wanted)")` "
+                    + "(or publish with --layout paths)"
+            )
+        }
+        var json = try JSONReader.parse(original)
+        record(.objects(at: wanted), in: &json)
+        var bytes = json.serializedBytes(indent: JSONValue.indentation(of: original))
+        bytes.append(UInt8(ascii: "\n"))
+        return (Data(bytes), wanted)
+    }
+
+    /// Writes `layout` into a root manifest's JSON, moving a legacy array to the object form.
+    static func record(_ layout: ContentLayout, in json: inout JSONValue) {
+        if case .array(let entries) = json {
+            json = .object([("format", JSONValue(2)), ("files", .array(entries))])
+        }
+        switch layout {
+        case .paths:
+            json.remove(ContentLayout.member)
+            json.remove(ContentLayout.locationMember)
+        case .objects(let location):
+            json.set(ContentLayout.member, "objects", after: "format")
+            if location == ContentLayout.defaultLocation {
+                json.remove(ContentLayout.locationMember)
+            } else {
+                json.set(ContentLayout.locationMember, .string(location), after: ContentLayout.member)
+            }
+        }
+    }
+
+    /// One object per distinct SHA-256 among every manifest's entries, named by it.
+    ///
+    /// - Throws: ``PublishError`` naming an entry without a SHA-256 digest.
+    static func objects(of bundle: URL) throws -> [LocalFile] {
+        var objects: [String: LocalFile] = [:]
+        for document in try ManifestTreeOrder.postOrder(bundle: bundle) {
+            let manifest = try Manifest(data: document.original, source: document.url.path)
+            for entry in manifest.entries {
+                let path = document.bundlePath(of: entry.path.string)
+                guard let hash = entry.hash, hash.algorithm == .sha256 else {
+                    throw PublishError(
+                        "\(path) has \(entry.hash == nil ? "no digest" : "a SHA-1 digest"); the object layout names every "
+                            + "file by its SHA-256: run `breeze hash --sha256` first"
+                    )
+                }
+                guard objects[hash.hex] == nil else { continue }
+                let url = bundle.appendingPathComponent(path)
+                let size =
+                    ((try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber)?.int64Value
+                    ?? 0
+                objects[hash.hex] = LocalFile(path: hash.hex, url: url, size: size, isImmutable: true)
+            }
+        }
+        return objects.values.sorted { $0.path < $1.path }
+    }
+
+    /// Publishes `bundle` in the object layout; see the type's summary for the order.
+    static func publish(
+        bundle: URL,
+        location requested: String?,
+        to destination: any PublishDestination,
+        delete: Bool,
+        dryRun: Bool,
+        concurrency: Int,
+        collect: ObjectCollector?
+    ) async throws -> Publisher.Report {
+        let (rootData, location) = try rootDocument(bundle: bundle, location: requested)
+        let store = try destination.located(at: location)
+        let inside = !location.hasPrefix("../")
+        let here = try await destination.list()
+        // Objects inside the destination are in its listing already: no second listing.
+        let stored =
+            inside
+            ? here.reduce(into: [String: PublishedObject]()) { result, item in
+                if item.key.hasPrefix(location) { result[String(item.key.dropFirst(location.count))] = item.value }
+            }
+            : try await store.list()
+
+        let rootHex = ContentHash.of(rootData, using: .sha256).hex
+        var rootUnchanged = false
+        if here["manifest.json"]?.size == Int64(rootData.count) {
+            rootUnchanged = try await destination.read("manifest.json") == rootData
+        }
+        let objects = try objects(of: bundle)
+        let missing = objects.filter { stored[$0.path]?.size != $0.size }
+        let stale =
+            delete
+            ? here.keys.filter { $0 != "manifest.json" && !(inside && $0.hasPrefix(location)) }.sorted() : []
+
+        var report = Publisher.Report(unchanged: objects.count - missing.count, dryRun: dryRun)
+        report.layout = ContentLayout.objects(at: location).description
+        let names = missing.map { location + $0.path } + (rootUnchanged ? [] : ["manifest.json"])
+        if rootUnchanged { report.unchanged += 1 }
+        if dryRun {
+            report.uploaded = names
+            report.bytesUploaded = missing.reduce(0) { $0 + $1.size } + (rootUnchanged ? 0 : Int64(rootData.count))
+            report.deleted = stale
+            if let collect { report.collected = try await collect.run(in: store, also: rootHex, dryRun: true) }
+            return report
+        }
+        let sent = try await Publisher.inParallel(missing.indices, width: concurrency) { index in
+            try await store.upload(missing[index], replacing: nil)
+        }
+        report.bytesUploaded = sent.reduce(0, +)
+        if !rootUnchanged {
+            if stored[rootHex] == nil {
+                try await store.upload(rootData, at: rootHex, immutable: true, replacing: nil)
+            }
+            try await PublishHistory.add(root: rootHex, for: destination, in: store)
+            try await destination.upload(rootData, at: "manifest.json", replacing: here["manifest.json"])
+            report.bytesUploaded += Int64(rootData.count)
+        }
+        report.uploaded = names
+        for path in stale {
+            try await destination.delete(path)
+            report.deleted.append(path)
+        }
+        if let collect { report.collected = try await collect.run(in: store, also: rootHex, dryRun: false) }
+        return report
+    }
+}
+
+/// Which root manifests a destination has published, newest first, kept in the object store
+/// it uses (`history/<id>.json`, `id` derived from the destination's address), so a store
+/// that several bundles share knows every bundle's versions.
+enum PublishHistory {
+    static let folder = "history/"
+
+    /// The history document's path in the store for `destination`.
+    static func path(for destination: any PublishDestination) -> String {
+        let digest = SHA256.hash(data: Data(destination.description.utf8))
+        return folder + S3RequestSigner.hex(digest).prefix(16) + ".json"
+    }
+
+    /// The root digests in the history document `data`, newest first.
+    static func roots(in data: Data, source: String) throws -> [String] {
+        let json: JSONValue
+        do { json = try JSONReader.parse(data) } catch {
+            throw PublishError("\(source) is not a history document written by breeze: \(error)")
+        }
+        guard let roots = json["roots"]?.array?.compactMap({ $0["sha256"]?.string }) else {
+            throw PublishError("\(source) is not a history document written by breeze (no \"roots\")")
+        }
+        return roots
+    }
+
+    /// Puts `root` first in `destination`'s history.
+    static func add(
+        root: String,
+        for destination: any PublishDestination,
+        in store: any PublishDestination
+    )
+        async throws
+    {
+        let path = path(for: destination)
+        let existing = try await store.read(path)
+        var named = try existing.map { try roots(in: $0, source: path) } ?? []
+        named.removeAll { $0 == root }
+        named.insert(root, at: 0)
+        let stamp = ISO8601DateFormatter().string(from: Date())
+        let document: JSONValue = .object([
+            ("destination", .string(destination.description)),
+            ("updated", .string(stamp)),
+            ("roots", .array(named.prefix(1000).map { JSONValue.object([("sha256", .string($0))]) })),
+        ])
+        var bytes = document.serializedBytes(indent: 2)
+        bytes.append(UInt8(ascii: "\n"))
+        let listed = existing.map { PublishedObject(size: Int64($0.count)) }
+        try await store.upload(Data(bytes), at: path, replacing: listed)
+    }
+}
