@@ -85,7 +85,10 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["FreshAir", "FreshAirAsyncHTTPClient", "BreezeKit"],
+            dependencies: [
+                "FreshAir", "FreshAirAsyncHTTPClient", "BreezeKit",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             swiftSettings: strict
         ),
     ],

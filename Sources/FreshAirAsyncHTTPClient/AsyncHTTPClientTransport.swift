@@ -46,16 +46,21 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     ///   - connectionsPerHost: how many connections may be open to one host; match it to
     ///     the download concurrency.
     ///   - idleTimeout: the longest silence tolerated while a body streams.
+    ///   - tlsConfiguration: how `https` servers are verified; `nil`: the system's trust
+    ///     roots and full certificate checks. Pass one to pin a private CA (a staging server,
+    ///     a company network), never to switch verification off for production content.
     public init(
         connectionsPerHost: Int = 8,
         connectTimeout: Duration = .seconds(10),
-        idleTimeout: Duration = .seconds(30)
+        idleTimeout: Duration = .seconds(30),
+        tlsConfiguration: TLSConfiguration? = nil
     ) {
-        let configuration = Self.configuration(
+        var configuration = Self.configuration(
             connectionsPerHost: connectionsPerHost,
             connectTimeout: connectTimeout,
             idleTimeout: idleTimeout
         )
+        if let tlsConfiguration { configuration.tlsConfiguration = tlsConfiguration }
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 

@@ -129,4 +129,83 @@ struct ObjectLayoutTests {
         ContentHash.of(try Data(contentsOf: destination.root.appendingPathComponent("manifest.json")), using: .sha256)
             .hex
     }
+
+    @Test(
+        "Signed: the layout is part of what is signed; a damaged object is refused and the live version stays; publishing repairs it"
+    )
+    func signedAndTampered() async throws {
+        try await PublishedFolder.with(.breezeServe) { server in
+            let author = try TemporaryFolder("author")
+            let bundle = try await authoredBundle(author)
+            let key = SigningKey.generate()
+            let keyFile = author.path("release.key")
+            try key.write(to: keyFile)
+            let published = server.root.appendingPathComponent(ExampleBundle.name)
+
+            // Signed for the path layout, a bundle cannot go up as objects: the signature covers the layout.
+            _ = try await ManifestSigner.sign(bundle: bundle, with: key)
+            let refused = try await BreezeBinary.run(["publish", bundle.path, published.path, "--layout", "objects"])
+            #expect(refused.status == 65 && refused.error.contains("breeze sign --layout objects"), "\(refused.error)")
+            #expect(!FileManager.default.fileExists(atPath: published.path))
+
+            // Signed with the layout recorded, it goes up as objects without being asked.
+            let signed = try await BreezeBinary.run(["sign", bundle.path, "--key", keyFile.path, "--layout", "objects"])
+            #expect(signed.status == 0, "\(signed.error)")
+            let first = try await BreezeBinary.run(["publish", bundle.path, published.path, "--json"])
+            #expect(
+                first.status == 0 && first.output.contains("\"layout\" : \"objects\""),
+                "\(first.output)\(first.error)"
+            )
+            #expect(
+                try Data(contentsOf: published.appendingPathComponent("manifest.json"))
+                    == Data(contentsOf: bundle.appendingPathComponent("manifest.json"))
+            )
+
+            var client = try ExampleClient(published: server)
+            client.sync.configuration.trustedKeys = [key.publicKey]
+            #expect(try await client.sync.run().outcome == .updated)
+
+            // What a CDN is told: objects for a year, the root briefly.
+            let bar = try digest(bundle, "Embed1.freshair/bar.md")
+            let object = try await head(server.url.appendingPathComponent("\(ExampleBundle.name)/objects/\(bar)"))
+            #expect(object["Cache-Control"] == CachePolicy.defaultImmutable)
+            let root = try await head(server.url.appendingPathComponent("\(ExampleBundle.name)/manifest.json"))
+            #expect(root["Cache-Control"] == CachePolicy.defaultDocuments)
+
+            // v2 is published, then its new object is damaged on the server (same size).
+            try await edit(bundle, "Embed1.freshair/bar.md", "# Bar, signed v2\n")
+            #expect(try await BreezeBinary.run(["sign", bundle.path, "--key", keyFile.path]).status == 0)
+            #expect(try await BreezeBinary.run(["publish", bundle.path, published.path]).status == 0)
+            let barV2 = try digest(bundle, "Embed1.freshair/bar.md")
+            let damaged = published.appendingPathComponent("objects/\(barV2)")
+            try PublishedText.write("# Bar, DAMAGED!!\n", to: damaged)
+            await #expect {
+                try await client.sync.run()
+            } throws: { error in
+                guard let error = error as? FreshAirError, error.code == .hashMismatch else { return false }
+                return error.url?.absoluteString.hasSuffix("/objects/\(barV2)") == true
+            }
+            #expect(
+                client.live.appendingPathComponent("Embed1.freshair/bar.md").text
+                    == ExampleBundle.contents["Embed1.freshair/bar.md"]
+            )
+
+            // The next publish compares what is there and replaces the damaged object alone.
+            let repair = try await BreezeBinary.run(["publish", bundle.path, published.path])
+            #expect(
+                repair.output.contains("uploaded: objects/\(barV2)") && repair.output.contains("1 uploaded"),
+                "\(repair.output)"
+            )
+            #expect(try await client.sync.run().outcome == .updated)
+            #expect(client.live.appendingPathComponent("Embed1.freshair/bar.md").text == "# Bar, signed v2\n")
+            withExtendedLifetime(author) {}
+        }
+    }
+
+    func head(_ url: URL) async throws -> HTTPResponseHead {
+        try await URLSessionTransport().get(HTTPGetRequest(url: url)) { head, body in
+            for try await _ in body {}
+            return head
+        }
+    }
 }

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import FreshAir
 import FreshAirAsyncHTTPClient
+import NIOSSL
 import Testing
 
 /// The transports FreshAir ships, held to one contract against nginx: what ``Fetcher`` relies
@@ -214,6 +215,45 @@ struct TransportTests {
         } throws: { error in
             "\(error)".contains("redirects in a loop")
         }
+    }
+
+    @Test(
+        "https down to plain http is refused end to end: a bundle over https syncs, the same bundle redirected to http does not"
+    )
+    func httpsToHTTPRefused() async throws {
+        let folder = try TemporaryFolder("tls")
+        try ExampleBundle.write(in: folder.url)
+        let nginx = try Nginx(serving: folder.url, tls: true)
+        defer { nginx.stop() }
+        let https = try #require(nginx.httpsURL)
+        // The test's own certificate pinned as the only trust root: verification stays on.
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(nginx.certificate.path)
+        let transport = AsyncHTTPClientTransport(tlsConfiguration: tls)
+        defer { Task { try? await transport.shutdown() } }
+        func sync(_ remote: URL) throws -> BundleSync {
+            let local = try TemporaryFolder("tls-device")
+            return BundleSync(
+                remote: remote,
+                store: BundleStore(root: local.path("store")),
+                environment: ExampleBundle.environment(appVersion: "0.9"),
+                transport: transport
+            )
+        }
+        let direct = try await sync(https.appendingPathComponent(ExampleBundle.name + "/")).run()
+        #expect(direct.outcome == .updated && direct.filesDownloaded == 4, "\(direct.oneLine)")
+
+        let downgraded = try sync(https.appendingPathComponent("to-http/\(ExampleBundle.name)/"))
+        await #expect {
+            try await downgraded.run()
+        } throws: { error in
+            "\(error)".contains("redirects from https to plain http")
+        }
+        // The redirect was refused before any request went out in plain text: after the four
+        // of the direct sync (root, Embed1's manifest, bar.md, foo.md), only the 302.
+        let requests = nginx.requests()
+        #expect(requests.filter { $0.path.hasPrefix("/\(ExampleBundle.name)/") }.count == 4, "\(requests)")
+        #expect(requests.filter { $0.path.hasPrefix("/to-http/") }.map(\.status) == [302], "\(requests)")
     }
 
     @Test(

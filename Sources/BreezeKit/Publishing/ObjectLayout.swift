@@ -6,8 +6,8 @@ import FreshAir
 /// distinct file, `objects/<sha256>` (see ``ContentLayout``).
 ///
 /// 1. Every file any manifest of the bundle lists, child manifests included, is an object
-///    named by its SHA-256; objects the store holds already are not sent again, whichever
-///    version or bundle sent them.
+///    named by its SHA-256; objects the store holds already (compared as the path layout
+///    compares files) are not sent again, whichever version or bundle sent them.
 /// 2. The root manifest is stored as an object too, and named in the store's history for
 ///    this destination (`objects/history/…json`), so that ``ObjectCollector`` knows what the
 ///    last versions of every bundle sharing the store need.
@@ -114,7 +114,13 @@ enum ObjectLayout {
             rootUnchanged = try await destination.read("manifest.json") == rootData
         }
         let objects = try objects(of: bundle)
-        let missing = objects.filter { stored[$0.path]?.size != $0.size }
+        // An object there is compared like any file (by digest or ETag), not trusted by name:
+        // bytes damaged in the store are replaced.
+        let held = try await Publisher.inParallel(objects.indices, width: concurrency) { index -> Bool in
+            guard let object = stored[objects[index].path] else { return false }
+            return try await store.holds(objects[index], as: object)
+        }
+        let missing = zip(objects, held).filter { !$0.1 }.map(\.0)
         let stale =
             delete
             ? here.keys.filter { $0 != "manifest.json" && !(inside && $0.hasPrefix(location)) }.sorted() : []

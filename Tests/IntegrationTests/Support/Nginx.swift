@@ -24,6 +24,12 @@ final class Nginx: @unchecked Sendable {
 
     /// The server's root URL, ending in `/`.
     var url: URL { URL(string: "http://127.0.0.1:\(port)/")! }
+    /// With `tls`: the port serving the same folder over https, with a certificate for
+    /// 127.0.0.1 signed by its own key (``certificate``, PEM), and `/to-http/…` redirecting
+    /// to the plain-http server.
+    private(set) var tlsPort: Int?
+    var certificate: URL { home.path("cert.pem") }
+    var httpsURL: URL? { tlsPort.map { URL(string: "https://127.0.0.1:\($0)/")! } }
 
     static var executable: String? {
         ["/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/bin/nginx"].first {
@@ -31,16 +37,18 @@ final class Nginx: @unchecked Sendable {
         }
     }
 
-    init(serving root: URL) throws {
+    init(serving root: URL, tls: Bool = false) throws {
         guard let executable = Self.executable else {
             throw TestSetupError("nginx is not installed: run scripts/test, which installs it")
         }
         self.root = root
         home = try TemporaryFolder("nginx")
+        if tls { try Self.makeCertificate(in: home) }
         var lastError = ""
         for _ in 0..<5 {
             let port = try freeLoopbackPort()
-            try Self.configuration(root: root, home: home.url, port: port)
+            let tlsPort = tls ? try freeLoopbackPort() : nil
+            try Self.configuration(root: root, home: home.url, port: port, tlsPort: tlsPort)
                 .write(to: home.path("nginx.conf"), atomically: true, encoding: .utf8)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
@@ -51,9 +59,11 @@ final class Nginx: @unchecked Sendable {
             process.standardError = FileHandle.nullDevice
             try process.run()
             let deadline = Date().addingTimeInterval(10)
-            while process.isRunning, !isListening(port: port), Date() < deadline { usleep(20_000) }
-            if process.isRunning, isListening(port: port) {
+            func listening() -> Bool { isListening(port: port) && (tlsPort.map(isListening) ?? true) }
+            while process.isRunning, !listening(), Date() < deadline { usleep(20_000) }
+            if process.isRunning, listening() {
                 self.port = port
+                self.tlsPort = tlsPort
                 self.process = process
                 return
             }
@@ -64,46 +74,77 @@ final class Nginx: @unchecked Sendable {
         throw TestSetupError("nginx did not start: \(lastError)")
     }
 
-    private static func configuration(root: URL, home: URL, port: Int) -> String {
-        """
-        daemon off;
-        master_process on;
-        worker_processes 1;
-        pid \(home.path)/nginx.pid;
-        error_log \(home.path)/error.log warn;
-        events { worker_connections 256; }
-        http {
-            log_format freshair '$status $body_bytes_sent $request_method $uri "$http_range"';
-            access_log \(home.path)/access.log freshair;
-            client_body_temp_path \(home.path)/client_body;
-            proxy_temp_path \(home.path)/proxy;
-            fastcgi_temp_path \(home.path)/fastcgi;
-            uwsgi_temp_path \(home.path)/uwsgi;
-            scgi_temp_path \(home.path)/scgi;
-            types { application/json json; text/markdown md; }
-            default_type application/octet-stream;
-            server {
-                listen 127.0.0.1:\(port);
-                root \(root.path);
-                location /slow/ {
-                    alias \(root.path)/;
-                    if ($http_range = "") { set $limit_rate 512k; }
-                }
-                location /dribble/ {
-                    alias \(root.path)/;
-                    limit_rate 100;
-                }
-                location /no-etag/ {
-                    alias \(root.path)/;
-                    etag off;
-                }
-                location /server-error/ { return 500; }
-                location /busy/ { add_header Retry-After 1 always; return 503; }
-                location /moved/ { rewrite ^/moved/(.*)$ /$1 redirect; }
-                location /circle/ { rewrite ^/circle/(.*)$ /circle/$1 redirect; }
-            }
+    /// A self-signed certificate for 127.0.0.1 (openssl, from Debian), as `cert.pem` and `key.pem`.
+    private static func makeCertificate(in home: TemporaryFolder) throws {
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        openssl.arguments = [
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+            "-keyout", home.path("key.pem").path, "-out", home.path("cert.pem").path,
+        ]
+        openssl.standardOutput = FileHandle.nullDevice
+        openssl.standardError = FileHandle.nullDevice
+        try openssl.run()
+        openssl.waitUntilExit()
+        guard openssl.terminationStatus == 0 else {
+            throw TestSetupError("openssl could not make a test certificate (scripts/test installs openssl)")
         }
-        """
+    }
+
+    private static func configuration(root: URL, home: URL, port: Int, tlsPort: Int? = nil) -> String {
+        let tlsServer =
+            tlsPort.map { tlsPort in
+                """
+                server {
+                    listen 127.0.0.1:\(tlsPort) ssl;
+                    ssl_certificate \(home.path)/cert.pem;
+                    ssl_certificate_key \(home.path)/key.pem;
+                    root \(root.path);
+                    location /to-http/ { rewrite ^/to-http/(.*)$ http://127.0.0.1:\(port)/$1 redirect; }
+                }
+                """
+            } ?? ""
+        return """
+            daemon off;
+            master_process on;
+            worker_processes 1;
+            pid \(home.path)/nginx.pid;
+            error_log \(home.path)/error.log warn;
+            events { worker_connections 256; }
+            http {
+                log_format freshair '$status $body_bytes_sent $request_method $uri "$http_range"';
+                access_log \(home.path)/access.log freshair;
+                client_body_temp_path \(home.path)/client_body;
+                proxy_temp_path \(home.path)/proxy;
+                fastcgi_temp_path \(home.path)/fastcgi;
+                uwsgi_temp_path \(home.path)/uwsgi;
+                scgi_temp_path \(home.path)/scgi;
+                types { application/json json; text/markdown md; }
+                default_type application/octet-stream;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(root.path);
+                    location /slow/ {
+                        alias \(root.path)/;
+                        if ($http_range = "") { set $limit_rate 512k; }
+                    }
+                    location /dribble/ {
+                        alias \(root.path)/;
+                        limit_rate 100;
+                    }
+                    location /no-etag/ {
+                        alias \(root.path)/;
+                        etag off;
+                    }
+                    location /server-error/ { return 500; }
+                    location /busy/ { add_header Retry-After 1 always; return 503; }
+                    location /moved/ { rewrite ^/moved/(.*)$ /$1 redirect; }
+                    location /circle/ { rewrite ^/circle/(.*)$ /circle/$1 redirect; }
+                }
+                \(tlsServer)
+            }
+            """
     }
 
     /// Every request logged so far. nginx writes a line as it finalizes a request, which can
