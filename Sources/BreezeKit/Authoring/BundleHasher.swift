@@ -34,7 +34,14 @@ package enum BundleHasher {
     /// - Parameters:
     ///   - check: change nothing; report what is stale.
     ///   - sha256: move SHA-1 manifests to SHA-256.
-    package static func run(bundle: URL, check: Bool = false, sha256: Bool = false) async throws -> Report {
+    ///   - chunkThreshold: files at least this large get a chunk index (``ChunkIndex``);
+    ///     `nil`: none, and existing ones are left as they are.
+    package static func run(
+        bundle: URL,
+        check: Bool = false,
+        sha256: Bool = false,
+        chunkThreshold: Int64? = ChunkIndex.defaultThreshold
+    ) async throws -> Report {
         let root = bundle.standardizedFileURL
         var documents = try ManifestTreeOrder.postOrder(bundle: root)
         let manifestPaths = Set(documents.map { $0.folder.isEmpty ? "manifest.json" : "\($0.folder)/manifest.json" })
@@ -50,15 +57,28 @@ package enum BundleHasher {
                 if listed.insert(path).inserted { jobs.append((path, algorithm)) }
             }
         }
-        let digests = try await hashAll(jobs, in: root)
-
+        var digests = try await hashAll(jobs, in: root)
         var report = Report(filesHashed: digests.count)
+        var restructured: Set<Int> = []
+        if let chunkThreshold {
+            let changes = try ChunkIndexing.refresh(
+                &documents,
+                algorithms: algorithms,
+                digests: &digests,
+                root: root,
+                threshold: chunkThreshold,
+                write: !check
+            )
+            restructured = changes.manifests
+            report.stale += changes.dropped
+        }
+
         var manifestBytes: [String: Data] = [:]  // each processed manifest as it now stands, for its parent
         for index in documents.indices {
             var document = documents[index]
             let algorithm = algorithms[index]
             var entries = document.entries
-            var changed = false
+            var changed = restructured.contains(index)
             // Entries current but for a missing `size` (older tools wrote none): not stale, and
             // given their size only when this manifest is rewritten anyway.
             var sizeless: [(index: Int, key: String, size: Int64)] = []

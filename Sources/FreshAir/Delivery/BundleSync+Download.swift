@@ -9,10 +9,11 @@ extension BundleSync {
         _ plan: SyncPlan,
         layout: ContentLayout,
         into staged: inout StagedVersion,
+        live: VersionRecord?,
         liveDirectory: String?,
         fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
-    ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int) {
+    ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int, saved: Int64) {
         // Unchanged files are linked from the live version, manifests written: thousands of
         // system calls, made on the blocking pool.
         let carried = plan.actions.filter {
@@ -48,7 +49,13 @@ extension BundleSync {
                 }
                 return found
             }
+        // Large files with a chunk index and an older copy here: rebuilt from chunks, their
+        // index fetched by the same task.
+        let deltas = chunkDeltas(plan.downloads, live: live, liveDirectory: liveDirectory, layout: layout)
+        let indexesFetchedWithTheirFile = Set(deltas.values.map(\.index.path))
+        var deltaOfJob: [Int: ChunkDeltaSource] = [:]
         for file in plan.downloads {
+            if indexesFetchedWithTheirFile.contains(file.path) { continue }
             if let hash = file.hash, let index = jobIndex[hash] {
                 jobs[index].paths.append(file.path)
                 continue
@@ -80,6 +87,7 @@ extension BundleSync {
                 confined: small ? ConfinedTarget(folder: staged.folder, path: file.path) : nil
             )
             if let hash = file.hash { jobIndex[hash] = jobs.count }
+            if let delta = deltas[file.path] { deltaOfJob[jobs.count] = delta }
             jobs.append((job, [file.path]))
         }
 
@@ -93,14 +101,21 @@ extension BundleSync {
         progress.completeFiles(reused)
         var order: [String] = []
         var bytes: Int64 = 0
-        try await withThrowingTaskGroup(of: (Int, DownloadedFile).self) { group in
+        var saved: Int64 = 0
+        try await withThrowingTaskGroup(of: (Int, DownloadedFile, ChunkDeltaResult?).self) { group in
             var next = 0
             func startNext() {
                 guard next < jobs.count else { return }
                 let index = next
                 let job = jobs[index].job
+                let delta = deltaOfJob[index]
                 next += 1
                 group.addTask {
+                    var result: ChunkDeltaResult?
+                    if let delta {
+                        result = try await rebuild(job, from: delta, fetcher: fetcher, progress: progress)
+                        if let file = result?.file { return (index, file, result) }
+                    }
                     guard
                         case .fetched(let file, _) = try await fetcher.download(
                             job,
@@ -109,11 +124,22 @@ extension BundleSync {
                     else {
                         throw FreshAirError.httpStatus(304, url: job.url)
                     }
-                    return (index, file)
+                    return (index, file, result)
                 }
             }
             for _ in 0..<max(1, configuration.concurrency) { startNext() }
-            while let (index, file) = try await group.next() {
+            while let (index, file, delta) = try await group.next() {
+                if let delta {
+                    // The index came with its file (and stays beside it, for the next update).
+                    let path = delta.indexFile.path
+                    try staged.write(delta.indexData, at: path)
+                    records[path.string] = FileRecord(hash: delta.indexFile.hash!, size: Int64(delta.indexData.count))
+                    order.append(path.string)
+                    report(.downloaded(path: path.string, bytes: Int64(delta.indexData.count)))
+                    bytes += Int64(delta.indexData.count)
+                    progress.completeFiles(1)
+                    saved += delta.saved
+                }
                 let paths = jobs[index].paths
                 try staged.place(file.path, at: paths[0])
                 for extra in paths.dropFirst() { try staged.duplicate(paths[0], at: extra) }
@@ -128,6 +154,6 @@ extension BundleSync {
                 startNext()
             }
         }
-        return (records, order, bytes, reused)
+        return (records, order, bytes, reused, saved)
     }
 }

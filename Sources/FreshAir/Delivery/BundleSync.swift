@@ -206,12 +206,15 @@ public struct BundleSync: ContentUpdater {
             return summary
         }
 
-        var downloaded: (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int) = ([:], [], 0, 0)
+        var downloaded: (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int, saved: Int64) = (
+            [:], [], 0, 0, 0
+        )
         let activated = try await update.assemble { staged in
             downloaded = try await install(
                 plan,
                 layout: tree.layout,
                 into: &staged,
+                live: live,
                 liveDirectory: liveDirectory,
                 fetcher: fetcher,
                 report: report
@@ -244,6 +247,7 @@ public struct BundleSync: ContentUpdater {
         summary.filesDownloaded = summary.downloaded.count
         summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + Int64($1.contents?.count ?? 0) }
         summary.filesReused += downloaded.reused  // from an update that was killed or failed
+        summary.bytesSaved = downloaded.saved
         summary.filesRemoved = plan.removed.count
         summary.removed = plan.removed
         return summary

@@ -35,6 +35,9 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     /// Body bytes received and thrown away: attempts cut and not resumable, bodies that failed
     /// their check. Zero on a clean network.
     public var bytesWasted: Int64 = 0
+    /// Bytes of changed large files not downloaded because their unchanged chunks were
+    /// copied from the previous version (``ChunkIndex``).
+    public var bytesSaved: Int64 = 0
     /// Wall-clock time the update took.
     public var seconds: Double
     /// The paths downloaded, in the order they completed.

@@ -43,6 +43,19 @@ public struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable 
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
+    /// The digest's bytes.
+    var bytes: [UInt8] {
+        let digits = Array(hex.utf8).map { $0 <= 57 ? $0 - 48 : $0 - 87 }
+        return stride(from: 0, to: digits.count, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
+    }
+
+    /// The first 8 bytes of the SHA-256 of `bytes`, big-endian: a chunk's name in a ``ChunkIndex``.
+    static func prefix64(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var hasher = SHA256()
+        hasher.update(bufferPointer: bytes)
+        return hasher.finalize().withUnsafeBytes { $0.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+    }
+
     public var description: String { "\(algorithm):\(hex)" }
 
     /// Hashes a file on disk, reading it in 1 MiB pieces; also returns its size.

@@ -42,6 +42,14 @@ final class OutputFile {
         }
     }
 
+    /// An existing file opened to write at offsets (``write(_:at:)``), neither truncated nor appended to.
+    init(updating path: String) throws(FreshAirError) {
+        self.path = path
+        startsWriteback = true
+        descriptor = open(path, O_WRONLY)
+        guard descriptor >= 0 else { throw Disk.failure("open for writing", path) }
+    }
+
     /// A file opened elsewhere (by ``ConfinedFolder``), written from its start.
     init(descriptor: Int32, path: String, startsWriteback: Bool) {
         self.descriptor = descriptor
@@ -82,6 +90,25 @@ final class OutputFile {
         )
         #endif
         writebackRequested = end
+    }
+
+    /// Writes `bytes` at `offset`, leaving the file's other bytes and the sequential position
+    /// alone: a file assembled from pieces that arrive in any order.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(FreshAirError) {
+        var done = 0
+        while done < bytes.count {
+            let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw Disk.failure("write", path)
+            }
+            done += written
+        }
+    }
+
+    /// Sets the file's length: zeros up to it, or cut there.
+    func setLength(_ length: Int64) throws(FreshAirError) {
+        guard ftruncate(descriptor, off_t(length)) == 0 else { throw Disk.failure("truncate", path) }
     }
 
     func truncate() throws(FreshAirError) {

@@ -498,6 +498,8 @@ struct ResumePoint: Codable, Sendable {
 /// `Content-Range: bytes 100-199/200`.
 struct ContentRange {
     var start: Int64
+    /// The last byte's offset, when the header gives a valid one.
+    var end: Int64?
     var total: Int64?
 
     init?(_ header: String?) {
@@ -508,6 +510,7 @@ struct ContentRange {
             return nil
         }
         self.start = start
+        self.end = Int64(parts[0][parts[0].index(after: dash)...]).flatMap { $0 >= start ? $0 : nil }
         self.total = Int64(parts[1])
     }
 }

@@ -34,12 +34,22 @@ struct HashCommand: AsyncParsableCommand {
     @Argument(help: "The bundle folder.") var bundle = "."
     @Flag(help: "Change nothing; list stale entries and exit 1 if there are any (for CI).") var check = false
     @Flag(help: "Move SHA-1 manifests to SHA-256.") var sha256 = false
+    @Option(
+        help:
+            "Files of at least this many MB get a chunk index (<file>.freshair-chunks), so devices fetch only changed chunks; 0: none."
+    )
+    var chunkThreshold = 8
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
         let report: BundleHasher.Report
         do {
-            report = try await BundleHasher.run(bundle: URL(fileURLWithPath: bundle), check: check, sha256: sha256)
+            report = try await BundleHasher.run(
+                bundle: URL(fileURLWithPath: bundle),
+                check: check,
+                sha256: sha256,
+                chunkThreshold: chunkThreshold > 0 ? Int64(chunkThreshold) << 20 : nil
+            )
         } catch { throw CommandFailure(error) }
         if json {
             print(try JSONOutput.encode(report))

@@ -1,0 +1,282 @@
+import Foundation
+
+/// A large file's content-defined chunks: where each one ends and an 8-byte digest of it.
+///
+/// `breeze hash` writes one beside every file of at least 8 MB, as `<file>.freshair-chunks`,
+/// and lists it in the same manifest with its own digest, so a signature over the root covers
+/// it. When such a file changes, a device compares the new index with the chunks of the copy
+/// it has, fetches only the chunks it lacks with single-range `GET`s, and checks the whole
+/// file's digest (``ChunkDelta``). Clients that do not know the format download it as any
+/// other small file.
+///
+/// Chunk boundaries come from FastCDC (a gear rolling hash with normalized chunking), so an
+/// insertion moves only the boundaries next to it: the chunks after it are found again at
+/// their new offsets. The binary form, all integers little-endian:
+///
+/// ```
+/// "FRCI"  version (1)  0 0 0      8 bytes
+/// minimum, average, maximum       3 × UInt32 (chunk sizes)
+/// file size                       UInt64
+/// file SHA-256                    32 bytes
+/// chunk count                     UInt32
+/// per chunk: length (LEB128), the first 8 bytes of its SHA-256
+/// ```
+public struct ChunkIndex: Sendable, Hashable {
+    /// FastCDC's sizes: no chunk shorter than `minimum` (but the last) or longer than `maximum`;
+    /// `average`, a power of two, is what the cut-point masks aim for.
+    public struct Parameters: Sendable, Hashable {
+        public var minimum: Int
+        public var average: Int
+        public var maximum: Int
+
+        /// 4 KB on average (1 KB to 16 KB): about 10.5 bytes of index per 4 KB of file
+        /// (0.26%), and a 10 KB edit costs about 15 KB.
+        public static let standard = Parameters(minimum: 1 << 10, average: 4 << 10, maximum: 16 << 10)
+
+        /// Chunk sizes; `average` must be a power of two between 256 bytes and 4 MB, with
+        /// `64 <= minimum < average < maximum <= 16 MB`.
+        public init(minimum: Int, average: Int, maximum: Int) {
+            self.minimum = minimum
+            self.average = average
+            self.maximum = maximum
+        }
+
+        var isValid: Bool {
+            average.nonzeroBitCount == 1 && (256...(4 << 20)).contains(average) && minimum >= 64
+                && minimum < average && average < maximum && maximum <= 16 << 20
+        }
+    }
+
+    /// One chunk of the file.
+    public struct Chunk: Sendable, Hashable {
+        public var offset: Int64
+        public var length: Int
+        /// The first 8 bytes of the chunk's SHA-256, big-endian.
+        public var digest: UInt64
+    }
+
+    /// The name a chunk index has beside its file.
+    public static let suffix = ".freshair-chunks"
+    /// Files at least this large get one by default.
+    public static let defaultThreshold: Int64 = 8 << 20
+
+    public var parameters: Parameters
+    /// The file the index describes: its size and SHA-256. A device uses an index only when
+    /// these are what the manifest says of the file.
+    public var fileSize: Int64
+    public var fileDigest: ContentHash
+    public var chunks: [Chunk]
+
+    /// Reads an index (``serialized()``'s form).
+    ///
+    /// - Throws: ``ChunkIndexError`` naming `source` and what is wrong: a device then
+    ///   downloads the file whole.
+    public init(data: Data, source: String) throws(ChunkIndexError) {
+        var reader = ByteReader(bytes: [UInt8](data))
+        func fail(_ problem: String) -> ChunkIndexError { ChunkIndexError(source: source, problem: problem) }
+        guard reader.take(4) == Array("FRCI".utf8) else { throw fail("not a FreshAir chunk index (no FRCI header)") }
+        guard reader.take(4) == [1, 0, 0, 0] else { throw fail("version is not 1: a newer breeze wrote it") }
+        guard let minimum = reader.uint32(), let average = reader.uint32(), let maximum = reader.uint32(),
+            let size = reader.uint64(), let digest = reader.take(32), let count = reader.uint32()
+        else { throw fail("the header is cut short") }
+        parameters = Parameters(minimum: Int(minimum), average: Int(average), maximum: Int(maximum))
+        guard parameters.isValid else { throw fail("chunk sizes \(minimum)/\(average)/\(maximum) are out of range") }
+        guard size <= UInt64(Int64.max), UInt64(count) <= size / UInt64(minimum) + 1 else {
+            throw fail("\(count) chunks cannot make a file of \(size) bytes")
+        }
+        fileSize = Int64(size)
+        fileDigest = ContentHash(hex: digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined())!
+        var chunks: [Chunk] = []
+        chunks.reserveCapacity(Int(count))
+        var offset: Int64 = 0
+        for index in 0..<Int(count) {
+            guard let length = reader.leb128(), let digest = reader.uint64BigEndian() else {
+                throw fail("cut short at chunk \(index) of \(count)")
+            }
+            let isLast = index == Int(count) - 1
+            guard length >= 1, length <= UInt64(maximum), isLast || length >= UInt64(minimum) else {
+                throw fail("chunk \(index) is \(length) bytes, outside \(minimum)...\(maximum)")
+            }
+            chunks.append(Chunk(offset: offset, length: Int(length), digest: digest))
+            offset += Int64(length)
+            guard offset <= fileSize else { throw fail("the chunks add up to more than \(size) bytes") }
+        }
+        guard offset == fileSize else { throw fail("the chunks add up to \(offset) bytes, not \(size)") }
+        guard reader.isAtEnd else { throw fail("bytes follow the last chunk") }
+        self.chunks = chunks
+    }
+
+    init(parameters: Parameters, fileSize: Int64, fileDigest: ContentHash, chunks: [Chunk]) {
+        self.parameters = parameters
+        self.fileSize = fileSize
+        self.fileDigest = fileDigest
+        self.chunks = chunks
+    }
+
+    /// The binary form.
+    public func serialized() -> Data {
+        var bytes = Array("FRCI".utf8) + [1, 0, 0, 0]
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        append(UInt32(parameters.minimum))
+        append(UInt32(parameters.average))
+        append(UInt32(parameters.maximum))
+        append(UInt64(fileSize))
+        bytes += fileDigest.bytes
+        append(UInt32(chunks.count))
+        for chunk in chunks {
+            var length = UInt64(chunk.length)
+            repeat {
+                bytes.append(UInt8(length & 0x7f) | (length >= 0x80 ? 0x80 : 0))
+                length >>= 7
+            } while length > 0
+            withUnsafeBytes(of: chunk.digest.bigEndian) { bytes += $0 }
+        }
+        return Data(bytes)
+    }
+
+    /// Chunks the file at `path` and hashes it, in one pass.
+    ///
+    /// - Throws: ``FreshAirError`` when the file cannot be read.
+    public static func make(fileAt path: String, parameters: Parameters = .standard) throws -> ChunkIndex {
+        precondition(parameters.isValid, "invalid chunk parameters")
+        let input = try InputFile(path: path)
+        var chunker = Chunker(parameters: parameters)
+        var whole = ContentHasher(.sha256)
+        var chunks: [Chunk] = []
+        var buffer = [UInt8](repeating: 0, count: max(4 << 20, parameters.maximum * 2))
+        var filled = 0
+        var offset: Int64 = 0
+        var atEnd = false
+        while true {
+            if !atEnd {
+                let read = try buffer.withUnsafeMutableBytes { raw in
+                    try input.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
+                }
+                if read == 0 { atEnd = true }
+                buffer.withUnsafeBytes { whole.update(UnsafeRawBufferPointer(rebasing: $0[filled..<(filled + read)])) }
+                filled += read
+            }
+            var start = 0
+            while filled - start >= parameters.maximum || (atEnd && start < filled) {
+                let length = buffer.withUnsafeBytes {
+                    chunker.cut(UnsafeRawBufferPointer(rebasing: $0[start..<filled]))
+                }
+                let digest = buffer.withUnsafeBytes {
+                    ContentHash.prefix64(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)]))
+                }
+                chunks.append(Chunk(offset: offset, length: length, digest: digest))
+                offset += Int64(length)
+                start += length
+            }
+            if atEnd && start == filled { break }
+            // Keep the unchunked tail at the front, then read more behind it.
+            buffer.withUnsafeMutableBytes { raw in
+                raw.baseAddress!.copyMemory(from: raw.baseAddress! + start, byteCount: filled - start)
+            }
+            filled -= start
+        }
+        return ChunkIndex(parameters: parameters, fileSize: offset, fileDigest: whole.finalize(), chunks: chunks)
+    }
+}
+
+/// FastCDC's cut-point search over a gear table fixed for every FreshAir index, so that
+/// publisher and device find the same boundaries.
+struct Chunker {
+    let parameters: ChunkIndex.Parameters
+    /// More bits before the average size (cuts rarer), fewer after (cuts likelier): chunk
+    /// sizes cluster near the average. The high bits of the hash, which depend on the last
+    /// 64 bytes, not the low ones, which depend on the last few.
+    let strictMask: UInt64
+    let looseMask: UInt64
+
+    init(parameters: ChunkIndex.Parameters) {
+        self.parameters = parameters
+        let bits = parameters.average.trailingZeroBitCount
+        strictMask = ~UInt64(0) << UInt64(64 - (bits + 2))
+        looseMask = ~UInt64(0) << UInt64(64 - (bits - 2))
+    }
+
+    /// The length of the chunk that starts `bytes`.
+    func cut(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let count = bytes.count
+        guard count > parameters.minimum else { return count }
+        let normal = min(parameters.average, count)
+        let end = min(parameters.maximum, count)
+        var hash: UInt64 = 0
+        var index = parameters.minimum
+        return Self.gear.withUnsafeBufferPointer { gear in
+            while index < normal {
+                hash = (hash &<< 1) &+ gear[Int(bytes[index])]
+                index += 1
+                if hash & strictMask == 0 { return index }
+            }
+            while index < end {
+                hash = (hash &<< 1) &+ gear[Int(bytes[index])]
+                index += 1
+                if hash & looseMask == 0 { return index }
+            }
+            return end
+        }
+    }
+
+    /// 256 pseudo-random values from SplitMix64 seeded with FreshAir's constant; changing
+    /// them changes every boundary (and needs a new index version).
+    static let gear: [UInt64] = {
+        var state: UInt64 = 0x4672_6573_6841_6972  // "FreshAir"
+        return (0..<256).map { _ in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }()
+}
+
+/// A chunk index that cannot be used; the file is then downloaded whole.
+public struct ChunkIndexError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The index's URL or path.
+    public var source: String
+    public var problem: String
+    public var description: String { "\(source): \(problem)" }
+}
+
+/// Reads little-endian integers and LEB128 lengths from bytes.
+private struct ByteReader {
+    let bytes: [UInt8]
+    var position = 0
+
+    var isAtEnd: Bool { position == bytes.count }
+
+    mutating func take(_ count: Int) -> [UInt8]? {
+        guard bytes.count - position >= count else { return nil }
+        defer { position += count }
+        return Array(bytes[position..<(position + count)])
+    }
+
+    mutating func littleEndian<T: FixedWidthInteger>(_: T.Type) -> T? {
+        guard let raw = take(MemoryLayout<T>.size) else { return nil }
+        return raw.reversed().reduce(T(0)) { ($0 << 8) | T($1) }
+    }
+
+    mutating func uint32() -> UInt32? { littleEndian(UInt32.self) }
+    mutating func uint64() -> UInt64? { littleEndian(UInt64.self) }
+    mutating func uint64BigEndian() -> UInt64? { take(8)?.reduce(UInt64(0)) { ($0 << 8) | UInt64($1) } }
+
+    /// At most 5 bytes (lengths below 2^35); longer is malformed.
+    mutating func leb128() -> UInt64? {
+        var value: UInt64 = 0
+        for shift in stride(from: 0, to: 35, by: 7) {
+            guard let byte = take(1)?.first else { return nil }
+            value |= UInt64(byte & 0x7f) << UInt64(shift)
+            if byte & 0x80 == 0 { return value }
+        }
+        return nil
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// File-scope names for the libc calls `InputFile` shadows with its own methods.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
+}
+private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
+
+/// A file opened for reading with plain `read(2)` and `pread(2)`: sequential reads for
+/// chunking, reads at an offset for copying kept chunks into a new version.
+final class InputFile {
+    private let descriptor: Int32
+    let path: String
+
+    init(path: String) throws(FreshAirError) {
+        self.path = path
+        descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw Disk.failure("open", path) }
+    }
+
+    deinit { _ = systemClose(descriptor) }
+
+    /// Reads the next bytes into `buffer`; 0 at the end of the file.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FreshAirError) -> Int {
+        while true {
+            let count = systemRead(descriptor, buffer.baseAddress, buffer.count)
+            if count >= 0 { return count }
+            if errno != EINTR { throw Disk.failure("read", path) }
+        }
+    }
+
+    /// Fills `buffer` from `offset`; throws if the file ends first.
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(FreshAirError) {
+        var done = 0
+        while done < buffer.count {
+            let count = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw Disk.failure("read", path)
+            }
+            guard count > 0 else { throw Disk.failure("read (the file is shorter than expected)", path, EIO) }
+            done += count
+        }
+    }
+}

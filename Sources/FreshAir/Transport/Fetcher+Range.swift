@@ -1,0 +1,69 @@
+import Foundation
+
+extension Fetcher {
+    /// The server did not answer a `Range` request with exactly that range (a `200` with the
+    /// whole file, another range, an encoding): the caller downloads the file whole instead.
+    struct RangeRefused: Error, CustomStringConvertible {
+        var url: URL
+        var detail: String
+        var description: String { "\(url.absoluteString): \(detail)" }
+    }
+
+    /// Fetches `range` of the file at `url`, whose size is `fileSize`, into memory with one
+    /// single-range `GET` (never multi-range: S3 and CDNs answer those with the whole file).
+    /// `ifRange` (the file's ETag, when known) makes a server whose file changed answer `200`.
+    ///
+    /// - Throws: ``RangeRefused`` when the answer is not that range of a file that size;
+    ///   ``FreshAirError`` for HTTP errors and failures, after retries.
+    func range(_ range: ClosedRange<Int64>, of url: URL, fileSize: Int64) async throws -> Data {
+        let length = Int(range.upperBound - range.lowerBound + 1)
+        return try await retry.run { _ in
+            requests.increment()
+            let request = HTTPGetRequest(
+                url: url,
+                headers: headers + [("Range", "bytes=\(range.lowerBound)-\(range.upperBound)")],
+                timeout: timeout
+            )
+            do {
+                return try await transport(for: url).get(request) { head, body in
+                    let body = body.enforcing(throughput, url: url).counted(by: ledger)
+                    guard head.status == 206 else {
+                        if head.status == 200 {
+                            throw RangeRefused(url: url, detail: "the server ignores Range (answered 200)")
+                        }
+                        throw StatusFailure(head, url: url)
+                    }
+                    if let encoding = Self.contentEncoding(head) {
+                        throw RangeRefused(url: url, detail: "the range came encoded (\(encoding))")
+                    }
+                    guard let answered = ContentRange(head["Content-Range"]), answered.start == range.lowerBound,
+                        answered.end == range.upperBound, answered.total == fileSize
+                    else {
+                        throw RangeRefused(
+                            url: url,
+                            detail: "asked for bytes \(range.lowerBound)-\(range.upperBound)/\(fileSize), "
+                                + "the server answered \(head["Content-Range"] ?? "no Content-Range")"
+                        )
+                    }
+                    let data: Data
+                    do { data = try await body.collect(upTo: length) } catch is ResponseBody.BodyTooLarge {
+                        throw RangeRefused(url: url, detail: "the server sent more than the \(length) bytes asked for")
+                    }
+                    guard data.count == length else {
+                        throw FreshAirError.transport(
+                            TransportError(
+                                kind: .interrupted,
+                                url: url,
+                                detail: "received \(data.count) of the \(length) bytes of a range"
+                            )
+                        )
+                    }
+                    ledger.use(Int64(length))
+                    return data
+                }
+            } catch let error as TransportError {
+                throw FreshAirError.transport(error)
+            }
+        }
+    }
+}
