@@ -149,7 +149,7 @@ extension BundleSync {
                     order.append(path.string)
                     report(.downloaded(path: path.string, bytes: file.size))
                 }
-                bytes += file.size
+                bytes += file.size - (delta?.saved ?? 0)  // a rebuilt file's copied chunks did not cross the network
                 progress.completeFiles(paths.count)
                 startNext()
             }

@@ -6,7 +6,8 @@ import Foundation
 /// `/slow/…` serves the same folder, throttled to 512 KB/s unless the request has a `Range`
 /// header: a download there can be killed midway and its resumption runs at full speed.
 /// `/dribble/…` sends 100 bytes a second, whatever is asked (a slow-retrieval attacker);
-/// `/no-etag/…` sends `Last-Modified` alone, so a file's mtime is the only validator.
+/// `/no-etag/…` sends `Last-Modified` alone, so a file's mtime is the only validator;
+/// `/no-range/…` ignores `Range` and answers `200` with the whole file, as some servers do.
 final class Nginx: @unchecked Sendable {
     /// One line of the access log.
     struct Request: Equatable {
@@ -137,7 +138,11 @@ final class Nginx: @unchecked Sendable {
                         alias \(root.path)/;
                         etag off;
                     }
-                    location /server-error/ { return 500; }
+                    location /no-range/ {
+                    alias \(root.path)/;
+                    max_ranges 0;
+                }
+                location /server-error/ { return 500; }
                     location /busy/ { add_header Retry-After 1 always; return 503; }
                     location /moved/ { rewrite ^/moved/(.*)$ /$1 redirect; }
                     location /circle/ { rewrite ^/circle/(.*)$ /circle/$1 redirect; }

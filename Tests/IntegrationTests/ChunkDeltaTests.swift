@@ -1,0 +1,149 @@
+import Foundation
+import FreshAir
+import Testing
+
+@testable import BreezeKit
+
+@Suite(
+    "Large files by changed chunks: single-range requests, the whole digest checked, a whole download when anything is off"
+)
+struct ChunkDeltaTests {
+    static let size = 16 << 20
+
+    /// A bundle with a 16 MB `big.bin` of random bytes and a small `notes.md`, hashed (which
+    /// writes the chunk index) and published into `served`.
+    final class Published {
+        let author: TemporaryFolder
+        let bundle: URL
+        let served: URL
+        var bytes: [UInt8]
+
+        init(into root: URL) async throws {
+            author = try TemporaryFolder("delta-author")
+            bundle = author.path("Big.freshair")
+            served = root.appendingPathComponent("Big.freshair")
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+            bytes = [UInt8](try random.read(upToCount: ChunkDeltaTests.size)!)
+            try random.close()
+            try Data(bytes).write(to: bundle.appendingPathComponent("big.bin"))
+            try Data("# Notes\n".utf8).write(to: bundle.appendingPathComponent("notes.md"))
+            try Data(#"[{"filename": "big.bin"}, {"filename": "notes.md"}]"#.utf8)
+                .write(to: bundle.appendingPathComponent("manifest.json"))
+            try await publish()
+        }
+
+        func publish() async throws {
+            _ = try await BundleHasher.run(bundle: bundle, sha256: true)
+            _ = try await Publisher.run(source: bundle, to: FolderDestination(root: served))
+        }
+
+        /// Overwrites `count` scattered 10 KB regions of big.bin, then hashes and publishes.
+        func edit(regions count: Int) async throws {
+            for region in 0..<count {
+                let offset = (ChunkDeltaTests.size / count) * region + 5_000
+                for index in offset..<(offset + 10_000) { bytes[index] = UInt8.random(in: 0...255) }
+            }
+            try Data(bytes).write(to: bundle.appendingPathComponent("big.bin"))
+            try await publish()
+        }
+    }
+
+    func device(_ url: URL, in local: TemporaryFolder) -> BundleSync {
+        var configuration = SyncConfiguration()
+        configuration.retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))
+        return BundleSync(
+            remote: url,
+            store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+            environment: ConditionEnvironment(),
+            configuration: configuration
+        )
+    }
+
+    @Test(
+        "20 scattered 10 KB edits of a 16 MB file: a few hundred KB in single-range requests, the file exact",
+        arguments: ServerKind.allCases
+    )
+    func scatteredEdits(server kind: ServerKind) async throws {
+        try await PublishedFolder.with(kind) { server in
+            let published = try await Published(into: server.root)
+            let manifest = try String(
+                contentsOf: published.bundle.appendingPathComponent("manifest.json"),
+                encoding: .utf8
+            )
+            #expect(manifest.contains("big.bin.freshair-chunks"), "breeze hash lists the index beside its file")
+            let local = try TemporaryFolder("delta-device")
+            let sync = device(server.url.appendingPathComponent("Big.freshair/"), in: local)
+            let cold = try await sync.run()
+            #expect(cold.bytesSaved == 0 && cold.bytesDownloaded > Int64(Self.size))
+
+            try await published.edit(regions: 20)
+            let before = server.requests().count
+            let update = try await sync.run()
+            #expect(update.outcome == .updated)
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(published.bytes))
+            #expect(update.bytesDownloaded < 1 << 20, "\(update.oneLine)")
+            #expect(update.bytesSaved > Int64(Self.size - (1 << 20)), "\(update.oneLine)")
+            let ranged = server.nginxRequests().dropFirst(before).filter { !$0.range.isEmpty && $0.range != "-" }
+            if kind == .nginx {
+                #expect(
+                    !ranged.isEmpty && ranged.allSatisfy { $0.status == 206 && !$0.range.contains(",") },
+                    "\(ranged)"
+                )
+                #expect(ranged.count <= 24, "\(ranged.count) range requests for 20 edits")
+            }
+            #expect(update.requests <= 30, "\(update.oneLine)")
+            // Unchanged: one 304.
+            let again = try await sync.run()
+            #expect(again.notModified && again.requests == 1)
+        }
+    }
+
+    @Test(
+        "A server that ignores Range, a chunk damaged on the server, an index tampered with: whole downloads or a clear refusal, never a wrong file"
+    )
+    func fallbacks() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let published = try await Published(into: server.root)
+            // Through a path where nginx ignores Range: the delta gives way to a whole download.
+            let local = try TemporaryFolder("delta-device")
+            let sync = device(server.url.appendingPathComponent("no-range/Big.freshair/"), in: local)
+            _ = try await sync.run()
+            try await published.edit(regions: 5)
+            let ignored = try await sync.run()
+            #expect(ignored.outcome == .updated && ignored.bytesSaved == 0, "\(ignored.oneLine)")
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(published.bytes))
+
+            // A damaged byte inside a changed region on the server: the assembled file fails its
+            // digest, the whole download fails it too, and the live version stays.
+            let v2 = published.bytes
+            let other = try TemporaryFolder("delta-device")
+            let direct = device(server.url.appendingPathComponent("Big.freshair/"), in: other)
+            _ = try await direct.run()
+            try await published.edit(regions: 5)
+            let servedBig = published.served.appendingPathComponent("big.bin")
+            var damaged = [UInt8](try Data(contentsOf: servedBig))
+            damaged[5_100] ^= 0xFF
+            try Data(damaged).write(to: servedBig)
+            await #expect {
+                try await direct.run()
+            } throws: { error in
+                (error as? FreshAirError)?.code == .hashMismatch && "\(error)".contains("big.bin")
+            }
+            #expect(try Data(contentsOf: other.path("live/big.bin")) == Data(v2))
+
+            // The index is covered by the manifest's digest: one changed on the server is refused.
+            try await published.publish()  // restores big.bin
+            let servedIndex = published.served.appendingPathComponent("big.bin.freshair-chunks")
+            var index = [UInt8](try Data(contentsOf: servedIndex))
+            index[index.count - 1] ^= 0x01
+            try Data(index).write(to: servedIndex)
+            await #expect {
+                try await direct.run()
+            } throws: { error in
+                (error as? FreshAirError)?.code == .hashMismatch && "\(error)".contains("freshair-chunks")
+            }
+            #expect(try Data(contentsOf: other.path("live/big.bin")) == Data(v2))
+        }
+    }
+}
