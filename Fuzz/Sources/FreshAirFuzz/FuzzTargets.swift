@@ -18,6 +18,7 @@ enum FuzzTarget: String, CaseIterable {
     case httpDate = "http-date"
     case contentRange = "content-range"
     case keyDocument = "key-document"
+    case chunkIndex = "chunk-index"
     case packageSignature = "package-signature"
 
     static let selected: FuzzTarget = {
@@ -50,7 +51,21 @@ enum FuzzTarget: String, CaseIterable {
         case .contentRange: _ = ContentRange(String(decoding: bytes, as: UTF8.self))
         case .keyDocument: _ = try? KeyDocument(data: data, source: "fuzz")
         case .packageSignature: _ = try? PackageSignature(data: data, source: "fuzz")
+        case .chunkIndex: chunkIndex(data)
         }
+    }
+
+    /// A parsed index serializes to bytes that parse back to it, and a plan from it to itself
+    /// copies every byte and fetches none.
+    private func chunkIndex(_ data: Data) {
+        guard let index = try? ChunkIndex(data: data, source: "fuzz") else { return }
+        guard let again = try? ChunkIndex(data: index.serialized(), source: "fuzz") else {
+            fatalError("a serialized chunk index does not parse")
+        }
+        precondition(again == index, "a chunk index changed through a round trip")
+        let (copies, fetches) = ChunkDelta.plan(new: index, old: index, mergeGap: 8 << 10)
+        precondition(fetches.isEmpty, "a plan from an index to itself fetches")
+        precondition(copies.reduce(Int64(0)) { $0 + $1.length } == index.fileSize, "a plan does not cover the file")
     }
 
     static let device: ConditionEnvironment = {
