@@ -146,4 +146,58 @@ struct ChunkDeltaTests {
             #expect(try Data(contentsOf: other.path("live/big.bin")) == Data(v2))
         }
     }
+
+    @Test("A delta cut off part-way resumes: the next run fetches only the ranges it lacks")
+    func resumes() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let published = try await Published(into: server.root)
+            let local = try TemporaryFolder("delta-device")
+            let url = server.url.appendingPathComponent("Big.freshair/")
+            _ = try await device(url, in: local).run()
+            try await published.edit(regions: 20)
+
+            // The network goes after 8 ranges: the sync fails, the fetched ranges stay recorded.
+            var cut = device(url, in: local)
+            cut = BundleSync(
+                remote: url,
+                store: cut.store,
+                environment: cut.environment,
+                transport: RangesThenFailure(allowed: 8),
+                configuration: cut.configuration
+            )
+            await #expect(throws: (any Error).self) { try await cut.run() }
+            let partials = try FileManager.default.contentsOfDirectory(atPath: local.path("store/partials").path)
+            #expect(partials.contains { $0.hasSuffix(".delta") }, "\(partials)")
+
+            let before = server.nginxRequests().count
+            let resumed = try await device(url, in: local).run()
+            let ranges = server.nginxRequests().dropFirst(before).filter { $0.status == 206 }
+            #expect(resumed.outcome == .updated)
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(published.bytes))
+            #expect(ranges.count == 12, "\(ranges.count) ranges fetched after 8 of 20 were kept")
+        }
+    }
+}
+
+/// Passes requests to the shared transport until `allowed` range requests have gone through,
+/// then fails every request as a dropped connection would.
+private final class RangesThenFailure: HTTPTransport, @unchecked Sendable {
+    private let lock = NSLock()
+    private var ranges = 0
+    let allowed: Int
+
+    init(allowed: Int) { self.allowed = allowed }
+
+    func get<Result: Sendable>(
+        _ request: HTTPGetRequest,
+        handle: (HTTPResponseHead, ResponseBody) async throws -> Result
+    ) async throws -> Result {
+        let isRange = request.headers.contains { $0.name == "Range" }
+        let refused: Bool = lock.withLock {
+            if isRange { ranges += 1 }
+            return isRange && ranges > allowed
+        }
+        if refused { throw TransportError(kind: .interrupted, url: request.url, detail: "the test cut the network") }
+        return try await testTransport.get(request, handle: handle)
+    }
 }

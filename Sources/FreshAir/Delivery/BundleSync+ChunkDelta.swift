@@ -54,8 +54,9 @@ extension BundleSync {
     }
 
     /// Fetches the file's new index, then tries to build the file from chunks into the job's
-    /// partial file. An index that cannot be fetched fails the sync as any file would; a delta
-    /// that cannot be done leaves `file` nil, and the caller downloads the file whole.
+    /// partial file. An index that cannot be fetched, or a network that fails mid-delta, fails
+    /// the sync as any file would (the next run resumes the delta); a delta the server or the
+    /// result cannot support leaves `file` nil, and the caller downloads the file whole.
     func rebuild(
         _ job: DownloadJob,
         from source: ChunkDeltaSource,
@@ -94,10 +95,14 @@ extension BundleSync {
             result.saved = index.fileSize - outcome.fetched
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as FreshAirError where error.isTransient {
+            // The network failed (after retries): the sync fails as any download would, and
+            // the ranges already fetched stay for the next run (`<partial>.delta`).
+            throw error
         } catch {
-            // Whatever stopped it, the whole file comes the plain way; what was assembled goes.
-            try? Disk.remove(job.partialPath)
-            try? Disk.remove(job.partialPath + ".resume")
+            // A server that cannot serve the delta, or a result that does not check: the whole
+            // file comes the plain way; what was assembled goes.
+            for leftover in ["", ".resume", ".delta"] { try? Disk.remove(job.partialPath + leftover) }
         }
         return result
     }

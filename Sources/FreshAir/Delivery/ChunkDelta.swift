@@ -19,8 +19,11 @@ struct ChunkDelta {
     let oldIndex: ChunkIndex?
     /// Bytes between two ranges to fetch below which one request fetches both.
     var mergeGap: Int64 = 8 << 10
-    /// A plan fetching more than this share of the file is not worth it: the file comes whole.
+    /// A plan costing more than this share of the file is not worth it: the file comes whole.
     var maximumShare = 0.6
+    /// What one request costs, in bytes, when weighing a plan against the whole file: many
+    /// small ranges take longer than the bytes they save.
+    var requestCost: Int64 = 16 << 10
     /// Ranges larger than this are fetched in pieces, to bound memory.
     var pieceSize: Int64 = 4 << 20
     var concurrency = 4
@@ -73,6 +76,11 @@ struct ChunkDelta {
 
     /// Assembles the file at `partialPath` and checks it; returns what it cost.
     ///
+    /// Ranges are fetched first, written at their offsets; `<partial>.delta` records each one
+    /// as it lands, so a run that was killed or failed keeps them and the next fetches only the
+    /// rest. Then one pass in file order copies the kept chunks from the old copy and hashes
+    /// every byte: no byte is read twice.
+    ///
     /// - Throws: anything that stops the delta; the caller then downloads the file whole.
     func run(
         fetcher: Fetcher,
@@ -84,59 +92,118 @@ struct ChunkDelta {
         }
         let (copies, fetches) = Self.plan(new: index, old: old, mergeGap: mergeGap)
         let toFetch = fetches.reduce(Int64(0)) { $0 + $1.upperBound - $1.lowerBound + 1 }
-        guard Double(toFetch) <= maximumShare * Double(index.fileSize) else {
-            throw Fetcher.RangeRefused(url: url, detail: "the changed chunks are most of the file")
+        let cost = Double(toFetch + Int64(fetches.count) * requestCost)
+        guard cost <= maximumShare * Double(index.fileSize) else {
+            throw Fetcher.RangeRefused(
+                url: url,
+                detail: "\(fetches.count) ranges of \(toFetch) bytes would cost about as much as the whole file"
+            )
         }
-        let copied = try await BlockingPool.run { [oldFile, size = index.fileSize] in
-            let output = try OutputFile(path: partialPath, append: false)
-            try output.setLength(size)
-            let input = try InputFile(path: oldFile)
-            var buffer = [UInt8](repeating: 0, count: 1 << 20)
-            var total: Int64 = 0
-            for copy in copies {
-                var done: Int64 = 0
-                while done < copy.length {
-                    let count = Int(min(Int64(buffer.count), copy.length - done))
-                    try buffer.withUnsafeMutableBytes { raw in
-                        let piece = UnsafeMutableRawBufferPointer(rebasing: raw[0..<count])
-                        try input.read(at: copy.from + done, into: piece)
-                        try output.write(UnsafeRawBufferPointer(piece), at: copy.to + done)
-                    }
-                    done += Int64(count)
-                }
-                total += copy.length
-            }
-            return total
-        }
-        progress(copied)
-
         let pieces = fetches.flatMap { range in
             stride(from: range.lowerBound, through: range.upperBound, by: Int(pieceSize)).map {
                 $0...min($0 + pieceSize - 1, range.upperBound)
             }
         }
+        // What an earlier attempt at this same file fetched, when its record is there.
+        let journal = DeltaJournal(path: partialPath + ".delta", file: index.fileDigest)
+        let done = try await BlockingPool.run { [size = index.fileSize] in
+            let done = Disk.status(partialPath)?.size == size ? journal.completed() : []
+            if done.isEmpty {
+                try? Disk.remove(partialPath + ".resume")  // a whole download's, for bytes this replaces
+                let output = try OutputFile(path: partialPath, append: false)
+                try output.setLength(size)
+                try journal.start()
+            }
+            return done
+        }
+        let remaining = pieces.filter { !done.contains($0.lowerBound) }
+
         let (url, size) = (url, index.fileSize)
         let output = try OutputFile(updating: partialPath)
         defer { output.close() }
         try await withThrowingTaskGroup(of: (Int64, Data).self) { group in
             var next = 0
             func startNext() {
-                guard next < pieces.count else { return }
-                let piece = pieces[next]
+                guard next < remaining.count else { return }
+                let piece = remaining[next]
                 next += 1
                 group.addTask { (piece.lowerBound, try await fetcher.range(piece, of: url, fileSize: size)) }
             }
             for _ in 0..<max(1, concurrency) { startNext() }
             while let (offset, data) = try await group.next() {
                 try data.withUnsafeBytes { try output.write($0, at: offset) }
+                try journal.record(offset)
                 progress(Int64(data.count))
                 startNext()
             }
         }
-        let actual = try await BlockingPool.run { try Disk.hash(partialPath, algorithm: .sha256) }
-        guard actual.0 == index.fileDigest, actual.1 == index.fileSize else {
+
+        // One pass in file order: kept chunks copied from the old copy, every byte hashed.
+        let actual = try await BlockingPool.run { [oldFile] in
+            let input = try InputFile(path: oldFile)
+            let assembled = try InputFile(path: partialPath)
+            let writer = try OutputFile(updating: partialPath)
+            var hasher = ContentHasher(.sha256)
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            var position: Int64 = 0
+            func hash(from source: InputFile, at offset: Int64, length: Int64, writingAt target: Int64?) throws {
+                var done: Int64 = 0
+                while done < length {
+                    let count = Int(min(Int64(buffer.count), length - done))
+                    try buffer.withUnsafeMutableBytes { raw in
+                        let piece = UnsafeMutableRawBufferPointer(rebasing: raw[0..<count])
+                        try source.read(at: offset + done, into: piece)
+                        hasher.update(UnsafeRawBufferPointer(piece))
+                        if let target { try writer.write(UnsafeRawBufferPointer(piece), at: target + done) }
+                    }
+                    done += Int64(count)
+                }
+            }
+            for copy in copies {
+                // Fetched bytes before this copy are in the file already: hashed from there.
+                try hash(from: assembled, at: position, length: copy.to - position, writingAt: nil)
+                try hash(from: input, at: copy.from, length: copy.length, writingAt: copy.to)
+                position = copy.to + copy.length
+            }
+            try hash(from: assembled, at: position, length: size - position, writingAt: nil)
+            return hasher.finalize()
+        }
+        progress(copies.reduce(0) { $0 + $1.length })
+        guard actual == index.fileDigest else {
+            try? Disk.remove(journal.path)
             throw Fetcher.RangeRefused(url: url, detail: "the assembled file does not match its digest")
         }
-        return Outcome(fetched: toFetch, copied: copied, requests: pieces.count)
+        try? Disk.remove(journal.path)
+        return Outcome(
+            fetched: toFetch,
+            copied: copies.reduce(0) { $0 + $1.length },
+            requests: remaining.count
+        )
+    }
+}
+
+/// `<partial>.delta`: the file a delta is building (its digest, first line) and the offset of
+/// every fetched piece written so far, one per line.
+struct DeltaJournal: Sendable {
+    let path: String
+    let file: ContentHash
+
+    /// Offsets of pieces an earlier attempt at this file completed; empty when there is no
+    /// journal or it is another file's.
+    func completed() -> Set<Int64> {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        let lines = text.split(separator: "\n")
+        guard lines.first.map(String.init) == file.hex else { return [] }
+        return Set(lines.dropFirst().compactMap { Int64($0) })
+    }
+
+    func start() throws {
+        try Disk.writeAtomically(Data((file.hex + "\n").utf8), to: path)
+    }
+
+    func record(_ offset: Int64) throws {
+        let output = try OutputFile(path: path, append: true, startsWriteback: false)
+        defer { output.close() }
+        try Data("\(offset)\n".utf8).withUnsafeBytes { try output.write($0) }
     }
 }

@@ -79,7 +79,9 @@ public struct SyncSummary: Sendable, Hashable, Codable {
             return
                 "Kept version \(version ?? 0): the server still offers the content rolled back from; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
         case .updated:
-            return "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))), "
+            let saved = bytesSaved > 0 ? ", \(ByteCount(bytesSaved)) of unchanged chunks kept" : ""
+            return
+                "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))\(saved)), "
                 + "\(filesReused) reused, \(filesRemoved) removed; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
         }
     }

@@ -1,0 +1,235 @@
+"""Large files by changed chunks: breeze beside zsync, casync and a whole curl download, one run.
+
+Each case has an old and a new version of one large file. Every tool's device starts with the old
+copy; the timed step brings it to the new one from nginx on 127.0.0.1, and the result is checked
+against the new file's SHA-256. Bytes on the wire and requests come from nginx's access log (the
+index or control files each tool fetches included); seconds and peak RSS from GNU time.
+
+- breeze: `breeze hash` (which writes the chunk index) and `breeze publish` into the served
+  folder; the device runs `breeze sync`. Single-range requests only.
+- zsync: `zsyncmake` beside the file; the device runs `zsync -i OLD` (multi-range requests, which
+  S3 and most CDNs answer with the whole file).
+- casync: `casync make` into a chunk store served by nginx (a second copy of the data as chunk
+  files); the device runs `casync extract --seed=OLD`.
+- curl: the whole new file.
+"""
+import argparse, hashlib, os, random, re, shutil, sqlite3, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
+from loopback import Nginx  # noqa: E402
+
+
+def sh(command):
+    subprocess.run(command, shell=True, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+def sha256(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def timed(command, work):
+    """Runs `command`; returns (seconds, peak RSS in MB)."""
+    stats = os.path.join(work, "time.txt")
+    start = time.perf_counter()
+    run = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", stats, "/bin/sh", "-c", command],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    seconds = time.perf_counter() - start
+    if run.returncode != 0:
+        raise RuntimeError(f"{command} failed: {run.stderr.decode()[-2000:]}")
+    with open(stats) as f:
+        return seconds, int(f.read().strip().splitlines()[-1]) / 1024
+
+
+class DeltaBench:
+    def __init__(self, args):
+        self.args = args
+        self.work = args.work
+        self.www = os.path.join(self.work, "www")
+        self.breeze = args.breeze
+        self.rows = []
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.www)
+        self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
+
+    # ---- versions ---------------------------------------------------------------------------
+    def random_file(self, path, megabytes):
+        sh(f"head -c {megabytes << 20} /dev/urandom > {path}")
+
+    def scattered(self, old, new, edits, seed):
+        """`new`: `old` with `edits` 10 KB regions overwritten, spread evenly with jitter."""
+        shutil.copyfile(old, new)
+        size = os.path.getsize(old)
+        rng = random.Random(seed)
+        with open(new, "r+b") as f:
+            for i in range(edits):
+                offset = min(size - 10240, i * (size // edits) + rng.randrange(0, max(1, size // edits - 10240)))
+                f.seek(offset)
+                f.write(rng.randbytes(10240))
+
+    def shifted(self, old, new, megabytes):
+        """`new`: `old` with `megabytes` of new bytes inserted in the middle."""
+        size = os.path.getsize(old)
+        with open(old, "rb") as source, open(new, "wb") as target:
+            target.write(source.read(size // 2))
+            target.write(os.urandom(megabytes << 20))
+            shutil.copyfileobj(source, target, 1 << 20)
+
+    def database(self, old, new, megabytes, updates):
+        """A SQLite database of ~`megabytes` (1 KB rows), and a copy after `updates` row updates."""
+        rows = megabytes * 1000
+        connection = sqlite3.connect(old)
+        connection.execute("PRAGMA journal_mode=DELETE")
+        connection.execute("CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT, body BLOB)")
+        connection.execute(
+            f"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {rows}) "
+            "INSERT INTO items SELECT i, 'item ' || i, randomblob(1000) FROM n")
+        connection.commit()
+        connection.close()
+        shutil.copyfile(old, new)
+        connection = sqlite3.connect(new)
+        rng = random.Random(11)
+        for row in rng.sample(range(1, rows + 1), updates):
+            connection.execute("UPDATE items SET body = randomblob(1000), name = ? WHERE id = ?", (f"updated {row}", row))
+        connection.commit()
+        connection.close()
+
+    # ---- tools ------------------------------------------------------------------------------
+    def measure(self, case, tool, command, result, expected, file_size):
+        mark = self.nginx.mark()
+        seconds, rss = timed(command, self.work)
+        lines = self.nginx.lines_since(mark)
+        requests = len(lines)
+        body = sum(int(fields[1]) for fields in lines if len(fields) > 1)
+        correct = sha256(result) == expected
+        self.rows.append({"case": case, "tool": tool, "bytes": body, "share": body / file_size, "requests": requests,
+                          "seconds": seconds, "rss": rss, "correct": correct})
+        print(f"{case:<34} {tool:<7} {body / 1e6:10.2f} MB {requests:6d} req {seconds:7.2f} s {rss:7.0f} MB"
+              f" {'ok' if correct else 'WRONG'}", flush=True)
+
+    def run_case(self, case, old, new, unchanged=False):
+        """Every tool from `old` to `new` (with `unchanged`, from `new` to `new`)."""
+        expected = sha256(new)
+        size = os.path.getsize(new)
+        slug = re.sub(r"[^a-z0-9]+", "-", case.lower()).strip("-")
+        base = os.path.join(self.www, slug)
+        url = f"{self.nginx.url}/{slug}"
+        os.makedirs(base)
+
+        # breeze: publish the old version, sync it (untimed), publish the new one, sync (timed).
+        author = os.path.join(self.work, slug, "author", "Big.freshair")
+        os.makedirs(author)
+        with open(os.path.join(author, "manifest.json"), "w") as f:
+            f.write('[{"filename": "big.bin"}]\n')
+        device = os.path.join(self.work, slug, "breeze-device")
+        for version in ([new] if unchanged else [old, new]):
+            shutil.copyfile(version, os.path.join(author, "big.bin"))
+            sh(f"{self.breeze} hash --sha256 {author}")
+            sh(f"{self.breeze} publish {author} {base}/breeze/Big.freshair")
+            if version is old or unchanged:
+                sh(f"{self.breeze} sync {url}/breeze/Big.freshair/ {device}/live --store {device}/store")
+        self.measure(case, "breeze", f"{self.breeze} sync {url}/breeze/Big.freshair/ {device}/live --store {device}/store",
+                     os.path.join(device, "live", "big.bin"), expected, size)
+
+        # zsync: the control file beside the new file; the device seeds from its copy.
+        os.makedirs(f"{base}/zsync")
+        shutil.copyfile(new, f"{base}/zsync/big.bin")
+        sh(f"cd {base}/zsync && zsyncmake -u big.bin -o big.bin.zsync big.bin")
+        zdevice = os.path.join(self.work, slug, "zsync-device")
+        os.makedirs(zdevice)
+        shutil.copyfile(new if unchanged else old, f"{zdevice}/old.bin")
+        self.measure(case, "zsync", f"cd {zdevice} && zsync -q -i old.bin -o new.bin {url}/zsync/big.bin.zsync",
+                     f"{zdevice}/new.bin", expected, size)
+
+        # casync: a chunk store and a blob index served by nginx.
+        os.makedirs(f"{base}/casync")
+        sh(f"casync make --store={base}/casync/store.castr {base}/casync/big.caibx {new}")
+        cdevice = os.path.join(self.work, slug, "casync-device")
+        os.makedirs(cdevice)
+        shutil.copyfile(new if unchanged else old, f"{cdevice}/old.bin")
+        self.measure(case, "casync",
+                     f"cd {cdevice} && casync extract --store={url}/casync/store.castr --seed=old.bin "
+                     f"{url}/casync/big.caibx new.bin", f"{cdevice}/new.bin", expected, size)
+
+        # curl: the whole file (unchanged: a conditional GET on the copy's date).
+        os.makedirs(f"{base}/curl")
+        shutil.copyfile(new, f"{base}/curl/big.bin")
+        udevice = os.path.join(self.work, slug, "curl-device")
+        os.makedirs(udevice)
+        if unchanged:
+            shutil.copyfile(new, f"{udevice}/big.bin")
+            served = os.stat(f"{base}/curl/big.bin").st_mtime
+            os.utime(f"{udevice}/big.bin", (served, served))
+            command = f"cd {udevice} && curl -sf -z big.bin -o big.bin {url}/curl/big.bin"
+        else:
+            command = f"cd {udevice} && curl -sf -o big.bin {url}/curl/big.bin"
+        self.measure(case, "curl", command, f"{udevice}/big.bin", expected, size)
+        shutil.rmtree(os.path.join(self.work, slug))
+        shutil.rmtree(base)
+
+    def run(self):
+        q = self.args.quick
+        files = os.path.join(self.work, "files")
+        os.makedirs(files)
+        a, b = os.path.join(files, "a.bin"), os.path.join(files, "b.bin")
+        small, large = (64, 256) if q else (256, 1024)
+        small_edits, large_edits = (25, 250) if q else (100, 1000)
+        shift = 16 if q else 64
+        database = 64 if q else 500
+
+        self.random_file(a, small)
+        self.scattered(a, b, small_edits, 1)
+        self.run_case(f"{small} MB, {small_edits} scattered 10 KB edits", a, b)
+        self.run_case(f"{small} MB, unchanged re-sync", b, b, unchanged=True)
+        self.random_file(a, large)
+        self.scattered(a, b, large_edits, 2)
+        self.run_case(f"{large} MB, {large_edits} scattered 10 KB edits", a, b)
+        self.shifted(a, b, shift)
+        self.run_case(f"{large} MB, {shift} MB inserted in the middle", a, b)
+        os.remove(a)
+        os.remove(b)
+        self.database(a, b, database, 3000)
+        self.run_case(f"SQLite {os.path.getsize(a) >> 20} MB, 3,000 rows updated", a, b)
+        self.report()
+
+    def report(self):
+        lines = ["| case | tool | on the wire | share of file | requests | seconds | peak RSS | result |",
+                 "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for row in self.rows:
+            lines.append(f"| {row['case']} | {row['tool']} | {row['bytes'] / 1e6:.2f} MB | {100 * row['share']:.2f}% | "
+                         f"{row['requests']} | {row['seconds']:.2f} | {row['rss']:.0f} MB | "
+                         f"{'correct' if row['correct'] else 'WRONG'} |")
+        ratios = ["", "| case | breeze bytes ÷ zsync | ÷ casync | breeze time ÷ zsync | breeze time ÷ curl |",
+                  "| --- | ---: | ---: | ---: | ---: |"]
+        for case in dict.fromkeys(row["case"] for row in self.rows):
+            by = {row["tool"]: row for row in self.rows if row["case"] == case}
+            def ratio(key, tool):
+                return f"{by['breeze'][key] / by[tool][key]:.2f}" if by[tool][key] else "—"
+            ratios.append(f"| {case} | {ratio('bytes', 'zsync')} | {ratio('bytes', 'casync')} | "
+                          f"{ratio('seconds', 'zsync')} | {ratio('seconds', 'curl')} |")
+        text = "\n".join(lines + ratios) + "\n"
+        name = "delta-quick.md" if self.args.quick else "delta.md"
+        with open(os.path.join(ROOT, "Benchmarks", "results", name), "w") as f:
+            f.write(text)
+        print(text)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--breeze", required=True)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--work", default="/tmp/freshair-delta-bench")
+    args = parser.parse_args()
+    bench = DeltaBench(args)
+    try:
+        bench.run()
+    finally:
+        bench.nginx.stop()
+
+
+if __name__ == "__main__":
+    main()
