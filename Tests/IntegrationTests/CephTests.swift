@@ -48,16 +48,7 @@ struct CephTests {
         return (http.statusCode, headers)
     }
 
-    func device(_ url: URL, in local: TemporaryFolder) -> BundleSync {
-        var configuration = SyncConfiguration()
-        configuration.retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))
-        return BundleSync(
-            remote: url,
-            store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
-            environment: ExampleBundle.environment(appVersion: "0.9"),
-            configuration: configuration
-        )
-    }
+    func device(_ url: URL, in local: TemporaryFolder) -> BundleSync { testDevice(url, in: local) }
 
     @Test(
         "A bundle: published, synced over plain HTTP, one 304 after; incremental; --delete; cache headers; a wrong secret"

@@ -58,13 +58,21 @@ class Scenario:
     # -- content -----------------------------------------------------------------------------
     def files(self, version):
         """The content files of a version: small text files, some changed, one added, one
-        removed between versions; `large` adds a 64 MB file that changes."""
+        removed between versions; `large` adds a 64 MB file that changes whole; `chunks` a
+        64 MB file of which 40 scattered 10 KB regions change (an update by changed chunks)."""
         rng = random.Random(f"{self.name}-{version}")
         files = {f"docs/page{i}.txt": f"page {i}, version {version if i % 3 == 0 else 1}\n".encode() for i in range(40)}
         files["images/logo.bin"] = random.Random(f"{self.name}-logo").randbytes(300_000)
         files[f"only-in-v{version}.txt"] = f"only in version {version}\n".encode()
         if self.kind == "large":
             files["media/movie.bin"] = random_bytes(rng, 64 << 20)
+        if self.kind == "chunks":
+            movie = bytearray(random_bytes(random.Random(f"{self.name}-movie"), 64 << 20))
+            if version > 1:
+                for region in range(40):
+                    offset = region * ((64 << 20) // 40) + 4096
+                    movie[offset:offset + 10240] = rng.randbytes(10240)
+            files["media/movie.bin"] = bytes(movie)
         return files
 
     def publish(self, version):
@@ -211,12 +219,15 @@ class Sweep:
         self.nginx = Nginx(self.work, os.path.join(self.work, ".nginx"))
         self.rng = random.Random(options.seed)
         self.trials = options.trials
+        self.only = options.only
 
     def run(self):
-        kinds = {"bundle": ["cold", "incremental", "environment", "large"],
+        kinds = {"bundle": ["cold", "incremental", "environment", "large", "chunks"],
                  "package": ["cold", "incremental", "large"],
                  "repository": ["cold", "incremental", "large", "atomic"]}
         scenarios = [Scenario(self, mode, kind) for mode, list_ in kinds.items() for kind in list_]
+        if self.only:
+            scenarios = [scenario for scenario in scenarios if self.only in scenario.name]
         passed = failed = 0
         try:
             for index, scenario in enumerate(scenarios):
@@ -309,6 +320,7 @@ def main():
     parser.add_argument("--breeze", required=True)
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", help="run the scenarios whose name contains this (bundle/chunks)")
     parser.add_argument("--release", action="store_true", help="(handled by scripts/kill-sweep)")
     options = parser.parse_args()
     sys.exit(0 if Sweep(options).run() else 1)

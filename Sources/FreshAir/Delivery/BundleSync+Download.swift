@@ -49,21 +49,26 @@ extension BundleSync {
                 }
                 return found
             }
-        // Large files with a chunk index and an older copy here: rebuilt from chunks, their
-        // index fetched by the same task.
-        let deltas = chunkDeltas(plan.downloads, live: live, liveDirectory: liveDirectory, layout: layout)
-        let indexesFetchedWithTheirFile = Set(deltas.values.map(\.index.path))
+        // Large files with a chunk index and an older copy here (and none from an interrupted
+        // update): rebuilt from chunks, their index fetched by the same task.
+        let deltas = chunkDeltas(
+            plan.downloads.filter { reusable[$0.path] == nil },
+            live: live,
+            liveDirectory: liveDirectory,
+            layout: layout
+        )
+        let indexesWithDeltas = Set(deltas.values.map(\.index.path))
         var deltaOfJob: [Int: ChunkDeltaSource] = [:]
-        for file in plan.downloads {
-            if indexesFetchedWithTheirFile.contains(file.path) { continue }
+        var indexesFetchedByDeltas: Set<BundlePath> = []
+        func add(_ file: SelectedFile) throws {
             if let hash = file.hash, let index = jobIndex[hash] {
                 jobs[index].paths.append(file.path)
-                continue
+                return
             }
             if let copy = reusable[file.path], let hash = file.hash, let size = file.size {
                 try staged.link(copy, at: file.path)
                 records[file.path.string] = FileRecord(hash: hash, size: size)
-                continue
+                return
             }
             // A small file goes straight to its place in the staged tree: one create in its own
             // folder instead of a create, a rename and side-file checks in one shared folder.
@@ -87,8 +92,17 @@ extension BundleSync {
                 confined: small ? ConfinedTarget(folder: staged.folder, path: file.path) : nil
             )
             if let hash = file.hash { jobIndex[hash] = jobs.count }
-            if let delta = deltas[file.path] { deltaOfJob[jobs.count] = delta }
+            if let delta = deltas[file.path] {
+                deltaOfJob[jobs.count] = delta
+                indexesFetchedByDeltas.insert(delta.index.path)
+            }
             jobs.append((job, [file.path]))
+        }
+        // Indexes wait until their file's job is made: one whose file got no job of its own
+        // (the same bytes as another file) is fetched as any file.
+        for file in plan.downloads where !indexesWithDeltas.contains(file.path) { try add(file) }
+        for file in plan.downloads where indexesWithDeltas.contains(file.path) && !indexesFetchedByDeltas.contains(file.path) {
+            try add(file)
         }
 
         let summary = plan.summary

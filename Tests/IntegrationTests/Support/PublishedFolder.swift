@@ -97,6 +97,13 @@ struct ExampleClient {
         )
     }
 
+    /// Whether the live folder is the example as an app before 1.0 gets it: Embed1's files,
+    /// bar.md as published.
+    var hasEmbed1: Bool {
+        liveFiles() == ["Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json", "manifest.json"]
+            && live.appendingPathComponent("Embed1.freshair/bar.md").text == ExampleBundle.contents["Embed1.freshair/bar.md"]
+    }
+
     /// Relative paths of the files in the live folder, sorted.
     func liveFiles() -> [String] {
         let root = live.resolvingSymlinksInPath()
@@ -109,4 +116,20 @@ struct ExampleClient {
         }
         return files.sorted()
     }
+}
+
+/// A device syncing `url` into `local` (store and live link), retrying once quickly.
+func testDevice(
+    _ url: URL,
+    in local: TemporaryFolder,
+    environment: ConditionEnvironment = ExampleBundle.environment(appVersion: "0.9")
+) -> BundleSync {
+    var configuration = SyncConfiguration()
+    configuration.retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))
+    return BundleSync(
+        remote: url,
+        store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+        environment: environment,
+        configuration: configuration
+    )
 }
