@@ -162,7 +162,8 @@ struct ChunkDeltaTests {
             let partials = try FileManager.default.contentsOfDirectory(atPath: local.path("store/partials").path)
             let journal = try #require(partials.first { $0.hasSuffix(".delta") }, "\(partials)")
             // The file's digest, then one line per range that landed (in-flight ones were cut).
-            let kept = try String(contentsOf: local.path("store/partials/\(journal)"), encoding: .utf8)
+            let kept =
+                try String(contentsOf: local.path("store/partials/\(journal)"), encoding: .utf8)
                 .split(separator: "\n").count - 1
             #expect(kept > 0 && kept <= 8)
 

@@ -101,7 +101,8 @@ extension BundleSync {
         // Indexes wait until their file's job is made: one whose file got no job of its own
         // (the same bytes as another file) is fetched as any file.
         for file in plan.downloads where !indexesWithDeltas.contains(file.path) { try add(file) }
-        for file in plan.downloads where indexesWithDeltas.contains(file.path) && !indexesFetchedByDeltas.contains(file.path) {
+        for file in plan.downloads
+        where indexesWithDeltas.contains(file.path) && !indexesFetchedByDeltas.contains(file.path) {
             try add(file)
         }
 

@@ -6,7 +6,7 @@ import Foundation
 /// and lists it in the same manifest with its own digest, so a signature over the root covers
 /// it. When such a file changes, a device compares the new index with the chunks of the copy
 /// it has, fetches only the chunks it lacks with single-range `GET`s, and checks the whole
-/// file's digest (``ChunkDelta``). Clients that do not know the format download it as any
+/// file's digest. Clients that do not know the format download it as any
 /// other small file.
 ///
 /// Chunk boundaries come from FastCDC (a gear rolling hash with normalized chunking), so an
@@ -25,8 +25,11 @@ public struct ChunkIndex: Sendable, Hashable {
     /// FastCDC's sizes: no chunk shorter than `minimum` (but the last) or longer than `maximum`;
     /// `average`, a power of two, is what the cut-point masks aim for.
     public struct Parameters: Sendable, Hashable {
+        /// No chunk but the last is shorter.
         public var minimum: Int
+        /// What the cut-point masks aim for: a power of two.
         public var average: Int
+        /// No chunk is longer: a cut is forced here.
         public var maximum: Int
 
         /// 4 KB on average (1 KB to 16 KB): about 10.5 bytes of index per 4 KB of file
@@ -49,7 +52,9 @@ public struct ChunkIndex: Sendable, Hashable {
 
     /// One chunk of the file.
     public struct Chunk: Sendable, Hashable {
+        /// Where it starts in the file.
         public var offset: Int64
+        /// Its length in bytes.
         public var length: Int
         /// The first 8 bytes of the chunk's SHA-256, big-endian.
         public var digest: UInt64
@@ -60,11 +65,14 @@ public struct ChunkIndex: Sendable, Hashable {
     /// Files at least this large get one by default.
     public static let defaultThreshold: Int64 = 8 << 20
 
+    /// The chunk sizes the boundaries were found with; a device chunks its old copy alike.
     public var parameters: Parameters
-    /// The file the index describes: its size and SHA-256. A device uses an index only when
-    /// these are what the manifest says of the file.
+    /// The size of the file the index describes. A device uses an index only when its size
+    /// and ``fileDigest`` are what the manifest says of the file.
     public var fileSize: Int64
+    /// The SHA-256 of the file the index describes.
     public var fileDigest: ContentHash
+    /// The chunks in file order, covering it without gaps.
     public var chunks: [Chunk]
 
     /// Reads an index (``serialized()``'s form).
@@ -140,7 +148,7 @@ public struct ChunkIndex: Sendable, Hashable {
     public static func make(fileAt path: String, parameters: Parameters = .standard) throws -> ChunkIndex {
         precondition(parameters.isValid, "invalid chunk parameters")
         let input = try InputFile(path: path)
-        var chunker = Chunker(parameters: parameters)
+        let chunker = Chunker(parameters: parameters)
         var whole = ContentHasher(.sha256)
         var chunks: [Chunk] = []
         var buffer = [UInt8](repeating: 0, count: max(4 << 20, parameters.maximum * 2))
@@ -237,6 +245,7 @@ struct Chunker {
 public struct ChunkIndexError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The index's URL or path.
     public var source: String
+    /// What is wrong with it.
     public var problem: String
     public var description: String { "\(source): \(problem)" }
 }

@@ -100,8 +100,11 @@ struct ExampleClient {
     /// Whether the live folder is the example as an app before 1.0 gets it: Embed1's files,
     /// bar.md as published.
     var hasEmbed1: Bool {
-        liveFiles() == ["Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json", "manifest.json"]
-            && live.appendingPathComponent("Embed1.freshair/bar.md").text == ExampleBundle.contents["Embed1.freshair/bar.md"]
+        liveFiles() == [
+            "Embed1.freshair/bar.md", "Embed1.freshair/foo.md", "Embed1.freshair/manifest.json", "manifest.json",
+        ]
+            && live.appendingPathComponent("Embed1.freshair/bar.md").text
+                == ExampleBundle.contents["Embed1.freshair/bar.md"]
     }
 
     /// Relative paths of the files in the live folder, sorted.
