@@ -140,6 +140,36 @@ struct ChunkDeltaTests {
         }
     }
 
+    @Test("A signed bundle: a chunk index changed on the server is refused, the live version stays")
+    func signedIndexTampered() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let published = try await Published(into: server.root)
+            let key = SigningKey.generate()
+            _ = try await ManifestSigner.sign(bundle: published.bundle, with: key)
+            try await published.publish()
+            let local = try TemporaryFolder("delta-device")
+            var sync = device(server.url.appendingPathComponent("Big.freshair/"), in: local)
+            sync.configuration.trustedKeys = [key.publicKey]
+            _ = try await sync.run()
+            let v1 = published.bytes
+
+            try await published.edit(regions: 5)
+            _ = try await ManifestSigner.sign(bundle: published.bundle, with: key)
+            try await published.publish()
+            // An index pointing at other bytes: its digest is not the one the signed manifest lists.
+            let servedIndex = published.served.appendingPathComponent("big.bin.freshair-chunks")
+            var index = [UInt8](try Data(contentsOf: servedIndex))
+            index[index.count - 3] ^= 0x40
+            try PublishedFile.write(Data(index), to: servedIndex)
+            await #expect {
+                try await sync.run()
+            } throws: { error in
+                (error as? FreshAirError)?.code == .hashMismatch && "\(error)".contains("big.bin.freshair-chunks")
+            }
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(v1))
+        }
+    }
+
     @Test("A delta cut off part-way resumes: the next run fetches only the ranges it lacks")
     func resumes() async throws {
         try await PublishedFolder.with(.nginx) { server in
