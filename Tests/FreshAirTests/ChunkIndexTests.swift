@@ -52,7 +52,7 @@ struct ChunkIndexTests {
         "A malformed index is refused with what is wrong",
         arguments: [
             ("header", "cut short"), ("magic", "not a FreshAir"), ("version", "version"), ("sum", "add up"),
-            ("trailing", "follow"), ("sizes", "out of range"),
+            ("trailing", "follow"), ("sizes", "out of range"), ("count", "room for at most"),
         ]
     )
     func malformed(kind: String, message: String) throws {
@@ -65,6 +65,9 @@ struct ChunkIndexTests {
         case "sum": data[24] ^= 1  // the file size
         case "trailing": data.append(0)
         case "sizes": data[12] = 3  // the average is no longer a power of two
+        case "count":  // a file of 2^60 bytes in 2^31 chunks, in a document of a few KB
+            data.replaceSubrange(20..<28, with: [0, 0, 0, 0, 0, 0, 0, 0x10])
+            data.replaceSubrange(60..<64, with: [0, 0, 0, 0x80])
         default: break
         }
         #expect {

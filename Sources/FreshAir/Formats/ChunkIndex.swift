@@ -92,6 +92,11 @@ public struct ChunkIndex: Sendable, Hashable {
         guard size <= UInt64(Int64.max), UInt64(count) <= size / UInt64(minimum) + 1 else {
             throw fail("\(count) chunks cannot make a file of \(size) bytes")
         }
+        // Each chunk takes at least 9 bytes here: a count the document cannot hold is refused
+        // before any memory is set aside for it (fuzzing found a header asking for 34 GB).
+        guard Int(count) <= reader.remaining / 9 else {
+            throw fail("announces \(count) chunks but holds room for at most \(reader.remaining / 9)")
+        }
         fileSize = Int64(size)
         fileDigest = ContentHash(hex: digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined())!
         var chunks: [Chunk] = []
@@ -256,6 +261,7 @@ private struct ByteReader {
     var position = 0
 
     var isAtEnd: Bool { position == bytes.count }
+    var remaining: Int { bytes.count - position }
 
     mutating func take(_ count: Int) -> [UInt8]? {
         guard bytes.count - position >= count else { return nil }
