@@ -121,6 +121,35 @@ struct ObjectLayoutTests {
     }
 
     @Test(
+        "Moving a published bundle from paths to objects with --delete: the old paths go after the new root, the objects stay"
+    )
+    func migrateWithDelete() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let author = try TemporaryFolder("author")
+            let bundle = try await authoredBundle(author)
+            let destination = FolderDestination(root: server.root.appendingPathComponent(ExampleBundle.name))
+            _ = try await Publisher.run(source: bundle, to: destination)
+            let client = try ExampleClient(published: server)
+            _ = try await client.sync.run()
+
+            let moved = try await Publisher.run(source: bundle, to: destination, layout: .objects, delete: true)
+            #expect(moved.uploaded.last == "manifest.json")
+            #expect(
+                Set(moved.deleted)
+                    == Set(ExampleBundle.contents.keys).union([
+                        "Embed1.freshair/manifest.json", "Embed2.freshair/manifest.json",
+                    ])
+            )
+            let left = try FileManager.default.contentsOfDirectory(atPath: destination.root.path).sorted()
+            #expect(left == ["manifest.json", "objects"])
+            // The device follows: same files, so nothing to download but the root.
+            let update = try await client.sync.run()
+            #expect(client.hasEmbed1, "\(update.oneLine)")
+            withExtendedLifetime(author) {}
+        }
+    }
+
+    @Test(
         "Signed: the layout is part of what is signed; a damaged object is refused and the live version stays; publishing repairs it"
     )
     func signedAndTampered() async throws {
