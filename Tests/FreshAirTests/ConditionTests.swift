@@ -118,4 +118,14 @@ struct ConditionTests {
         environment["version"] = "3.0"
         #expect(environment["appVersion"] == "3.0")
     }
+
+    @Test("Lists nested past the limit are refused, not recursed into until the stack runs out")
+    func nestedLists() {
+        #expect {
+            _ = try Condition(parsing: "x IN " + String(repeating: "{", count: 1000))
+        } throws: { error in
+            "\(error)".contains("nest deeper")
+        }
+        #expect(throws: Never.self) { _ = try Condition(parsing: "x IN {1, 2}") }
+    }
 }

@@ -20,7 +20,7 @@ extension Condition {
     /// `FALSEPREDICATE` and dotted key paths.
     ///
     /// - Throws: ``ConditionSyntaxError`` naming the column; also for a condition longer than
-    ///   ``maxLength`` bytes or nesting `!` and parentheses deeper than ``maxNesting``, limits
+    ///   ``maxLength`` bytes or nesting `!`, parentheses and lists deeper than ``maxNesting``, limits
     ///   that keep a hostile manifest from exhausting the stack.
     public init(parsing source: String) throws(ConditionSyntaxError) {
         guard source.utf8.count <= Self.maxLength else {
@@ -142,7 +142,7 @@ private struct ConditionParser {
     private mutating func enter() throws(ConditionSyntaxError) {
         nesting += 1
         if nesting > Condition.maxNesting {
-            throw fail("'!' and parentheses nest deeper than \(Condition.maxNesting) levels")
+            throw fail("'!', parentheses and lists nest deeper than \(Condition.maxNesting) levels")
         }
     }
 
@@ -257,6 +257,10 @@ private struct ConditionParser {
                 return .keyPath(parts)
             }
         case .symbol("{"):
+            // Lists nest too (`{{{…`): held to the same depth as `!` and parentheses, or a
+            // 1 KB condition overflows the stack (fuzzing found it).
+            try enter()
+            defer { nesting -= 1 }
             var values: [ConditionValue] = []
             if isSymbol(peek, "}") {
                 _ = advance()
