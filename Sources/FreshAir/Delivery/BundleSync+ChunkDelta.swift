@@ -83,16 +83,16 @@ extension BundleSync {
         var result = ChunkDeltaResult(indexFile: source.index, indexData: data, file: nil, saved: 0)
         // An index that does not describe the file the manifest names is not used.
         guard let index = try? ChunkIndex(data: data, source: source.indexURL.absoluteString),
-            index.fileDigest == job.expectedHash, index.fileSize == job.expectedSize
+            index.fileDigest == job.expectedHash, index.fileSize == job.expectedSize, index.fileSize <= job.limit
         else { return result }
         let oldIndex = source.oldIndexFile.flatMap { path in
             (try? Disk.read(path)).flatMap { try? ChunkIndex(data: $0, source: path) }
         }.flatMap { $0.fileDigest == source.oldHash && $0.parameters == index.parameters ? $0 : nil }
         let delta = ChunkDelta(index: index, url: job.url, oldFile: source.oldFile, oldIndex: oldIndex)
         do {
-            let outcome = try await delta.run(fetcher: fetcher, into: job.partialPath) { progress.add(bytes: $0) }
+            let fetched = try await delta.run(fetcher: fetcher, into: job.partialPath) { progress.add(bytes: $0) }
             result.file = DownloadedFile(path: job.partialPath, hash: job.expectedHash, size: index.fileSize)
-            result.saved = index.fileSize - outcome.fetched
+            result.saved = index.fileSize - fetched
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as FreshAirError where error.isTransient {

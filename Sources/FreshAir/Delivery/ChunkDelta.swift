@@ -28,13 +28,6 @@ struct ChunkDelta {
     var pieceSize: Int64 = 4 << 20
     var concurrency = 4
 
-    /// What the delta did.
-    struct Outcome {
-        var fetched: Int64
-        var copied: Int64
-        var requests: Int
-    }
-
     /// A run of bytes to copy from the old copy to the new file.
     struct Copy: Equatable {
         var from: Int64
@@ -74,7 +67,7 @@ struct ChunkDelta {
         return (copies, fetches)
     }
 
-    /// Assembles the file at `partialPath` and checks it; returns what it cost.
+    /// Assembles the file at `partialPath` and checks it; returns the bytes fetched.
     ///
     /// Ranges are fetched first, written at their offsets; `<partial>.delta` records each one
     /// as it lands, so a run that was killed or failed keeps them and the next fetches only the
@@ -86,7 +79,7 @@ struct ChunkDelta {
         fetcher: Fetcher,
         into partialPath: String,
         progress: @escaping @Sendable (Int64) -> Void
-    ) async throws -> Outcome {
+    ) async throws -> Int64 {
         let old = try await BlockingPool.run { [oldIndex, oldFile, index] in
             try oldIndex ?? ChunkIndex.make(fileAt: oldFile, parameters: index.parameters)
         }
@@ -169,16 +162,11 @@ struct ChunkDelta {
             return hasher.finalize()
         }
         progress(copies.reduce(0) { $0 + $1.length })
+        try? Disk.remove(journal.path)
         guard actual == index.fileDigest else {
-            try? Disk.remove(journal.path)
             throw Fetcher.RangeRefused(url: url, detail: "the assembled file does not match its digest")
         }
-        try? Disk.remove(journal.path)
-        return Outcome(
-            fetched: toFetch,
-            copied: copies.reduce(0) { $0 + $1.length },
-            requests: remaining.count
-        )
+        return toFetch
     }
 }
 
