@@ -12,6 +12,11 @@ index or control files each tool fetches included); seconds and peak RSS from GN
 - casync: `casync make` into a chunk store served by nginx (a second copy of the data as chunk
   files); the device runs `casync extract --seed=OLD`.
 - curl: the whole new file.
+
+The package case puts the file in an uncompressed `.tar` with 300 small files: breeze signs it
+(`breeze sign`, which writes the package's chunk index) and the device rebuilds the package it
+installed from the installed files (`breeze sync --trusted-key`); the peers sync the `.tar` as a
+file. breeze's result is checked by the large file as installed.
 """
 import argparse, hashlib, os, random, re, shutil, sqlite3, subprocess, sys, time
 
@@ -98,29 +103,23 @@ class DeltaBench:
         connection.commit()
         connection.close()
 
+    def packages(self, old, new, folder):
+        """`.tar` packages (GNU tar) of the old and new file, each with the same 300 small files."""
+        os.makedirs(os.path.join(folder, "text"))
+        for number in range(300):
+            with open(os.path.join(folder, "text", f"{number}.md"), "w") as f:
+                f.write(f"# Note {number}\n" + "Some words of text.\n" * (number % 40))
+        tars = []
+        for name, version in (("old", old), ("new", new)):
+            shutil.copyfile(version, os.path.join(folder, "big.bin"))
+            tars.append(os.path.join(self.work, "files", f"{name}.tar"))
+            sh(f"tar -cf {tars[-1]} -C {folder} .")
+        shutil.rmtree(folder)
+        return tars
+
     # ---- tools ------------------------------------------------------------------------------
-    def measure(self, case, tool, command, result, expected, file_size):
-        mark = self.nginx.mark()
-        seconds, rss = timed(command, self.work)
-        lines = self.nginx.lines_since(mark)
-        requests = len(lines)
-        body = sum(int(fields[1]) for fields in lines if len(fields) > 1)
-        correct = sha256(result) == expected
-        self.rows.append({"case": case, "tool": tool, "bytes": body, "share": body / file_size, "requests": requests,
-                          "seconds": seconds, "rss": rss, "correct": correct})
-        print(f"{case:<34} {tool:<7} {body / 1e6:10.2f} MB {requests:6d} req {seconds:7.2f} s {rss:7.0f} MB"
-              f" {'ok' if correct else 'WRONG'}", flush=True)
-
-    def run_case(self, case, old, new, unchanged=False):
-        """Every tool from `old` to `new` (with `unchanged`, from `new` to `new`)."""
-        expected = sha256(new)
-        size = os.path.getsize(new)
-        slug = re.sub(r"[^a-z0-9]+", "-", case.lower()).strip("-")
-        base = os.path.join(self.www, slug)
-        url = f"{self.nginx.url}/{slug}"
-        os.makedirs(base)
-
-        # breeze: publish the old version, sync it (untimed), publish the new one, sync (timed).
+    def breeze_bundle(self, case, slug, base, url, old, new, unchanged, expected, size):
+        """Publishes the old version, syncs it (untimed), publishes the new one, syncs (timed)."""
         author = os.path.join(self.work, slug, "author", "Big.freshair")
         os.makedirs(author)
         with open(os.path.join(author, "manifest.json"), "w") as f:
@@ -134,6 +133,53 @@ class DeltaBench:
                 sh(f"{self.breeze} sync {url}/breeze/Big.freshair/ {device}/live --store {device}/store")
         self.measure(case, "breeze", f"{self.breeze} sync {url}/breeze/Big.freshair/ {device}/live --store {device}/store",
                      os.path.join(device, "live", "big.bin"), expected, size)
+
+    def breeze_package(self, case, slug, base, url, old, new, payload, size):
+        """Signs and serves the old package, syncs it (untimed), then the new one (timed)."""
+        key = os.path.join(self.work, slug, "app.key")
+        os.makedirs(os.path.dirname(key), exist_ok=True)
+        printed = subprocess.run([self.breeze, "keygen", key], capture_output=True, text=True, check=True).stdout
+        public = re.search(r"[A-Za-z0-9+/]{43}=", printed).group(0)
+        os.makedirs(f"{base}/breeze")
+        device = os.path.join(self.work, slug, "breeze-device")
+        sync = (f"{self.breeze} sync {url}/breeze/content.tar {device}/live --store {device}/store "
+                f"--trusted-key {public}")
+        for step, version in enumerate([old, new]):
+            served = f"{base}/breeze/content.tar"
+            shutil.copyfile(version, served)
+            later = time.time() + 2 * (step + 1)  # servers date files by the second
+            os.utime(served, (later, later))
+            sh(f"{self.breeze} sign {served} --key {key}")
+            if version is old:
+                sh(sync)
+        self.measure(case, "breeze", sync, os.path.join(device, "live", "big.bin"), sha256(payload), size)
+
+    def measure(self, case, tool, command, result, expected, file_size):
+        mark = self.nginx.mark()
+        seconds, rss = timed(command, self.work)
+        lines = self.nginx.lines_since(mark)
+        requests = len(lines)
+        body = sum(int(fields[1]) for fields in lines if len(fields) > 1)
+        correct = sha256(result) == expected
+        self.rows.append({"case": case, "tool": tool, "bytes": body, "share": body / file_size, "requests": requests,
+                          "seconds": seconds, "rss": rss, "correct": correct})
+        print(f"{case:<34} {tool:<7} {body / 1e6:10.2f} MB {requests:6d} req {seconds:7.2f} s {rss:7.0f} MB"
+              f" {'ok' if correct else 'WRONG'}", flush=True)
+
+    def run_case(self, case, old, new, unchanged=False, package=None):
+        """Every tool from `old` to `new` (with `unchanged`, from `new` to `new`). With `package`
+        (the large file's new version), `old` and `new` are `.tar` packages holding it."""
+        expected = sha256(new)
+        size = os.path.getsize(new)
+        slug = re.sub(r"[^a-z0-9]+", "-", case.lower()).strip("-")
+        base = os.path.join(self.www, slug)
+        url = f"{self.nginx.url}/{slug}"
+        os.makedirs(base)
+
+        if package:
+            self.breeze_package(case, slug, base, url, old, new, package, size)
+        else:
+            self.breeze_bundle(case, slug, base, url, old, new, unchanged, expected, size)
 
         # zsync: the control file beside the new file; the device seeds from its copy.
         os.makedirs(f"{base}/zsync")
@@ -185,6 +231,10 @@ class DeltaBench:
         self.scattered(a, b, small_edits, 1)
         self.run_case(f"{small} MB, {small_edits} scattered 10 KB edits", a, b)
         self.run_case(f"{small} MB, unchanged re-sync", b, b, unchanged=True)
+        old_tar, new_tar = self.packages(a, b, os.path.join(files, "package"))
+        self.run_case(f"{small} MB .tar package, {small_edits} edits", old_tar, new_tar, package=b)
+        os.remove(old_tar)
+        os.remove(new_tar)
         self.random_file(a, large)
         self.scattered(a, b, large_edits, 2)
         self.run_case(f"{large} MB, {large_edits} scattered 10 KB edits", a, b)

@@ -207,6 +207,105 @@ struct ChunkDeltaTests {
     }
 }
 
+/// A signed `.tar` package: the device rebuilds the package it installed from its files (its
+/// headers kept in `versions/<id>.tar-layout`) and fetches only the chunks it lacks.
+@Suite("A signed .tar package by changed chunks")
+struct PackageChunkDeltaTests {
+    let key = SigningKey.generate()
+
+    /// `content.tar` made by GNU tar from `source`, signed (which writes its chunk index),
+    /// its files' times moved past the last second (servers date files by the second).
+    func packAndSign(_ source: URL, in server: PublishedFolder) async throws -> PackageSignature {
+        let stamp = Int(Date().timeIntervalSince1970) + 2
+        _ = try await shell(
+            "tar -cf content.tar -C \(source.path) . && touch -d '@\(stamp)' content.tar",
+            in: server.root
+        )
+        _ = try PackageSigner.sign(package: server.root.appendingPathComponent("content.tar"), with: [key])
+        let signature = server.root.appendingPathComponent("content.tar.sig")
+        return try PackageSignature(data: Data(contentsOf: signature), source: signature.path)
+    }
+
+    func updater(_ server: PublishedFolder, _ local: TemporaryFolder) -> PackageUpdater {
+        var configuration = SyncConfiguration()
+        configuration.retry = RetryPolicy(maxAttempts: 1)
+        configuration.trustedKeys = [key.publicKey]
+        return PackageUpdater(
+            remote: server.url.appendingPathComponent("content.tar"),
+            store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+            configuration: configuration
+        )
+    }
+
+    @Test(
+        "10 edits of a 16 MB file, a changed and an added small file: a few hundred KB in single-range requests, every file exact; a tampered index refused"
+    )
+    func signedTarPackage() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let source = try TemporaryFolder("tar-source")
+            var big = [UInt8](
+                try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom")).read(upToCount: 16 << 20)!
+            )
+            try Data(big).write(to: source.path("big.bin"))
+            try FileManager.default.createDirectory(at: source.path("text"), withIntermediateDirectories: true)
+            for number in 0..<40 {
+                try Data("Note \(number)\n".utf8).write(to: source.path("text/\(number).md"))
+            }
+            let first = try await packAndSign(source.url, in: server)
+            #expect(first.chunkIndex != nil, "the signed document names the chunk index")
+
+            let local = try TemporaryFolder("tar-device")
+            let device = updater(server, local)
+            let cold = try await device.update()
+            #expect(cold.outcome == .downloaded && cold.bytesSaved == 0)
+            let id = try #require(cold.version)
+            #expect(FileManager.default.fileExists(atPath: local.path("store/versions/\(id).tar-layout").path))
+
+            for region in 0..<10 {
+                let offset = (16 << 20) / 10 * region + 3_000
+                for index in offset..<(offset + 10_000) { big[index] = UInt8.random(in: 0...255) }
+            }
+            try Data(big).write(to: source.path("big.bin"))
+            try Data("Note 7, revised\n".utf8).write(to: source.path("text/7.md"))
+            try Data("New\n".utf8).write(to: source.path("text/new.md"))
+            let second = try await packAndSign(source.url, in: server)
+            let before = server.nginxRequests().count
+            let update = try await device.update()
+            #expect(update.outcome == .downloaded)
+            #expect(update.bytesSaved > 15 << 20 && update.bytesDownloaded < 1 << 20, "\(update.oneLine)")
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(big))
+            #expect(try String(contentsOf: local.path("live/text/7.md"), encoding: .utf8) == "Note 7, revised\n")
+            #expect(try String(contentsOf: local.path("live/text/new.md"), encoding: .utf8) == "New\n")
+            #expect(try String(contentsOf: local.path("live/text/39.md"), encoding: .utf8) == "Note 39\n")
+            let requests = server.nginxRequests().dropFirst(before)
+            let ranged = requests.filter { !$0.range.isEmpty && $0.range != "-" }
+            #expect(!ranged.isEmpty && ranged.allSatisfy { $0.status == 206 && !$0.range.contains(",") }, "\(ranged)")
+            #expect(
+                !requests.contains { $0.path.hasSuffix("content.tar") && $0.status == 200 },
+                "never the whole package"
+            )
+            #expect(try BundleStore(root: local.path("store"), liveLink: local.path("live")).verify()?.isIntact == true)
+
+            // The index is covered by the signed document: one changed on the server is refused.
+            let v2 = big
+            for index in 100_000..<110_000 { big[index] = 0 }
+            try Data(big).write(to: source.path("big.bin"))
+            _ = try await packAndSign(source.url, in: server)
+            let servedIndex = server.root.appendingPathComponent("content.tar.freshair-chunks")
+            var index = [UInt8](try Data(contentsOf: servedIndex))
+            index[index.count - 2] ^= 0x10
+            try PublishedFile.write(Data(index), to: servedIndex)
+            await #expect {
+                try await device.update()
+            } throws: { error in
+                (error as? FreshAirError)?.code == .hashMismatch && "\(error)".contains("content.tar.freshair-chunks")
+            }
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(v2))
+            _ = second
+        }
+    }
+}
+
 /// Passes requests to the shared transport until `allowed` range requests have gone through,
 /// then fails every request as a dropped connection would.
 private final class RangesThenFailure: HTTPTransport, @unchecked Sendable {

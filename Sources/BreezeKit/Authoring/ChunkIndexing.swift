@@ -88,11 +88,11 @@ enum ChunkIndexing {
     }
 
     /// Whether the index at `url` is of the file with this digest and size (a SHA-1 digest
-    /// cannot say: the index is then made again).
-    static func describes(_ url: URL, hash: ContentHash, size: Int64) -> Bool {
-        guard hash.algorithm == .sha256, let data = FileManager.default.contents(atPath: url.path),
+    /// cannot say: the index is then made again); with neither given, whether it is an index.
+    static func describes(_ url: URL, hash: ContentHash?, size: Int64?) -> Bool {
+        guard hash == nil || hash?.algorithm == .sha256, let data = FileManager.default.contents(atPath: url.path),
             let index = try? ChunkIndex(data: data, source: url.path)
         else { return false }
-        return index.fileDigest == hash && index.fileSize == size
+        return (hash ?? index.fileDigest) == index.fileDigest && (size ?? index.fileSize) == index.fileSize
     }
 }

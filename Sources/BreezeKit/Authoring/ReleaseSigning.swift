@@ -16,19 +16,24 @@ package struct SigningOptions: Sendable {
     /// A bundle's layout to record in its root manifest before signing (see ``ContentLayout``);
     /// `nil`: keep what it records.
     package var layout: ContentLayout?
+    /// A `.tar` package at least this large gets a chunk index beside it, named in its signed
+    /// document (see ``PackageSignature/chunkIndex``); `nil`: none.
+    package var chunkThreshold: Int64? = ChunkIndex.defaultThreshold
 
     package init(
         cosign: Bool = false,
         validity: Duration = .seconds(30 * 86_400),
         identity: String? = nil,
         sequence: Int? = nil,
-        layout: ContentLayout? = nil
+        layout: ContentLayout? = nil,
+        chunkThreshold: Int64? = ChunkIndex.defaultThreshold
     ) {
         self.cosign = cosign
         self.validity = validity
         self.identity = identity
         self.sequence = sequence
         self.layout = layout
+        self.chunkThreshold = chunkThreshold
     }
 }
 
@@ -48,6 +53,8 @@ package struct SigningReport: Sendable, Codable {
     package var expires: Date?
     /// The file written (the manifest, the `.sig` document, the index).
     package var file: String?
+    /// A package's chunk index, when its document names one.
+    package var chunkIndex: String?
 }
 
 /// The one way breeze signs a release, whatever the document (a bundle's root manifest, a

@@ -16,6 +16,7 @@ package enum PackageSigner {
         let previousTime = ServedFileTime.modified(signatureURL)
         var existing: PackageSignature?
         var document: JSONValue
+        var chunkIndex: PackageSignature.SignedFile?
         let existingData = try? Data(contentsOf: signatureURL)
         if let data = existingData {
             do { existing = try PackageSignature(data: data, source: signatureURL.path) } catch {
@@ -31,8 +32,17 @@ package enum PackageSigner {
                 )
             }
             document = try JSONReader.parse(data)
+            chunkIndex = existing.chunkIndex
         } else {
-            document = PackageSignature(sha256: digest, size: size, release: ReleaseFields()).unsignedJSON
+            chunkIndex = try refreshChunkIndex(
+                of: package,
+                digest: digest,
+                size: size,
+                threshold: options.chunkThreshold
+            )
+            document =
+                PackageSignature(sha256: digest, size: size, chunkIndex: chunkIndex, release: ReleaseFields())
+                .unsignedJSON
         }
         var report = try ReleaseSigning.sign(
             &document,
@@ -44,6 +54,33 @@ package enum PackageSigner {
         try Data(document.serializedBytes(indent: 2) + [UInt8(ascii: "\n")]).write(to: signatureURL, options: .atomic)
         try ServedFileTime.moveForward(signatureURL, past: previousTime)
         report.file = signatureURL.path
+        if chunkIndex != nil { report.chunkIndex = package.path + ChunkIndex.suffix }
         return report
+    }
+
+    /// A `.tar` package of at least `threshold` bytes gets `<package>.freshair-chunks` beside
+    /// it (made anew unless it already describes the package), and its document names it. A
+    /// compressed package cannot: a change anywhere changes every byte after it. An index left
+    /// from an earlier package that no longer qualifies is removed.
+    private static func refreshChunkIndex(
+        of package: URL,
+        digest: ContentHash,
+        size: Int64,
+        threshold: Int64?
+    ) throws -> PackageSignature.SignedFile? {
+        let indexURL = URL(fileURLWithPath: package.path + ChunkIndex.suffix)
+        guard ArchiveFormat(fileName: package.lastPathComponent) == .tar, let threshold, size >= threshold else {
+            if ChunkIndexing.describes(indexURL, hash: nil, size: nil) {
+                try FileManager.default.removeItem(at: indexURL)
+            }
+            return nil
+        }
+        if !ChunkIndexing.describes(indexURL, hash: digest, size: size) {
+            let previousTime = ServedFileTime.modified(indexURL)
+            try ChunkIndex.make(fileAt: package.path).serialized().write(to: indexURL, options: .atomic)
+            try ServedFileTime.moveForward(indexURL, past: previousTime)
+        }
+        let (indexDigest, indexSize) = try ContentHash.ofFile(at: indexURL, using: .sha256)
+        return PackageSignature.SignedFile(sha256: indexDigest, size: indexSize)
     }
 }

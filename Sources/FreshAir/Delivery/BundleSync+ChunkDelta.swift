@@ -63,46 +63,34 @@ extension BundleSync {
         fetcher: Fetcher,
         progress: ProgressCounter
     ) async throws -> ChunkDeltaResult {
-        let expected = source.index.hash!
-        guard
-            case .fetched(let data, _) = try await fetcher.document(
-                at: source.indexURL,
-                validators: nil,
-                limit: configuration.maxDocumentSize
-            )
-        else { throw FreshAirError.httpStatus(304, url: source.indexURL) }
-        let actual = ContentHash.of(data, using: expected.algorithm)
-        guard actual == expected else {
-            throw FreshAirError.hashMismatch(
-                path: source.index.path.string,
-                url: source.indexURL,
-                expected: expected,
-                actual: actual
-            )
-        }
+        let data = try await fetcher.chunkIndex(
+            at: source.indexURL,
+            path: source.index.path.string,
+            expected: source.index.hash!,
+            limit: configuration.maxDocumentSize
+        )
         var result = ChunkDeltaResult(indexFile: source.index, indexData: data, file: nil, saved: 0)
-        // An index that does not describe the file the manifest names is not used.
-        guard let index = try? ChunkIndex(data: data, source: source.indexURL.absoluteString),
-            index.fileDigest == job.expectedHash, index.fileSize == job.expectedSize, index.fileSize <= job.limit
+        guard
+            var delta = ChunkDelta(
+                indexData: data,
+                source: source.indexURL,
+                url: job.url,
+                fileDigest: job.expectedHash,
+                fileSize: job.expectedSize,
+                limit: job.limit,
+                openOld: { [path = source.oldFile] in try InputFile(path: path) }
+            )
         else { return result }
-        let oldIndex = source.oldIndexFile.flatMap { path in
+        delta.oldIndex = source.oldIndexFile.flatMap { path in
             (try? Disk.read(path)).flatMap { try? ChunkIndex(data: $0, source: path) }
-        }.flatMap { $0.fileDigest == source.oldHash && $0.parameters == index.parameters ? $0 : nil }
-        let delta = ChunkDelta(index: index, url: job.url, oldFile: source.oldFile, oldIndex: oldIndex)
-        do {
-            let fetched = try await delta.run(fetcher: fetcher, into: job.partialPath) { progress.add(bytes: $0) }
-            result.file = DownloadedFile(path: job.partialPath, hash: job.expectedHash, size: index.fileSize)
-            result.saved = index.fileSize - fetched
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch let error as FreshAirError where error.isTransient {
-            // The network failed (after retries): the sync fails as any download would, and
-            // the ranges already fetched stay for the next run (`<partial>.delta`).
-            throw error
-        } catch {
-            // A server that cannot serve the delta, or a result that does not check: the whole
-            // file comes the plain way; what was assembled goes.
-            for leftover in ["", ".resume", ".delta"] { try? Disk.remove(job.partialPath + leftover) }
+        }.flatMap { $0.fileDigest == source.oldHash && $0.parameters == delta.index.parameters ? $0 : nil }
+        if let fetched = try await delta.attempt(
+            fetcher: fetcher,
+            into: job.partialPath,
+            progress: { progress.add(bytes: $0) }
+        ) {
+            result.file = DownloadedFile(path: job.partialPath, hash: job.expectedHash, size: delta.index.fileSize)
+            result.saved = delta.index.fileSize - fetched
         }
         return result
     }

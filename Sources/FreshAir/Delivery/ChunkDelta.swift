@@ -14,9 +14,10 @@ struct ChunkDelta {
     /// The new file's index, checked against the manifest's digest and size of the file.
     let index: ChunkIndex
     let url: URL
-    /// The device's previous copy, and its index when one describes it.
-    let oldFile: String
-    let oldIndex: ChunkIndex?
+    /// Opens the device's previous copy (a file, or a package rebuilt from its files); its
+    /// index, when one describes it, saves chunking it.
+    let openOld: @Sendable () throws -> any ChunkSource
+    var oldIndex: ChunkIndex?
     /// Bytes between two ranges to fetch below which one request fetches both.
     var mergeGap: Int64 = 8 << 10
     /// A plan costing more than this share of the file is not worth it: the file comes whole.
@@ -27,6 +28,47 @@ struct ChunkDelta {
     /// Ranges larger than this are fetched in pieces, to bound memory.
     var pieceSize: Int64 = 4 << 20
     var concurrency = 4
+
+    /// A delta that builds the file an index describes, or `nil` when the index cannot be
+    /// read or describes another file than the one expected (its digest and size, as the
+    /// manifest or the signed document give them), or one larger than `limit`.
+    init?(
+        indexData: Data,
+        source: URL,
+        url: URL,
+        fileDigest: ContentHash?,
+        fileSize: Int64?,
+        limit: Int64,
+        openOld: @escaping @Sendable () throws -> any ChunkSource
+    ) {
+        guard let index = try? ChunkIndex(data: indexData, source: source.absoluteString),
+            index.fileDigest == fileDigest, index.fileSize == fileSize, index.fileSize <= limit
+        else { return nil }
+        self.index = index
+        self.url = url
+        self.openOld = openOld
+    }
+
+    /// ``run(fetcher:into:progress:)``, but a delta the server or the result cannot support
+    /// answers `nil` (what was assembled is removed) and the caller downloads the file whole.
+    /// A network that fails after its retries fails the update as any download would; the
+    /// ranges fetched so far stay for the next run (`<partial>.delta`).
+    func attempt(
+        fetcher: Fetcher,
+        into partialPath: String,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> Int64? {
+        do {
+            return try await run(fetcher: fetcher, into: partialPath, progress: progress)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch let error as FreshAirError where error.isTransient {
+            throw error
+        } catch {
+            for leftover in ["", ".resume", ".delta"] { try? Disk.remove(partialPath + leftover) }
+            return nil
+        }
+    }
 
     /// A run of bytes to copy from the old copy to the new file.
     struct Copy: Equatable {
@@ -80,8 +122,8 @@ struct ChunkDelta {
         into partialPath: String,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> Int64 {
-        let old = try await BlockingPool.run { [oldIndex, oldFile, index] in
-            try oldIndex ?? ChunkIndex.make(fileAt: oldFile, parameters: index.parameters)
+        let old = try await BlockingPool.run { [oldIndex, openOld, index] in
+            try oldIndex ?? ChunkIndex.make(reading: openOld(), parameters: index.parameters)
         }
         let (copies, fetches) = Self.plan(new: index, old: old, mergeGap: mergeGap)
         let toFetch = fetches.reduce(Int64(0)) { $0 + $1.upperBound - $1.lowerBound + 1 }
@@ -132,14 +174,14 @@ struct ChunkDelta {
         }
 
         // One pass in file order: kept chunks copied from the old copy, every byte hashed.
-        let actual = try await BlockingPool.run { [oldFile] in
-            let input = try InputFile(path: oldFile)
+        let actual = try await BlockingPool.run { [openOld] in
+            let input = try openOld()
             let assembled = try InputFile(path: partialPath)
             let writer = try OutputFile(updating: partialPath)
             var hasher = ContentHasher(.sha256)
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             var position: Int64 = 0
-            func hash(from source: InputFile, at offset: Int64, length: Int64, writingAt target: Int64?) throws {
+            func hash(from source: any ChunkSource, at offset: Int64, length: Int64, writingAt target: Int64?) throws {
                 var done: Int64 = 0
                 while done < length {
                     let count = Int(min(Int64(buffer.count), length - done))

@@ -99,6 +99,9 @@ public struct PackageUpdater: Sendable {
         public var bytesDownloaded: Int64
         /// HTTP requests sent, retries included.
         public var requests: Int
+        /// Bytes of the package not downloaded: chunks of the installed package reused (a
+        /// signed `.tar` with a chunk index; see ``PackageSignature/chunkIndex``).
+        public var bytesSaved: Int64 = 0
         /// Body bytes received and thrown away (see ``SyncSummary/bytesWasted``).
         public var bytesWasted: Int64 = 0
         /// The installed content's `Last-Modified`.
@@ -123,8 +126,9 @@ public struct PackageUpdater: Sendable {
                 return
                     "Kept version \(version ?? 0): the server still offers the package rolled back from; \(requests)."
             case .downloaded:
+                let saved = bytesSaved > 0 ? ", \(ByteCount(bytesSaved)) reused from the installed package" : ""
                 return
-                    "Installed package version \(version ?? 0) (\(ByteCount(bytesDownloaded)) downloaded); \(bundled)\(requests)."
+                    "Installed package version \(version ?? 0) (\(ByteCount(bytesDownloaded)) downloaded\(saved)); \(bundled)\(requests)."
             }
         }
     }
@@ -242,7 +246,21 @@ public struct PackageUpdater: Sendable {
                         )
                     }
                     let progress = ProgressCounter(filesTotal: 1, bytesExpected: job.expectedSize, report: report)
-                    let outcome = try await fetcher.download(job, tee: streaming, progress: { progress.add(bytes: $0) })
+                    let outcome: FetchOutcome<DownloadedFile>
+                    if let signed, let live, intact,
+                        let rebuilt = try await rebuildFromChunks(
+                            job,
+                            signed: signed.document,
+                            live: live,
+                            fetcher: fetcher,
+                            progress: progress
+                        )
+                    {
+                        outcome = .fetched(rebuilt.file, signed.validators)
+                        result.bytesSaved = rebuilt.saved
+                    } else {
+                        outcome = try await fetcher.download(job, tee: streaming, progress: { progress.add(bytes: $0) })
+                    }
                     guard case .fetched(let file, let validators) = outcome else {
                         if case .notNewer(let date) = outcome {
                             (result.outcome, result.serverLastModified) = (.serverCopyNotNewer, date)
@@ -254,7 +272,7 @@ public struct PackageUpdater: Sendable {
                     // The package itself is not kept: gone before activation flushes the disk.
                     defer { try? Disk.remove(file.path) }
                     result.outcome = .downloaded
-                    result.bytesDownloaded = file.size
+                    result.bytesDownloaded = file.size - result.bytesSaved
                     result.lastModified = validators.lastModified
                     var installed: VersionRecord
                     do {
@@ -398,6 +416,8 @@ public struct PackageUpdater: Sendable {
             // Named by where it came from, not by the partial file it was downloaded to.
             throw failure.namingPackage(origin == .bundled ? package.path : remote.absoluteString)
         }
+        // The files a `.tar` unpacked to, for the next package to reuse its chunks from.
+        if format == .tar, installer is ExtractingInstaller { store.recordTarLayout(of: package, for: staged.id) }
         var record = VersionRecord(id: staged.id, source: remote.absoluteString, validators: validators, files: records)
         record.origin = origin
         record.packageFormat = format.rawValue

@@ -106,6 +106,7 @@ extension SyncSummary {
             removed: [],
             package: result
         )
+        bytesSaved = result.bytesSaved
     }
 
     /// A repository update in the terms of every mode: its bundles are the files.

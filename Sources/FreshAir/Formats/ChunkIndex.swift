@@ -128,47 +128,47 @@ public struct ChunkIndex: Sendable, Hashable {
 
     /// The binary form.
     public func serialized() -> Data {
-        var bytes = Array("FRCI".utf8) + [1, 0, 0, 0]
-        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
-        append(UInt32(parameters.minimum))
-        append(UInt32(parameters.average))
-        append(UInt32(parameters.maximum))
-        append(UInt64(fileSize))
-        bytes += fileDigest.bytes
-        append(UInt32(chunks.count))
+        var writer = ByteWriter(bytes: Array("FRCI".utf8) + [1, 0, 0, 0])
+        writer.littleEndian(UInt32(parameters.minimum))
+        writer.littleEndian(UInt32(parameters.average))
+        writer.littleEndian(UInt32(parameters.maximum))
+        writer.littleEndian(UInt64(fileSize))
+        writer.bytes += fileDigest.bytes
+        writer.littleEndian(UInt32(chunks.count))
         for chunk in chunks {
-            var length = UInt64(chunk.length)
-            repeat {
-                bytes.append(UInt8(length & 0x7f) | (length >= 0x80 ? 0x80 : 0))
-                length >>= 7
-            } while length > 0
-            withUnsafeBytes(of: chunk.digest.bigEndian) { bytes += $0 }
+            writer.leb128(UInt64(chunk.length))
+            withUnsafeBytes(of: chunk.digest.bigEndian) { writer.bytes += $0 }
         }
-        return Data(bytes)
+        return Data(writer.bytes)
     }
 
     /// Chunks the file at `path` and hashes it, in one pass.
     ///
     /// - Throws: ``FreshAirError`` when the file cannot be read.
     public static func make(fileAt path: String, parameters: Parameters = .standard) throws -> ChunkIndex {
+        try make(reading: InputFile(path: path), parameters: parameters)
+    }
+
+    /// Chunks and hashes the bytes of `source`, in one pass: a file, or a previous package
+    /// rebuilt from its installed files.
+    static func make(reading source: any ChunkSource, parameters: Parameters) throws -> ChunkIndex {
         precondition(parameters.isValid, "invalid chunk parameters")
-        let input = try InputFile(path: path)
         let chunker = Chunker(parameters: parameters)
         var whole = ContentHasher(.sha256)
         var chunks: [Chunk] = []
         var buffer = [UInt8](repeating: 0, count: max(4 << 20, parameters.maximum * 2))
+        let size = try source.size
         var filled = 0
-        var offset: Int64 = 0
-        var atEnd = false
+        var offset: Int64 = 0  // where buffer[0] is in the source
         while true {
-            if !atEnd {
-                let read = try buffer.withUnsafeMutableBytes { raw in
-                    try input.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[filled...]))
-                }
-                if read == 0 { atEnd = true }
-                buffer.withUnsafeBytes { whole.update(UnsafeRawBufferPointer(rebasing: $0[filled..<(filled + read)])) }
-                filled += read
+            let read = Int(min(Int64(buffer.count - filled), size - offset - Int64(filled)))
+            try buffer.withUnsafeMutableBytes { raw in
+                let target = UnsafeMutableRawBufferPointer(rebasing: raw[filled..<(filled + read)])
+                try source.read(at: offset + Int64(filled), into: target)
+                whole.update(UnsafeRawBufferPointer(target))
             }
+            filled += read
+            let atEnd = offset + Int64(filled) == size
             var start = 0
             while filled - start >= parameters.maximum || (atEnd && start < filled) {
                 let length = buffer.withUnsafeBytes {
@@ -177,18 +177,18 @@ public struct ChunkIndex: Sendable, Hashable {
                 let digest = buffer.withUnsafeBytes {
                     ContentHash.prefix64(UnsafeRawBufferPointer(rebasing: $0[start..<(start + length)]))
                 }
-                chunks.append(Chunk(offset: offset, length: length, digest: digest))
-                offset += Int64(length)
+                chunks.append(Chunk(offset: offset + Int64(start), length: length, digest: digest))
                 start += length
             }
-            if atEnd && start == filled { break }
+            if atEnd { break }
             // Keep the unchunked tail at the front, then read more behind it.
             buffer.withUnsafeMutableBytes { raw in
                 raw.baseAddress!.copyMemory(from: raw.baseAddress! + start, byteCount: filled - start)
             }
             filled -= start
+            offset += Int64(start)
         }
-        return ChunkIndex(parameters: parameters, fileSize: offset, fileDigest: whole.finalize(), chunks: chunks)
+        return ChunkIndex(parameters: parameters, fileSize: size, fileDigest: whole.finalize(), chunks: chunks)
     }
 }
 
@@ -253,41 +253,6 @@ public struct ChunkIndexError: Error, Sendable, Hashable, CustomStringConvertibl
     /// What is wrong with it.
     public var problem: String
     public var description: String { "\(source): \(problem)" }
-}
-
-/// Reads little-endian integers and LEB128 lengths from bytes.
-private struct ByteReader {
-    let bytes: [UInt8]
-    var position = 0
-
-    var isAtEnd: Bool { position == bytes.count }
-    var remaining: Int { bytes.count - position }
-
-    mutating func take(_ count: Int) -> [UInt8]? {
-        guard bytes.count - position >= count else { return nil }
-        defer { position += count }
-        return Array(bytes[position..<(position + count)])
-    }
-
-    mutating func littleEndian<T: FixedWidthInteger>(_: T.Type) -> T? {
-        guard let raw = take(MemoryLayout<T>.size) else { return nil }
-        return raw.reversed().reduce(T(0)) { ($0 << 8) | T($1) }
-    }
-
-    mutating func uint32() -> UInt32? { littleEndian(UInt32.self) }
-    mutating func uint64() -> UInt64? { littleEndian(UInt64.self) }
-    mutating func uint64BigEndian() -> UInt64? { take(8)?.reduce(UInt64(0)) { ($0 << 8) | UInt64($1) } }
-
-    /// At most 5 bytes (lengths below 2^35); longer is malformed.
-    mutating func leb128() -> UInt64? {
-        var value: UInt64 = 0
-        for shift in stride(from: 0, to: 35, by: 7) {
-            guard let byte = take(1)?.first else { return nil }
-            value |= UInt64(byte & 0x7f) << UInt64(shift)
-            if byte & 0x80 == 0 { return value }
-        }
-        return nil
-    }
 }
 
 extension String {

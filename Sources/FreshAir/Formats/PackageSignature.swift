@@ -12,7 +12,25 @@ import Foundation
 /// A device that pins keys fetches it first, conditionally: a `304` proves the installed
 /// package is current; otherwise the package is downloaded and checked against the signed
 /// digest and size while it streams. The package itself is never trusted for what it says.
+///
+/// A `.tar` package's document can also name its chunk index (`"chunks": {"sha256": …,
+/// "size": …}`, `<package>.freshair-chunks` beside it): a device that installed an earlier
+/// package then fetches only the chunks it lacks (see ``ChunkIndex``).
 public struct PackageSignature: Sendable, Hashable {
+    /// A file the document vouches for besides the package: its SHA-256 and size.
+    public struct SignedFile: Sendable, Hashable {
+        /// SHA-256 of the file.
+        public var sha256: ContentHash
+        /// The file's size in bytes.
+        public var size: Int64
+
+        /// A file with `sha256` and `size`.
+        public init(sha256: ContentHash, size: Int64) {
+            self.sha256 = sha256
+            self.size = size
+        }
+    }
+
     /// What follows the package's file name: `content.tgz.sig`.
     public static let suffix = ".sig"
 
@@ -20,13 +38,16 @@ public struct PackageSignature: Sendable, Hashable {
     public var sha256: ContentHash
     /// The package file's size in bytes.
     public var size: Int64
+    /// The package's chunk index, `<package>.freshair-chunks`, when it has one.
+    public var chunkIndex: SignedFile?
     /// Identity, sequence, expiry and signatures.
     public var release: ReleaseFields
 
-    /// A document for a package with `sha256` and `size`.
-    public init(sha256: ContentHash, size: Int64, release: ReleaseFields) {
+    /// A document for a package with `sha256` and `size` (and a chunk index, when given).
+    public init(sha256: ContentHash, size: Int64, chunkIndex: SignedFile? = nil, release: ReleaseFields) {
         self.sha256 = sha256
         self.size = size
+        self.chunkIndex = chunkIndex
         self.release = release
     }
 
@@ -46,7 +67,26 @@ public struct PackageSignature: Sendable, Hashable {
                 )
             )
         }
-        self.init(sha256: digest, size: size, release: try ReleaseFields(document: document, source: source))
+        var chunkIndex: SignedFile?
+        if let chunks = document["chunks"] {
+            guard let digest = chunks["sha256"]?.string.flatMap(ContentHash.init(hex:)), digest.algorithm == .sha256,
+                let size = chunks["size"]?.integer, size >= 0
+            else {
+                throw ManifestError(
+                    source: source,
+                    problem: .unexpectedShape(
+                        "expected \"chunks\": {\"sha256\": \"<64 hex digits>\", \"size\": <bytes>} naming the chunk index"
+                    )
+                )
+            }
+            chunkIndex = SignedFile(sha256: digest, size: size)
+        }
+        self.init(
+            sha256: digest,
+            size: size,
+            chunkIndex: chunkIndex,
+            release: try ReleaseFields(document: document, source: source)
+        )
     }
 
     /// The document without signatures, in the order `breeze sign` writes it.
@@ -56,6 +96,11 @@ public struct PackageSignature: Sendable, Hashable {
         if let sequence = release.sequence { pairs.append(("sequence", JSONValue(sequence))) }
         if let expires = release.expires { pairs.append(("expires", .string(expires.formatted(.iso8601)))) }
         pairs += [("sha256", .string(sha256.hex)), ("size", JSONValue(size))]
+        if let chunkIndex {
+            pairs.append(
+                ("chunks", .object([("sha256", .string(chunkIndex.sha256.hex)), ("size", JSONValue(chunkIndex.size))]))
+            )
+        }
         return .object(pairs)
     }
 }

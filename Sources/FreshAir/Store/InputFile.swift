@@ -9,14 +9,11 @@ import Darwin
 #endif
 
 // File-scope names for the libc calls `InputFile` shadows with its own methods.
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(descriptor, buffer, count)
-}
 private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
 
-/// A file opened for reading with plain `read(2)` and `pread(2)`: sequential reads for
-/// chunking, reads at an offset for copying kept chunks into a new version.
-final class InputFile {
+/// A file opened for reading with `pread(2)`: reads at an offset, for chunking a file and
+/// copying its kept chunks into a new version.
+final class InputFile: ChunkSource {
     private let descriptor: Int32
     let path: String
 
@@ -28,12 +25,12 @@ final class InputFile {
 
     deinit { _ = systemClose(descriptor) }
 
-    /// Reads the next bytes into `buffer`; 0 at the end of the file.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(FreshAirError) -> Int {
-        while true {
-            let count = systemRead(descriptor, buffer.baseAddress, buffer.count)
-            if count >= 0 { return count }
-            if errno != EINTR { throw Disk.failure("read", path) }
+    /// The file's size now.
+    var size: Int64 {
+        get throws(FreshAirError) {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { throw Disk.failure("stat", path) }
+            return Int64(info.st_size)
         }
     }
 

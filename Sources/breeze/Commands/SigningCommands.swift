@@ -32,7 +32,8 @@ struct SignCommand: AsyncParsableCommand {
         discussion: """
             A bundle folder: its root manifest is signed; hash it first (`breeze hash`), since every entry needs a \
             current digest, which the signature then covers. A package file (.tgz, .tar.gz, .tar, .gz, .zip): \
-            <package>.sig is written beside it with the package's SHA-256 and size. A repository folder (with \
+            <package>.sig is written beside it with the package's SHA-256 and size (and, for a .tar of at least \
+            --chunk-threshold MB, those of the chunk index written beside it). A repository folder (with \
             index.json): the index is signed, each bundle naming its archive's SHA-256 and size. \
             Each signing is a new release: the sequence moves on \
             (devices refuse anything older or a different document with the same number), "expires" is set (devices \
@@ -61,6 +62,11 @@ struct SignCommand: AsyncParsableCommand {
     var layout: PublishCommand.LayoutName?
     @Option(help: "With --layout objects: the objects' folder relative to the bundle's, such as ../objects.")
     var objects: String?
+    @Option(
+        help:
+            "A .tar package of at least this many MB gets a chunk index (<package>.freshair-chunks) its document names, so devices fetch only changed chunks; 0: none."
+    )
+    var chunkThreshold = 8
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
@@ -84,7 +90,8 @@ struct SignCommand: AsyncParsableCommand {
                 validity: .seconds(expires * 86_400),
                 identity: identity,
                 sequence: sequence,
-                layout: recorded
+                layout: recorded,
+                chunkThreshold: chunkThreshold > 0 ? Int64(chunkThreshold) << 20 : nil
             )
             let url = URL(fileURLWithPath: target)
             var isFolder: ObjCBool = false
@@ -124,6 +131,8 @@ struct SignCommand: AsyncParsableCommand {
             "Signed \(file) (\(release)) with \(signers)"
                 + (report.kept.isEmpty
                     ? "." : "; kept \(report.kept.count) other signature\(report.kept.count == 1 ? "" : "s").")
+                + (report.chunkIndex.map { " It names the chunk index \(URL(fileURLWithPath: $0).lastPathComponent)." }
+                    ?? "")
         )
     }
 }

@@ -1,0 +1,65 @@
+import Foundation
+
+// A `.tar` package rebuilt from the chunks of the package installed before it (see
+// ``ChunkDelta`` and ``TarLayout``).
+extension BundleStore {
+    /// Where a version installed from a `.tar` package keeps the package's ``TarLayout``.
+    func tarLayoutPath(_ id: Int) -> String { versionsPath + "/\(id).tar-layout" }
+
+    /// Records the layout of the `.tar` package version `id` is installed from, so that the
+    /// next package can reuse its chunks. Best effort: without it the next package comes whole.
+    func recordTarLayout(of package: URL, for id: Int) {
+        guard let layout = try? TarLayout.scan(tarAt: package.path) else { return }
+        try? Disk.createDirectory(versionsPath)
+        try? Disk.writeAtomically(layout.serialized(), to: tarLayoutPath(id))
+    }
+}
+
+extension PackageUpdater {
+    /// Builds the signed package into the job's partial file from the chunks of the installed
+    /// one and the ranges it lacks, or answers `nil` when it cannot (no index named, not a
+    /// `.tar`, no layout, a server or result that cannot support it), and the package then
+    /// comes whole.
+    ///
+    /// - Throws: ``FreshAirError`` when the index the document names cannot be fetched or is
+    ///   not the one signed (refused as any file that fails its digest), or when the network
+    ///   fails mid-delta (the next update resumes it).
+    func rebuildFromChunks(
+        _ job: DownloadJob,
+        signed: PackageSignature,
+        live: VersionRecord,
+        fetcher: Fetcher,
+        progress: ProgressCounter
+    ) async throws -> (file: DownloadedFile, saved: Int64)? {
+        guard let reference = signed.chunkIndex, format == .tar, live.packageFormat == ArchiveFormat.tar.rawValue,
+            let liveDirectory = store.liveDirectory?.path,
+            let layout = (try? Disk.read(store.tarLayoutPath(live.id))).flatMap({ try? TarLayout(data: $0) })
+        else { return nil }
+        let indexURL = URL(string: remote.absoluteString + ChunkIndex.suffix)!
+        let data = try await fetcher.chunkIndex(
+            at: indexURL,
+            path: remote.lastPathComponent + ChunkIndex.suffix,
+            expected: reference.sha256,
+            limit: Int(min(Int64(configuration.maxDocumentSize), reference.size))
+        )
+        guard
+            let delta = ChunkDelta(
+                indexData: data,
+                source: indexURL,
+                url: remote,
+                fileDigest: signed.sha256,
+                fileSize: signed.size,
+                limit: job.limit,
+                openOld: { ReassembledPackage(layout: layout, folder: liveDirectory) }
+            ),
+            let fetched = try await delta.attempt(
+                fetcher: fetcher,
+                into: job.partialPath,
+                progress: { progress.add(bytes: $0) }
+            )
+        else { return nil }
+        // The index is part of what this update downloaded.
+        let saved = max(0, signed.size - fetched - Int64(data.count))
+        return (DownloadedFile(path: job.partialPath, hash: signed.sha256, size: signed.size), saved)
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+
+/// Where a `.tar` package's bytes came from: its headers and padding kept as they were, each
+/// file's data named by the path it was installed at. With it a device can rebuild the
+/// package it installed from the installed files (``ReassembledPackage``) and reuse its
+/// chunks when the next package changes only in part, without keeping a second copy of the
+/// data: the layout of a 1 GB package of 300 files is about 50 KB.
+///
+/// The binary form (`versions/<id>.tar-layout`), integers LEB128 but the first:
+///
+/// ```
+/// "FRTL"  version (1)  0 0 0      8 bytes
+/// package size                    UInt64, little-endian
+/// segment count
+/// per segment: kind (0 bytes, 1 zeros, 2 file), length, then
+///     bytes: the bytes; file: the path's length and its UTF-8
+/// ```
+struct TarLayout: Sendable, Hashable {
+    /// A run of the package's bytes.
+    enum Segment: Sendable, Hashable {
+        /// Bytes kept as they were: headers, long names, extended attributes.
+        case bytes([UInt8])
+        /// Zero bytes: padding to 512-byte blocks, the end-of-archive blocks.
+        case zeros(Int64)
+        /// The data of the file installed at this path.
+        case file(BundlePath, length: Int64)
+
+        var length: Int64 {
+            switch self {
+            case .bytes(let bytes): Int64(bytes.count)
+            case .zeros(let count): count
+            case .file(_, let length): length
+            }
+        }
+    }
+
+    /// The package's size: the segments' lengths add up to it.
+    var size: Int64
+    var segments: [Segment]
+
+    /// Zero runs shorter than this stay inside the bytes around them.
+    private static let shortestZeroRun = 32
+
+    /// Reads the tar at `path` (headers only matter, but it reads every byte: the parser is
+    /// the extractor's) and notes where each installed file's data lies.
+    ///
+    /// - Throws: ``FreshAirError`` when the file cannot be read, ``ArchiveError`` when it is
+    ///   not a tar archive the extractor would install.
+    static func scan(tarAt path: String) throws -> TarLayout {
+        let input = try InputFile(path: path)
+        let size = try input.size
+        var parser = TarParser()
+        var files: [(offset: Int64, length: Int64, path: BundlePath)] = []
+        var current: BundlePath?
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var offset: Int64 = 0
+        while offset < size, !parser.isFinished {
+            let count = Int(min(Int64(buffer.count), size - offset))
+            try buffer.withUnsafeMutableBytes { raw in
+                let piece = UnsafeMutableRawBufferPointer(rebasing: raw[0..<count])
+                try input.read(at: offset, into: piece)
+                let start = UnsafeRawPointer(piece.baseAddress!)
+                try parser.feed(UnsafeRawBufferPointer(piece)) { event in
+                    switch event {
+                    case .begin(let entry):
+                        current = entry.kind == .file ? try ArchiveExtractor.sanitize(entry.path) : nil
+                    case .content(let bytes):
+                        guard let path = current, let base = bytes.baseAddress else { return }
+                        let at = offset + Int64(base - start)
+                        if let last = files.last, last.path == path, last.offset + last.length == at {
+                            files[files.count - 1].length += Int64(bytes.count)
+                        } else {
+                            files.append((at, Int64(bytes.count), path))
+                        }
+                    case .end:
+                        current = nil
+                    }
+                }
+            }
+            offset += Int64(count)
+        }
+        try parser.finish()
+
+        var layout = TarLayout(size: size, segments: [])
+        var position: Int64 = 0
+        for file in files {
+            try layout.appendKept(from: input, at: position, length: file.offset - position)
+            layout.segments.append(.file(file.path, length: file.length))
+            position = file.offset + file.length
+        }
+        try layout.appendKept(from: input, at: position, length: size - position)
+        return layout
+    }
+
+    /// Appends the bytes between two files' data, long zero runs as counts.
+    private mutating func appendKept(from input: InputFile, at offset: Int64, length: Int64) throws {
+        var remaining = length
+        var position = offset
+        while remaining > 0 {
+            var bytes = [UInt8](repeating: 0, count: Int(min(remaining, 1 << 20)))
+            try bytes.withUnsafeMutableBytes { try input.read(at: position, into: $0) }
+            position += Int64(bytes.count)
+            remaining -= Int64(bytes.count)
+            var start = 0
+            var index = 0
+            while index < bytes.count {
+                guard bytes[index] == 0 else {
+                    index += 1
+                    continue
+                }
+                let zeros = bytes[index...].prefix { $0 == 0 }.count
+                if zeros >= Self.shortestZeroRun {
+                    if start < index { append(.bytes(Array(bytes[start..<index]))) }
+                    append(.zeros(Int64(zeros)))
+                    start = index + zeros
+                }
+                index += zeros
+            }
+            if start < bytes.count { append(.bytes(Array(bytes[start...]))) }
+        }
+    }
+
+    /// Appends a segment, merged into the last one when both are bytes or both zeros.
+    private mutating func append(_ segment: Segment) {
+        switch (segments.last, segment) {
+        case (.bytes(let last)?, .bytes(let more)): segments[segments.count - 1] = .bytes(last + more)
+        case (.zeros(let last)?, .zeros(let more)): segments[segments.count - 1] = .zeros(last + more)
+        default: segments.append(segment)
+        }
+    }
+
+    /// The binary form.
+    func serialized() -> Data {
+        var writer = ByteWriter(bytes: Array("FRTL".utf8) + [1, 0, 0, 0])
+        writer.littleEndian(UInt64(size))
+        writer.leb128(UInt64(segments.count))
+        for segment in segments {
+            switch segment {
+            case .bytes(let bytes):
+                writer.bytes.append(0)
+                writer.leb128(UInt64(bytes.count))
+                writer.bytes += bytes
+            case .zeros(let count):
+                writer.bytes.append(1)
+                writer.leb128(UInt64(count))
+            case .file(let path, let length):
+                writer.bytes.append(2)
+                writer.leb128(UInt64(length))
+                writer.leb128(UInt64(path.string.utf8.count))
+                writer.bytes += Array(path.string.utf8)
+            }
+        }
+        return Data(writer.bytes)
+    }
+
+    /// Reads ``serialized()``'s form. The file is the device's own, but is checked as any
+    /// input: paths must be ``BundlePath``s and the lengths must add up.
+    init(data: Data) throws(ChunkIndexError) {
+        var reader = ByteReader(bytes: [UInt8](data))
+        func fail(_ problem: String) -> ChunkIndexError { ChunkIndexError(source: "tar layout", problem: problem) }
+        guard reader.take(8) == Array("FRTL".utf8) + [1, 0, 0, 0] else { throw fail("not a version 1 tar layout") }
+        guard let size = reader.uint64(), size <= UInt64(Int64.max), let count = reader.leb128(),
+            count <= UInt64(reader.remaining)
+        else { throw fail("the header is cut short") }
+        var segments: [Segment] = []
+        var total: UInt64 = 0
+        for _ in 0..<count {
+            guard let kind = reader.take(1)?.first, let length = reader.leb128(), length <= size - total else {
+                throw fail("a segment is cut short or runs past the package")
+            }
+            total += length
+            switch kind {
+            case 0:
+                guard let bytes = reader.take(Int(length)) else { throw fail("bytes are cut short") }
+                segments.append(.bytes(bytes))
+            case 1:
+                segments.append(.zeros(Int64(length)))
+            case 2:
+                guard let pathLength = reader.leb128(), pathLength <= 1 << 16, let raw = reader.take(Int(pathLength)),
+                    let text = String(validating: raw, as: UTF8.self), let path = try? BundlePath(text)
+                else { throw fail("a file's path is not a bundle path") }
+                segments.append(.file(path, length: Int64(length)))
+            default:
+                throw fail("unknown segment kind \(kind)")
+            }
+        }
+        guard total == size, reader.isAtEnd else { throw fail("the segments do not add up to the package") }
+        self.size = Int64(size)
+        self.segments = segments
+    }
+
+    init(size: Int64, segments: [Segment]) {
+        self.size = size
+        self.segments = segments
+    }
+}
