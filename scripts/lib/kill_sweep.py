@@ -9,7 +9,7 @@ uniformly from [0, the scenario's unkilled run time], and checks:
      their records (the live one and at most one earlier);
   4. the second sync did not wait on a lock (it took less than the lock's 60 s timeout).
 """
-import argparse, hashlib, json, os, random, shutil, signal, subprocess, sys, tempfile, time
+import argparse, hashlib, json, os, random, re, shutil, signal, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from loopback import Nginx  # noqa: E402
@@ -114,14 +114,31 @@ class Scenario:
         return digest(os.path.join(folder, path))
 
     def publish_package(self, version):
+        """A `.tgz`; for `chunks`, a signed `.tar` (its chunk index named in the `.sig`), which a
+        device rebuilds from the files it installed and the chunks it lacks."""
         source = os.path.join(self.home, f"package-v{version}")
         shutil.rmtree(source, ignore_errors=True)
         for path, data in self.files(version).items():
             write(os.path.join(source, path), data)
-        archive = os.path.join(self.www, "content.tgz")
-        subprocess.run(["tar", "-czf", archive, "-C", source, "."], check=True)
+        archive = os.path.join(self.www, self.package_name)
+        subprocess.run(["tar", "-czf" if archive.endswith(".tgz") else "-cf", archive, "-C", source, "."], check=True)
         self.bump_times(self.www, version)
+        if self.kind == "chunks":
+            subprocess.run([self.sweep.breeze, "sign", archive, "--key", self.signing_key()],
+                           check=True, stdout=subprocess.DEVNULL)
         return {"": tree(source)}
+
+    @property
+    def package_name(self):
+        return "content.tar" if self.kind == "chunks" else "content.tgz"
+
+    def signing_key(self):
+        """The publisher's key (made on first use); `public_key` is what devices pin."""
+        path = os.path.join(self.home, "publisher.key")
+        if not os.path.exists(path):
+            printed = subprocess.run([self.sweep.breeze, "keygen", path], check=True, capture_output=True, text=True)
+            self.public_key = re.search(r"[A-Za-z0-9+/]{43}=", printed.stdout).group(0)
+        return path
 
     def publish_repository(self, version):
         repository = os.path.join(self.www, "zoo")
@@ -164,7 +181,9 @@ class Scenario:
             base = f"{url}/{os.path.relpath(self.www, self.sweep.work)}/App.freshair/"
             return [self.sweep.breeze, "sync", base, directory, "--env", f"appVersion={self.app_version(version)}"]
         if self.mode == "package":
-            return [self.sweep.breeze, "sync", f"{url}/{os.path.relpath(self.www, self.sweep.work)}/content.tgz", directory]
+            command = [self.sweep.breeze, "sync", f"{url}/{os.path.relpath(self.www, self.sweep.work)}/{self.package_name}",
+                       directory]
+            return command + (["--trusted-key", self.public_key] if self.kind == "chunks" else [])
         command = [self.sweep.breeze, "sync", f"{url}/{os.path.relpath(self.www, self.sweep.work)}/", directory, "--repo", "zoo"]
         return command + (["--atomic"] if self.kind == "atomic" else [])
 
@@ -199,7 +218,9 @@ class Scenario:
             names = os.listdir(versions) if os.path.isdir(versions) else []
             folders = [n for n in names if n.isdigit()]
             records = [n for n in names if n.endswith(".json") and n[:-5].isdigit()]
-            found += [f"versions/{n}" for n in names if n not in folders and n not in records]
+            # A version installed from a .tar keeps the package's layout beside its record.
+            layouts = [n for n in names if n.endswith(".tar-layout") and n[:-11] in folders]
+            found += [f"versions/{n}" for n in names if n not in folders and n not in records and n not in layouts]
             if len(folders) > 2:
                 found.append(f"versions/: {len(folders)} versions kept")
         if self.kind == "atomic":
@@ -223,7 +244,7 @@ class Sweep:
 
     def run(self):
         kinds = {"bundle": ["cold", "incremental", "environment", "large", "chunks"],
-                 "package": ["cold", "incremental", "large"],
+                 "package": ["cold", "incremental", "large", "chunks"],
                  "repository": ["cold", "incremental", "large", "atomic"]}
         scenarios = [Scenario(self, mode, kind) for mode, list_ in kinds.items() for kind in list_]
         if self.only:

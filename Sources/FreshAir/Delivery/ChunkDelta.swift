@@ -156,6 +156,7 @@ struct ChunkDelta {
         let (url, size) = (url, index.fileSize)
         let output = try OutputFile(updating: partialPath)
         defer { output.close() }
+        var fetchedNow: Int64 = 0
         try await withThrowingTaskGroup(of: (Int64, Data).self) { group in
             var next = 0
             func startNext() {
@@ -166,6 +167,7 @@ struct ChunkDelta {
             }
             for _ in 0..<max(1, concurrency) { startNext() }
             while let (offset, data) = try await group.next() {
+                fetchedNow += Int64(data.count)
                 try data.withUnsafeBytes { try output.write($0, at: offset) }
                 try journal.record(offset)
                 progress(Int64(data.count))
@@ -208,6 +210,8 @@ struct ChunkDelta {
         guard actual == index.fileDigest else {
             throw Fetcher.RangeRefused(url: url, detail: "the assembled file does not match its digest")
         }
+        // The ranges are in the file now; a delta that gave way counts them as wasted.
+        fetcher.ledger.use(fetchedNow)
         return toFetch
     }
 }

@@ -57,7 +57,10 @@ extension PackageUpdater {
                 into: job.partialPath,
                 progress: { progress.add(bytes: $0) }
             )
-        else { return nil }
+        else {
+            fetcher.ledger.discard(Int64(data.count))  // the index was for nothing
+            return nil
+        }
         // The index is part of what this update downloaded.
         let saved = max(0, signed.size - fetched - Int64(data.count))
         return (DownloadedFile(path: job.partialPath, hash: signed.sha256, size: signed.size), saved)

@@ -58,7 +58,7 @@ extension Fetcher {
                             )
                         )
                     }
-                    ledger.use(Int64(length))
+                    // Counted as used once the file it goes into checks (ChunkDelta).
                     return data
                 }
             } catch let error as TransportError {

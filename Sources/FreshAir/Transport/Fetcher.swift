@@ -27,6 +27,10 @@ final class TransferLedger: Sendable {
     /// A cut attempt left its bytes in `partial` for the next attempt to resume.
     func keep(_ bytes: Int64, in partial: String) { state.withLock { $0.kept[partial, default: 0] += bytes } }
 
+    /// Bytes counted as used that turned out not to be (a chunk index whose delta gave way
+    /// to a whole download).
+    func discard(_ bytes: Int64) { state.withLock { $0.used -= bytes } }
+
     /// Bytes received in this run that no installed file is made of.
     var wasted: Int64 { state.withLock { max(0, $0.received - $0.used) } }
 }
