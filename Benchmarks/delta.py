@@ -16,7 +16,9 @@ index or control files each tool fetches included); seconds and peak RSS from GN
 The package case puts the file in an uncompressed `.tar` with 300 small files: breeze signs it
 (`breeze sign`, which writes the package's chunk index) and the device rebuilds the package it
 installed from the installed files (`breeze sync --trusted-key`); the peers sync the `.tar` as a
-file. breeze's result is checked by the large file as installed.
+file and unpack it (seeding from the old `.tar`, which they must keep: a second copy of the
+data on the device). breeze's result is checked by the large file as installed, theirs by the
+`.tar`'s SHA-256.
 """
 import argparse, hashlib, os, random, re, shutil, sqlite3, subprocess, sys, time
 
@@ -135,7 +137,9 @@ class DeltaBench:
                      os.path.join(device, "live", "big.bin"), expected, size)
 
     def breeze_package(self, case, slug, base, url, old, new, payload, size):
-        """Signs and serves the old package, syncs it (untimed), then the new one (timed)."""
+        """Signs and serves the old package and syncs it (untimed); then the new one, timed as the
+        first update (the installed package is chunked from its files); then the old one again
+        (untimed) and the new one, timed as every later update (the index kept from the one before)."""
         key = os.path.join(self.work, slug, "app.key")
         os.makedirs(os.path.dirname(key), exist_ok=True)
         printed = subprocess.run([self.breeze, "keygen", key], capture_output=True, text=True, check=True).stdout
@@ -144,15 +148,16 @@ class DeltaBench:
         device = os.path.join(self.work, slug, "breeze-device")
         sync = (f"{self.breeze} sync {url}/breeze/content.tar {device}/live --store {device}/store "
                 f"--trusted-key {public}")
-        for step, version in enumerate([old, new]):
+        for step, (version, tool) in enumerate([(old, None), (new, "breeze, first update"), (old, None), (new, "breeze")]):
             served = f"{base}/breeze/content.tar"
             shutil.copyfile(version, served)
             later = time.time() + 2 * (step + 1)  # servers date files by the second
             os.utime(served, (later, later))
             sh(f"{self.breeze} sign {served} --key {key}")
-            if version is old:
+            if tool:
+                self.measure(case, tool, sync, os.path.join(device, "live", "big.bin"), sha256(payload), size)
+            else:
                 sh(sync)
-        self.measure(case, "breeze", sync, os.path.join(device, "live", "big.bin"), sha256(payload), size)
 
     def measure(self, case, tool, command, result, expected, file_size):
         mark = self.nginx.mark()
@@ -181,6 +186,10 @@ class DeltaBench:
         else:
             self.breeze_bundle(case, slug, base, url, old, new, unchanged, expected, size)
 
+        def unpacking(archive):
+            """A package is installed, not just downloaded: the peers unpack theirs too."""
+            return f" && mkdir -p out && tar -xf {archive} -C out" if package else ""
+
         # zsync: the control file beside the new file; the device seeds from its copy.
         os.makedirs(f"{base}/zsync")
         shutil.copyfile(new, f"{base}/zsync/big.bin")
@@ -188,7 +197,8 @@ class DeltaBench:
         zdevice = os.path.join(self.work, slug, "zsync-device")
         os.makedirs(zdevice)
         shutil.copyfile(new if unchanged else old, f"{zdevice}/old.bin")
-        self.measure(case, "zsync", f"cd {zdevice} && zsync -q -i old.bin -o new.bin {url}/zsync/big.bin.zsync",
+        self.measure(case, "zsync", f"cd {zdevice} && zsync -q -i old.bin -o new.bin {url}/zsync/big.bin.zsync"
+                     + unpacking("new.bin"),
                      f"{zdevice}/new.bin", expected, size)
 
         # casync: a chunk store and a blob index served by nginx.
@@ -199,7 +209,7 @@ class DeltaBench:
         shutil.copyfile(new if unchanged else old, f"{cdevice}/old.bin")
         self.measure(case, "casync",
                      f"cd {cdevice} && casync extract --store={url}/casync/store.castr --seed=old.bin "
-                     f"{url}/casync/big.caibx new.bin", f"{cdevice}/new.bin", expected, size)
+                     f"{url}/casync/big.caibx new.bin" + unpacking("new.bin"), f"{cdevice}/new.bin", expected, size)
 
         # curl: the whole file (unchanged: a conditional GET on the copy's date).
         os.makedirs(f"{base}/curl")
@@ -212,7 +222,7 @@ class DeltaBench:
             os.utime(f"{udevice}/big.bin", (served, served))
             command = f"cd {udevice} && curl -sf -z big.bin -o big.bin {url}/curl/big.bin"
         else:
-            command = f"cd {udevice} && curl -sf -o big.bin {url}/curl/big.bin"
+            command = f"cd {udevice} && curl -sf -o big.bin {url}/curl/big.bin" + unpacking("big.bin")
         self.measure(case, "curl", command, f"{udevice}/big.bin", expected, size)
         shutil.rmtree(os.path.join(self.work, slug))
         shutil.rmtree(base)

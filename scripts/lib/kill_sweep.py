@@ -218,8 +218,8 @@ class Scenario:
             names = os.listdir(versions) if os.path.isdir(versions) else []
             folders = [n for n in names if n.isdigit()]
             records = [n for n in names if n.endswith(".json") and n[:-5].isdigit()]
-            # A version installed from a .tar keeps the package's layout beside its record.
-            layouts = [n for n in names if n.endswith(".tar-layout") and n[:-11] in folders]
+            # A version installed from a .tar keeps the package's layout (and index) beside its record.
+            layouts = [n for n in names if n.split(".")[0] in folders and n.endswith((".tar-layout", ".tar-chunks"))]
             found += [f"versions/{n}" for n in names if n not in folders and n not in records and n not in layouts]
             if len(folders) > 2:
                 found.append(f"versions/: {len(folders)} versions kept")

@@ -6,6 +6,10 @@ extension BundleStore {
     /// Where a version installed from a `.tar` package keeps the package's ``TarLayout``.
     func tarLayoutPath(_ id: Int) -> String { versionsPath + "/\(id).tar-layout" }
 
+    /// Where a version installed from a `.tar` package by chunks keeps the package's index,
+    /// which spares the next update chunking the package again.
+    func tarChunksPath(_ id: Int) -> String { versionsPath + "/\(id).tar-chunks" }
+
     /// Records the layout of the `.tar` package version `id` is installed from, so that the
     /// next package can reuse its chunks. Best effort: without it the next package comes whole.
     func recordTarLayout(of package: URL, for id: Int) {
@@ -28,6 +32,7 @@ extension PackageUpdater {
         _ job: DownloadJob,
         signed: PackageSignature,
         live: VersionRecord,
+        into version: Int,
         fetcher: Fetcher,
         progress: ProgressCounter
     ) async throws -> (file: DownloadedFile, saved: Int64)? {
@@ -42,16 +47,21 @@ extension PackageUpdater {
             expected: reference.sha256,
             limit: Int(min(Int64(configuration.maxDocumentSize), reference.size))
         )
-        guard
-            let delta = ChunkDelta(
-                indexData: data,
-                source: indexURL,
-                url: remote,
-                fileDigest: signed.sha256,
-                fileSize: signed.size,
-                limit: job.limit,
-                openOld: { ReassembledPackage(layout: layout, folder: liveDirectory) }
-            ),
+        var delta = ChunkDelta(
+            indexData: data,
+            source: indexURL,
+            url: remote,
+            fileDigest: signed.sha256,
+            fileSize: signed.size,
+            limit: job.limit,
+            openOld: { ReassembledPackage(layout: layout, folder: liveDirectory) }
+        )
+        // The installed package's own index, when an update by chunks left one: no need to chunk it.
+        let oldIndexPath = store.tarChunksPath(live.id)
+        let parameters = delta?.index.parameters
+        delta?.oldIndex = (try? Disk.read(oldIndexPath)).flatMap { try? ChunkIndex(data: $0, source: oldIndexPath) }
+            .flatMap { $0.fileDigest.hex == live.packageDigest && $0.parameters == parameters ? $0 : nil }
+        guard let delta,
             let fetched = try await delta.attempt(
                 fetcher: fetcher,
                 into: job.partialPath,
@@ -61,6 +71,7 @@ extension PackageUpdater {
             fetcher.ledger.discard(Int64(data.count))  // the index was for nothing
             return nil
         }
+        try? Disk.writeAtomically(data, to: store.tarChunksPath(version))
         // The index is part of what this update downloaded.
         let saved = max(0, signed.size - fetched - Int64(data.count))
         return (DownloadedFile(path: job.partialPath, hash: signed.sha256, size: signed.size), saved)

@@ -252,6 +252,7 @@ public struct PackageUpdater: Sendable {
                             job,
                             signed: signed.document,
                             live: live,
+                            into: staged.id,
                             fetcher: fetcher,
                             progress: progress
                         )
