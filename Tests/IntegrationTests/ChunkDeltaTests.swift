@@ -212,16 +212,19 @@ struct ChunkDeltaTests {
 @Suite("A signed .tar package by changed chunks")
 struct PackageChunkDeltaTests {
     let key = SigningKey.generate()
+    /// Where the publisher makes and signs the package.
+    let author: TemporaryFolder
 
-    /// `content.tar` made by GNU tar from `source`, signed (which writes its chunk index),
-    /// its files' times moved past the last second (servers date files by the second).
+    init() throws { author = try TemporaryFolder("tar-author") }
+
+    /// `content.tar` made by GNU tar from `source`, signed (which writes its chunk index
+    /// beside it) and published with `breeze publish` (package, index, then the `.sig`).
     func packAndSign(_ source: URL, in server: PublishedFolder) async throws -> PackageSignature {
-        let stamp = Int(Date().timeIntervalSince1970) + 2
-        _ = try await shell(
-            "tar -cf content.tar -C \(source.path) . && touch -d '@\(stamp)' content.tar",
-            in: server.root
-        )
-        _ = try PackageSigner.sign(package: server.root.appendingPathComponent("content.tar"), with: [key])
+        _ = try await shell("tar -cf content.tar -C \(source.path) .", in: author.url)
+        let package = author.path("content.tar")
+        _ = try PackageSigner.sign(package: package, with: [key])
+        let published = try await Publisher.run(source: package, to: FolderDestination(root: server.root))
+        #expect(published.uploaded.last == "content.tar.sig", "the signed document goes last: \(published.uploaded)")
         let signature = server.root.appendingPathComponent("content.tar.sig")
         return try PackageSignature(data: Data(contentsOf: signature), source: signature.path)
     }

@@ -165,10 +165,12 @@ package enum Publisher {
             throw PublishError("\(source.path) does not exist")
         }
         guard isFolder.boolValue else {
-            // A package goes up with its signed document, which then goes last.
+            // A package goes up with its chunk index and its signed document, which then goes last.
             let signature = URL(fileURLWithPath: source.path + PackageSignature.suffix)
-            try checkPackageSignature(source, signature)
-            return [source, signature].filter { FileManager.default.fileExists(atPath: $0.path) }.map { file in
+            let chunkIndex = try checkPackageSignature(source, signature)
+            return [source, chunkIndex, signature].compactMap { $0 }.filter {
+                FileManager.default.fileExists(atPath: $0.path)
+            }.map { file in
                 let size =
                     ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.int64Value
                     ?? 0
@@ -198,10 +200,11 @@ package enum Publisher {
         return head == Data(SigningKey.fileHeader.utf8)
     }
 
-    /// A `.sig` that no longer describes its package would make every device that pins keys
-    /// refuse the download: not published.
-    static func checkPackageSignature(_ package: URL, _ signature: URL) throws {
-        guard let data = try? Data(contentsOf: signature) else { return }
+    /// A `.sig` that no longer describes its package, or names a chunk index that is not
+    /// beside it as signed, would make every device that pins keys refuse the download: not
+    /// published. Returns the chunk index the document names, to go up before it.
+    static func checkPackageSignature(_ package: URL, _ signature: URL) throws -> URL? {
+        guard let data = try? Data(contentsOf: signature) else { return nil }
         let document = try PackageSignature(data: data, source: signature.path)
         let (digest, size) = try ContentHash.ofFile(at: package, using: .sha256)
         guard document.sha256 == digest, document.size == size else {
@@ -209,6 +212,16 @@ package enum Publisher {
                 "\(signature.lastPathComponent) describes another \(package.lastPathComponent) (changed since signing): run `breeze sign` again, then publish"
             )
         }
+        guard let signed = document.chunkIndex else { return nil }
+        let index = URL(fileURLWithPath: package.path + ChunkIndex.suffix)
+        guard let (indexDigest, indexSize) = try? ContentHash.ofFile(at: index, using: .sha256),
+            indexDigest == signed.sha256, indexSize == signed.size
+        else {
+            throw PublishError(
+                "\(signature.lastPathComponent) names a chunk index that \(index.lastPathComponent) is not (missing or changed since signing): run `breeze sign` again, then publish"
+            )
+        }
+        return index
     }
 
     /// A signed index must still match its signatures and the archives it names.
