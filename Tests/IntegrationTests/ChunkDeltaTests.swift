@@ -271,7 +271,7 @@ struct PackageChunkDeltaTests {
             try Data(big).write(to: source.path("big.bin"))
             try Data("Note 7, revised\n".utf8).write(to: source.path("text/7.md"))
             try Data("New\n".utf8).write(to: source.path("text/new.md"))
-            let second = try await packAndSign(source.url, in: server)
+            _ = try await packAndSign(source.url, in: server)
             let before = server.nginxRequests().count
             let update = try await device.update()
             #expect(update.outcome == .downloaded)
@@ -304,7 +304,34 @@ struct PackageChunkDeltaTests {
                 (error as? FreshAirError)?.code == .hashMismatch && "\(error)".contains("content.tar.freshair-chunks")
             }
             #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(v2))
-            _ = second
+        }
+    }
+
+    @Test("An app that ships the package: its first update from the server is by chunks of the bundled copy")
+    func fromBundledCopy() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let source = try TemporaryFolder("tar-source")
+            var big = [UInt8](repeating: 0, count: 12 << 20)
+            for index in stride(from: 0, to: big.count, by: 3) { big[index] = UInt8(truncatingIfNeeded: index &* 31) }
+            try Data(big).write(to: source.path("big.bin"))
+            _ = try await packAndSign(source.url, in: server)
+            // The app's copy is the published package of the day it shipped.
+            let app = try TemporaryFolder("app")
+            try FileManager.default.copyItem(
+                at: server.root.appendingPathComponent("content.tar"),
+                to: app.path("content.tar")
+            )
+
+            for index in 6_000_000..<6_010_000 { big[index] = 0xA5 }
+            try Data(big).write(to: source.path("big.bin"))
+            _ = try await packAndSign(source.url, in: server)
+            let local = try TemporaryFolder("tar-device")
+            var device = updater(server, local)
+            device.bundledPackage = app.path("content.tar")
+            let first = try await device.update()
+            #expect(first.installedBundled && first.outcome == .downloaded, "\(first.oneLine)")
+            #expect(first.bytesSaved > 11 << 20 && first.bytesDownloaded < 256 << 10, "\(first.oneLine)")
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(big))
         }
     }
 }
