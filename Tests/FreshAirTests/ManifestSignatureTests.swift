@@ -91,3 +91,42 @@ struct ManifestSignatureTests {
         }
     }
 }
+
+@Suite("A package's signed document")
+struct PackageSignatureTests {
+    let digest = String(repeating: "ab", count: 32)
+
+    @Test("The chunk index it names round-trips and is covered; a malformed one is a clear error, not ignored")
+    func chunkIndexMember() throws {
+        let index = PackageSignature.SignedFile(
+            sha256: ContentHash(hex: String(repeating: "cd", count: 32))!,
+            size: 35_794
+        )
+        let document = PackageSignature(
+            sha256: ContentHash(hex: digest)!,
+            size: 1 << 30,
+            chunkIndex: index,
+            release: ReleaseFields()
+        )
+        let data = Data(document.unsignedJSON.serializedBytes())
+        #expect(try PackageSignature(data: data, source: "x.sig").chunkIndex == index)
+        var other = document
+        other.chunkIndex?.size += 1
+        #expect(
+            ManifestSignature.message(for: document.unsignedJSON) != ManifestSignature.message(for: other.unsignedJSON),
+            "what a signature covers includes the index"
+        )
+        #expect(
+            try PackageSignature(data: Data(#"{"sha256": "\#(digest)", "size": 5}"#.utf8), source: "x").chunkIndex
+                == nil
+        )
+        for chunks in [
+            #""chunks": {"size": 5}"#, #""chunks": {"sha256": "ab", "size": 5}"#, #""chunks": "x""#,
+            #""chunks": {"sha256": "\#(digest)", "size": -1}"#,
+        ] {
+            #expect(throws: ManifestError.self) {
+                try PackageSignature(data: Data(#"{"sha256": "\#(digest)", "size": 5, \#(chunks)}"#.utf8), source: "x")
+            }
+        }
+    }
+}

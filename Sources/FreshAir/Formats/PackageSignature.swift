@@ -29,6 +29,14 @@ public struct PackageSignature: Sendable, Hashable {
             self.sha256 = sha256
             self.size = size
         }
+
+        /// The `sha256` and `size` members of `object`, or `nil` when either is missing or malformed.
+        init?(members object: JSONValue) {
+            guard let digest = object["sha256"]?.string.flatMap(ContentHash.init(hex:)), digest.algorithm == .sha256,
+                let size = object["size"]?.integer, size >= 0
+            else { return nil }
+            self.init(sha256: digest, size: size)
+        }
     }
 
     /// What follows the package's file name: `content.tgz.sig`.
@@ -57,9 +65,7 @@ public struct PackageSignature: Sendable, Hashable {
         do { document = try JSONReader.parse(data) } catch {
             throw ManifestError(source: source, problem: .invalidJSON(error))
         }
-        guard let digest = document["sha256"]?.string.flatMap(ContentHash.init(hex:)), digest.algorithm == .sha256,
-            let size = document["size"]?.integer, size >= 0
-        else {
+        guard let package = SignedFile(members: document) else {
             throw ManifestError(
                 source: source,
                 problem: .unexpectedShape(
@@ -69,9 +75,7 @@ public struct PackageSignature: Sendable, Hashable {
         }
         var chunkIndex: SignedFile?
         if let chunks = document["chunks"] {
-            guard let digest = chunks["sha256"]?.string.flatMap(ContentHash.init(hex:)), digest.algorithm == .sha256,
-                let size = chunks["size"]?.integer, size >= 0
-            else {
+            guard let named = SignedFile(members: chunks) else {
                 throw ManifestError(
                     source: source,
                     problem: .unexpectedShape(
@@ -79,11 +83,11 @@ public struct PackageSignature: Sendable, Hashable {
                     )
                 )
             }
-            chunkIndex = SignedFile(sha256: digest, size: size)
+            chunkIndex = named
         }
         self.init(
-            sha256: digest,
-            size: size,
+            sha256: package.sha256,
+            size: package.size,
             chunkIndex: chunkIndex,
             release: try ReleaseFields(document: document, source: source)
         )
