@@ -307,6 +307,31 @@ struct PackageChunkDeltaTests {
         }
     }
 
+    @Test("A server that ignores Range: the package comes whole, and the index fetched for nothing is reported wasted")
+    func ignoresRange() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let source = try TemporaryFolder("tar-source")
+            var big = [UInt8](repeating: 7, count: 10 << 20)
+            try Data(big).write(to: source.path("big.bin"))
+            _ = try await packAndSign(source.url, in: server)
+            let local = try TemporaryFolder("tar-device")
+            var device = updater(server, local)
+            device = PackageUpdater(
+                remote: server.url.appendingPathComponent("no-range/content.tar"),
+                store: device.store,
+                configuration: device.configuration
+            )
+            _ = try await device.update()
+            for index in 5_000_000..<5_001_000 { big[index] = 1 }
+            try Data(big).write(to: source.path("big.bin"))
+            let signed = try await packAndSign(source.url, in: server)
+            let update = try await device.update()
+            #expect(update.outcome == .downloaded && update.bytesSaved == 0, "\(update.oneLine)")
+            #expect(update.bytesWasted >= signed.chunkIndex!.size, "\(update.bytesWasted) wasted")
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(big))
+        }
+    }
+
     @Test("An app that ships the package: its first update from the server is by chunks of the bundled copy")
     func fromBundledCopy() async throws {
         try await PublishedFolder.with(.nginx) { server in
