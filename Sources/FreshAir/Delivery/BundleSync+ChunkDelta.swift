@@ -63,7 +63,7 @@ extension BundleSync {
         fetcher: Fetcher,
         progress: ProgressCounter
     ) async throws -> ChunkDeltaResult {
-        let data = try await fetcher.chunkIndex(
+        let data = try await fetcher.listedDocument(
             at: source.indexURL,
             path: source.index.path.string,
             expected: source.index.hash!,
@@ -81,9 +81,7 @@ extension BundleSync {
                 openOld: { [path = source.oldFile] in try InputFile(path: path) }
             )
         else { return result }
-        delta.oldIndex = source.oldIndexFile.flatMap { path in
-            (try? Disk.read(path)).flatMap { try? ChunkIndex(data: $0, source: path) }
-        }.flatMap { $0.fileDigest == source.oldHash && $0.parameters == delta.index.parameters ? $0 : nil }
+        delta.reuseIndex(at: source.oldIndexFile, ofCopyWith: source.oldHash)
         if let fetched = try await delta.attempt(
             fetcher: fetcher,
             into: job.partialPath,

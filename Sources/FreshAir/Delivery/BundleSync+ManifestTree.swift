@@ -28,16 +28,7 @@ extension BundleSync {
                 return (data, false)
             }
             let childURL = layout.url(for: path, hash: hash, base: baseURL)
-            guard case .fetched(let data, _) = try await fetcher.document(at: childURL, validators: nil, limit: limit)
-            else {
-                throw FreshAirError.httpStatus(304, url: childURL)
-            }
-            if let hash {
-                let actual = ContentHash.of(data, using: hash.algorithm)
-                guard actual == hash else {
-                    throw FreshAirError.hashMismatch(path: path.string, url: childURL, expected: hash, actual: actual)
-                }
-            }
+            let data = try await fetcher.listedDocument(at: childURL, path: path.string, expected: hash, limit: limit)
             return (data, true)
         }
         tree.concurrency = configuration.concurrency

@@ -49,6 +49,17 @@ struct ChunkDelta {
         self.openOld = openOld
     }
 
+    /// Uses the index at `path` for the old copy, sparing chunking it, when it is an index
+    /// of a file with that digest (what the device installed) made with this index's chunk
+    /// sizes; anything else is ignored and the old copy is chunked.
+    mutating func reuseIndex(at path: String?, ofCopyWith digest: ContentHash?) {
+        guard let path, let digest, let data = try? Disk.read(path),
+            let old = try? ChunkIndex(data: data, source: path),
+            old.fileDigest == digest, old.parameters == index.parameters
+        else { return }
+        oldIndex = old
+    }
+
     /// ``run(fetcher:into:progress:)``, but a delta the server or the result cannot support
     /// answers `nil` (what was assembled is removed) and the caller downloads the file whole.
     /// A network that fails after its retries fails the update as any download would; the

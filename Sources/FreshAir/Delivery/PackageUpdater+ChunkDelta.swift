@@ -41,7 +41,7 @@ extension PackageUpdater {
             let layout = (try? Disk.read(store.tarLayoutPath(live.id))).flatMap({ try? TarLayout(data: $0) })
         else { return nil }
         let indexURL = URL(string: remote.absoluteString + ChunkIndex.suffix)!
-        let data = try await fetcher.chunkIndex(
+        let data = try await fetcher.listedDocument(
             at: indexURL,
             path: remote.lastPathComponent + ChunkIndex.suffix,
             expected: reference.sha256,
@@ -57,10 +57,10 @@ extension PackageUpdater {
             openOld: { ReassembledPackage(layout: layout, folder: liveDirectory) }
         )
         // The installed package's own index, when an update by chunks left one: no need to chunk it.
-        let oldIndexPath = store.tarChunksPath(live.id)
-        let parameters = delta?.index.parameters
-        delta?.oldIndex = (try? Disk.read(oldIndexPath)).flatMap { try? ChunkIndex(data: $0, source: oldIndexPath) }
-            .flatMap { $0.fileDigest.hex == live.packageDigest && $0.parameters == parameters ? $0 : nil }
+        delta?.reuseIndex(
+            at: store.tarChunksPath(live.id),
+            ofCopyWith: live.packageDigest.flatMap(ContentHash.init(hex:))
+        )
         guard let delta,
             let fetched = try await delta.attempt(
                 fetcher: fetcher,

@@ -67,18 +67,21 @@ extension Fetcher {
         }
     }
 
-    /// A file's chunk index (``ChunkIndex``), fetched whole and checked against the digest
-    /// that lists it (a manifest's entry, a package's signed document) before it is read.
+    /// A document fetched whole (no validators) and, when `expected` is given, checked against
+    /// the digest that lists it before anything reads it: a child manifest, a chunk index.
     ///
-    /// - Throws: ``FreshAirError/hashMismatch(path:url:expected:actual:)`` for an index that
-    ///   is not the one listed; ``FreshAirError`` for HTTP errors and failures, after retries.
-    func chunkIndex(at url: URL, path: String, expected: ContentHash, limit: Int) async throws -> Data {
+    /// - Throws: ``FreshAirError/hashMismatch(path:url:expected:actual:)`` for a document that
+    ///   is not the one listed (named by `path`); ``FreshAirError`` for HTTP errors and
+    ///   failures, after retries.
+    func listedDocument(at url: URL, path: String, expected: ContentHash?, limit: Int) async throws -> Data {
         guard case .fetched(let data, _) = try await document(at: url, validators: nil, limit: limit) else {
             throw FreshAirError.httpStatus(304, url: url)
         }
-        let actual = ContentHash.of(data, using: expected.algorithm)
-        guard actual == expected else {
-            throw FreshAirError.hashMismatch(path: path, url: url, expected: expected, actual: actual)
+        if let expected {
+            let actual = ContentHash.of(data, using: expected.algorithm)
+            guard actual == expected else {
+                throw FreshAirError.hashMismatch(path: path, url: url, expected: expected, actual: actual)
+            }
         }
         return data
     }
