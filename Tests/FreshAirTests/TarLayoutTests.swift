@@ -68,6 +68,31 @@ struct TarLayoutTests {
         #expect(original.chunks.contains { kept.contains($0.digest) })
     }
 
+    @Test("A package whose one top-level folder the installer moves up is rebuilt from the paths it was installed at")
+    func movedUpFolder() async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("tar-layout-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let source = work.appendingPathComponent("cats-3")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        try makeSource(in: source)
+        try run("tar -cf content.tar cats-3", in: work)
+        let package = work.appendingPathComponent("content.tar")
+        let installed = work.appendingPathComponent("installed")
+        try FileManager.default.createDirectory(at: installed, withIntermediateDirectories: true)
+        let records = try await ExtractingInstaller(topLevelFolderToStrip: "cats-3")
+            .install(package: package, format: .tar, into: installed)
+        #expect(records["notes.txt"] != nil, "the folder was moved up")
+
+        let store = BundleStore(root: work.appendingPathComponent("store"))
+        store.recordTarLayout(of: package, for: 1, movedUp: "cats-3", installed: records)
+        let layout = try TarLayout(data: Disk.read(store.tarLayoutPath(1)))
+        let rebuilt = try ChunkIndex.make(
+            reading: ReassembledPackage(layout: layout, folder: installed.path),
+            parameters: .standard
+        )
+        #expect(rebuilt == (try ChunkIndex.make(fileAt: package.path)))
+    }
+
     @Test("A layout that is not one, whose lengths do not add up, or names a path outside is refused")
     func hostileLayouts() throws {
         let good = TarLayout(

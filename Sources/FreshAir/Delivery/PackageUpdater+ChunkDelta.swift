@@ -11,9 +11,12 @@ extension BundleStore {
     func tarChunksPath(_ id: Int) -> String { versionsPath + "/\(id).tar-chunks" }
 
     /// Records the layout of the `.tar` package version `id` is installed from, so that the
-    /// next package can reuse its chunks. Best effort: without it the next package comes whole.
-    func recordTarLayout(of package: URL, for id: Int) {
-        guard let layout = try? TarLayout.scan(tarAt: package.path) else { return }
+    /// next package can reuse its chunks. `installed` are the paths the files went to: the
+    /// archive's, or the ones below a top-level folder the installer moved up (`movedUp`).
+    /// Best effort: without it the next package comes whole.
+    func recordTarLayout(of package: URL, for id: Int, movedUp top: String?, installed: [String: FileRecord]) {
+        guard var layout = try? TarLayout.scan(tarAt: package.path) else { return }
+        if let top, installed.keys.allSatisfy({ !$0.hasPrefix(top + "/") }) { layout = layout.movingUp(top) }
         try? Disk.createDirectory(versionsPath)
         try? Disk.writeAtomically(layout.serialized(), to: tarLayoutPath(id))
     }

@@ -418,7 +418,14 @@ public struct PackageUpdater: Sendable {
             throw failure.namingPackage(origin == .bundled ? package.path : remote.absoluteString)
         }
         // The files a `.tar` unpacked to, for the next package to reuse its chunks from.
-        if format == .tar, installer is ExtractingInstaller { store.recordTarLayout(of: package, for: staged.id) }
+        if format == .tar, let extracting = installer as? ExtractingInstaller {
+            store.recordTarLayout(
+                of: package,
+                for: staged.id,
+                movedUp: extracting.topLevelFolderToStrip,
+                installed: records
+            )
+        }
         var record = VersionRecord(id: staged.id, source: remote.absoluteString, validators: validators, files: records)
         record.origin = origin
         record.packageFormat = format.rawValue

@@ -92,6 +92,22 @@ struct TarLayout: Sendable, Hashable {
         return layout
     }
 
+    /// The layout as installed by an extractor that moved the archive's single top-level
+    /// folder `top` up (``ExtractingInstaller/topLevelFolderToStrip``): its files' data named
+    /// by the paths below it.
+    func movingUp(_ top: String) -> TarLayout {
+        let prefix = top + "/"
+        return TarLayout(
+            size: size,
+            segments: segments.map { segment in
+                guard case .file(let path, let length) = segment, path.string.hasPrefix(prefix),
+                    let inner = try? BundlePath(String(path.string.dropFirst(prefix.count)))
+                else { return segment }
+                return .file(inner, length: length)
+            }
+        )
+    }
+
     /// Appends the bytes between two files' data, long zero runs as counts.
     private mutating func appendKept(from input: InputFile, at offset: Int64, length: Int64) throws {
         var remaining = length
