@@ -230,14 +230,7 @@ struct PackageChunkDeltaTests {
     }
 
     func updater(_ server: PublishedFolder, _ local: TemporaryFolder) -> PackageUpdater {
-        var configuration = SyncConfiguration()
-        configuration.retry = RetryPolicy(maxAttempts: 1)
-        configuration.trustedKeys = [key.publicKey]
-        return PackageUpdater(
-            remote: server.url.appendingPathComponent("content.tar"),
-            store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
-            configuration: configuration
-        )
+        signedPackageDevice(server.url.appendingPathComponent("content.tar"), trusting: key, in: local)
     }
 
     @Test(
@@ -315,11 +308,10 @@ struct PackageChunkDeltaTests {
             try Data(big).write(to: source.path("big.bin"))
             _ = try await packAndSign(source.url, in: server)
             let local = try TemporaryFolder("tar-device")
-            var device = updater(server, local)
-            device = PackageUpdater(
-                remote: server.url.appendingPathComponent("no-range/content.tar"),
-                store: device.store,
-                configuration: device.configuration
+            let device = signedPackageDevice(
+                server.url.appendingPathComponent("no-range/content.tar"),
+                trusting: key,
+                in: local
             )
             _ = try await device.update()
             for index in 5_000_000..<5_001_000 { big[index] = 1 }

@@ -277,14 +277,7 @@ struct SignedPackageAndRepositoryTests {
     }
 
     func updater(_ server: PublishedFolder, _ local: TemporaryFolder) -> PackageUpdater {
-        var configuration = SyncConfiguration()
-        configuration.retry = RetryPolicy(maxAttempts: 1)
-        configuration.trustedKeys = [key.publicKey]
-        return PackageUpdater(
-            remote: server.url.appendingPathComponent("content.tgz"),
-            store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
-            configuration: configuration
-        )
+        signedPackageDevice(server.url.appendingPathComponent("content.tgz"), trusting: key, in: local)
     }
 
     func failure(_ updater: PackageUpdater) async -> FreshAirError? {

@@ -136,3 +136,16 @@ func testDevice(
         configuration: configuration
     )
 }
+
+/// A device keeping the package at `url` installed into `local` (store and live link),
+/// trusting only `key`, with no retries: what a signed package's tests need.
+func signedPackageDevice(_ url: URL, trusting key: SigningKey, in local: TemporaryFolder) -> PackageUpdater {
+    var configuration = SyncConfiguration()
+    configuration.retry = RetryPolicy(maxAttempts: 1)
+    configuration.trustedKeys = [key.publicKey]
+    return PackageUpdater(
+        remote: url,
+        store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+        configuration: configuration
+    )
+}
