@@ -3,7 +3,7 @@ import Testing
 
 @testable import FreshAir
 
-@Suite("Chunk indexes: content-defined boundaries that survive insertions, a strict binary form")
+@Suite("Chunk indexes: fixed blocks found wherever they moved, a strict binary form")
 struct ChunkIndexTests {
     func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
         var state = seed
@@ -13,61 +13,160 @@ struct ChunkIndexTests {
         }
     }
 
-    func index(of bytes: [UInt8]) throws -> ChunkIndex {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("chunks-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: url) }
-        try Data(bytes).write(to: url)
-        return try ChunkIndex.make(fileAt: url.path)
+    /// A file on disk, removed when the test ends.
+    final class TemporaryFile {
+        let path: String
+        init(_ bytes: [UInt8]) throws {
+            path = FileManager.default.temporaryDirectory.appendingPathComponent("chunks-\(UUID().uuidString)").path
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+        }
+        deinit { try? FileManager.default.removeItem(atPath: path) }
+        func index() throws -> ChunkIndex { try ChunkIndex.make(fileAt: path) }
     }
 
-    @Test("Chunks cover the file, average near 4 KB, round-trip through the binary form, and the digest is the file's")
+    /// Finds `new`'s blocks in `old` (with `old`'s index or without), checks that every block
+    /// found holds exactly the new bytes, and answers the bytes a delta would fetch and in how
+    /// many ranges.
+    func delta(from old: [UInt8], to new: [UInt8], usingOldIndex: Bool) throws -> (fetched: Int64, ranges: Int) {
+        let (oldFile, newFile) = (try TemporaryFile(old), try TemporaryFile(new))
+        let newIndex = try newFile.index()
+        let found = try BlockFinder.find(
+            newIndex,
+            in: InputFile(path: oldFile.path),
+            oldIndex: usingOldIndex ? try oldFile.index() : nil
+        )
+        for (block, source) in found.offsets.enumerated() {
+            guard let source else { continue }
+            let (offset, length) = newIndex.extent(ofBlock: block)
+            #expect(
+                old[Int(source)..<Int(source) + length] == new[Int(offset)..<Int(offset) + length],
+                "block \(block)"
+            )
+        }
+        let (copies, fetches) = ChunkDelta.plan(new: newIndex, found: found.offsets, mergeGap: 8 << 10)
+        let fetched = fetches.reduce(Int64(0)) { $0 + $1.upperBound - $1.lowerBound + 1 }
+        let copied = copies.reduce(Int64(0)) { $0 + $1.length }
+        #expect(copied + fetched >= Int64(new.count), "every byte is copied or fetched")
+        return (fetched, fetches.count)
+    }
+
+    @Test("Blocks of 4 KB cover the file, 8 bytes each; the form round-trips; the digest is the file's")
     func roundTrip() throws {
-        let bytes = randomBytes(2 << 20, seed: 1)
-        let made = try index(of: bytes)
+        let bytes = randomBytes((2 << 20) + 1000, seed: 1)
+        let made = try TemporaryFile(bytes).index()
         #expect(made.fileSize == Int64(bytes.count))
         #expect(made.fileDigest == ContentHash.of(bytes, using: .sha256))
-        #expect(made.chunks.reduce(0) { $0 + $1.length } == bytes.count)
-        let average = bytes.count / made.chunks.count
-        #expect((3_000...7_000).contains(average), "average chunk \(average) bytes")
-        #expect(made.chunks.dropLast().allSatisfy { (1024...16384).contains($0.length) })
+        #expect(made.blocks.count == 513)
+        #expect(made.blocks[0] == bytes[0..<4096].withUnsafeBytes { ChunkIndex.block(of: $0) })
+        #expect(made.blocks[512] == bytes[(2 << 20)...].withUnsafeBytes { ChunkIndex.block(of: $0) })
+        #expect(made.extent(ofBlock: 512) == (2 << 20, 1000))
         let data = made.serialized()
+        #expect(data.count == 52 + 8 * 513)
         #expect(try ChunkIndex(data: data, source: "x") == made)
-        #expect(data.count < made.chunks.count * 12 + 64, "\(data.count) bytes for \(made.chunks.count) chunks")
     }
 
-    @Test("An insertion in the middle changes only the chunks next to it; a delta plan fetches little more than it")
-    func insertionIsLocal() throws {
+    @Test("The rolling hash slid one byte at a time equals the hash of each window computed afresh")
+    func rolling() {
+        let bytes = randomBytes(20_000, seed: 5)
+        for window in [4096, 1000, 257] {
+            var hash = RollingHash(window: window)
+            bytes.withUnsafeBytes { raw in
+                hash.start(UnsafeRawBufferPointer(rebasing: raw[0..<window]))
+                for start in 1...(bytes.count - window) {
+                    hash.roll(out: raw[start - 1], in: raw[start + window - 1])
+                    if start % 997 == 0 || start == bytes.count - window {
+                        #expect(
+                            hash.value
+                                == RollingHash.of(UnsafeRawBufferPointer(rebasing: raw[start..<(start + window)]))
+                        )
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(
+        "An insertion of any length moves the blocks after it: they are found at their new offsets, with or without the old index",
+        arguments: [false, true]
+    )
+    func insertion(usingOldIndex: Bool) throws {
         let bytes = randomBytes(2 << 20, seed: 2)
         var edited = bytes
-        edited.insert(contentsOf: randomBytes(10_000, seed: 3), at: 1 << 20)
-        let (old, new) = (try index(of: bytes), try index(of: edited))
-        let (copies, fetches) = ChunkDelta.plan(new: new, old: old, mergeGap: 8 << 10)
-        let fetched = fetches.reduce(Int64(0)) { $0 + $1.upperBound - $1.lowerBound + 1 }
-        #expect(fetches.count == 1)
-        #expect(fetched >= 10_000 && fetched < 10_000 + 40_000, "\(fetched) bytes fetched for a 10,000-byte insertion")
-        #expect(copies.reduce(Int64(0)) { $0 + $1.length } + fetched == Int64(edited.count))
+        edited.insert(contentsOf: randomBytes(10_003, seed: 3), at: (1 << 20) + 77)
+        let (fetched, ranges) = try delta(from: bytes, to: edited, usingOldIndex: usingOldIndex)
+        #expect(ranges == 1)
+        #expect(
+            fetched >= 10_003 && fetched <= 10_003 + 2 * 4096,
+            "\(fetched) bytes fetched for a 10,003-byte insertion"
+        )
+    }
+
+    @Test(
+        "Scattered overwrites cost each one its own bytes and at most a block on either side; the last short block is kept"
+    )
+    func overwrites() throws {
+        let bytes = randomBytes((4 << 20) + 123, seed: 6)
+        var edited = bytes
+        for region in 0..<8 {
+            let offset = region * (bytes.count / 8) + 3_000
+            edited.replaceSubrange(offset..<(offset + 10_240), with: randomBytes(10_240, seed: UInt64(10 + region)))
+        }
+        for usingOldIndex in [false, true] {
+            let (fetched, ranges) = try delta(from: bytes, to: edited, usingOldIndex: usingOldIndex)
+            #expect(ranges == 8)
+            #expect(fetched <= 8 * (10_240 + 2 * 4096), "\(fetched) bytes for 8 edits of 10 KB")
+            #expect(fetched % 4096 == 0, "the short last block is not among them")
+        }
+    }
+
+    @Test("A copy crafted so that every window's rolling hash is wanted costs a bounded number of SHA-256 checks")
+    func boundedSearch() throws {
+        let old = randomBytes(256 << 10, seed: 7)
+        let oldFile = try TemporaryFile(old)
+        // An index whose blocks have the rolling hash of every window of the old copy, and
+        // digests none of them has: each window would be a hit to confirm.
+        var blocks: [ChunkIndex.Block] = []
+        old.withUnsafeBytes { raw in
+            var hash = RollingHash(window: 4096)
+            hash.start(UnsafeRawBufferPointer(rebasing: raw[0..<4096]))
+            for start in 0...(old.count - 4096) {
+                if start > 0 { hash.roll(out: raw[start - 1], in: raw[start + 4095]) }
+                let digest = ContentHash.prefix32(UnsafeRawBufferPointer(rebasing: raw[start..<(start + 4096)]))
+                blocks.append(ChunkIndex.Block(rolling: hash.recorded, digest: ~digest))
+            }
+        }
+        let hostile = ChunkIndex(
+            blockSize: 4096,
+            fileSize: Int64(blocks.count) * 4096,
+            fileDigest: ContentHash.of([], using: .sha256),
+            blocks: blocks
+        )
+        let found = try BlockFinder.find(hostile, in: InputFile(path: oldFile.path), oldIndex: nil)
+        #expect(found.offsets.allSatisfy { $0 == nil })
+        #expect(found.confirmations <= (old.count / 4096) * 2 + 4096, "\(found.confirmations) windows hashed")
+        #expect(found.confirmations < blocks.count / 10)
     }
 
     @Test(
         "A malformed index is refused with what is wrong",
         arguments: [
-            ("header", "cut short"), ("magic", "not a FreshAir"), ("version", "version"), ("sum", "add up"),
-            ("trailing", "follow"), ("sizes", "out of range"), ("count", "room for at most"),
+            ("header", "cut short"), ("magic", "not a FreshAir"), ("version 1", "run `breeze hash` again"),
+            ("version 3", "newer breeze"), ("size", "blocks of"), ("trailing", "blocks of"),
+            ("block size", "power of two"), ("huge", "blocks of"),
         ]
     )
     func malformed(kind: String, message: String) throws {
-        let made = try index(of: randomBytes(100_000, seed: 4))
+        let made = try TemporaryFile(randomBytes(100_000, seed: 4)).index()
         var data = [UInt8](made.serialized())
         switch kind {
         case "header": data = Array(data.prefix(20))
         case "magic": data[0] = UInt8(ascii: "X")
-        case "version": data[4] = 2
-        case "sum": data[24] ^= 1  // the file size
+        case "version 1": data[4] = 1
+        case "version 3": data[4] = 3
+        case "size": data[13] ^= 0x40  // the file size moves by 16 KB: the block count no longer fits
         case "trailing": data.append(0)
-        case "sizes": data[12] = 3  // the average is no longer a power of two
-        case "count":  // a file of 2^60 bytes in 2^31 chunks, in a document of a few KB
-            data.replaceSubrange(20..<28, with: [0, 0, 0, 0, 0, 0, 0, 0x10])
-            data.replaceSubrange(60..<64, with: [0, 0, 0, 0x80])
+        case "block size": data[9] = 0x11  // 4,352: not a power of two
+        case "huge": data.replaceSubrange(12..<20, with: [0, 0, 0, 0, 0, 0, 0, 0x10])  // 2^60 bytes
         default: break
         }
         #expect {

@@ -54,18 +54,19 @@ struct TarLayoutTests {
 
         let rebuilt = ReassembledPackage(layout: layout, folder: installed.path)
         let original = try ChunkIndex.make(fileAt: package.path)
-        let again = try ChunkIndex.make(reading: rebuilt, parameters: .standard)
-        #expect(again == original, "the rebuilt package is the package, chunk for chunk")
+        let again = try ChunkIndex.make(reading: rebuilt, blockSize: ChunkIndex.defaultBlockSize)
+        #expect(again == original, "the rebuilt package is the package, block for block")
 
-        // A file changed since reads as zeros of its old size: its chunks no longer match, the rest do.
+        // A file changed since reads as zeros of its old size: its blocks no longer match, the rest do.
         try Data("other size".utf8).write(to: installed.appendingPathComponent("assets/big.bin"))
         let damaged = try ChunkIndex.make(
             reading: ReassembledPackage(layout: layout, folder: installed.path),
-            parameters: .standard
+            blockSize: ChunkIndex.defaultBlockSize
         )
         #expect(damaged.fileSize == original.fileSize && damaged.fileDigest != original.fileDigest)
-        let kept = Set(damaged.chunks.map(\.digest))
-        #expect(original.chunks.contains { kept.contains($0.digest) })
+        let kept = Set(damaged.blocks)
+        #expect(original.blocks.contains { kept.contains($0) })
+        #expect(!original.blocks.allSatisfy { kept.contains($0) })
     }
 
     @Test("A package whose one top-level folder the installer moves up is rebuilt from the paths it was installed at")
@@ -88,7 +89,7 @@ struct TarLayoutTests {
         let layout = try TarLayout(data: Disk.read(store.tarLayoutPath(1)))
         let rebuilt = try ChunkIndex.make(
             reading: ReassembledPackage(layout: layout, folder: installed.path),
-            parameters: .standard
+            blockSize: ChunkIndex.defaultBlockSize
         )
         #expect(rebuilt == (try ChunkIndex.make(fileAt: package.path)))
     }

@@ -55,17 +55,25 @@ enum FuzzTarget: String, CaseIterable {
         }
     }
 
-    /// A parsed index serializes to bytes that parse back to it, and a plan from it to itself
-    /// copies every byte and fetches none.
+    /// A parsed index serializes to bytes that parse back to it; a plan with every block found
+    /// copies every byte and fetches none, one with none found fetches the file in one range.
     private func chunkIndex(_ data: Data) {
         guard let index = try? ChunkIndex(data: data, source: "fuzz") else { return }
         guard let again = try? ChunkIndex(data: index.serialized(), source: "fuzz") else {
             fatalError("a serialized chunk index does not parse")
         }
         precondition(again == index, "a chunk index changed through a round trip")
-        let (copies, fetches) = ChunkDelta.plan(new: index, old: index, mergeGap: 8 << 10)
-        precondition(fetches.isEmpty, "a plan from an index to itself fetches")
+        let inPlace = index.blocks.indices.map { Int64($0) * Int64(index.blockSize) }
+        let (copies, fetches) = ChunkDelta.plan(new: index, found: inPlace, mergeGap: 8 << 10)
+        precondition(fetches.isEmpty, "a plan with every block found fetches")
+        precondition(copies.count <= 1, "blocks found in place are not one copy")
         precondition(copies.reduce(Int64(0)) { $0 + $1.length } == index.fileSize, "a plan does not cover the file")
+        let none = ChunkDelta.plan(new: index, found: Array(repeating: nil, count: index.blocks.count), mergeGap: 0)
+        precondition(
+            none.copies.isEmpty && none.fetches.count == min(1, index.blocks.count),
+            "a plan with nothing found"
+        )
+        precondition(none.fetches.first.map { $0 == 0...(index.fileSize - 1) } ?? true, "a whole fetch is not the file")
     }
 
     static let device: ConditionEnvironment = {

@@ -1,21 +1,21 @@
 import Foundation
 
-/// Builds a changed large file from the chunks of the copy a device has and the chunks it
+/// Builds a changed large file from the blocks of the copy a device has and the blocks it
 /// lacks, fetched with single-range `GET`s (see ``ChunkIndex``).
 ///
-/// The plan compares the new file's index with the old copy's (the index installed beside it
-/// when it still describes it, else the old copy chunked here): every chunk found is copied
-/// from the old copy, the rest is fetched, neighbouring ranges merged when the bytes between
-/// them are fewer than ``mergeGap``. The file is assembled in its partial file, then its whole
-/// SHA-256 must be the manifest's. Whatever goes wrong (a server that ignores `Range`, a chunk
-/// that does not match, a plan that would fetch most of the file anyway), the caller downloads
-/// the file whole: a delta never installs anything the plain path would not.
+/// ``BlockFinder`` places each of the new file's blocks in the old copy (by the index
+/// installed beside it when it still describes it, and by a rolling search of the rest); the
+/// blocks not found are fetched, neighbouring ranges merged when the bytes between them are
+/// fewer than ``mergeGap``. The file is assembled in its partial file, then its whole SHA-256
+/// must be the manifest's. Whatever goes wrong (a server that ignores `Range`, a block that
+/// does not match, a plan that would fetch most of the file anyway), the caller downloads the
+/// file whole: a delta never installs anything the plain path would not.
 struct ChunkDelta {
     /// The new file's index, checked against the manifest's digest and size of the file.
     let index: ChunkIndex
     let url: URL
     /// Opens the device's previous copy (a file, or a package rebuilt from its files); its
-    /// index, when one describes it, saves chunking it.
+    /// index, when one describes it, spares searching all of it.
     let openOld: @Sendable () throws -> any ChunkSource
     var oldIndex: ChunkIndex?
     /// Bytes between two ranges to fetch below which one request fetches both.
@@ -49,13 +49,13 @@ struct ChunkDelta {
         self.openOld = openOld
     }
 
-    /// Uses the index at `path` for the old copy, sparing chunking it, when it is an index
-    /// of a file with that digest (what the device installed) made with this index's chunk
-    /// sizes; anything else is ignored and the old copy is chunked.
+    /// Uses the index at `path` for the old copy, sparing a search of all of it, when it is an
+    /// index of a file with that digest (what the device installed) made with this index's
+    /// block size; anything else is ignored and the whole old copy is searched.
     mutating func reuseIndex(at path: String?, ofCopyWith digest: ContentHash?) {
         guard let path, let digest, let data = try? Disk.read(path),
             let old = try? ChunkIndex(data: data, source: path),
-            old.fileDigest == digest, old.parameters == index.parameters
+            old.fileDigest == digest, old.blockSize == index.blockSize
         else { return }
         oldIndex = old
     }
@@ -88,33 +88,30 @@ struct ChunkDelta {
         var length: Int64
     }
 
-    /// The copies and the ranges to fetch that make `new` from a file chunked as `old`.
+    /// The copies and the ranges to fetch that make `new` from an old copy holding its blocks
+    /// where `found` says.
     static func plan(
         new: ChunkIndex,
-        old: ChunkIndex,
+        found: [Int64?],
         mergeGap: Int64
     ) -> (copies: [Copy], fetches: [ClosedRange<Int64>]) {
-        var found: [UInt64: (offset: Int64, length: Int)] = [:]
-        for chunk in old.chunks where found[chunk.digest] == nil { found[chunk.digest] = (chunk.offset, chunk.length) }
         var copies: [Copy] = []
         var fetches: [ClosedRange<Int64>] = []
-        for chunk in new.chunks {
-            if let source = found[chunk.digest], source.length == chunk.length {
-                let length = Int64(chunk.length)
-                if let last = copies.last, last.to + last.length == chunk.offset,
-                    last.from + last.length == source.offset
-                {
-                    copies[copies.count - 1].length += length
+        for (block, source) in found.enumerated() {
+            let (offset, length) = new.extent(ofBlock: block)
+            if let source {
+                if let last = copies.last, last.to + last.length == offset, last.from + last.length == source {
+                    copies[copies.count - 1].length += Int64(length)
                 } else {
-                    copies.append(Copy(from: source.offset, to: chunk.offset, length: length))
+                    copies.append(Copy(from: source, to: offset, length: Int64(length)))
                 }
                 continue
             }
-            let end = chunk.offset + Int64(chunk.length) - 1
-            if let last = fetches.last, chunk.offset - last.upperBound - 1 < mergeGap {
+            let end = offset + Int64(length) - 1
+            if let last = fetches.last, offset - last.upperBound - 1 < mergeGap {
                 fetches[fetches.count - 1] = last.lowerBound...end
             } else {
-                fetches.append(chunk.offset...end)
+                fetches.append(offset...end)
             }
         }
         return (copies, fetches)
@@ -124,7 +121,7 @@ struct ChunkDelta {
     ///
     /// Ranges are fetched first, written at their offsets; `<partial>.delta` records each one
     /// as it lands, so a run that was killed or failed keeps them and the next fetches only the
-    /// rest. Then one pass in file order copies the kept chunks from the old copy and hashes
+    /// rest. Then one pass in file order copies the kept blocks from the old copy and hashes
     /// every byte: no byte is read twice.
     ///
     /// - Throws: anything that stops the delta; the caller then downloads the file whole.
@@ -133,10 +130,10 @@ struct ChunkDelta {
         into partialPath: String,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> Int64 {
-        let old = try await BlockingPool.run { [oldIndex, openOld, index] in
-            try oldIndex ?? ChunkIndex.make(reading: openOld(), parameters: index.parameters)
+        let found = try await BlockingPool.run { [oldIndex, openOld, index] in
+            try BlockFinder.find(index, in: openOld(), oldIndex: oldIndex).offsets
         }
-        let (copies, fetches) = Self.plan(new: index, old: old, mergeGap: mergeGap)
+        let (copies, fetches) = Self.plan(new: index, found: found, mergeGap: mergeGap)
         let toFetch = fetches.reduce(Int64(0)) { $0 + $1.upperBound - $1.lowerBound + 1 }
         let cost = Double(toFetch + Int64(fetches.count) * requestCost)
         guard cost <= maximumShare * Double(index.fileSize) else {
@@ -186,7 +183,7 @@ struct ChunkDelta {
             }
         }
 
-        // One pass in file order: kept chunks copied from the old copy, every byte hashed.
+        // One pass in file order: kept blocks copied from the old copy, every byte hashed.
         let actual = try await BlockingPool.run { [openOld] in
             let input = try openOld()
             let assembled = try InputFile(path: partialPath)

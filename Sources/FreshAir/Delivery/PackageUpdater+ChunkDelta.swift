@@ -7,7 +7,7 @@ extension BundleStore {
     func tarLayoutPath(_ id: Int) -> String { versionsPath + "/\(id).tar-layout" }
 
     /// Where a version installed from a `.tar` package by chunks keeps the package's index,
-    /// which spares the next update chunking the package again.
+    /// which spares the next update a search of the whole rebuilt package.
     func tarChunksPath(_ id: Int) -> String { versionsPath + "/\(id).tar-chunks" }
 
     /// Records the layout of the `.tar` package version `id` is installed from, so that the

@@ -49,11 +49,12 @@ public struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable 
         return stride(from: 0, to: digits.count, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
     }
 
-    /// The first 8 bytes of the SHA-256 of `bytes`, big-endian: a chunk's name in a ``ChunkIndex``.
-    static func prefix64(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    /// The first 4 bytes of the SHA-256 of `bytes`, big-endian: what a ``ChunkIndex`` records
+    /// of a block beside its rolling hash.
+    static func prefix32(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var hasher = SHA256()
         hasher.update(bufferPointer: bytes)
-        return hasher.finalize().withUnsafeBytes { $0.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } }
+        return hasher.finalize().withUnsafeBytes { $0.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
     }
 
     public var description: String { "\(algorithm):\(hex)" }

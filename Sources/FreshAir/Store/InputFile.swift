@@ -11,7 +11,7 @@ import Darwin
 // File-scope names for the libc calls `InputFile` shadows with its own methods.
 private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
 
-/// A file opened for reading with `pread(2)`: reads at an offset, for chunking a file and
+/// A file opened for reading with `pread(2)`: reads at an offset, for indexing a file and
 /// copying its kept chunks into a new version.
 final class InputFile: ChunkSource {
     private let descriptor: Int32
