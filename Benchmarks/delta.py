@@ -78,12 +78,13 @@ class DeltaBench:
                 f.seek(offset)
                 f.write(rng.randbytes(10240))
 
-    def shifted(self, old, new, megabytes):
-        """`new`: `old` with `megabytes` of new bytes inserted in the middle."""
+    def shifted(self, old, new, megabytes, extra=0, past_middle=0):
+        """`new`: `old` with `megabytes` (and `extra` bytes) of new bytes inserted in the middle
+        (`past_middle` bytes after it)."""
         size = os.path.getsize(old)
         with open(old, "rb") as source, open(new, "wb") as target:
-            target.write(source.read(size // 2))
-            target.write(os.urandom(megabytes << 20))
+            target.write(source.read(size // 2 + past_middle))
+            target.write(os.urandom((megabytes << 20) + extra))
             shutil.copyfileobj(source, target, 1 << 20)
 
     def database(self, old, new, megabytes, updates):
@@ -237,23 +238,39 @@ class DeltaBench:
         shift = 16 if q else 64
         database = 64 if q else 500
 
-        self.random_file(a, small)
-        self.scattered(a, b, small_edits, 1)
-        self.run_case(f"{small} MB, {small_edits} scattered 10 KB edits", a, b)
-        self.run_case(f"{small} MB, unchanged re-sync", b, b, unchanged=True)
-        old_tar, new_tar = self.packages(a, b, os.path.join(files, "package"))
-        self.run_case(f"{small} MB .tar package, {small_edits} edits", old_tar, new_tar, package=b)
-        os.remove(old_tar)
-        os.remove(new_tar)
-        self.random_file(a, large)
-        self.scattered(a, b, large_edits, 2)
-        self.run_case(f"{large} MB, {large_edits} scattered 10 KB edits", a, b)
-        self.shifted(a, b, shift)
-        self.run_case(f"{large} MB, {shift} MB inserted in the middle", a, b)
-        os.remove(a)
-        os.remove(b)
-        self.database(a, b, database, 3000)
-        self.run_case(f"SQLite {os.path.getsize(a) >> 20} MB, 3,000 rows updated", a, b)
+        wants = lambda name: not self.args.only or self.args.only in name
+        scattered = f"{small} MB, {small_edits} scattered 10 KB edits"
+        if any(wants(name) for name in (scattered, "unchanged", ".tar package")):
+            self.random_file(a, small)
+            self.scattered(a, b, small_edits, 1)
+            if wants(scattered):
+                self.run_case(scattered, a, b)
+            if wants(f"{small} MB, unchanged re-sync"):
+                self.run_case(f"{small} MB, unchanged re-sync", b, b, unchanged=True)
+            if wants(f"{small} MB .tar package, {small_edits} edits"):
+                old_tar, new_tar = self.packages(a, b, os.path.join(files, "package"))
+                self.run_case(f"{small} MB .tar package, {small_edits} edits", old_tar, new_tar, package=b)
+                os.remove(old_tar)
+                os.remove(new_tar)
+        large_cases = (f"{large} MB, {large_edits} scattered 10 KB edits", f"{large} MB, {shift} MB inserted in the middle",
+                       f"{large} MB, {shift} MB and 1,001 bytes inserted 12,345 bytes past the middle")
+        if any(wants(name) for name in large_cases):
+            self.random_file(a, large)
+            if wants(large_cases[0]):
+                self.scattered(a, b, large_edits, 2)
+                self.run_case(large_cases[0], a, b)
+            if wants(large_cases[1]):
+                self.shifted(a, b, shift)
+                self.run_case(large_cases[1], a, b)
+            # Not a multiple of the block size: what follows is found by the rolling search alone.
+            if wants(large_cases[2]):
+                self.shifted(a, b, shift, extra=1001, past_middle=12345)
+                self.run_case(large_cases[2], a, b)
+            os.remove(a)
+            os.remove(b)
+        if wants("SQLite"):
+            self.database(a, b, database, 3000)
+            self.run_case(f"SQLite {os.path.getsize(a) >> 20} MB, 3,000 rows updated", a, b)
         self.report()
 
     def report(self):
@@ -273,6 +290,8 @@ class DeltaBench:
                           f"{ratio('seconds', 'zsync')} | {ratio('seconds', 'curl')} |")
         text = "\n".join(lines + ratios) + "\n"
         name = "delta-quick.md" if self.args.quick else "delta.md"
+        if self.args.only:
+            name = "delta-only.md"
         with open(os.path.join(ROOT, "Benchmarks", "results", name), "w") as f:
             f.write(text)
         print(text)
@@ -283,6 +302,7 @@ def main():
     parser.add_argument("--breeze", required=True)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--work", default="/tmp/freshair-delta-bench")
+    parser.add_argument("--only", help="run only the cases whose name contains this")
     args = parser.parse_args()
     bench = DeltaBench(args)
     try:

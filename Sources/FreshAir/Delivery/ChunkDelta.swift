@@ -188,20 +188,21 @@ struct ChunkDelta {
             let input = try openOld()
             let assembled = try InputFile(path: partialPath)
             let writer = try OutputFile(updating: partialPath)
-            var hasher = ContentHasher(.sha256)
-            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            // Hashed on another thread while the next piece is read and written.
+            let hashing = HashingPipe()
+            defer { _ = hashing.finish() }
             var position: Int64 = 0
             func hash(from source: any ChunkSource, at offset: Int64, length: Int64, writingAt target: Int64?) throws {
                 var done: Int64 = 0
                 while done < length {
-                    let count = Int(min(Int64(buffer.count), length - done))
-                    try buffer.withUnsafeMutableBytes { raw in
-                        let piece = UnsafeMutableRawBufferPointer(rebasing: raw[0..<count])
+                    try hashing.send { buffer in
+                        let count = Int(min(Int64(buffer.count), length - done))
+                        let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
                         try source.read(at: offset + done, into: piece)
-                        hasher.update(UnsafeRawBufferPointer(piece))
                         if let target { try writer.write(UnsafeRawBufferPointer(piece), at: target + done) }
+                        done += Int64(count)
+                        return count
                     }
-                    done += Int64(count)
                 }
             }
             for copy in copies {
@@ -211,7 +212,7 @@ struct ChunkDelta {
                 position = copy.to + copy.length
             }
             try hash(from: assembled, at: position, length: size - position, writingAt: nil)
-            return hasher.finalize()
+            return hashing.finish()
         }
         progress(copies.reduce(0) { $0 + $1.length })
         try? Disk.remove(journal.path)
