@@ -18,7 +18,8 @@ struct ChunkDelta {
     /// index, when one describes it, spares searching all of it.
     let openOld: @Sendable () throws -> any ChunkSource
     var oldIndex: ChunkIndex?
-    /// Bytes between two ranges to fetch below which one request fetches both.
+    /// Bytes between two ranges to fetch below which one request fetches both; adjacent ranges
+    /// make one whatever it is.
     var mergeGap: Int64 = 8 << 10
     /// A plan costing more than this share of the file is not worth it: the file comes whole.
     var maximumShare = 0.6
@@ -108,7 +109,7 @@ struct ChunkDelta {
                 continue
             }
             let end = offset + Int64(length) - 1
-            if let last = fetches.last, offset - last.upperBound - 1 < mergeGap {
+            if let last = fetches.last, offset - last.upperBound - 1 < max(1, mergeGap) {
                 fetches[fetches.count - 1] = last.lowerBound...end
             } else {
                 fetches.append(offset...end)
