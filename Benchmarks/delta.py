@@ -161,6 +161,11 @@ class DeltaBench:
                 sh(sync)
 
     def measure(self, case, tool, command, result, expected, file_size):
+        # Every tool starts with the disk idle: the set-up just wrote gigabytes (the versions,
+        # the served copies, the device's old copy), and their write-back would otherwise fall
+        # on whichever tool runs first, and on a tool that flushes what it installs (breeze)
+        # more than on one that leaves its file in the page cache (curl).
+        os.sync()
         mark = self.nginx.mark()
         seconds, rss = timed(command, self.work)
         lines = self.nginx.lines_since(mark)

@@ -192,6 +192,9 @@ struct ChunkDelta {
             // Hashed on another thread while the next piece is read and written.
             let hashing = HashingPipe()
             defer { _ = hashing.finish() }
+            // Kept bytes of a file are copied by the kernel (shared, where the file system can)
+            // until it says it cannot; they are read here all the same, for the hash.
+            var kernelCopies = input is InputFile
             var position: Int64 = 0
             func hash(from source: any ChunkSource, at offset: Int64, length: Int64, writingAt target: Int64?) throws {
                 var done: Int64 = 0
@@ -200,7 +203,17 @@ struct ChunkDelta {
                         let count = Int(min(Int64(buffer.count), length - done))
                         let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
                         try source.read(at: offset + done, into: piece)
-                        if let target { try writer.write(UnsafeRawBufferPointer(piece), at: target + done) }
+                        if let target {
+                            if kernelCopies, let file = source as? InputFile {
+                                kernelCopies = try writer.copy(
+                                    from: file,
+                                    at: offset + done,
+                                    length: count,
+                                    to: target + done
+                                )
+                            }
+                            if !kernelCopies { try writer.write(UnsafeRawBufferPointer(piece), at: target + done) }
+                        }
                         done += Int64(count)
                         return count
                     }

@@ -14,7 +14,7 @@ private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
 /// A file opened for reading with `pread(2)`: reads at an offset, for indexing a file and
 /// copying its kept chunks into a new version.
 final class InputFile: ChunkSource {
-    private let descriptor: Int32
+    let descriptor: Int32
     let path: String
 
     init(path: String) throws(FreshAirError) {

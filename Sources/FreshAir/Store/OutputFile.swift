@@ -107,6 +107,31 @@ final class OutputFile {
     }
 
     /// Sets the file's length: zeros up to it, or cut there.
+    /// Copies `length` bytes of `input` from `offset` to `target` here without passing them
+    /// through memory: a kernel copy, or blocks shared with `input` where the file system can
+    /// (copy_file_range(2) on Linux). Answers `false`, having copied nothing, where the
+    /// platform, the kernel or the file system pair cannot; the caller then writes the bytes.
+    func copy(from input: InputFile, at offset: Int64, length: Int, to target: Int64) throws(FreshAirError) -> Bool {
+        #if os(Linux)
+        guard let copyFileRange = LinuxCalls.copyFileRange else { return false }
+        var (from, to, left) = (offset, target, length)
+        while left > 0 {
+            let copied = copyFileRange(input.descriptor, &from, descriptor, &to, left, 0)
+            if copied > 0 {
+                left -= copied
+                continue
+            }
+            if copied < 0, errno == EINTR { continue }
+            if left == length, copied < 0, [ENOSYS, EXDEV, EOPNOTSUPP, EINVAL, EBADF].contains(errno) { return false }
+            if copied == 0 { throw Disk.failure("copy from \(input.path), which ended first, to", path, EIO) }
+            throw Disk.failure("copy to", path)
+        }
+        return true
+        #else
+        return false
+        #endif
+    }
+
     func setLength(_ length: Int64) throws(FreshAirError) {
         guard ftruncate(descriptor, off_t(length)) == 0 else { throw Disk.failure("truncate", path) }
     }
