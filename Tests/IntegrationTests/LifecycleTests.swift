@@ -79,7 +79,9 @@ struct LifecycleTests {
                 // The bucket is the install's for good: the next check changes nothing.
                 #expect(try await sync.run().outcome == .alreadyCurrent)
             }
-            #expect((12...28).contains(reached), "\(reached) of 40 installs in the first half")
+            // Each install is checked against its own bucket above; the share over many installs is
+            // RolloutBucketTests' (the URL here has a random port, so 40 buckets vary by run).
+            #expect((1...39).contains(reached), "\(reached) of 40 installs in the first half")
 
             // An install ID made by the store itself is kept and reused.
             let (fresh, freshSync) = try client(of: server)

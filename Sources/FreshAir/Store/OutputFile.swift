@@ -106,7 +106,6 @@ final class OutputFile {
         }
     }
 
-    /// Sets the file's length: zeros up to it, or cut there.
     /// Copies `length` bytes of `input` from `offset` to `target` here without passing them
     /// through memory: a kernel copy, or blocks shared with `input` where the file system can
     /// (copy_file_range(2) on Linux). Answers `false`, having copied nothing, where the
@@ -132,6 +131,7 @@ final class OutputFile {
         #endif
     }
 
+    /// Sets the file's length: zeros up to it, or cut there.
     func setLength(_ length: Int64) throws(FreshAirError) {
         guard ftruncate(descriptor, off_t(length)) == 0 else { throw Disk.failure("truncate", path) }
     }
