@@ -59,6 +59,36 @@ struct DurabilityTests {
     }
 }
 
+extension DurabilityTests {
+    @Test("strace: a large file rebuilt from chunks is written back as it is assembled, not all at the final flush")
+    func deltaWritesBackAsItGoes() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else {
+            throw TestSetupError("strace is not installed: run scripts/test, which installs it")
+        }
+        try await PublishedFolder.with(.nginx) { server in
+            let published = try await ChunkDeltaTests.Published(into: server.root)
+            let local = try TemporaryFolder("durability-delta")
+            let url = server.url.appendingPathComponent("Big.freshair/").absoluteString
+            let sync = "'\(try BreezeBinary.path)' sync '\(url)' '\(local.path("live").path)'"
+            try await shell(sync, in: local.url)
+            try await published.edit(regions: 4)
+            let output = try await shell(
+                "strace -f -qq -e trace=sync_file_range,syncfs -o trace.txt " + sync,
+                in: local.url
+            )
+            #expect(output.contains("of unchanged chunks kept"), "\(output)")
+            let calls = Self.calls(local.path("trace.txt").text ?? "")
+            let flush = try #require(calls.firstIndex { $0.call == "syncfs" }, "no syncfs in \(calls.map(\.call))")
+            // Almost all of the 16 MB is copied from the old copy: it is handed to the disk in
+            // steps of 8 MB while the pass goes on, instead of all of it by the flush.
+            let requested = calls[..<flush].filter { $0.call == "sync_file_range" }
+                .compactMap { $0.arguments.count > 2 ? Int($0.arguments[2]) : nil }.reduce(0, +)
+            #expect(requested >= 8 << 20, "\(requested) bytes handed to write-back before the flush: \(calls)")
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(published.bytes))
+        }
+    }
+}
+
 @Suite("After the switch: tidying is best-effort")
 struct TidyingTests {
     @Test("A version that cannot be removed after the switch does not turn a successful update into a failure")

@@ -19,11 +19,15 @@ private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
 final class OutputFile {
     private var descriptor: Int32
     let path: String
-    /// End of what was written, and how far the kernel was asked to write it back.
+    /// End of what was appended.
     private var end: Int64 = 0
-    private var writebackRequested: Int64 = 0
+    /// What was written (appended, at offsets, or copied) since write-back was last started:
+    /// the span it lies in, and how many bytes.
+    private var unflushed: Range<Int64>?
+    private var unflushedBytes: Int64 = 0
     /// Dirty bytes after which write-back starts (Linux): the disk works while the network
-    /// does, so the flush before activation finds little left to do.
+    /// (or the copy of a large file's kept blocks) does, so the flush before activation finds
+    /// little left to do.
     private static let writebackStep: Int64 = 8 << 20
 
     private let startsWriteback: Bool
@@ -36,10 +40,7 @@ final class OutputFile {
         let flags = O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC)
         descriptor = open(path, flags, 0o644)
         guard descriptor >= 0 else { throw Disk.failure("open for writing", path) }
-        if append {
-            end = Int64(lseek(descriptor, 0, SEEK_END))
-            writebackRequested = end
-        }
+        if append { end = Int64(lseek(descriptor, 0, SEEK_END)) }
     }
 
     /// An existing file opened to write at offsets (``write(_:at:)``), neither truncated nor appended to.
@@ -57,7 +58,6 @@ final class OutputFile {
         self.startsWriteback = startsWriteback
         // Where writes begin: 0 for a new file, its size for one opened to append to.
         end = max(0, Int64(lseek(descriptor, 0, SEEK_END)))
-        writebackRequested = end
     }
 
     /// Sets the permission bits on the open file (never through a path, which could be a link).
@@ -75,21 +75,26 @@ final class OutputFile {
             }
             offset += written
         }
+        wrote(end..<end + Int64(bytes.count))
         end += Int64(bytes.count)
-        if startsWriteback, end - writebackRequested >= Self.writebackStep { startWriteback() }
     }
 
-    /// Asks the kernel to start writing the new bytes to disk without waiting for it.
-    private func startWriteback() {
+    /// Counts `range` as written; past ``writebackStep`` dirty bytes, asks the kernel to start
+    /// writing them to disk without waiting for it.
+    private func wrote(_ range: Range<Int64>) {
+        guard startsWriteback, !range.isEmpty else { return }
+        let span =
+            unflushed.map { min($0.lowerBound, range.lowerBound)..<max($0.upperBound, range.upperBound) } ?? range
+        unflushedBytes += Int64(range.count)
+        guard unflushedBytes >= Self.writebackStep else {
+            unflushed = span
+            return
+        }
         #if os(Linux)
-        _ = LinuxCalls.syncFileRange?(
-            descriptor,
-            writebackRequested,
-            end - writebackRequested,
-            LinuxCalls.syncFileRangeWrite
-        )
+        _ = LinuxCalls.syncFileRange?(descriptor, span.lowerBound, Int64(span.count), LinuxCalls.syncFileRangeWrite)
         #endif
-        writebackRequested = end
+        unflushed = nil
+        unflushedBytes = 0
     }
 
     /// Writes `bytes` at `offset`, leaving the file's other bytes and the sequential position
@@ -104,6 +109,7 @@ final class OutputFile {
             }
             done += written
         }
+        wrote(offset..<offset + Int64(bytes.count))
     }
 
     /// Copies `length` bytes of `input` from `offset` to `target` here without passing them
@@ -125,6 +131,7 @@ final class OutputFile {
             if copied == 0 { throw Disk.failure("copy from \(input.path), which ended first, to", path, EIO) }
             throw Disk.failure("copy to", path)
         }
+        wrote(target..<target + Int64(length))
         return true
         #else
         return false
