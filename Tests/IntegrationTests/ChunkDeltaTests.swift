@@ -141,6 +141,42 @@ struct ChunkDeltaTests {
         }
     }
 
+    @Test("The app's policy decides: deltas turned off, or a share no plan meets, bring the changed file whole")
+    func policy() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let published = try await Published(into: server.root)
+            var off = ChunkDeltaPolicy()
+            off.isEnabled = false
+            var strict = ChunkDeltaPolicy()
+            strict.maximumShare = 0.001  // 16 KB of 16 MB: less than one range and its request cost
+            var devices: [(local: TemporaryFolder, sync: BundleSync)] = []
+            for policy in [off, strict, ChunkDeltaPolicy()] {
+                let local = try TemporaryFolder("delta-policy")
+                var configuration = SyncConfiguration()
+                configuration.chunkDeltas = policy
+                let sync = BundleSync(
+                    remote: server.url.appendingPathComponent("Big.freshair/"),
+                    store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+                    environment: ConditionEnvironment(),
+                    configuration: configuration
+                )
+                _ = try await sync.run()
+                devices.append((local, sync))
+            }
+            try await published.edit(regions: 5)
+            var updates: [SyncSummary] = []
+            for device in devices {
+                updates.append(try await device.sync.run())
+                #expect(try Data(contentsOf: device.local.path("live/big.bin")) == Data(published.bytes))
+            }
+            for whole in updates[0...1] {
+                #expect(whole.outcome == .updated && whole.bytesSaved == 0, "\(whole.oneLine)")
+                #expect(whole.bytesDownloaded > Int64(Self.size), "\(whole.oneLine)")
+            }
+            #expect(updates[2].bytesSaved > Int64(Self.size / 2), "\(updates[2].oneLine)")
+        }
+    }
+
     @Test("A signed bundle: a chunk index changed on the server is refused, the live version stays")
     func signedIndexTampered() async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -78,6 +78,7 @@ extension BundleSync {
                 fileDigest: job.expectedHash,
                 fileSize: job.expectedSize,
                 limit: job.limit,
+                policy: configuration.chunkDeltas,
                 openOld: { [path = source.oldFile] in try InputFile(path: path) }
             )
         else { return result }

@@ -6,7 +6,7 @@ import Foundation
 /// ``BlockFinder`` places each of the new file's blocks in the old copy (by the index
 /// installed beside it when it still describes it, and by a rolling search of the rest); the
 /// blocks not found are fetched, neighbouring ranges merged when the bytes between them are
-/// fewer than ``mergeGap``. The file is assembled in its partial file, then its whole SHA-256
+/// fewer than the policy's ``ChunkDeltaPolicy/mergeGap``. The file is assembled in its partial file, then its whole SHA-256
 /// must be the manifest's. Whatever goes wrong (a server that ignores `Range`, a block that
 /// does not match, a plan that would fetch most of the file anyway), the caller downloads the
 /// file whole: a delta never installs anything the plain path would not.
@@ -18,21 +18,15 @@ struct ChunkDelta {
     /// index, when one describes it, spares searching all of it.
     let openOld: @Sendable () throws -> any ChunkSource
     var oldIndex: ChunkIndex?
-    /// Bytes between two ranges to fetch below which one request fetches both; adjacent ranges
-    /// make one whatever it is.
-    var mergeGap: Int64 = 8 << 10
-    /// A plan costing more than this share of the file is not worth it: the file comes whole.
-    var maximumShare = 0.6
-    /// What one request costs, in bytes, when weighing a plan against the whole file: many
-    /// small ranges take longer than the bytes they save.
-    var requestCost: Int64 = 16 << 10
+    /// How ranges are merged, weighed against the whole file and fetched.
+    let policy: ChunkDeltaPolicy
     /// Ranges larger than this are fetched in pieces, to bound memory.
     var pieceSize: Int64 = 4 << 20
-    var concurrency = 4
 
-    /// A delta that builds the file an index describes, or `nil` when the index cannot be
-    /// read or describes another file than the one expected (its digest and size, as the
-    /// manifest or the signed document give them), or one larger than `limit`.
+    /// A delta that builds the file an index describes, or `nil` when the policy turns deltas
+    /// off, or the index cannot be read or describes another file than the one expected (its
+    /// digest and size, as the manifest or the signed document give them), or one larger
+    /// than `limit`.
     init?(
         indexData: Data,
         source: URL,
@@ -40,13 +34,15 @@ struct ChunkDelta {
         fileDigest: ContentHash?,
         fileSize: Int64?,
         limit: Int64,
+        policy: ChunkDeltaPolicy,
         openOld: @escaping @Sendable () throws -> any ChunkSource
     ) {
-        guard let index = try? ChunkIndex(data: indexData, source: source.absoluteString),
+        guard policy.isEnabled, let index = try? ChunkIndex(data: indexData, source: source.absoluteString),
             index.fileDigest == fileDigest, index.fileSize == fileSize, index.fileSize <= limit
         else { return nil }
         self.index = index
         self.url = url
+        self.policy = policy
         self.openOld = openOld
     }
 
@@ -134,10 +130,10 @@ struct ChunkDelta {
         let found = try await BlockingPool.run { [oldIndex, openOld, index] in
             try BlockFinder.find(index, in: openOld(), oldIndex: oldIndex).offsets
         }
-        let (copies, fetches) = Self.plan(new: index, found: found, mergeGap: mergeGap)
+        let (copies, fetches) = Self.plan(new: index, found: found, mergeGap: policy.mergeGap)
         let toFetch = fetches.reduce(Int64(0)) { $0 + $1.upperBound - $1.lowerBound + 1 }
-        let cost = Double(toFetch + Int64(fetches.count) * requestCost)
-        guard cost <= maximumShare * Double(index.fileSize) else {
+        let cost = Double(toFetch + Int64(fetches.count) * policy.requestCost)
+        guard cost <= policy.maximumShare * Double(index.fileSize) else {
             throw Fetcher.RangeRefused(
                 url: url,
                 detail: "\(fetches.count) ranges of \(toFetch) bytes would cost about as much as the whole file"
@@ -174,7 +170,7 @@ struct ChunkDelta {
                 next += 1
                 group.addTask { (piece.lowerBound, try await fetcher.range(piece, of: url, fileSize: size)) }
             }
-            for _ in 0..<max(1, concurrency) { startNext() }
+            for _ in 0..<max(1, policy.concurrency) { startNext() }
             while let (offset, data) = try await group.next() {
                 fetchedNow += Int64(data.count)
                 try data.withUnsafeBytes { try output.write($0, at: offset) }

@@ -57,6 +57,7 @@ extension PackageUpdater {
             fileDigest: signed.sha256,
             fileSize: signed.size,
             limit: job.limit,
+            policy: configuration.chunkDeltas,
             openOld: { ReassembledPackage(layout: layout, folder: liveDirectory) }
         )
         // The installed package's own index, when an update by chunks left one: no need to chunk it.

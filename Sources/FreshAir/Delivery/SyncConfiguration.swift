@@ -31,6 +31,9 @@ public struct SyncConfiguration: Sendable {
     public var extraction = ExtractionLimits()
     /// How deep child manifests may nest.
     public var maxManifestDepth: Int = 8
+    /// When a changed large file (one with a chunk index) is rebuilt from the chunks the
+    /// device has, and how its ranges are fetched.
+    public var chunkDeltas = ChunkDeltaPolicy()
     /// Ed25519 keys the app pins. When set, a bundle's root manifest must be signed by one
     /// of them (`breeze sign`) and every entry must carry a digest; anything else is refused
     /// and the installed content stays. Empty (the default): manifests are not checked.
@@ -49,11 +52,11 @@ public struct SyncConfiguration: Sendable {
     /// The defaults: 8 downloads at a time, retries with back-off, no keys pinned.
     public init() {}
 
-    /// The cap on one body: ``maxFileSize``, and ``maxUndeclaredFileSize`` too when nothing
-    /// signed or listed declares its size.
     /// Whether the app pins keys, one way or the other: then nothing unsigned is installed.
     var pinsKeys: Bool { !trustedKeys.isEmpty || keyRotation != nil }
 
+    /// The cap on one body: ``maxFileSize``, and ``maxUndeclaredFileSize`` too when nothing
+    /// signed or listed declares its size.
     func sizeCap(declared: Bool) -> Int64 { declared ? maxFileSize : min(maxFileSize, maxUndeclaredFileSize) }
 }
 
