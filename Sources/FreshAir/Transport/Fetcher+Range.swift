@@ -11,7 +11,8 @@ extension Fetcher {
 
     /// Fetches `range` of the file at `url`, whose size is `fileSize`, into memory with one
     /// single-range `GET` (never multi-range: S3 and CDNs answer those with the whole file).
-    /// `ifRange` (the file's ETag, when known) makes a server whose file changed answer `200`.
+    /// No `If-Range`: a file replaced between two ranges makes an assembled file that fails
+    /// its digest, and the caller then downloads it whole.
     ///
     /// - Throws: ``RangeRefused`` when the answer is not that range of a file that size;
     ///   ``FreshAirError`` for HTTP errors and failures, after retries.
