@@ -122,20 +122,27 @@ class DeltaBench:
 
     # ---- tools ------------------------------------------------------------------------------
     def breeze_bundle(self, case, slug, base, url, old, new, unchanged, expected, size):
-        """Publishes the old version, syncs it (untimed), publishes the new one, syncs (timed)."""
+        """Publishes the old version, syncs it (untimed), publishes the new one, syncs (timed). A
+        second device syncs the new one whole (`--no-chunk-deltas`): what breeze does without an
+        index, verified and flushed like the delta, beside curl's unverified, unflushed copy."""
         author = os.path.join(self.work, slug, "author", "Big.freshair")
         os.makedirs(author)
         with open(os.path.join(author, "manifest.json"), "w") as f:
             f.write('[{"filename": "big.bin"}]\n')
-        device = os.path.join(self.work, slug, "breeze-device")
+        devices = {"breeze": ""} if unchanged else {"breeze": "", "breeze, whole": " --no-chunk-deltas"}
+        sync = {tool: f"{self.breeze} sync {url}/breeze/Big.freshair/ {self.work}/{slug}/{re.sub('[^a-z]+', '-', tool)}"
+                      f"/live --store {self.work}/{slug}/{re.sub('[^a-z]+', '-', tool)}/store{flags}"
+                for tool, flags in devices.items()}
         for version in ([new] if unchanged else [old, new]):
             shutil.copyfile(version, os.path.join(author, "big.bin"))
             sh(f"{self.breeze} hash --sha256 {author}")
             sh(f"{self.breeze} publish {author} {base}/breeze/Big.freshair")
             if version is old or unchanged:
-                sh(f"{self.breeze} sync {url}/breeze/Big.freshair/ {device}/live --store {device}/store")
-        self.measure(case, "breeze", f"{self.breeze} sync {url}/breeze/Big.freshair/ {device}/live --store {device}/store",
-                     os.path.join(device, "live", "big.bin"), expected, size)
+                for command in sync.values():
+                    sh(command)
+        for tool, command in sync.items():
+            live = os.path.join(self.work, slug, re.sub("[^a-z]+", "-", tool), "live", "big.bin")
+            self.measure(case, tool, command, live, expected, size)
 
     def breeze_package(self, case, slug, base, url, old, new, payload, size):
         """Signs and serves the old package and syncs it (untimed); then the new one, timed as the
@@ -285,14 +292,14 @@ class DeltaBench:
             lines.append(f"| {row['case']} | {row['tool']} | {row['bytes'] / 1e6:.2f} MB | {100 * row['share']:.2f}% | "
                          f"{row['requests']} | {row['seconds']:.2f} | {row['rss']:.0f} MB | "
                          f"{'correct' if row['correct'] else 'WRONG'} |")
-        ratios = ["", "| case | breeze bytes ÷ zsync | ÷ casync | breeze time ÷ zsync | breeze time ÷ curl |",
-                  "| --- | ---: | ---: | ---: | ---: |"]
+        ratios = ["", "| case | breeze bytes ÷ zsync | ÷ casync | breeze time ÷ zsync | ÷ curl | ÷ breeze, whole |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: |"]
         for case in dict.fromkeys(row["case"] for row in self.rows):
             by = {row["tool"]: row for row in self.rows if row["case"] == case}
             def ratio(key, tool):
-                return f"{by['breeze'][key] / by[tool][key]:.2f}" if by[tool][key] else "—"
+                return f"{by['breeze'][key] / by[tool][key]:.2f}" if tool in by and by[tool][key] else "—"
             ratios.append(f"| {case} | {ratio('bytes', 'zsync')} | {ratio('bytes', 'casync')} | "
-                          f"{ratio('seconds', 'zsync')} | {ratio('seconds', 'curl')} |")
+                          f"{ratio('seconds', 'zsync')} | {ratio('seconds', 'curl')} | {ratio('seconds', 'breeze, whole')} |")
         text = "\n".join(lines + ratios) + "\n"
         name = "delta-quick.md" if self.args.quick else "delta.md"
         if self.args.only:

@@ -116,10 +116,11 @@ struct ChunkDelta {
 
     /// Assembles the file at `partialPath` and checks it; returns the bytes fetched.
     ///
-    /// Ranges are fetched first, written at their offsets; `<partial>.delta` records each one
-    /// as it lands, so a run that was killed or failed keeps them and the next fetches only the
-    /// rest. Then one pass in file order copies the kept blocks from the old copy and hashes
-    /// every byte: no byte is read twice.
+    /// Ranges are fetched in file order and written at their offsets; `<partial>.delta`
+    /// records each one as it lands, so a run that was killed or failed keeps them and the next
+    /// fetches only the rest. Meanwhile one pass in file order, following the fetched pieces,
+    /// copies the kept blocks from the old copy and hashes every byte: no byte is read twice,
+    /// and the network and the disk work at the same time.
     ///
     /// - Throws: anything that stops the delta; the caller then downloads the file whole.
     func run(
@@ -159,71 +160,39 @@ struct ChunkDelta {
         let remaining = pieces.filter { !done.contains($0.lowerBound) }
 
         let (url, size) = (url, index.fileSize)
+        // The pass runs while the ranges are fetched, following them in file order.
+        let landed = LandedPieces(pieces.map(\.lowerBound).filter(done.contains))
+        async let assembling = BlockingPool.run { [openOld] in
+            try Self.assemble(partialPath, size: size, copies: copies, pieces: pieces, landed: landed, from: openOld())
+        }
         let output = try OutputFile(updating: partialPath)
         defer { output.close() }
         var fetchedNow: Int64 = 0
-        try await withThrowingTaskGroup(of: (Int64, Data).self) { group in
-            var next = 0
-            func startNext() {
-                guard next < remaining.count else { return }
-                let piece = remaining[next]
-                next += 1
-                group.addTask { (piece.lowerBound, try await fetcher.range(piece, of: url, fileSize: size)) }
-            }
-            for _ in 0..<max(1, policy.concurrency) { startNext() }
-            while let (offset, data) = try await group.next() {
-                fetchedNow += Int64(data.count)
-                try data.withUnsafeBytes { try output.write($0, at: offset) }
-                try journal.record(offset)
-                progress(Int64(data.count))
-                startNext()
-            }
-        }
-
-        // One pass in file order: kept blocks copied from the old copy, every byte hashed.
-        let actual = try await BlockingPool.run { [openOld] in
-            let input = try openOld()
-            let assembled = try InputFile(path: partialPath)
-            let writer = try OutputFile(updating: partialPath)
-            // Hashed on another thread while the next piece is read and written.
-            let hashing = HashingPipe()
-            defer { _ = hashing.finish() }
-            // Kept bytes of a file are copied by the kernel (shared, where the file system can)
-            // until it says it cannot; they are read here all the same, for the hash.
-            var kernelCopies = input is InputFile
-            var position: Int64 = 0
-            func hash(from source: any ChunkSource, at offset: Int64, length: Int64, writingAt target: Int64?) throws {
-                var done: Int64 = 0
-                while done < length {
-                    try hashing.send { buffer in
-                        let count = Int(min(Int64(buffer.count), length - done))
-                        let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
-                        try source.read(at: offset + done, into: piece)
-                        if let target {
-                            if kernelCopies, let file = source as? InputFile {
-                                kernelCopies = try writer.copy(
-                                    from: file,
-                                    at: offset + done,
-                                    length: count,
-                                    to: target + done
-                                )
-                            }
-                            if !kernelCopies { try writer.write(UnsafeRawBufferPointer(piece), at: target + done) }
-                        }
-                        done += Int64(count)
-                        return count
-                    }
+        do {
+            try await withThrowingTaskGroup(of: (Int64, Data).self) { group in
+                var next = 0
+                func startNext() {
+                    guard next < remaining.count else { return }
+                    let piece = remaining[next]
+                    next += 1
+                    group.addTask { (piece.lowerBound, try await fetcher.range(piece, of: url, fileSize: size)) }
+                }
+                for _ in 0..<max(1, policy.concurrency) { startNext() }
+                while let (offset, data) = try await group.next() {
+                    fetchedNow += Int64(data.count)
+                    try data.withUnsafeBytes { try output.write($0, at: offset) }
+                    try journal.record(offset)
+                    landed.land(offset)
+                    progress(Int64(data.count))
+                    startNext()
                 }
             }
-            for copy in copies {
-                // Fetched bytes before this copy are in the file already: hashed from there.
-                try hash(from: assembled, at: position, length: copy.to - position, writingAt: nil)
-                try hash(from: input, at: copy.from, length: copy.length, writingAt: copy.to)
-                position = copy.to + copy.length
-            }
-            try hash(from: assembled, at: position, length: size - position, writingAt: nil)
-            return hashing.finish()
+        } catch {
+            landed.stop()  // the pass must not wait for a piece that will not come
+            _ = try? await assembling
+            throw error
         }
+        let actual = try await assembling
         progress(copies.reduce(0) { $0 + $1.length })
         try? Disk.remove(journal.path)
         guard actual == index.fileDigest else {
@@ -232,6 +201,113 @@ struct ChunkDelta {
         // The ranges are in the file now; a delta that gave way counts them as wasted.
         fetcher.ledger.use(fetchedNow)
         return toFetch
+    }
+
+    /// The pass in file order: kept runs copied from `old` into the partial file, every byte
+    /// hashed, fetched bytes read back from the file once their piece has landed; answers the
+    /// file's SHA-256.
+    ///
+    /// A region is touched only once every piece that starts before its end has landed: a
+    /// merged range can span kept blocks, and a piece written after their copy would leave in
+    /// the file bytes that the hash never saw.
+    private static func assemble(
+        _ partialPath: String,
+        size: Int64,
+        copies: [Copy],
+        pieces: [ClosedRange<Int64>],
+        landed: LandedPieces,
+        from input: any ChunkSource
+    ) throws -> ContentHash {
+        let assembled = try InputFile(path: partialPath)
+        let writer = try OutputFile(updating: partialPath)
+        // Hashed on another thread while the next piece is read and written.
+        let hashing = HashingPipe()
+        defer { _ = hashing.finish() }
+        var waitedFor = 0
+        func awaitPieces(before end: Int64) throws {
+            while waitedFor < pieces.count, pieces[waitedFor].lowerBound < end {
+                guard landed.wait(for: pieces[waitedFor].lowerBound) else { throw CancellationError() }
+                waitedFor += 1
+            }
+        }
+        // Kept bytes of a file are copied by the kernel (shared, where the file system can)
+        // until it says it cannot; they are read here all the same, for the hash.
+        var kernelCopies = input is InputFile
+        func hash(from source: any ChunkSource, at offset: Int64, length: Int64, writingAt target: Int64?) throws {
+            var done: Int64 = 0
+            while done < length {
+                try hashing.send { buffer in
+                    let count = Int(min(Int64(buffer.count), length - done))
+                    let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
+                    try source.read(at: offset + done, into: piece)
+                    if let target {
+                        if kernelCopies, let file = source as? InputFile {
+                            kernelCopies = try writer.copy(
+                                from: file,
+                                at: offset + done,
+                                length: count,
+                                to: target + done
+                            )
+                        }
+                        if !kernelCopies { try writer.write(UnsafeRawBufferPointer(piece), at: target + done) }
+                    }
+                    done += Int64(count)
+                    return count
+                }
+            }
+        }
+        var position: Int64 = 0
+        for copy in copies {
+            try awaitPieces(before: copy.to + copy.length)
+            // Fetched bytes before this copy are in the file: hashed from there.
+            try hash(from: assembled, at: position, length: copy.to - position, writingAt: nil)
+            try hash(from: input, at: copy.from, length: copy.length, writingAt: copy.to)
+            position = copy.to + copy.length
+        }
+        try awaitPieces(before: size)
+        try hash(from: assembled, at: position, length: size - position, writingAt: nil)
+        return hashing.finish()
+    }
+}
+
+/// The pieces of a delta written to its partial file so far, for the assembly pass that
+/// follows them (on a thread of ``BlockingPool``, so it may block here).
+final class LandedPieces: @unchecked Sendable {
+    // `offsets` and `stopped` are guarded by `condition`.
+    private let condition = NSCondition()
+    private var offsets: Set<Int64>
+    private var stopped = false
+
+    /// Pieces already in the file (kept by an earlier attempt) start out landed.
+    init(_ offsets: some Sequence<Int64>) {
+        self.offsets = Set(offsets)
+    }
+
+    /// The piece starting at `offset` is written.
+    func land(_ offset: Int64) {
+        condition.lock()
+        offsets.insert(offset)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// No more pieces will land: waiters give up.
+    func stop() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits for the piece starting at `offset`; `false` when fetching stopped first.
+    func wait(for offset: Int64) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while !offsets.contains(offset) {
+            if stopped { return false }
+            condition.wait()
+        }
+        return true
     }
 }
 

@@ -90,6 +90,12 @@ struct SyncCommand: AsyncParsableCommand {
     )
     var allowLinks = false
 
+    @Flag(
+        name: .customLong("no-chunk-deltas"),
+        help: "Download changed large files whole, even where a chunk index would let the unchanged chunks be kept."
+    )
+    var noChunkDeltas = false
+
     @Flag(help: "Print the summary as JSON.")
     var json = false
 
@@ -103,6 +109,7 @@ struct SyncCommand: AsyncParsableCommand {
             throw ValidationError("--trusted-key: \(error)")
         }
         if allowLinks { configuration.extraction.symbolicLinks = .allowInside }
+        configuration.chunkDeltas.isEnabled = !noChunkDeltas
         if let keyDocument {
             let pinned: KeyDocument
             do {
