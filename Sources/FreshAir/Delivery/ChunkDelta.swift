@@ -160,13 +160,14 @@ struct ChunkDelta {
         let remaining = pieces.filter { !done.contains($0.lowerBound) }
 
         let (url, size) = (url, index.fileSize)
-        // The pass runs while the ranges are fetched, following them in file order.
+        let output = try OutputFile(updating: partialPath)
+        defer { output.close() }
+        // The pass runs while the ranges are fetched, following them in file order. Nothing
+        // may throw between its start and the `do` below, whose `catch` releases it.
         let landed = LandedPieces(pieces.map(\.lowerBound).filter(done.contains))
         async let assembling = BlockingPool.run { [openOld] in
             try Self.assemble(partialPath, size: size, copies: copies, pieces: pieces, landed: landed, from: openOld())
         }
-        let output = try OutputFile(updating: partialPath)
-        defer { output.close() }
         var fetchedNow: Int64 = 0
         do {
             try await withThrowingTaskGroup(of: (Int64, Data).self) { group in
