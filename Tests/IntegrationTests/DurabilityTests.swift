@@ -20,13 +20,17 @@ struct DurabilityTests {
         }
     }
 
+    static func requireStrace() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else {
+            throw TestSetupError("strace is not installed: run scripts/test, which installs it")
+        }
+    }
+
     @Test(
         "strace: syncfs (every file, folder and the record) before the link's rename, then an fsync of the link's folder"
     )
     func flushedBeforeTheSwitch() async throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else {
-            throw TestSetupError("strace is not installed: run scripts/test, which installs it")
-        }
+        try Self.requireStrace()
         try await PublishedFolder.with(.nginx) { server in
             try ExampleBundle.write(in: server.root)
             let local = try TemporaryFolder("durability")
@@ -62,9 +66,7 @@ struct DurabilityTests {
 extension DurabilityTests {
     @Test("strace: a large file rebuilt from chunks is written back as it is assembled, not all at the final flush")
     func deltaWritesBackAsItGoes() async throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/strace") else {
-            throw TestSetupError("strace is not installed: run scripts/test, which installs it")
-        }
+        try Self.requireStrace()
         try await PublishedFolder.with(.nginx) { server in
             let published = try await ChunkDeltaTests.Published(into: server.root)
             let local = try TemporaryFolder("durability-delta")

@@ -25,14 +25,15 @@ struct ChunkDeltaResult: Sendable {
 // Large files rebuilt from the chunks the previous version has (see ``ChunkDelta``).
 extension BundleSync {
     /// The files of `downloads` that can be rebuilt: a SHA-256 digest and size, an index
-    /// listed beside them with a digest, and a copy in the live version.
+    /// listed beside them with a digest, and a copy in the live version. None when the app
+    /// turned deltas off: their indexes are then downloaded as any listed file.
     func chunkDeltas(
         _ downloads: [SelectedFile],
         live: VersionRecord?,
         liveDirectory: String?,
         layout: ContentLayout
     ) -> [BundlePath: ChunkDeltaSource] {
-        guard let live, let liveDirectory else { return [:] }
+        guard configuration.chunkDeltas.isEnabled, let live, let liveDirectory else { return [:] }
         let byPath = Dictionary(downloads.map { ($0.path.string, $0) }, uniquingKeysWith: { first, _ in first })
         var sources: [BundlePath: ChunkDeltaSource] = [:]
         for file in downloads {

@@ -6,8 +6,8 @@ import Foundation
 /// ``BlockFinder`` places each of the new file's blocks in the old copy (by the index
 /// installed beside it when it still describes it, and by a rolling search of the rest); the
 /// blocks not found are fetched, neighbouring ranges merged when the bytes between them are
-/// fewer than the policy's ``ChunkDeltaPolicy/mergeGap``. The file is assembled in its partial file, then its whole SHA-256
-/// must be the manifest's. Whatever goes wrong (a server that ignores `Range`, a block that
+/// fewer than the policy's ``ChunkDeltaPolicy/mergeGap``. The file is assembled in its
+/// partial file, then its whole SHA-256 must be the manifest's. Whatever goes wrong (a server that ignores `Range`, a block that
 /// does not match, a plan that would fetch most of the file anyway), the caller downloads the
 /// file whole: a delta never installs anything the plain path would not.
 struct ChunkDelta {
@@ -23,10 +23,9 @@ struct ChunkDelta {
     /// Ranges larger than this are fetched in pieces, to bound memory.
     var pieceSize: Int64 = 4 << 20
 
-    /// A delta that builds the file an index describes, or `nil` when the policy turns deltas
-    /// off, or the index cannot be read or describes another file than the one expected (its
-    /// digest and size, as the manifest or the signed document give them), or one larger
-    /// than `limit`.
+    /// A delta that builds the file an index describes, or `nil` when the index cannot be
+    /// read or describes another file than the one expected (its digest and size, as the
+    /// manifest or the signed document give them), or one larger than `limit`.
     init?(
         indexData: Data,
         source: URL,
@@ -37,7 +36,7 @@ struct ChunkDelta {
         policy: ChunkDeltaPolicy,
         openOld: @escaping @Sendable () throws -> any ChunkSource
     ) {
-        guard policy.isEnabled, let index = try? ChunkIndex(data: indexData, source: source.absoluteString),
+        guard let index = try? ChunkIndex(data: indexData, source: source.absoluteString),
             index.fileDigest == fileDigest, index.fileSize == fileSize, index.fileSize <= limit
         else { return nil }
         self.index = index
@@ -164,7 +163,7 @@ struct ChunkDelta {
         defer { output.close() }
         // The pass runs while the ranges are fetched, following them in file order. Nothing
         // may throw between its start and the `do` below, whose `catch` releases it.
-        let landed = LandedPieces(pieces.map(\.lowerBound).filter(done.contains))
+        let landed = LandedPieces(done)
         async let assembling = BlockingPool.run { [openOld] in
             try Self.assemble(partialPath, size: size, copies: copies, pieces: pieces, landed: landed, from: openOld())
         }
@@ -280,8 +279,8 @@ final class LandedPieces: @unchecked Sendable {
     private var stopped = false
 
     /// Pieces already in the file (kept by an earlier attempt) start out landed.
-    init(_ offsets: some Sequence<Int64>) {
-        self.offsets = Set(offsets)
+    init(_ offsets: Set<Int64>) {
+        self.offsets = offsets
     }
 
     /// The piece starting at `offset` is written.

@@ -24,9 +24,9 @@ extension BundleStore {
 
 extension PackageUpdater {
     /// Builds the signed package into the job's partial file from the chunks of the installed
-    /// one and the ranges it lacks, or answers `nil` when it cannot (no index named, not a
-    /// `.tar`, no layout, a server or result that cannot support it), and the package then
-    /// comes whole.
+    /// one and the ranges it lacks, or answers `nil` when it cannot (deltas turned off, no
+    /// index named, not a `.tar`, no layout, a server or result that cannot support it), and
+    /// the package then comes whole; with deltas off its index is not fetched at all.
     ///
     /// - Throws: ``FreshAirError`` when the index the document names cannot be fetched or is
     ///   not the one signed (refused as any file that fails its digest), or when the network
@@ -39,7 +39,8 @@ extension PackageUpdater {
         fetcher: Fetcher,
         progress: ProgressCounter
     ) async throws -> (file: DownloadedFile, saved: Int64)? {
-        guard let reference = signed.chunkIndex, format == .tar, live.packageFormat == ArchiveFormat.tar.rawValue,
+        guard configuration.chunkDeltas.isEnabled, let reference = signed.chunkIndex, format == .tar,
+            live.packageFormat == ArchiveFormat.tar.rawValue,
             let liveDirectory = store.liveDirectory?.path,
             let layout = (try? Disk.read(store.tarLayoutPath(live.id))).flatMap({ try? TarLayout(data: $0) })
         else { return nil }
