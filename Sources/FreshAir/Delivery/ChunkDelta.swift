@@ -161,6 +161,8 @@ struct ChunkDelta {
         let (url, size) = (url, index.fileSize)
         let output = try OutputFile(updating: partialPath)
         defer { output.close() }
+        let recording = try journal.recording()
+        defer { recording.close() }
         // The pass runs while the ranges are fetched, following them in file order. Nothing
         // may throw between its start and the `do` below, whose `catch` releases it.
         let landed = LandedPieces(done)
@@ -181,7 +183,7 @@ struct ChunkDelta {
                 while let (offset, data) = try await group.next() {
                     fetchedNow += Int64(data.count)
                     try data.withUnsafeBytes { try output.write($0, at: offset) }
-                    try journal.record(offset)
+                    try recording.record(offset)
                     landed.land(offset)
                     progress(Int64(data.count))
                     startNext()
@@ -326,13 +328,25 @@ struct DeltaJournal: Sendable {
         return Set(lines.dropFirst().compactMap { Int64($0) })
     }
 
+    /// Starts the journal of a new attempt: the file's digest, no pieces.
     func start() throws {
         try Disk.writeAtomically(Data((file.hex + "\n").utf8), to: path)
     }
 
-    func record(_ offset: Int64) throws {
-        let output = try OutputFile(path: path, append: true, startsWriteback: false)
-        defer { output.close() }
-        try Data("\(offset)\n".utf8).withUnsafeBytes { try output.write($0) }
+    /// The journal, open for the run to record pieces as they land: one open file, not one
+    /// open and close for each of thousands of pieces.
+    func recording() throws -> Recording {
+        Recording(file: try OutputFile(path: path, append: true, startsWriteback: false))
+    }
+
+    struct Recording {
+        let file: OutputFile
+
+        /// The piece starting at `offset` is in the partial file.
+        func record(_ offset: Int64) throws {
+            try Data("\(offset)\n".utf8).withUnsafeBytes { try file.write($0) }
+        }
+
+        func close() { file.close() }
     }
 }

@@ -14,6 +14,8 @@ struct RollingHash {
     private(set) var value: UInt64 = 0
     /// `multiplier` to the power `window`: what the byte leaving the window weighed.
     private let leaving: UInt64
+    /// ``gear``, read by ``roll(out:in:)`` once per byte searched.
+    private let table = Self.gearTable
 
     /// A hash for windows of `window` bytes; ``start(_:)`` gives it its first window.
     init(window: Int) {
@@ -39,9 +41,7 @@ struct RollingHash {
     /// Slides the window one byte on: `old` leaves it, `new` enters.
     @inline(__always)
     mutating func roll(out old: UInt8, in new: UInt8) {
-        Self.gear.withUnsafeBufferPointer { gear in
-            value = value &* Self.multiplier &+ gear[Int(new)] &- gear[Int(old)] &* leaving
-        }
+        value = value &* Self.multiplier &+ table[Int(new)] &- table[Int(old)] &* leaving
     }
 
     /// The hash of `bytes`: Σ gear(bᵢ)·multiplier^(n−1−i). Four interleaved Horner chains
@@ -80,5 +80,14 @@ struct RollingHash {
             z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
             return z ^ (z >> 31)
         }
+    }()
+
+    /// ``gear`` in memory of its own, allocated once and never freed, so that an instance can
+    /// keep a pointer to it: reading an array costs a bounds check, and a static's a lazy-init
+    /// check, on every byte of a search. Written once, before any read.
+    private nonisolated(unsafe) static let gearTable: UnsafePointer<UInt64> = {
+        let table = UnsafeMutablePointer<UInt64>.allocate(capacity: gear.count)
+        table.initialize(from: gear, count: gear.count)
+        return UnsafePointer(table)
     }()
 }
