@@ -5,6 +5,11 @@ copy; the timed step brings it to the new one from nginx on 127.0.0.1, and the r
 against the new file's SHA-256. Bytes on the wire and requests come from nginx's access log (the
 index or control files each tool fetches included); seconds and peak RSS from GNU time.
 
+Loopback times move by tens of percent from one run to the next (on this VM a 500 MB write into
+the page cache took 0.1 s or 1 s, as the host happened to back the memory), so each timed step
+runs `--repeat` times (3 by default), the tools taking turns, every run from the same saved
+copy of the tool's device; a row gives the median run, its spread and the largest peak RSS.
+
 - breeze: `breeze hash` (which writes the chunk index) and `breeze publish` into the served
   folder; the device runs `breeze sync`. Single-range requests only.
 - zsync: `zsyncmake` beside the file; the device runs `zsync -i OLD` (multi-range requests, which
@@ -59,6 +64,7 @@ class DeltaBench:
         self.www = os.path.join(self.work, "www")
         self.breeze = args.breeze
         self.rows = []
+        self.steps = []
         shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.www)
         self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
@@ -141,8 +147,8 @@ class DeltaBench:
                 for command in sync.values():
                     sh(command)
         for tool, command in sync.items():
-            live = os.path.join(self.work, slug, re.sub("[^a-z]+", "-", tool), "live", "big.bin")
-            self.measure(case, tool, command, live, expected, size)
+            device = os.path.join(self.work, slug, re.sub("[^a-z]+", "-", tool))
+            self.measure(case, tool, command, os.path.join(device, "live", "big.bin"), expected, size, device)
 
     def breeze_package(self, case, slug, base, url, old, new, payload, size):
         """Signs and serves the old package and syncs it (untimed); then the new one, timed as the
@@ -163,11 +169,36 @@ class DeltaBench:
             os.utime(served, (later, later))
             sh(f"{self.breeze} sign {served} --key {key}")
             if tool:
-                self.measure(case, tool, sync, os.path.join(device, "live", "big.bin"), sha256(payload), size)
-            else:
-                sh(sync)
+                self.measure(case, tool, sync, os.path.join(device, "live", "big.bin"), sha256(payload), size, device)
+            sh(sync)  # the device moves on, as it would after a timed run
 
-    def measure(self, case, tool, command, result, expected, file_size):
+    def measure(self, case, tool, command, result, expected, file_size, device):
+        """Saves `device` as it is now; `run_steps` times `command` from that state."""
+        saved = f"{device}.saved-{len(self.steps)}"
+        sh(f"cp -a {device} {saved}")
+        self.steps.append({"case": case, "tool": tool, "command": command, "result": result, "expected": expected,
+                           "size": file_size, "device": device, "saved": saved})
+
+    def run_steps(self):
+        """Every measured step `--repeat` times, the tools taking turns, each run from its saved device."""
+        runs = {id(step): [] for step in self.steps}
+        for _ in range(self.args.repeat):
+            for step in self.steps:
+                shutil.rmtree(step["device"])
+                sh(f"cp -a {step['saved']} {step['device']}")
+                runs[id(step)].append(self.timed_run(step))
+        for step in self.steps:
+            done = sorted(runs[id(step)], key=lambda run: run["seconds"])
+            median = done[len(done) // 2]
+            self.rows.append({"case": step["case"], "tool": step["tool"], "bytes": median["bytes"],
+                              "share": median["bytes"] / step["size"], "requests": median["requests"],
+                              "seconds": median["seconds"], "fastest": done[0]["seconds"],
+                              "slowest": done[-1]["seconds"], "rss": max(run["rss"] for run in done),
+                              "correct": all(run["correct"] for run in done)})
+            shutil.rmtree(step["saved"])
+        self.steps = []
+
+    def timed_run(self, step):
         # Every tool starts with the disk idle: the set-up just wrote gigabytes (the versions,
         # the served copies, the device's old copy), and their write-back would otherwise fall
         # on whichever tool runs first, and on a tool that flushes what it installs (breeze)
@@ -176,18 +207,16 @@ class DeltaBench:
         # And every tool finds its old copy and the served files in the page cache: the set-up
         # writes more than memory keeps, and a seed read back from disk (or not) swung one
         # tool's time between 1.3 and 3.8 s from run to run.
-        for folder in (os.path.dirname(result), os.path.join(self.www)):
+        for folder in (step["device"], self.www):
             self.warm(folder)
         mark = self.nginx.mark()
-        seconds, rss = timed(command, self.work)
+        seconds, rss = timed(step["command"], self.work)
         lines = self.nginx.lines_since(mark)
-        requests = len(lines)
         body = sum(int(fields[1]) for fields in lines if len(fields) > 1)
-        correct = sha256(result) == expected
-        self.rows.append({"case": case, "tool": tool, "bytes": body, "share": body / file_size, "requests": requests,
-                          "seconds": seconds, "rss": rss, "correct": correct})
-        print(f"{case:<34} {tool:<7} {body / 1e6:10.2f} MB {requests:6d} req {seconds:7.2f} s {rss:7.0f} MB"
-              f" {'ok' if correct else 'WRONG'}", flush=True)
+        correct = sha256(step["result"]) == step["expected"]
+        print(f"{step['case']:<34} {step['tool']:<7} {body / 1e6:10.2f} MB {len(lines):6d} req {seconds:7.2f} s "
+              f"{rss:7.0f} MB {'ok' if correct else 'WRONG'}", flush=True)
+        return {"bytes": body, "requests": len(lines), "seconds": seconds, "rss": rss, "correct": correct}
 
     @staticmethod
     def warm(folder):
@@ -228,7 +257,7 @@ class DeltaBench:
         shutil.copyfile(new if unchanged else old, f"{zdevice}/old.bin")
         self.measure(case, "zsync", f"cd {zdevice} && zsync -q -i old.bin -o new.bin {url}/zsync/big.bin.zsync"
                      + unpacking("new.bin"),
-                     f"{zdevice}/new.bin", expected, size)
+                     f"{zdevice}/new.bin", expected, size, zdevice)
 
         # casync: a chunk store and a blob index served by nginx.
         os.makedirs(f"{base}/casync")
@@ -238,7 +267,8 @@ class DeltaBench:
         shutil.copyfile(new if unchanged else old, f"{cdevice}/old.bin")
         self.measure(case, "casync",
                      f"cd {cdevice} && casync extract --store={url}/casync/store.castr --seed=old.bin "
-                     f"{url}/casync/big.caibx new.bin" + unpacking("new.bin"), f"{cdevice}/new.bin", expected, size)
+                     f"{url}/casync/big.caibx new.bin" + unpacking("new.bin"), f"{cdevice}/new.bin", expected, size,
+                     cdevice)
 
         # curl: the whole file (unchanged: a conditional GET on the copy's date).
         os.makedirs(f"{base}/curl")
@@ -252,7 +282,8 @@ class DeltaBench:
             command = f"cd {udevice} && curl -sf -z big.bin -o big.bin {url}/curl/big.bin"
         else:
             command = f"cd {udevice} && curl -sf -o big.bin {url}/curl/big.bin" + unpacking("big.bin")
-        self.measure(case, "curl", command, f"{udevice}/big.bin", expected, size)
+        self.measure(case, "curl", command, f"{udevice}/big.bin", expected, size, udevice)
+        self.run_steps()
         shutil.rmtree(os.path.join(self.work, slug))
         shutil.rmtree(base)
 
@@ -302,11 +333,12 @@ class DeltaBench:
         self.report()
 
     def report(self):
-        lines = ["| case | tool | on the wire | share of file | requests | seconds | peak RSS | result |",
-                 "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+        lines = [f"Each timed step run {self.args.repeat} times, the tools taking turns; seconds are the median run's.", "",
+                 "| case | tool | on the wire | share of file | requests | seconds | fastest–slowest | peak RSS | result |",
+                 "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
         for row in self.rows:
             lines.append(f"| {row['case']} | {row['tool']} | {row['bytes'] / 1e6:.2f} MB | {100 * row['share']:.2f}% | "
-                         f"{row['requests']} | {row['seconds']:.2f} | {row['rss']:.0f} MB | "
+                         f"{row['requests']} | {row['seconds']:.2f} | {row['fastest']:.2f}–{row['slowest']:.2f} | {row['rss']:.0f} MB | "
                          f"{'correct' if row['correct'] else 'WRONG'} |")
         ratios = ["", "| case | breeze bytes ÷ zsync | ÷ casync | breeze time ÷ zsync | ÷ curl | ÷ breeze, whole |",
                   "| --- | ---: | ---: | ---: | ---: | ---: |"]
@@ -331,6 +363,7 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--work", default="/tmp/freshair-delta-bench")
     parser.add_argument("--only", help="run only the cases whose name contains this")
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each timed step; rows give the median")
     args = parser.parse_args()
     bench = DeltaBench(args)
     try:
