@@ -339,6 +339,7 @@ struct DeltaJournal: Sendable {
         Recording(file: try OutputFile(path: path, append: true, startsWriteback: false))
     }
 
+    /// A journal open for appending (``recording()``); closed by its caller.
     struct Recording {
         let file: OutputFile
 
