@@ -44,13 +44,22 @@ struct ChunkDeltaTests {
                 let offset = (ChunkDeltaTests.size / count) * region + 5_000
                 for index in offset..<(offset + 10_000) { bytes[index] = UInt8.random(in: 0...255) }
             }
+            try await publishBytes()
+        }
+
+        /// Writes `bytes` to big.bin, then hashes and publishes.
+        func publishBytes() async throws {
             try Data(bytes).write(to: bundle.appendingPathComponent("big.bin"))
             try await publish()
         }
     }
 
-    func device(_ url: URL, in local: TemporaryFolder) -> BundleSync {
-        testDevice(url, in: local, environment: ConditionEnvironment())
+    func device(
+        _ url: URL,
+        in local: TemporaryFolder,
+        configure: (inout SyncConfiguration) -> Void = { _ in }
+    ) -> BundleSync {
+        testDevice(url, in: local, environment: ConditionEnvironment(), configure: configure)
     }
 
     @Test(
@@ -152,14 +161,9 @@ struct ChunkDeltaTests {
             var devices: [(local: TemporaryFolder, sync: BundleSync)] = []
             for policy in [off, strict, ChunkDeltaPolicy()] {
                 let local = try TemporaryFolder("delta-policy")
-                var configuration = SyncConfiguration()
-                configuration.chunkDeltas = policy
-                let sync = BundleSync(
-                    remote: server.url.appendingPathComponent("Big.freshair/"),
-                    store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
-                    environment: ConditionEnvironment(),
-                    configuration: configuration
-                )
+                let sync = device(server.url.appendingPathComponent("Big.freshair/"), in: local) {
+                    $0.chunkDeltas = policy
+                }
                 _ = try await sync.run()
                 devices.append((local, sync))
             }
@@ -220,8 +224,7 @@ struct ChunkDeltaTests {
             // or the file that goes live is not the one whose digest was checked. At the start
             // of the file, the pass would reach block 1 long before the range comes back.
             for index in Array(0..<4_096) + Array(8_192..<12_288) { published.bytes[index] ^= 0x5A }
-            try Data(published.bytes).write(to: published.bundle.appendingPathComponent("big.bin"))
-            try await published.publish()
+            try await published.publishBytes()
             let servedBig = published.served.appendingPathComponent("big.bin")
             var lying = [UInt8](try Data(contentsOf: servedBig))
             lying.replaceSubrange(4_096..<8_192, with: repeatElement(0, count: 4_096))

@@ -7,9 +7,10 @@ import Foundation
 /// installed beside it when it still describes it, and by a rolling search of the rest); the
 /// blocks not found are fetched, neighbouring ranges merged when the bytes between them are
 /// fewer than the policy's ``ChunkDeltaPolicy/mergeGap``. The file is assembled in its
-/// partial file, then its whole SHA-256 must be the manifest's. Whatever goes wrong (a server that ignores `Range`, a block that
-/// does not match, a plan that would fetch most of the file anyway), the caller downloads the
-/// file whole: a delta never installs anything the plain path would not.
+/// partial file, then its whole SHA-256 must be the manifest's. Whatever goes wrong (a server
+/// that ignores `Range`, a block that does not match, a plan that would fetch most of the file
+/// anyway), the caller downloads the file whole: a delta never installs anything the plain
+/// path would not.
 struct ChunkDelta {
     /// The new file's index, checked against the manifest's digest and size of the file.
     let index: ChunkIndex

@@ -125,10 +125,12 @@ struct ExampleClient {
 func testDevice(
     _ url: URL,
     in local: TemporaryFolder,
-    environment: ConditionEnvironment = ExampleBundle.environment(appVersion: "0.9")
+    environment: ConditionEnvironment = ExampleBundle.environment(appVersion: "0.9"),
+    configure: (inout SyncConfiguration) -> Void = { _ in }
 ) -> BundleSync {
     var configuration = SyncConfiguration()
     configuration.retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(10))
+    configure(&configuration)
     return BundleSync(
         remote: url,
         store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
