@@ -94,6 +94,65 @@ struct TarLayoutTests {
         #expect(rebuilt == (try ChunkIndex.make(fileAt: package.path)))
     }
 
+    @Test(
+        "A layout recorded while the package unpacks is the scanned one, however its bytes are split",
+        arguments: [7, 512, 4_099, 1 << 20]
+    )
+    func recordedWhileUnpacking(pieceSize: Int) async throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("tar-layout-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let source = work.appendingPathComponent("source")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        try makeSource(in: source)
+        try run("tar --format=pax -cf ../content.tar .", in: source)
+        let package = try Data(contentsOf: work.appendingPathComponent("content.tar"))
+        let installed = work.appendingPathComponent("installed")
+        try FileManager.default.createDirectory(at: installed, withIntermediateDirectories: true)
+
+        let stream = try #require(
+            try ArchiveStream(
+                format: .tar,
+                destination: installed.path,
+                singleFileName: "content",
+                limits: ExtractionLimits(),
+                recordingLayout: true
+            )
+        )
+        try package.withUnsafeBytes { bytes in
+            for start in stride(from: 0, to: bytes.count, by: pieceSize) {
+                try stream.feed(UnsafeRawBufferPointer(rebasing: bytes[start..<min(start + pieceSize, bytes.count)]))
+            }
+        }
+        _ = try stream.finish()
+        let recorded = try #require(stream.tarLayout)
+        #expect(recorded == (try TarLayout.scan(tarAt: work.appendingPathComponent("content.tar").path)))
+        let rebuilt = try ChunkIndex.make(
+            reading: ReassembledPackage(layout: recorded, folder: installed.path),
+            blockSize: ChunkIndex.defaultBlockSize
+        )
+        #expect(rebuilt == (try ChunkIndex.make(fileAt: work.appendingPathComponent("content.tar").path)))
+    }
+
+    @Test("Bytes after the end marker are kept (they are in the signed package) unless there are too many to hold")
+    func bytesAfterTheEnd() throws {
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("tar-layout-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let source = work.appendingPathComponent("source")
+        try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+        try Data("hello\n".utf8).write(to: source.appendingPathComponent("hello.txt"))
+        try run("tar -cf ../content.tar . && head -c 300000 /dev/urandom >> ../content.tar", in: source)
+        let package = work.appendingPathComponent("content.tar").path
+
+        let layout = try TarLayout.scan(tarAt: package)
+        #expect(layout.size == Int64(try Data(contentsOf: URL(fileURLWithPath: package)).count))
+        let rebuilt = try ChunkIndex.make(
+            reading: ReassembledPackage(layout: layout, folder: source.path),
+            blockSize: ChunkIndex.defaultBlockSize
+        )
+        #expect(rebuilt == (try ChunkIndex.make(fileAt: package)))
+        #expect(throws: ArchiveError.self) { try TarLayout.scan(tarAt: package, keptByteLimit: 200_000) }
+    }
+
     @Test("A layout that is not one, whose lengths do not add up, or names a path outside is refused")
     func hostileLayouts() throws {
         let good = TarLayout(

@@ -301,20 +301,35 @@ struct PackageChunkDeltaTests {
         signedPackageDevice(server.url.appendingPathComponent("content.tar"), trusting: key, in: local)
     }
 
+    /// What a package holds: `big.bin`, 16 MB of random bytes, and 40 small notes.
+    func makeSource() throws -> (folder: TemporaryFolder, big: [UInt8]) {
+        let source = try TemporaryFolder("tar-source")
+        let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
+        let big = [UInt8](try random.read(upToCount: 16 << 20)!)
+        try random.close()
+        try Data(big).write(to: source.path("big.bin"))
+        try FileManager.default.createDirectory(at: source.path("text"), withIntermediateDirectories: true)
+        for number in 0..<40 {
+            try Data("Note \(number)\n".utf8).write(to: source.path("text/\(number).md"))
+        }
+        return (source, big)
+    }
+
+    /// Overwrites `count` scattered 10 KB regions of `big` and writes it into `source`.
+    func edit(_ big: inout [UInt8], regions count: Int, in source: TemporaryFolder) throws {
+        for region in 0..<count {
+            let offset = big.count / count * region + 3_000
+            for index in offset..<(offset + 10_000) { big[index] = UInt8.random(in: 0...255) }
+        }
+        try Data(big).write(to: source.path("big.bin"))
+    }
+
     @Test(
         "10 edits of a 16 MB file, a changed and an added small file: a few hundred KB in single-range requests, every file exact; a tampered index refused"
     )
     func signedTarPackage() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            let source = try TemporaryFolder("tar-source")
-            var big = [UInt8](
-                try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom")).read(upToCount: 16 << 20)!
-            )
-            try Data(big).write(to: source.path("big.bin"))
-            try FileManager.default.createDirectory(at: source.path("text"), withIntermediateDirectories: true)
-            for number in 0..<40 {
-                try Data("Note \(number)\n".utf8).write(to: source.path("text/\(number).md"))
-            }
+            var (source, big) = try makeSource()
             let first = try await packAndSign(source.url, in: server)
             #expect(first.chunkIndex != nil, "the signed document names the chunk index")
 
@@ -325,11 +340,7 @@ struct PackageChunkDeltaTests {
             let id = try #require(cold.version)
             #expect(FileManager.default.fileExists(atPath: local.path("store/versions/\(id).tar-layout").path))
 
-            for region in 0..<10 {
-                let offset = (16 << 20) / 10 * region + 3_000
-                for index in offset..<(offset + 10_000) { big[index] = UInt8.random(in: 0...255) }
-            }
-            try Data(big).write(to: source.path("big.bin"))
+            try edit(&big, regions: 10, in: source)
             try Data("Note 7, revised\n".utf8).write(to: source.path("text/7.md"))
             try Data("New\n".utf8).write(to: source.path("text/new.md"))
             _ = try await packAndSign(source.url, in: server)
@@ -365,6 +376,71 @@ struct PackageChunkDeltaTests {
                 (error as? FreshAirError)?.code == .hashMismatch && "\(error)".contains("content.tar.freshair-chunks")
             }
             #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(v2))
+        }
+    }
+
+    @Test(
+        "A range corrupted on the way while the package unpacks as it is rebuilt: what it unpacked is thrown away, the package comes whole, every file exact"
+    )
+    func corruptedRange() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            var (source, big) = try makeSource()
+            _ = try await packAndSign(source.url, in: server)
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            let local = try TemporaryFolder("tar-device")
+            let device = signedPackageDevice(proxy.url.appendingPathComponent("content.tar"), trusting: key, in: local)
+            _ = try await device.update()
+            try edit(&big, regions: 5, in: source)
+            try Data("Note 3, revised\n".utf8).write(to: source.path("text/3.md"))
+            _ = try await packAndSign(source.url, in: server)
+
+            try proxy.rules([["path": "/content.tar", "fault": "corrupt", "offset": 100, "times": 1]])
+            let update = try await device.update()
+            #expect(
+                update.outcome == .downloaded && update.bytesSaved == 0 && update.bytesWasted > 0,
+                "\(update.oneLine)"
+            )
+            let answers = proxy.answers().filter { $0.path == "/content.tar" }.dropFirst()  // the first install's
+            #expect(answers.first?.fault == "corrupt" && answers.first?.range != nil, "a range was corrupted")
+            #expect(answers.last?.range == nil && answers.last?.status == 200, "then the whole package came")
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(big))
+            #expect(try String(contentsOf: local.path("live/text/3.md"), encoding: .utf8) == "Note 3, revised\n")
+            #expect(try BundleStore(root: local.path("store"), liveLink: local.path("live")).verify()?.isIntact == true)
+        }
+    }
+
+    @Test(
+        "A package delta cut off part-way resumes: the next update fetches only the ranges it lacks, every file exact"
+    )
+    func resumes() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            var (source, big) = try makeSource()
+            _ = try await packAndSign(source.url, in: server)
+            let local = try TemporaryFolder("tar-device")
+            _ = try await updater(server, local).update()
+            try edit(&big, regions: 20, in: source)
+            _ = try await packAndSign(source.url, in: server)
+
+            // The network goes after 8 ranges; the package had begun to unpack.
+            let url = server.url.appendingPathComponent("content.tar")
+            let cut = signedPackageDevice(url, trusting: key, in: local, transport: RangesThenFailure(allowed: 8))
+            await #expect(throws: (any Error).self) { try await cut.update() }
+            let partials = try FileManager.default.contentsOfDirectory(atPath: local.path("store/partials").path)
+            let journal = try #require(partials.first { $0.hasSuffix(".delta") }, "\(partials)")
+            let kept =
+                try String(contentsOf: local.path("store/partials/\(journal)"), encoding: .utf8)
+                .split(separator: "\n").count - 1
+            #expect(kept > 0 && kept <= 8)
+
+            let before = server.nginxRequests().count
+            let resumed = try await updater(server, local).update()
+            let ranges = server.nginxRequests().dropFirst(before).filter { $0.status == 206 }
+            #expect(resumed.outcome == .downloaded && resumed.bytesSaved > 15 << 20, "\(resumed.oneLine)")
+            #expect(ranges.count == 20 - kept, "\(ranges.count) ranges fetched after \(kept) of 20 were kept")
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(big))
+            #expect(try String(contentsOf: local.path("live/text/39.md"), encoding: .utf8) == "Note 39\n")
+            #expect(try BundleStore(root: local.path("store"), liveLink: local.path("live")).verify()?.isIntact == true)
         }
     }
 

@@ -297,6 +297,40 @@ struct FaultInjectionTests {
         }
     }
 
+    @Test("A .tar cut mid-body while it unpacks: the retry resumes with Range and installs from the file, exact")
+    func packageCutWhileUnpacking() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let source = server.root.appendingPathComponent("src")
+            try FileManager.default.createDirectory(at: source, withIntermediateDirectories: true)
+            for number in 0..<6 {
+                try SeededBytes(seed: 40 + UInt64(number)).bytesOnce(150_000).write(
+                    to: source.appendingPathComponent("part-\(number).bin")
+                )
+            }
+            try await shell("tar -cf content.tar -C src .", in: server.root)
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            try proxy.rules([["path": "/content.tar", "fault": "short", "offset": 500_000, "times": 1]])
+            let local = try TemporaryFolder("fault-tar-cut")
+            let updater = PackageUpdater(
+                remote: proxy.url.appendingPathComponent("content.tar"),
+                store: BundleStore(root: local.path("store"), liveLink: local.path("Content")),
+                transport: testTransport
+            )
+            let result = try await updater.update()
+            #expect(result.outcome == .downloaded && result.bytesWasted == 0, "\(result.oneLine)")
+            // The first part was unpacked as it came; the rest came by Range, and the files from the whole file.
+            let ranges = proxy.answers().filter { $0.path == "/content.tar" }.map(\.range)
+            #expect(ranges.count == 2 && ranges[0] == nil && ranges[1] != nil, "\(ranges)")
+            for number in 0..<6 {
+                #expect(
+                    try Data(contentsOf: local.path("Content/part-\(number).bin"))
+                        == SeededBytes(seed: 40 + UInt64(number)).bytesOnce(150_000)
+                )
+            }
+        }
+    }
+
     @Test("A body with no Content-Length that runs past the listed size is cut off as it streams")
     func unannouncedOverrunIsCutOff() async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -57,17 +57,18 @@ struct ChunkDelta {
         oldIndex = old
     }
 
-    /// ``run(fetcher:into:progress:)``, but a delta the server or the result cannot support
-    /// answers `nil` (what was assembled is removed) and the caller downloads the file whole.
-    /// A network that fails after its retries fails the update as any download would; the
-    /// ranges fetched so far stay for the next run (`<partial>.delta`).
+    /// ``run(fetcher:into:unpacking:progress:)``, but a delta the server or the result cannot
+    /// support answers `nil` (what was assembled is removed) and the caller downloads the file
+    /// whole. A network that fails after its retries fails the update as any download would;
+    /// the ranges fetched so far stay for the next run (`<partial>.delta`).
     func attempt(
         fetcher: Fetcher,
         into partialPath: String,
+        unpacking tee: (any DownloadTee)? = nil,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> Int64? {
         do {
-            return try await run(fetcher: fetcher, into: partialPath, progress: progress)
+            return try await run(fetcher: fetcher, into: partialPath, unpacking: tee, progress: progress)
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as FreshAirError where error.isTransient {
@@ -122,10 +123,15 @@ struct ChunkDelta {
     /// copies the kept blocks from the old copy and hashes every byte: no byte is read twice,
     /// and the network and the disk work at the same time.
     ///
+    /// With a `tee` (a package unpacked as it is rebuilt), the pass hands it every byte in
+    /// order and copies nothing: the partial file holds only the fetched ranges, and the
+    /// package is written once, as the files it unpacks to.
+    ///
     /// - Throws: anything that stops the delta; the caller then downloads the file whole.
     func run(
         fetcher: Fetcher,
         into partialPath: String,
+        unpacking tee: (any DownloadTee)? = nil,
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> Int64 {
         let found = try await BlockingPool.run { [oldIndex, openOld, index] in
@@ -158,6 +164,7 @@ struct ChunkDelta {
             return done
         }
         let remaining = pieces.filter { !done.contains($0.lowerBound) }
+        try tee?.restart()
 
         let (url, size) = (url, index.fileSize)
         let output = try OutputFile(updating: partialPath)
@@ -168,7 +175,15 @@ struct ChunkDelta {
         // may throw between its start and the `do` below, whose `catch` releases it.
         let landed = LandedPieces(done)
         async let assembling = BlockingPool.run { [openOld] in
-            try Self.assemble(partialPath, size: size, copies: copies, pieces: pieces, landed: landed, from: openOld())
+            try Self.assemble(
+                partialPath,
+                size: size,
+                copies: copies,
+                pieces: pieces,
+                landed: landed,
+                from: openOld(),
+                tee: tee
+            )
         }
         var fetchedNow: Int64 = 0
         do {
@@ -206,9 +221,9 @@ struct ChunkDelta {
         return toFetch
     }
 
-    /// The pass in file order: kept runs copied from `old` into the partial file, every byte
-    /// hashed, fetched bytes read back from the file once their piece has landed; answers the
-    /// file's SHA-256.
+    /// The pass in file order: kept runs copied from `old` into the partial file (or, with a
+    /// `tee`, handed to it instead), every byte hashed, fetched bytes read back from the file
+    /// once their piece has landed; answers the file's SHA-256.
     ///
     /// A region is touched only once every piece that starts before its end has landed: a
     /// merged range can span kept blocks, and a piece written after their copy would leave in
@@ -219,7 +234,8 @@ struct ChunkDelta {
         copies: [Copy],
         pieces: [ClosedRange<Int64>],
         landed: LandedPieces,
-        from input: any ChunkSource
+        from input: any ChunkSource,
+        tee: (any DownloadTee)?
     ) throws -> ContentHash {
         let assembled = try InputFile(path: partialPath)
         let writer = try OutputFile(updating: partialPath)
@@ -243,6 +259,7 @@ struct ChunkDelta {
                     let count = Int(min(Int64(buffer.count), length - done))
                     let piece = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count])
                     try source.read(at: offset + done, into: piece)
+                    try tee?.consume(UnsafeRawBufferPointer(piece))
                     if let target {
                         if kernelCopies, let file = source as? InputFile {
                             kernelCopies = try writer.copy(
@@ -264,7 +281,7 @@ struct ChunkDelta {
             try awaitPieces(before: copy.to + copy.length)
             // Fetched bytes before this copy are in the file: hashed from there.
             try hash(from: assembled, at: position, length: copy.to - position, writingAt: nil)
-            try hash(from: input, at: copy.from, length: copy.length, writingAt: copy.to)
+            try hash(from: input, at: copy.from, length: copy.length, writingAt: tee == nil ? copy.to : nil)
             position = copy.to + copy.length
         }
         try awaitPieces(before: size)

@@ -79,9 +79,13 @@ public struct ExtractingInstaller: PackageInstaller {
     }
 }
 
-/// Unpacks a `.tgz`, `.tar` or `.gz` into the version folder while it downloads, so the
-/// network and the unpacking overlap instead of taking turns.
-final class StreamingExtraction: DownloadTee {
+/// Unpacks a `.tgz`, `.tar` or `.gz` into the version folder while it downloads (or while a
+/// delta rebuilds it), so the network and the unpacking overlap instead of taking turns, and a
+/// `.tar` is read once: its ``TarLayout`` is recorded on the way.
+///
+/// Unchecked `Sendable`: one thread at a time feeds it, the download's writing lane or a
+/// delta's assembly pass, and its owner reads the result after that thread is done.
+final class StreamingExtraction: DownloadTee, @unchecked Sendable {
     private let installer: ExtractingInstaller
     private let format: ArchiveFormat
     private let folder: URL
@@ -98,12 +102,13 @@ final class StreamingExtraction: DownloadTee {
     }
 
     func restart() throws {
-        for name in Disk.contentsOfDirectory(folder.path) { try Disk.remove(folder.path + "/" + name) }
+        try Disk.empty(folder.path)
         stream = try ArchiveStream(
             format: format,
             destination: folder.path,
             singleFileName: installer.singleFileName,
-            limits: installer.limits
+            limits: installer.limits,
+            recordingLayout: true
         )
     }
 
@@ -112,6 +117,9 @@ final class StreamingExtraction: DownloadTee {
             throw FreshAirError.archive(error, package: package)
         }
     }
+
+    /// The `.tar`'s layout once ``finish()`` succeeded (see ``ArchiveStream/tarLayout``).
+    var tarLayout: TarLayout? { stream?.tarLayout }
 
     func finish() throws -> [String: FileRecord] {
         do {

@@ -11,11 +11,20 @@ extension BundleStore {
     func tarChunksPath(_ id: Int) -> String { versionsPath + "/\(id).tar-chunks" }
 
     /// Records the layout of the `.tar` package version `id` is installed from, so that the
-    /// next package can reuse its chunks. `installed` are the paths the files went to: the
-    /// archive's, or the ones below a top-level folder the installer moved up (`movedUp`).
-    /// Best effort: without it the next package comes whole.
-    func recordTarLayout(of package: URL, for id: Int, movedUp top: String?, installed: [String: FileRecord]) {
-        guard var layout = try? TarLayout.scan(tarAt: package.path) else { return }
+    /// next package can reuse its chunks: `recorded` when it was recorded as the package was
+    /// unpacked, else scanned from the `package` file. `installed` are the paths the files
+    /// went to: the archive's, or the ones below a top-level folder the installer moved up
+    /// (`movedUp`). Best effort: without it the next package comes whole.
+    func recordTarLayout(
+        _ recorded: TarLayout? = nil,
+        of package: URL,
+        for id: Int,
+        movedUp top: String?,
+        installed: [String: FileRecord]
+    ) {
+        // A recorded layout covers what was fed to the unpacker: the package, byte for byte.
+        let fed = recorded.flatMap { $0.size == Disk.status(package.path)?.size ? $0 : nil }
+        guard var layout = fed ?? (try? TarLayout.scan(tarAt: package.path)) else { return }
         if let top, installed.keys.allSatisfy({ !$0.hasPrefix(top + "/") }) { layout = layout.movingUp(top) }
         try? Disk.createDirectory(versionsPath)
         try? Disk.writeAtomically(layout.serialized(), to: tarLayoutPath(id))
@@ -23,10 +32,14 @@ extension BundleStore {
 }
 
 extension PackageUpdater {
-    /// Builds the signed package into the job's partial file from the chunks of the installed
-    /// one and the ranges it lacks, or answers `nil` when it cannot (deltas turned off, no
-    /// index named, not a `.tar`, no layout, a server or result that cannot support it), and
-    /// the package then comes whole; with deltas off its index is not fetched at all.
+    /// Builds the signed package from the chunks of the installed one and the ranges it lacks,
+    /// or answers `nil` when it cannot (deltas turned off, no index named, not a `.tar`, no
+    /// layout, a server or result that cannot support it), and the package then comes whole;
+    /// with deltas off its index is not fetched at all.
+    ///
+    /// With `streaming`, the package is unpacked as it is rebuilt and the job's partial file
+    /// keeps only the fetched ranges; without, the whole package is built there, for the
+    /// installer.
     ///
     /// - Throws: ``FreshAirError`` when the index the document names cannot be fetched or is
     ///   not the one signed (refused as any file that fails its digest), or when the network
@@ -37,6 +50,7 @@ extension PackageUpdater {
         live: VersionRecord,
         into version: Int,
         fetcher: Fetcher,
+        streaming: StreamingExtraction?,
         progress: ProgressCounter
     ) async throws -> (file: DownloadedFile, saved: Int64)? {
         guard configuration.chunkDeltas.isEnabled, let reference = signed.chunkIndex, format == .tar,
@@ -70,6 +84,7 @@ extension PackageUpdater {
             let fetched = try await delta.attempt(
                 fetcher: fetcher,
                 into: job.partialPath,
+                unpacking: streaming,
                 progress: { progress.add(bytes: $0) }
             )
         else {
@@ -79,6 +94,12 @@ extension PackageUpdater {
         try? Disk.writeAtomically(data, to: store.tarChunksPath(version))
         // The index is part of what this update downloaded.
         let saved = max(0, signed.size - fetched - Int64(data.count))
-        return (DownloadedFile(path: job.partialPath, hash: signed.sha256, size: signed.size), saved)
+        let file = DownloadedFile(
+            path: job.partialPath,
+            hash: signed.sha256,
+            size: signed.size,
+            teedWholeBody: streaming != nil
+        )
+        return (file, saved)
     }
 }

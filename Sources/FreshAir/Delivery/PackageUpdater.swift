@@ -254,6 +254,7 @@ public struct PackageUpdater: Sendable {
                             live: live,
                             into: staged.id,
                             fetcher: fetcher,
+                            streaming: streaming,
                             progress: progress
                         )
                     {
@@ -407,6 +408,8 @@ public struct PackageUpdater: Sendable {
             if let unpacked {
                 records = try unpacked.finish()
             } else {
+                // What unpacking as it downloaded wrote before the body was cut and resumed.
+                try Disk.empty(staged.path)
                 records = try await installer.install(
                     package: package,
                     format: format,
@@ -420,6 +423,7 @@ public struct PackageUpdater: Sendable {
         // The files a `.tar` unpacked to, for the next package to reuse its chunks from.
         if format == .tar, let extracting = installer as? ExtractingInstaller {
             store.recordTarLayout(
+                unpacked?.tarLayout,
                 of: package,
                 for: staged.id,
                 movedUp: extracting.topLevelFolderToStrip,

@@ -75,6 +75,11 @@ enum Disk {
         }
     }
 
+    /// Removes everything inside `folder`, which stays.
+    static func empty(_ folder: String) throws(FreshAirError) {
+        for name in contentsOfDirectory(folder) { try remove(folder + "/" + name) }
+    }
+
     static func rename(_ source: String, to destination: String) throws(FreshAirError) {
         guard posix_rename(source, destination) == 0 else { throw failure("move \(source) to", destination) }
     }

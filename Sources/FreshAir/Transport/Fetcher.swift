@@ -92,7 +92,7 @@ struct DownloadedFile: Sendable {
 /// Receives a body's bytes as they are written to disk, e.g. to unpack a package while it
 /// downloads. ``restart()`` is called whenever a body starts from its first byte (a retry
 /// that could not resume); a resumed body is not teed, and the caller falls back to the file.
-protocol DownloadTee: AnyObject {
+protocol DownloadTee: AnyObject, Sendable {
     func restart() throws
     func consume(_ bytes: UnsafeRawBufferPointer) throws
 }

@@ -141,13 +141,19 @@ func testDevice(
 
 /// A device keeping the package at `url` installed into `local` (store and live link),
 /// trusting only `key`, with no retries: what a signed package's tests need.
-func signedPackageDevice(_ url: URL, trusting key: SigningKey, in local: TemporaryFolder) -> PackageUpdater {
+func signedPackageDevice(
+    _ url: URL,
+    trusting key: SigningKey,
+    in local: TemporaryFolder,
+    transport: (any HTTPTransport)? = nil
+) -> PackageUpdater {
     var configuration = SyncConfiguration()
     configuration.retry = RetryPolicy(maxAttempts: 1)
     configuration.trustedKeys = [key.publicKey]
     return PackageUpdater(
         remote: url,
         store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+        transport: transport,
         configuration: configuration
     )
 }

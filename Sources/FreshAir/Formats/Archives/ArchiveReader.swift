@@ -59,6 +59,8 @@ final class ArchiveStream {
     /// What a `.gz` holds, told by its first 512 unpacked bytes: Fresh's own setup made its
     /// package with `tar -czf content.gz`, so a `.gz` may be a whole tar archive.
     private var gzipContent = GzipContent.undecided([])
+    /// Records a `.tar`'s layout as it is unpacked, when asked to.
+    private var layoutRecorder: TarLayoutRecorder?
 
     private enum GzipContent {
         case undecided([UInt8])
@@ -67,10 +69,18 @@ final class ArchiveStream {
     }
 
     /// `nil` for `.zip`, which is read through its central directory at the end of the file.
-    init?(format: ArchiveFormat, destination: String, singleFileName: String, limits: ExtractionLimits) throws {
+    /// With `recordingLayout`, a `.tar`'s ``TarLayout`` is recorded as it is unpacked.
+    init?(
+        format: ArchiveFormat,
+        destination: String,
+        singleFileName: String,
+        limits: ExtractionLimits,
+        recordingLayout: Bool = false
+    ) throws {
         guard format != .zip else { return nil }
         self.format = format
         self.singleFileName = singleFileName
+        layoutRecorder = recordingLayout && format == .tar ? TarLayoutRecorder() : nil
         extractor = try ArchiveExtractor(destination: destination, limits: limits)
         inflater = format == .tar ? nil : try Inflater(.gzip)
     }
@@ -78,6 +88,7 @@ final class ArchiveStream {
     func feed(_ bytes: UnsafeRawBufferPointer) throws {
         extractor.archiveBytesRead += Int64(bytes.count)
         switch format {
+        case .tar where layoutRecorder != nil: try layoutRecorder!.feed(bytes, to: &parser, extractor.handle)
         case .tar: try parser.feed(bytes, extractor.handle)
         case .tarGzip: try inflater!.inflate(bytes) { output in try parser.feed(output, extractor.handle) }
         case .gzip: try inflater!.inflate(bytes, sink: unpackedGzip)
@@ -109,6 +120,10 @@ final class ArchiveStream {
         }
         try head.withUnsafeBytes(unpackedGzip)
     }
+
+    /// The `.tar`'s layout, when it was recorded and the archive is finished; `nil` otherwise
+    /// (another format, or a layout abandoned as too large).
+    var tarLayout: TarLayout? { parser.isFinished ? layoutRecorder?.recorded : nil }
 
     /// Checks the archive ended where it should and returns every file written.
     func finish() throws -> [String: FileRecord] {

@@ -38,57 +38,23 @@ struct TarLayout: Sendable, Hashable {
     var size: Int64
     var segments: [Segment]
 
-    /// Zero runs shorter than this stay inside the bytes around them.
-    private static let shortestZeroRun = 32
-
     /// Reads the tar at `path` (headers only matter, but it reads every byte: the parser is
     /// the extractor's) and notes where each installed file's data lies.
     ///
     /// - Throws: ``FreshAirError`` when the file cannot be read, ``ArchiveError`` when it is
-    ///   not a tar archive the extractor would install.
-    static func scan(tarAt path: String) throws -> TarLayout {
-        let input = try InputFile(path: path)
-        let size = try input.size
+    ///   not a tar archive the extractor would install or its layout would keep more than
+    ///   `keptByteLimit` bytes (see ``TarLayoutRecorder``).
+    static func scan(
+        tarAt path: String,
+        keptByteLimit: Int = TarLayoutRecorder.defaultKeptByteLimit
+    ) throws -> TarLayout {
         var parser = TarParser()
-        var files: [(offset: Int64, length: Int64, path: BundlePath)] = []
-        var current: BundlePath?
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var offset: Int64 = 0
-        while offset < size, !parser.isFinished {
-            let count = Int(min(Int64(buffer.count), size - offset))
-            try buffer.withUnsafeMutableBytes { raw in
-                let piece = UnsafeMutableRawBufferPointer(rebasing: raw[0..<count])
-                try input.read(at: offset, into: piece)
-                let start = UnsafeRawPointer(piece.baseAddress!)
-                try parser.feed(UnsafeRawBufferPointer(piece)) { event in
-                    switch event {
-                    case .begin(let entry):
-                        current = entry.kind == .file ? try ArchiveExtractor.sanitize(entry.path) : nil
-                    case .content(let bytes):
-                        guard let path = current, let base = bytes.baseAddress else { return }
-                        let at = offset + Int64(base - start)
-                        if let last = files.last, last.path == path, last.offset + last.length == at {
-                            files[files.count - 1].length += Int64(bytes.count)
-                        } else {
-                            files.append((at, Int64(bytes.count), path))
-                        }
-                    case .end:
-                        current = nil
-                    }
-                }
-            }
-            offset += Int64(count)
-        }
+        var recorder = TarLayoutRecorder(keptByteLimit: keptByteLimit)
+        try ArchiveReader.readChunks(of: path) { try recorder.feed($0, to: &parser) { _ in } }
         try parser.finish()
-
-        var layout = TarLayout(size: size, segments: [])
-        var position: Int64 = 0
-        for file in files {
-            try layout.appendKept(from: input, at: position, length: file.offset - position)
-            layout.segments.append(.file(file.path, length: file.length))
-            position = file.offset + file.length
+        guard let layout = recorder.recorded else {
+            throw ArchiveError(.tooLarge, "more than \(keptByteLimit) bytes that are not file data")
         }
-        try layout.appendKept(from: input, at: position, length: size - position)
         return layout
     }
 
@@ -106,43 +72,6 @@ struct TarLayout: Sendable, Hashable {
                 return .file(inner, length: length)
             }
         )
-    }
-
-    /// Appends the bytes between two files' data, long zero runs as counts.
-    private mutating func appendKept(from input: InputFile, at offset: Int64, length: Int64) throws {
-        var remaining = length
-        var position = offset
-        while remaining > 0 {
-            var bytes = [UInt8](repeating: 0, count: Int(min(remaining, 1 << 20)))
-            try bytes.withUnsafeMutableBytes { try input.read(at: position, into: $0) }
-            position += Int64(bytes.count)
-            remaining -= Int64(bytes.count)
-            var start = 0
-            var index = 0
-            while index < bytes.count {
-                guard bytes[index] == 0 else {
-                    index += 1
-                    continue
-                }
-                let zeros = bytes[index...].prefix { $0 == 0 }.count
-                if zeros >= Self.shortestZeroRun {
-                    if start < index { append(.bytes(Array(bytes[start..<index]))) }
-                    append(.zeros(Int64(zeros)))
-                    start = index + zeros
-                }
-                index += zeros
-            }
-            if start < bytes.count { append(.bytes(Array(bytes[start...]))) }
-        }
-    }
-
-    /// Appends a segment, merged into the last one when both are bytes or both zeros.
-    private mutating func append(_ segment: Segment) {
-        switch (segments.last, segment) {
-        case (.bytes(let last)?, .bytes(let more)): segments[segments.count - 1] = .bytes(last + more)
-        case (.zeros(let last)?, .zeros(let more)): segments[segments.count - 1] = .zeros(last + more)
-        default: segments.append(segment)
-        }
     }
 
     /// The binary form.
