@@ -153,15 +153,19 @@ class DeltaBench:
     def breeze_package(self, case, slug, base, url, old, new, payload, size):
         """Signs and serves the old package and syncs it (untimed); then the new one, timed as the
         first update (the installed package is chunked from its files); then the old one again
-        (untimed) and the new one, timed as every later update (the index kept from the one before)."""
+        (untimed) and the new one, timed as every later update (the index kept from the one before).
+        A second device syncs with `--no-chunk-deltas`, timed at the last step: the package whole,
+        verified, unpacked and flushed as the delta's is."""
         key = os.path.join(self.work, slug, "app.key")
         os.makedirs(os.path.dirname(key), exist_ok=True)
         printed = subprocess.run([self.breeze, "keygen", key], capture_output=True, text=True, check=True).stdout
         public = re.search(r"[A-Za-z0-9+/]{43}=", printed).group(0)
         os.makedirs(f"{base}/breeze")
         device = os.path.join(self.work, slug, "breeze-device")
-        sync = (f"{self.breeze} sync {url}/breeze/content.tar {device}/live --store {device}/store "
-                f"--trusted-key {public}")
+        whole = os.path.join(self.work, slug, "breeze-whole-device")
+        sync, sync_whole = (f"{self.breeze} sync {url}/breeze/content.tar {folder}/live --store {folder}/store "
+                            f"--trusted-key {public}{flags}"
+                            for folder, flags in ((device, ""), (whole, " --no-chunk-deltas")))
         for step, (version, tool) in enumerate([(old, None), (new, "breeze, first update"), (old, None), (new, "breeze")]):
             served = f"{base}/breeze/content.tar"
             shutil.copyfile(version, served)
@@ -170,7 +174,11 @@ class DeltaBench:
             sh(f"{self.breeze} sign {served} --key {key}")
             if tool:
                 self.measure(case, tool, sync, os.path.join(device, "live", "big.bin"), sha256(payload), size, device)
-            sh(sync)  # the device moves on, as it would after a timed run
+            if tool == "breeze":
+                self.measure(case, "breeze, whole", sync_whole, os.path.join(whole, "live", "big.bin"), sha256(payload),
+                             size, whole)
+            sh(sync)  # the devices move on, as they would after a timed run
+            sh(sync_whole)
 
     def measure(self, case, tool, command, result, expected, file_size, device):
         """Saves `device` as it is now; `run_steps` times `command` from that state."""
