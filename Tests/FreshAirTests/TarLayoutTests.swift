@@ -85,7 +85,13 @@ struct TarLayoutTests {
         #expect(records["notes.txt"] != nil, "the folder was moved up")
 
         let store = BundleStore(root: work.appendingPathComponent("store"))
-        store.recordTarLayout(of: package, for: 1, movedUp: "cats-3", installed: records)
+        store.recordTarLayout(
+            try TarLayout.scan(tarAt: package.path),
+            of: package,
+            for: 1,
+            movedUp: "cats-3",
+            installed: records
+        )
         let layout = try TarLayout(data: Disk.read(store.tarLayoutPath(1)))
         let rebuilt = try ChunkIndex.make(
             reading: ReassembledPackage(layout: layout, folder: installed.path),

@@ -1,8 +1,8 @@
 import Foundation
-import FreshAir
 import Testing
 
 @testable import BreezeKit
+@testable import FreshAir
 
 @Suite(
     "Large files by changed chunks: single-range requests, the whole digest checked, a whole download when anything is off"
@@ -257,12 +257,7 @@ struct ChunkDeltaTests {
                 configuration: cut.configuration
             )
             await #expect(throws: (any Error).self) { try await cut.run() }
-            let partials = try FileManager.default.contentsOfDirectory(atPath: local.path("store/partials").path)
-            let journal = try #require(partials.first { $0.hasSuffix(".delta") }, "\(partials)")
-            // The file's digest, then one line per range that landed (in-flight ones were cut).
-            let kept =
-                try String(contentsOf: local.path("store/partials/\(journal)"), encoding: .utf8)
-                .split(separator: "\n").count - 1
+            let kept = try rangesRecorded(byCutDeltaIn: local)
             #expect(kept > 0 && kept <= 8)
 
             let before = server.nginxRequests().count
@@ -360,6 +355,11 @@ struct PackageChunkDeltaTests {
                 "never the whole package"
             )
             #expect(try BundleStore(root: local.path("store"), liveLink: local.path("live")).verify()?.isIntact == true)
+            // The layout recorded while the package unpacked as it was rebuilt is the package's own
+            // (its partial file holds only the fetched ranges: nothing could be read back from it).
+            let rebuilt = try #require(update.version)
+            let recorded = try TarLayout(data: Data(contentsOf: local.path("store/versions/\(rebuilt).tar-layout")))
+            #expect(recorded == (try TarLayout.scan(tarAt: author.path("content.tar").path)))
 
             // The index is covered by the signed document: one changed on the server is refused.
             let v2 = big
@@ -426,11 +426,7 @@ struct PackageChunkDeltaTests {
             let url = server.url.appendingPathComponent("content.tar")
             let cut = signedPackageDevice(url, trusting: key, in: local, transport: RangesThenFailure(allowed: 8))
             await #expect(throws: (any Error).self) { try await cut.update() }
-            let partials = try FileManager.default.contentsOfDirectory(atPath: local.path("store/partials").path)
-            let journal = try #require(partials.first { $0.hasSuffix(".delta") }, "\(partials)")
-            let kept =
-                try String(contentsOf: local.path("store/partials/\(journal)"), encoding: .utf8)
-                .split(separator: "\n").count - 1
+            let kept = try rangesRecorded(byCutDeltaIn: local)
             #expect(kept > 0 && kept <= 8)
 
             let before = server.nginxRequests().count
@@ -518,4 +514,14 @@ private final class RangesThenFailure: HTTPTransport, @unchecked Sendable {
         if refused { throw TransportError(kind: .interrupted, url: request.url, detail: "the test cut the network") }
         return try await testTransport.get(request, handle: handle)
     }
+}
+
+/// How many ranges a delta that was cut off left recorded in `local`'s store: its journal
+/// (`<partial>.delta`) holds the file's digest, then one line per range that landed (those in
+/// flight were cut).
+func rangesRecorded(byCutDeltaIn local: TemporaryFolder) throws -> Int {
+    let partials = try FileManager.default.contentsOfDirectory(atPath: local.path("store/partials").path)
+    let journal = try #require(partials.first { $0.hasSuffix(".delta") }, "\(partials)")
+    return try String(contentsOf: local.path("store/partials/\(journal)"), encoding: .utf8)
+        .split(separator: "\n").count - 1
 }

@@ -10,21 +10,20 @@ extension BundleStore {
     /// which spares the next update a search of the whole rebuilt package.
     func tarChunksPath(_ id: Int) -> String { versionsPath + "/\(id).tar-chunks" }
 
-    /// Records the layout of the `.tar` package version `id` is installed from, so that the
-    /// next package can reuse its chunks: `recorded` when it was recorded as the package was
-    /// unpacked, else scanned from the `package` file. `installed` are the paths the files
-    /// went to: the archive's, or the ones below a top-level folder the installer moved up
-    /// (`movedUp`). Best effort: without it the next package comes whole.
+    /// Records `layout`, that of the `.tar` package at `package` which version `id` is
+    /// installed from, so that the next package can reuse its chunks. `installed` are the paths
+    /// the files went to: the archive's, or the ones below a top-level folder the installer moved
+    /// up (`movedUp`). Best effort: without it the next package comes whole.
     func recordTarLayout(
-        _ recorded: TarLayout? = nil,
+        _ layout: TarLayout,
         of package: URL,
         for id: Int,
         movedUp top: String?,
         installed: [String: FileRecord]
     ) {
-        // A recorded layout covers what was fed to the unpacker: the package, byte for byte.
-        let fed = recorded.flatMap { $0.size == Disk.status(package.path)?.size ? $0 : nil }
-        guard var layout = fed ?? (try? TarLayout.scan(tarAt: package.path)) else { return }
+        // A layout must cover the package byte for byte, or it rebuilds another file.
+        guard layout.size == Disk.status(package.path)?.size else { return }
+        var layout = layout
         if let top, installed.keys.allSatisfy({ !$0.hasPrefix(top + "/") }) { layout = layout.movingUp(top) }
         try? Disk.createDirectory(versionsPath)
         try? Disk.writeAtomically(layout.serialized(), to: tarLayoutPath(id))

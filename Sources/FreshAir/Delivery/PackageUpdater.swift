@@ -420,15 +420,26 @@ public struct PackageUpdater: Sendable {
             // Named by where it came from, not by the partial file it was downloaded to.
             throw failure.namingPackage(origin == .bundled ? package.path : remote.absoluteString)
         }
-        // The files a `.tar` unpacked to, for the next package to reuse its chunks from.
+        // The files a `.tar` unpacked to, for the next package to reuse its chunks from: the
+        // layout recorded as it unpacked on the way, else read from the file it was unpacked
+        // from. Never read from the file after unpacking on the way: a package rebuilt by chunks
+        // is only its fetched ranges there, and a layout given up as too large would be again.
         if format == .tar, let extracting = installer as? ExtractingInstaller {
-            store.recordTarLayout(
-                unpacked?.tarLayout,
-                of: package,
-                for: staged.id,
-                movedUp: extracting.topLevelFolderToStrip,
-                installed: records
-            )
+            let layout: TarLayout? =
+                if let unpacked {
+                    unpacked.tarLayout
+                } else {
+                    try? await BlockingPool.run { [path = package.path] in try TarLayout.scan(tarAt: path) }
+                }
+            if let layout {
+                store.recordTarLayout(
+                    layout,
+                    of: package,
+                    for: staged.id,
+                    movedUp: extracting.topLevelFolderToStrip,
+                    installed: records
+                )
+            }
         }
         var record = VersionRecord(id: staged.id, source: remote.absoluteString, validators: validators, files: records)
         record.origin = origin
