@@ -9,6 +9,9 @@ Loopback times move by tens of percent from one run to the next (on this VM a 50
 the page cache took 0.1 s or 1 s, as the host happened to back the memory), so each timed step
 runs `--repeat` times (3 by default), the tools taking turns, every run from the same saved
 copy of the tool's device; a row gives the median run, its spread and the largest peak RSS.
+Everything happens on a journaled ext4 of the benchmark's own (`JournaledFilesystem`), and each
+timed step starts on primed memory (`DeltaBench.prime_memory`): two effects of this VM that fell
+on some tools and not others.
 
 - breeze: `breeze hash` (which writes the chunk index) and `breeze publish` into the served
   folder; the device runs `breeze sync`. Single-range requests only.
@@ -25,7 +28,7 @@ file and unpack it (seeding from the old `.tar`, which they must keep: a second 
 data on the device). breeze's result is checked by the large file as installed, theirs by the
 `.tar`'s SHA-256.
 """
-import argparse, hashlib, os, random, re, shutil, sqlite3, subprocess, sys, time
+import argparse, hashlib, mmap, os, random, re, shutil, sqlite3, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
@@ -57,15 +60,61 @@ def timed(command, work):
         return seconds, int(f.read().strip().splitlines()[-1]) / 1024
 
 
+class JournaledFilesystem:
+    """The work folder on an ext4 file system of its own, with a journal, as Linux makes one by
+    default: a sparse image on a loop device (direct I/O, so its writes reach the disk once).
+
+    This VM's root file system is ext4 *without* a journal, and there the kernel passes over, on
+    every file it creates, each inode of the group deleted in the last 60 s (300 s while its inode
+    table block is dirty): ext4's `recently_deleted()`, which only runs without a journal. A step
+    that creates 301 files right after the set-up deleted the previous run's device (and the
+    previous update's garbage) paid up to a third of its CPU time there, by how many inodes the
+    tool before it happened to delete. With a journal that check is off, for every tool alike.
+    """
+
+    def __init__(self, work, gigabytes):
+        self.work = work
+        self.image = work.rstrip("/") + ".img"
+        self.device = None
+        self.unmount()  # what a killed run left
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(work)
+        try:
+            if os.geteuid() != 0:
+                raise RuntimeError("mounting needs root")
+            subprocess.run(["truncate", "-s", f"{gigabytes}G", self.image], check=True)
+            subprocess.run(["mkfs.ext4", "-q", "-F", self.image], check=True, capture_output=True)
+            self.device = subprocess.run(["losetup", "--direct-io=on", "-f", "--show", self.image], check=True,
+                                         capture_output=True, text=True).stdout.strip()
+            subprocess.run(["mount", "-o", "discard", self.device, work], check=True, capture_output=True)
+            self.description = f"a journaled ext4 of its own ({gigabytes} GB image on {self.device}, direct I/O)"
+        except (OSError, RuntimeError, subprocess.CalledProcessError) as error:
+            detail = error.stderr if getattr(error, "stderr", None) else error
+            print(f"delta.py: no journaled file system ({str(detail).strip()}); running in {work} as it is",
+                  file=sys.stderr)
+            self.unmount()
+            os.makedirs(work, exist_ok=True)
+            self.description = f"{work} as it is (the journaled file system could not be made)"
+
+    def unmount(self):
+        if os.path.ismount(self.work):
+            subprocess.run(["umount", self.work], check=True)
+        if os.path.exists(self.image):
+            attached = subprocess.run(["losetup", "-j", self.image], capture_output=True, text=True).stdout
+            for line in attached.splitlines():
+                subprocess.run(["losetup", "-d", line.split(":")[0]])
+            os.remove(self.image)
+
+
 class DeltaBench:
-    def __init__(self, args):
+    def __init__(self, args, filesystem):
         self.args = args
+        self.filesystem = filesystem  # where the work folder is, for the report
         self.work = args.work
         self.www = os.path.join(self.work, "www")
         self.breeze = args.breeze
         self.rows = []
         self.steps = []
-        shutil.rmtree(self.work, ignore_errors=True)
         os.makedirs(self.www)
         self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
 
@@ -217,6 +266,7 @@ class DeltaBench:
         # tool's time between 1.3 and 3.8 s from run to run.
         for folder in (step["device"], self.www):
             self.warm(folder)
+        self.prime_memory(max(2 << 30, step["size"] * 3 // 2))
         mark = self.nginx.mark()
         seconds, rss = timed(step["command"], self.work)
         lines = self.nginx.lines_since(mark)
@@ -225,6 +275,19 @@ class DeltaBench:
         print(f"{step['case']:<34} {step['tool']:<7} {body / 1e6:10.2f} MB {len(lines):6d} req {seconds:7.2f} s "
               f"{rss:7.0f} MB {'ok' if correct else 'WRONG'}", flush=True)
         return {"bytes": body, "requests": len(lines), "seconds": seconds, "rss": rss, "correct": correct}
+
+    @staticmethod
+    def prime_memory(size):
+        """Touches `size` bytes of memory and frees them, so that the next step's new page cache
+        lands on pages the host backs. This VM's host takes back memory the guest leaves unused
+        (DAMON pages out cold pages, the balloon reports free ones), and the first write to such
+        a page costs several times a normal one: one breeze run spent 38% of its samples copying
+        into new page-cache pages, and which tool met such pages depended on what the one before
+        it freed (a 256 MB package step took 0.32 s or 0.80 s; curl's spread was 0.44-1.62 s)."""
+        memory = mmap.mmap(-1, size)
+        for offset in range(0, size, mmap.PAGESIZE):
+            memory[offset] = 1
+        memory.close()
 
     @staticmethod
     def warm(folder):
@@ -341,7 +404,10 @@ class DeltaBench:
         self.report()
 
     def report(self):
-        lines = [f"Each timed step run {self.args.repeat} times, the tools taking turns; seconds are the median run's.", "",
+        lines = [f"Each timed step run {self.args.repeat} times, the tools taking turns; seconds are the median run's.",
+                 f"Work folder, devices and served files on {self.filesystem}.",
+                 "Before each timed step: the disk flushed, the tool's files and the served ones read into the page cache, "
+                 "memory primed (see `prime_memory`).", "",
                  "| case | tool | on the wire | share of file | requests | seconds | fastest–slowest | peak RSS | result |",
                  "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
         for row in self.rows:
@@ -372,12 +438,23 @@ def main():
     parser.add_argument("--work", default="/tmp/freshair-delta-bench")
     parser.add_argument("--only", help="run only the cases whose name contains this")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each timed step; rows give the median")
+    parser.add_argument("--in-place", action="store_true",
+                        help="run in --work as it is, not on a journaled ext4 of its own (see JournaledFilesystem)")
     args = parser.parse_args()
-    bench = DeltaBench(args)
+    if args.in_place:
+        shutil.rmtree(args.work, ignore_errors=True)
+        filesystem = None
+    else:
+        filesystem = JournaledFilesystem(args.work, 12 if args.quick else 48)
     try:
-        bench.run()
+        bench = DeltaBench(args, filesystem.description if filesystem else f"{args.work} as it is (--in-place)")
+        try:
+            bench.run()
+        finally:
+            bench.nginx.stop()
     finally:
-        bench.nginx.stop()
+        if filesystem:
+            filesystem.unmount()
 
 
 if __name__ == "__main__":
