@@ -7,6 +7,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/openat2.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #endif
 
 /// openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS: `path` is
@@ -21,6 +23,26 @@ static inline int freshair_open_beneath(int directory, const char *path, int fla
     return (int)syscall(SYS_openat2, directory, path, &how, sizeof how);
 #else
     (void)directory; (void)path; (void)flags; (void)mode;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/// ioctl(FICLONERANGE): the `length` bytes of `target` at `target_offset` become the blocks of
+/// `source` at `source_offset`, shared (a reflink), not copied. Fails with EOPNOTSUPP where the
+/// file system cannot share blocks (ext4, tmpfs), EXDEV across file systems, EINVAL for offsets
+/// or a length off the file system's block boundaries, ENOSYS where the platform has no such call.
+static inline int freshair_share_range(int source, long long source_offset, long long length,
+                                       int target, long long target_offset) {
+#if defined(__linux__) && defined(FICLONERANGE)
+    struct file_clone_range range = {0};
+    range.src_fd = source;
+    range.src_offset = (unsigned long long)source_offset;
+    range.src_length = (unsigned long long)length;
+    range.dest_offset = (unsigned long long)target_offset;
+    return ioctl(target, FICLONERANGE, &range);
+#else
+    (void)source; (void)source_offset; (void)length; (void)target; (void)target_offset;
     errno = ENOSYS;
     return -1;
 #endif

@@ -25,15 +25,23 @@ struct ChunkIndexTests {
     }
 
     /// Finds `new`'s blocks in `old` (with `old`'s index or without), checks that every block
-    /// found holds exactly the new bytes, and answers the bytes a delta would fetch and in how
-    /// many ranges.
-    func delta(from old: [UInt8], to new: [UInt8], usingOldIndex: Bool) throws -> (fetched: Int64, ranges: Int) {
+    /// found holds exactly the new bytes, and answers the bytes a delta would fetch, in how
+    /// many ranges, and where each block was found. `parts`: the search in that many parts at
+    /// most, of 64 KB at least.
+    func delta(
+        from old: [UInt8],
+        to new: [UInt8],
+        usingOldIndex: Bool,
+        parts: Int = 1
+    ) throws -> (fetched: Int64, ranges: Int, found: [Int64?]) {
         let (oldFile, newFile) = (try TemporaryFile(old), try TemporaryFile(new))
         let newIndex = try newFile.index()
         let found = try BlockFinder.find(
             newIndex,
-            in: InputFile(path: oldFile.path),
-            oldIndex: usingOldIndex ? try oldFile.index() : nil
+            opening: { [path = oldFile.path] in try InputFile(path: path) },
+            oldIndex: usingOldIndex ? try oldFile.index() : nil,
+            parts: parts,
+            partSize: 64 << 10
         )
         for (block, source) in found.offsets.enumerated() {
             guard let source else { continue }
@@ -47,7 +55,7 @@ struct ChunkIndexTests {
         let fetched = fetches.reduce(Int64(0)) { $0 + $1.upperBound - $1.lowerBound + 1 }
         let copied = copies.reduce(Int64(0)) { $0 + $1.length }
         #expect(copied + fetched >= Int64(new.count), "every byte is copied or fetched")
-        return (fetched, fetches.count)
+        return (fetched, fetches.count, found.offsets)
     }
 
     @Test("Blocks of 4 KB cover the file, 8 bytes each; the form round-trips; the digest is the file's")
@@ -109,12 +117,37 @@ struct ChunkIndexTests {
         let bytes = randomBytes(2 << 20, seed: 2)
         var edited = bytes
         edited.insert(contentsOf: randomBytes(10_003, seed: 3), at: (1 << 20) + 77)
-        let (fetched, ranges) = try delta(from: bytes, to: edited, usingOldIndex: usingOldIndex)
+        let (fetched, ranges, found) = try delta(from: bytes, to: edited, usingOldIndex: usingOldIndex)
         #expect(ranges == 1)
+        let inParts = try delta(from: bytes, to: edited, usingOldIndex: usingOldIndex, parts: 3).found
+        #expect(
+            zip(inParts, found).filter { $0 != $1 }.isEmpty,
+            "searched in three parts at once, every block is found where one search finds it"
+        )
         #expect(
             fetched >= 10_003 && fetched <= 10_003 + 2 * 4096,
             "\(fetched) bytes fetched for a 10,003-byte insertion"
         )
+    }
+
+    @Test("Regions split into parts of about equal bytes cover every window whole, in order")
+    func split() {
+        let regions: [Range<Int64>] = [0..<100, 150..<1_000, 1_000..<1_010, 2_000..<2_600]
+        for count in 1...6 {
+            let parts = BlockFinder.split(regions, into: count, overlap: 15, smallest: 100)
+            #expect(parts.count == min(count, 1_560 / 100), "\(count) parts asked")
+            let flat = parts.flatMap { $0 }
+            #expect(zip(flat, flat.dropFirst()).allSatisfy { $0.lowerBound < $1.lowerBound }, "in order")
+            for region in regions {
+                for start in stride(from: region.lowerBound, through: region.upperBound - 16, by: 1) {
+                    let whole = flat.contains { $0.lowerBound <= start && start + 16 <= $0.upperBound }
+                    #expect(whole, "window at \(start)")
+                }
+            }
+            let bytes = parts.map { $0.reduce(Int64(0)) { $0 + Int64($1.count) } }
+            let share = (1_560 + Int64(parts.count) - 1) / Int64(parts.count)
+            #expect(bytes.allSatisfy { $0 <= share + 15 }, "\(bytes)")
+        }
     }
 
     @Test(
@@ -128,8 +161,10 @@ struct ChunkIndexTests {
             edited.replaceSubrange(offset..<(offset + 10_240), with: randomBytes(10_240, seed: UInt64(10 + region)))
         }
         for usingOldIndex in [false, true] {
-            let (fetched, ranges) = try delta(from: bytes, to: edited, usingOldIndex: usingOldIndex)
+            let (fetched, ranges, found) = try delta(from: bytes, to: edited, usingOldIndex: usingOldIndex)
             #expect(ranges == 8)
+            let inParts = try delta(from: bytes, to: edited, usingOldIndex: usingOldIndex, parts: 4).found
+            #expect(zip(inParts, found).filter { $0 != $1 }.isEmpty, "four parts find what one does")
             #expect(fetched <= 8 * (10_240 + 2 * 4096), "\(fetched) bytes for 8 edits of 10 KB")
             #expect(fetched % 4096 == 0, "the short last block is not among them")
         }
@@ -157,7 +192,11 @@ struct ChunkIndexTests {
             fileDigest: ContentHash.of([], using: .sha256),
             blocks: blocks
         )
-        let found = try BlockFinder.find(hostile, in: InputFile(path: oldFile.path), oldIndex: nil)
+        let found = try BlockFinder.find(
+            hostile,
+            opening: { [path = oldFile.path] in try InputFile(path: path) },
+            oldIndex: nil
+        )
         #expect(found.offsets.allSatisfy { $0 == nil })
         #expect(found.confirmations <= (old.count / 4096) * 2 + 4096, "\(found.confirmations) windows hashed")
         #expect(found.confirmations < blocks.count / 10)

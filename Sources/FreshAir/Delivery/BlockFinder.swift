@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Finds the blocks of a new file (its ``ChunkIndex``) in the copy a device has, so that only
 /// the others are fetched.
@@ -19,9 +20,6 @@ struct BlockFinder {
     /// The first new block with each key, then `sameKey[i]`: the next one (or -1).
     private var firstWithKey: [UInt64: Int32] = [:]
     private var sameKey: [Int32]
-    /// SHA-256 prefixes the search may still compute: a copy crafted so that every window's
-    /// rolling hash collides cannot turn the search into a hash of every byte.
-    private var hashesLeft = 0
     private var confirmations = 0
 
     /// What a search found.
@@ -33,18 +31,25 @@ struct BlockFinder {
         var confirmations: Int
     }
 
-    /// Where each of `new`'s blocks can be copied from in `old`. `oldIndex` is used when it
-    /// has `new`'s block size and `old`'s size; the caller checks that it describes `old` (its
-    /// digest).
-    static func find(_ new: ChunkIndex, in old: any ChunkSource, oldIndex: ChunkIndex?) throws -> Found {
-        var finder = try BlockFinder(new: new, old: old)
+    /// Where each of `new`'s blocks can be copied from in the old copy, which `open` opens
+    /// (once for each part searched at once: at most `parts`, none under `partSize` bytes).
+    /// `oldIndex` is used when it has `new`'s block size and the old copy's size; the caller
+    /// checks that it describes the old copy (its digest).
+    static func find(
+        _ new: ChunkIndex,
+        opening open: @escaping @Sendable () throws -> any ChunkSource,
+        oldIndex: ChunkIndex?,
+        parts: Int = BlockingPool.shared.threads,
+        partSize: Int64 = 4 << 20
+    ) throws -> Found {
+        var finder = try BlockFinder(new: new, old: open())
         let regions: [Range<Int64>]
         if let oldIndex, oldIndex.blockSize == new.blockSize, oldIndex.fileSize == finder.oldSize {
             regions = finder.place(from: oldIndex)
         } else {
             regions = [0..<finder.oldSize]
         }
-        try finder.search(regions)
+        try finder.search(regions, opening: open, parts: parts, partSize: partSize)
         try finder.matchLastBlock()
         return Found(offsets: finder.found, confirmations: finder.confirmations)
     }
@@ -99,27 +104,134 @@ struct BlockFinder {
         return regions
     }
 
-    /// Slides the rolling hash over `regions` of the old copy for the whole blocks still missing.
-    private mutating func search(_ regions: [Range<Int64>]) throws {
-        var missing: [UInt32: Int32] = [:]  // by rolling hash, one block each: a hit is confirmed by key
+    /// Slides the rolling hash over `regions` of the old copy for the whole blocks still
+    /// missing, in up to `parts` parts (of `partSize` bytes at least) at once on
+    /// ``BlockingPool``'s threads: the hash is a chain of multiplications, one byte after the
+    /// other, so one thread searches only about 700 MB a second. What the parts find is placed
+    /// in file order, as one search would.
+    private mutating func search(
+        _ regions: [Range<Int64>],
+        opening open: @escaping @Sendable () throws -> any ChunkSource,
+        parts: Int,
+        partSize: Int64
+    ) throws {
+        var missing = Set<UInt32>()  // by rolling hash: a hit is confirmed by key
         for index in new.blocks.indices where found[index] == nil && isWhole(index) {
-            missing[new.blocks[index].rolling] = Int32(index)
+            missing.insert(new.blocks[index].rolling)
         }
         guard !missing.isEmpty else { return }
-        // A bit per rolling hash's low bits, 256 to 512 for each missing block (at most 8 MB):
-        // all but about one window in 256 are turned away here, without a dictionary lookup.
+        let searched = regions.reduce(Int64(0)) { $0 + Int64($1.count) }
+        let budget = min(Int64(Int32.max), searched / Int64(blockSize) * 2 + 4096)
+        let pieces = Self.split(regions, into: parts, overlap: Int64(blockSize - 1), smallest: partSize)
+        let scan = RollingScan(blockSize: blockSize, missing: missing, keys: firstWithKey)
+        let results = Mutex<[RollingScan.Result?]>(Array(repeating: nil, count: pieces.count))
+        try BlockingPool.shared.perform(pieces.count) { part in
+            let bytes = pieces[part].reduce(Int64(0)) { $0 + Int64($1.count) }
+            let share = max(1, Int(budget * min(bytes, searched) / max(1, searched)))
+            let result = try scan.run(pieces[part], in: open(), budget: share)
+            results.withLock { $0[part] = result }
+        }
+        for result in results.withLock({ $0 }) {
+            guard let result else { continue }
+            for hit in result.hits { place(hit.key, at: hit.offset) }
+            confirmations += result.confirmations
+        }
+    }
+
+    /// `regions` cut into at most `count` runs of about equal bytes, none smaller than
+    /// `smallest` unless all are; a region cut in two is searched up to `overlap` bytes
+    /// past the cut, so that every window lies whole in one part.
+    static func split(
+        _ regions: [Range<Int64>],
+        into count: Int,
+        overlap: Int64,
+        smallest: Int64
+    ) -> [[Range<Int64>]] {
+        let total = regions.reduce(Int64(0)) { $0 + Int64($1.count) }
+        let count = Int(max(1, min(Int64(max(1, count)), total / max(1, smallest))))
+        guard count > 1 else { return [regions] }
+        let share = (total + Int64(count) - 1) / Int64(count)
+        var parts: [[Range<Int64>]] = [[]]
+        var room = share
+        for region in regions {
+            var start = region.lowerBound
+            while region.upperBound - start > room, parts.count < count {
+                let cut = start + room
+                parts[parts.count - 1].append(start..<min(region.upperBound, cut + overlap))
+                parts.append([])
+                (start, room) = (cut, share)
+            }
+            parts[parts.count - 1].append(start..<region.upperBound)
+            room -= region.upperBound - start
+        }
+        return parts
+    }
+
+    /// A file's last block, when shorter than the others, can only be the old copy's last bytes.
+    private mutating func matchLastBlock() throws {
+        let last = new.blocks.count - 1
+        guard last >= 0, found[last] == nil, !isWhole(last) else { return }
+        let length = new.extent(ofBlock: last).length
+        guard oldSize >= Int64(length) else { return }
+        var tail = [UInt8](repeating: 0, count: length)
+        try tail.withUnsafeMutableBytes { try old.read(at: oldSize - Int64(length), into: $0) }
+        if tail.withUnsafeBytes({ ChunkIndex.block(of: $0) }) == new.blocks[last] {
+            found[last] = oldSize - Int64(length)
+        }
+    }
+}
+
+/// The rolling search of one part of the old copy (``BlockFinder``): it records where the
+/// windows whose hash and SHA-256 prefix are a missing block's lie, and reads only its own
+/// part, so parts can be searched at once.
+private struct RollingScan: Sendable {
+    /// A window the new file has a block for: its key, and where it starts in the old copy.
+    struct Hit: Sendable {
+        var key: UInt64
+        var offset: Int64
+    }
+
+    struct Result: Sendable {
+        var hits: [Hit] = []
+        /// How many windows were hashed to confirm a rolling-hash hit.
+        var confirmations = 0
+    }
+
+    let blockSize: Int
+    /// The rolling hashes of the missing blocks.
+    let missing: Set<UInt32>
+    /// Every key of the new file: a confirmed window is one of its blocks, and the search
+    /// jumps past it.
+    let keys: [UInt64: Int32]
+    /// A bit per rolling hash's low bits, 256 to 512 for each missing block (at most 8 MB):
+    /// all but about one window in 256 are turned away here, without a set lookup.
+    let filterBits: Int
+    let filter: [UInt64]
+
+    init(blockSize: Int, missing: Set<UInt32>, keys: [UInt64: Int32]) {
+        self.blockSize = blockSize
+        self.missing = missing
+        self.keys = keys
         let filterBits = min(1 << 26, max(1 << 16, 1 << (Int.bitWidth - (missing.count * 256).leadingZeroBitCount)))
         var filter = [UInt64](repeating: 0, count: filterBits / 64)
-        func slot(_ hash: UInt32) -> (word: Int, bit: UInt64) {
-            ((Int(hash) & (filterBits - 1)) >> 6, 1 << (UInt64(hash) & 63))
-        }
-        for rolling in missing.keys {
-            let (word, bit) = slot(rolling)
+        for rolling in missing {
+            let (word, bit) = Self.slot(rolling, filterBits: filterBits)
             filter[word] |= bit
         }
-        let searched = regions.reduce(Int64(0)) { $0 + Int64($1.count) }
-        hashesLeft = Int(min(Int64(Int32.max), searched / Int64(blockSize) * 2 + 4096))
+        self.filterBits = filterBits
+        self.filter = filter
+    }
 
+    private static func slot(_ hash: UInt32, filterBits: Int) -> (word: Int, bit: UInt64) {
+        ((Int(hash) & (filterBits - 1)) >> 6, 1 << (UInt64(hash) & 63))
+    }
+
+    /// Searches `regions` of `old`, confirming at most `budget` windows by their SHA-256
+    /// prefix: a copy crafted so that every window's rolling hash collides cannot turn the
+    /// search into a hash of every byte.
+    func run(_ regions: [Range<Int64>], in old: any ChunkSource, budget: Int) throws -> Result {
+        var result = Result()
+        var hashesLeft = budget
         let capacity = max(4 << 20, 4 * blockSize)
         var buffer = [UInt8](repeating: 0, count: capacity)
         var rolling = RollingHash(window: blockSize)
@@ -142,13 +254,14 @@ struct BlockFinder {
                             current = true
                         }
                         let hash = rolling.recorded
-                        let (word, bit) = slot(hash)
-                        if filter[word] & bit != 0, missing[hash] != nil {
+                        let (word, bit) = Self.slot(hash, filterBits: filterBits)
+                        if filter[word] & bit != 0, missing.contains(hash) {
                             guard hashesLeft > 0 else { return local }
                             hashesLeft -= 1
-                            confirmations += 1
+                            result.confirmations += 1
                             let key = UInt64(hash) << 32 | UInt64(ContentHash.prefix32(bytes))
-                            if place(key, at: start + Int64(local)) {
+                            if keys[key] != nil {
+                                result.hits.append(Hit(key: key, offset: start + Int64(local)))
                                 local += window
                                 current = false
                                 continue
@@ -163,18 +276,6 @@ struct BlockFinder {
                 position = start + Int64(advanced)
             }
         }
-    }
-
-    /// A file's last block, when shorter than the others, can only be the old copy's last bytes.
-    private mutating func matchLastBlock() throws {
-        let last = new.blocks.count - 1
-        guard last >= 0, found[last] == nil, !isWhole(last) else { return }
-        let length = new.extent(ofBlock: last).length
-        guard oldSize >= Int64(length) else { return }
-        var tail = [UInt8](repeating: 0, count: length)
-        try tail.withUnsafeMutableBytes { try old.read(at: oldSize - Int64(length), into: $0) }
-        if tail.withUnsafeBytes({ ChunkIndex.block(of: $0) }) == new.blocks[last] {
-            found[last] = oldSize - Int64(length)
-        }
+        return result
     }
 }

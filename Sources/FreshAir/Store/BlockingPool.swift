@@ -14,9 +14,12 @@ final class BlockingPool: Sendable {
     static let shared = BlockingPool(threads: min(8, max(2, ProcessInfo.processInfo.activeProcessorCount)))
 
     private let jobs: JobQueue
+    /// How many threads the pool has.
+    let threads: Int
 
     init(threads: Int) {
         jobs = JobQueue()
+        self.threads = threads
         for index in 0..<threads {
             let thread = Thread { [jobs] in
                 while let job = jobs.next() { job() }
@@ -39,9 +42,77 @@ final class BlockingPool: Sendable {
         }
     }
 
+    /// Runs `body` for each of `0..<count`, on the calling thread and on as many of the pool's
+    /// threads as are free, and returns when all are done; rethrows the error of the lowest
+    /// index that threw. Call it from a thread that may block (one of the pool's).
+    ///
+    /// The caller never waits for a part that no thread has started: it runs every part not
+    /// yet taken itself, so a pool busy with other work makes this slower, never stuck.
+    func perform(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) throws {
+        guard count > 1 else {
+            if count == 1 { try body(0) }
+            return
+        }
+        let parts = SharedParts(count: count, body: body)
+        for _ in 1..<min(count, threads) { execute { parts.work() } }
+        parts.work()
+        try parts.waitForAll()
+    }
+
     /// The contents of a small file, read on the pool; `nil` when it cannot be read.
     static func contents(of path: String) async -> Data? {
         try? await run { FileManager.default.contents(atPath: path) }
+    }
+}
+
+/// The parts of one ``BlockingPool/perform(_:_:)``: each thread that joins takes the next
+/// part not yet taken until none is left.
+private final class SharedParts: @unchecked Sendable {
+    private let count: Int
+    private let body: @Sendable (Int) throws -> Void
+    // `taken`, `done` and `errors` are guarded by `condition`.
+    private let condition = NSCondition()
+    private var taken = 0
+    private var done = 0
+    private var errors: [Int: any Error] = [:]
+
+    init(count: Int, body: @escaping @Sendable (Int) throws -> Void) {
+        self.count = count
+        self.body = body
+    }
+
+    func work() {
+        while let part = take() {
+            let error: (any Error)?
+            do {
+                try body(part)
+                error = nil
+            } catch let thrown {
+                error = thrown
+            }
+            condition.lock()
+            if let error { errors[part] = error }
+            done += 1
+            if done == count { condition.broadcast() }
+            condition.unlock()
+        }
+    }
+
+    private func take() -> Int? {
+        condition.lock()
+        defer { condition.unlock() }
+        guard taken < count else { return nil }
+        taken += 1
+        return taken - 1
+    }
+
+    /// Waits for the parts other threads took; throws the first part's error.
+    func waitForAll() throws {
+        condition.lock()
+        while done < count { condition.wait() }
+        let first = errors.min { $0.key < $1.key }?.value
+        condition.unlock()
+        if let first { throw first }
     }
 }
 

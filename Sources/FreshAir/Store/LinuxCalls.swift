@@ -18,14 +18,6 @@ enum LinuxCalls {
     )
     /// `SYNC_FILE_RANGE_WRITE`: start write-back of dirty pages, do not wait.
     static let syncFileRangeWrite: UInt32 = 2
-    /// copy_file_range(2): bytes copied by the kernel, shared (a reflink) where the file system
-    /// can (Btrfs, XFS), copied in the kernel elsewhere (ext4).
-    static let copyFileRange = symbol(
-        "copy_file_range",
-        as: (@convention(c) (Int32, UnsafeMutablePointer<Int64>?, Int32, UnsafeMutablePointer<Int64>?, Int, UInt32) ->
-            Int)
-            .self
-    )
 
     private static func symbol<Function>(_ name: String, as type: Function.Type) -> Function? {
         dlsym(nil, name).map { unsafeBitCast($0, to: type) }

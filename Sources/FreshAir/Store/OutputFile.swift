@@ -1,3 +1,4 @@
+import CSystemCalls
 import Foundation
 
 #if canImport(Glibc)
@@ -112,30 +113,35 @@ final class OutputFile {
         wrote(offset..<offset + Int64(bytes.count))
     }
 
-    /// Copies `length` bytes of `input` from `offset` to `target` here without passing them
-    /// through memory: a kernel copy, or blocks shared with `input` where the file system can
-    /// (copy_file_range(2) on Linux). Answers `false`, having copied nothing, where the
-    /// platform, the kernel or the file system pair cannot; the caller then writes the bytes.
-    func copy(from input: InputFile, at offset: Int64, length: Int, to target: Int64) throws(FreshAirError) -> Bool {
-        #if os(Linux)
-        guard let copyFileRange = LinuxCalls.copyFileRange else { return false }
-        var (from, to, left) = (offset, target, length)
-        while left > 0 {
-            let copied = copyFileRange(input.descriptor, &from, descriptor, &to, left, 0)
-            if copied > 0 {
-                left -= copied
-                continue
-            }
-            if copied < 0, errno == EINTR { continue }
-            if left == length, copied < 0, [ENOSYS, EXDEV, EOPNOTSUPP, EINVAL, EBADF].contains(errno) { return false }
-            if copied == 0 { throw Disk.failure("copy from \(input.path), which ended first, to", path, EIO) }
-            throw Disk.failure("copy to", path)
+    /// Makes the `length` bytes here at `target` share the blocks `input` holds at `offset`
+    /// (a reflink: Btrfs, XFS, bcachefs), so that they take neither a copy nor more space.
+    ///
+    /// - Returns: `.shared`; `.notHere` where the blocks cannot be shared there (offsets or a
+    ///   length off the file system's block boundaries); `.never` where they never can be (a
+    ///   file system without shared blocks, such as ext4, or another platform). Either way the
+    ///   caller writes the bytes itself.
+    func share(
+        from input: InputFile,
+        at offset: Int64,
+        length: Int64,
+        to target: Int64
+    ) throws(FreshAirError) -> Sharing {
+        guard length > 0 else { return .shared }
+        // Shared blocks are not dirty: nothing to hand to the disk (`wrote`) but the metadata,
+        // which the flush before activation writes.
+        if freshair_share_range(input.descriptor, offset, length, descriptor, target) == 0 { return .shared }
+        switch errno {
+        case EINVAL: return .notHere
+        case EOPNOTSUPP, EXDEV, ENOSYS, ENOTTY, EBADF, EPERM, ETXTBSY: return .never
+        default: throw Disk.failure("share blocks of \(input.path) with", path)
         }
-        wrote(target..<target + Int64(length))
-        return true
-        #else
-        return false
-        #endif
+    }
+
+    /// What ``share(from:at:length:to:)`` did.
+    enum Sharing {
+        case shared
+        case notHere
+        case never
     }
 
     /// Sets the file's length: zeros up to it, or cut there.

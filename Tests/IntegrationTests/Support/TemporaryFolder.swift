@@ -10,6 +10,12 @@ final class TemporaryFolder: Sendable {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
+    /// A new folder at `url` (on a file system of a test's own), removed all the same.
+    init(existing url: URL) throws {
+        self.url = url
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
     func path(_ relative: String) -> URL { url.appendingPathComponent(relative) }
 
     deinit { try? FileManager.default.removeItem(at: url) }

@@ -1,0 +1,40 @@
+import Foundation
+
+/// A file system of its own, on a loop device: XFS (which shares blocks between files) or ext4
+/// (which cannot), for the tests of what FreshAir does on each. Needs root, `mount`, and the
+/// file system's `mkfs` (scripts/test installs xfsprogs).
+enum LoopFileSystem {
+    /// Whether this machine can make and mount one of `type`.
+    static func isAvailable(_ type: String) -> Bool {
+        geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/mkfs.\(type)")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/mount")
+    }
+
+    /// Makes a 512 MB file system of `type` on a sparse image, mounts it, runs `body` with its
+    /// root, and unmounts it whether `body` returns or throws (lazily when a store the test made
+    /// still holds a folder open: it goes when the store does).
+    static func with<Result>(_ type: String, _ body: (URL) async throws -> Result) async throws -> Result {
+        let folder = try TemporaryFolder("loop-\(type)")
+        let (image, root) = (folder.path("image"), folder.path("mounted"))
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try await shell(
+            "truncate -s 512M image && /usr/sbin/mkfs.\(type) -q image && mount -o loop image mounted",
+            in: folder.url
+        )
+        let result: Result
+        do {
+            result = try await body(root)
+        } catch {
+            _ = try? await shell("umount mounted || umount -l mounted", in: folder.url)
+            throw error
+        }
+        try await shell("umount mounted || umount -l mounted", in: folder.url)
+        return result
+    }
+
+    /// How many of the file's extents `filefrag` reports as shared with another file.
+    static func sharedExtents(of file: URL) async throws -> Int {
+        let report = try await shell("filefrag -v '\(file.path)'", in: file.deletingLastPathComponent())
+        return report.split(separator: "\n").filter { $0.contains("shared") }.count
+    }
+}
