@@ -21,8 +21,9 @@ struct ChunkDelta {
     var oldIndex: ChunkIndex?
     /// How ranges are merged, weighed against the whole file and fetched.
     let policy: ChunkDeltaPolicy
-    /// Ranges larger than this are fetched in pieces, to bound memory.
-    var pieceSize: Int64 = 4 << 20
+    /// Ranges larger than this are fetched in pieces, to bound memory: at most
+    /// ``ChunkDeltaPolicy/concurrency`` pieces are held at once (16 MB with the defaults).
+    var pieceSize: Int64 = 2 << 20
 
     /// A delta that builds the file an index describes, or `nil` when the index cannot be
     /// read or describes another file than the one expected (its digest and size, as the

@@ -16,9 +16,12 @@ public struct ChunkDeltaPolicy: Sendable, Hashable {
     /// Kept bytes between two ranges to fetch below which one request fetches both
     /// (adjacent ranges always make one). 8 KB by default.
     public var mergeGap: Int64 = 8 << 10
-    /// Single-range requests in flight at once, for one file. 4 by default.
-    public var concurrency = 4
+    /// Single-range requests in flight at once, for one file. 8 by default, the connections a
+    /// sync opens to one host (``SyncConfiguration/concurrency``): a delta of thousands of small
+    /// ranges waits a round trip for each, and 8 at a time halve what 4 wait (2,873 ranges
+    /// behind 20 ms of latency: 8.5 s against 16.5 s).
+    public var concurrency = 8
 
-    /// The defaults: deltas on, at most 60% of the file, four ranges at a time.
+    /// The defaults: deltas on, at most 60% of the file, eight ranges at a time.
     public init() {}
 }
