@@ -260,6 +260,10 @@ struct ChunkDelta {
         func hash(from source: any ChunkSource, at offset: Int64, length: Int64, writingAt target: Int64?) throws {
             var target = target
             if let at = target, mayShare, let file = source as? InputFile {
+                // A shared run is hashed from the old copy below, whose pages are in memory (the
+                // new file's shared blocks would be read from disk). The store's versions are
+                // never written to: whoever could change one between the share and the read
+                // could change the live files as well.
                 switch try writer.share(from: file, at: offset, length: length, to: at) {
                 case .shared: target = nil
                 case .notHere: break
