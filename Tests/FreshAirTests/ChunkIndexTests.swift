@@ -150,6 +150,15 @@ struct ChunkIndexTests {
         }
     }
 
+    @Test("A part's share of the SHA-256 checks is its share of the bytes, even for an old copy of terabytes")
+    func budgetShare() {
+        #expect(BlockFinder.share(of: 1_000, for: 250, of: 1_000) == 250)
+        #expect(BlockFinder.share(of: 1_000, for: 0, of: 1_000) == 1, "at least one")
+        let searched: Int64 = 4 << 40  // 4 TB: budget × bytes is past 2^63
+        let budget = searched / 4096 * 2 + 4096
+        #expect(BlockFinder.share(of: budget, for: searched / 2, of: searched) == Int(budget / 2))
+    }
+
     @Test(
         "Scattered overwrites cost each one its own bytes and at most a block on either side; the last short block is kept"
     )

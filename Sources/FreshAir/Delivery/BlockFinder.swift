@@ -127,7 +127,7 @@ struct BlockFinder {
         let results = Mutex<[RollingScan.Result?]>(Array(repeating: nil, count: pieces.count))
         try BlockingPool.shared.perform(pieces.count) { part in
             let bytes = pieces[part].reduce(Int64(0)) { $0 + Int64($1.count) }
-            let share = max(1, Int(budget * min(bytes, searched) / max(1, searched)))
+            let share = Self.share(of: budget, for: bytes, of: searched)
             let result = try scan.run(pieces[part], in: open(), budget: share)
             results.withLock { $0[part] = result }
         }
@@ -136,6 +136,14 @@ struct BlockFinder {
             for hit in result.hits { place(hit.key, at: hit.offset) }
             confirmations += result.confirmations
         }
+    }
+
+    /// A part's share of the search's `budget` of SHA-256 checks, by its `bytes` of the
+    /// `searched` whole; at least one. In 128 bits: `budget` times `bytes` passes 2^63 for an
+    /// old copy of some 140 GB.
+    static func share(of budget: Int64, for bytes: Int64, of searched: Int64) -> Int {
+        let share = Int128(budget) * Int128(min(bytes, searched)) / Int128(max(1, searched))
+        return max(1, Int(share))
     }
 
     /// `regions` cut into at most `count` runs of about equal bytes, none smaller than
