@@ -330,6 +330,8 @@ extension FreshAirError {
         Self(.archive(error, package: package))
     }
     package static func bodyTooLarge(url: URL, limit: Int64) -> Self { Self(.bodyTooLarge(url: url, limit: limit)) }
+    /// Whether a body was refused for passing the size it was allowed.
+    var isBodyTooLarge: Bool { if case .bodyTooLarge = reason { true } else { false } }
     package static func storeLocked(path: String) -> Self { Self(.storeLocked(path: path)) }
     package static func liveLocationOccupied(path: String) -> Self { Self(.liveLocationOccupied(path: path)) }
     package static func unsafePath(path: String, reason: String) -> Self {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import FreshAir
@@ -79,7 +80,7 @@ struct PathSafetyTests {
             baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
             environment: ConditionEnvironment(),
             maxDepth: 4
-        ) { _, _, _ in
+        ) { _, _, _, _ in
             throw CancellationError()
         }
         await #expect {
@@ -212,7 +213,7 @@ struct ManifestTreeLimitTests {
             baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
             environment: ConditionEnvironment(),
             maxDepth: 4
-        ) { _, _, _ in
+        ) { _, _, _, _ in
             (Data(("[]" + padding).utf8), true)
         }
         tree.maxTotalBytes = 1 << 20
@@ -227,6 +228,54 @@ struct ManifestTreeLimitTests {
         tree.maxTotalBytes = 8 << 20
         let selection = try await tree.select(root: Data("[\(children)]".utf8), fetched: true)
         #expect(selection.files.count == 21)
+    }
+
+    @Test("Children loaded at once never hold more than the tree's cap between them, whatever the concurrency")
+    func loadsInFlightShareTheCap() async throws {
+        let children = (0..<20).map { #"{"filename": "C\#($0).freshair/manifest.json"}"# }.joined(separator: ",")
+        let inFlight = Mutex((now: 0, most: 0))
+        var tree = ManifestTree(
+            baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
+            environment: ConditionEnvironment(),
+            maxDepth: 4
+        ) { _, _, _, limit in
+            inFlight.withLock {
+                $0.now += limit
+                $0.most = max($0.most, $0.now)
+            }
+            try await Task.sleep(for: .milliseconds(5))
+            inFlight.withLock { $0.now -= limit }
+            return (Data("[]".utf8), true)
+        }
+        tree.concurrency = 8
+        tree.maxDocumentBytes = 1 << 20
+        tree.maxTotalBytes = 2 << 20
+        let selection = try await tree.select(root: Data("[\(children)]".utf8), fetched: true)
+        #expect(selection.files.count == 21)
+        let most = inFlight.withLock { $0.most }
+        #expect(most > 0 && most <= 2 << 20, "\(most) bytes claimed at once")
+    }
+
+    @Test("The entries of all manifests of a tree are capped, selected or not")
+    func entryCap() async throws {
+        let entries = (0..<1_001).map { #"{"filename": "f\#($0)", "condition": "platform == 'none'"}"# }
+        let tree = { (cap: Int) in
+            var tree = ManifestTree(
+                baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
+                environment: ConditionEnvironment(),
+                maxDepth: 4
+            ) { _, _, _, _ in throw CancellationError() }
+            tree.maxEntries = cap
+            return tree
+        }
+        let root = Data("[\(entries.joined(separator: ","))]".utf8)
+        await #expect {
+            _ = try await tree(1_000).select(root: root, fetched: true)
+        } throws: { error in
+            guard case .tooManyEntries(1_000) = (error as? FreshAirError)?.manifestError?.problem else { return false }
+            return "\(error)".contains("more than 1000 entries")
+        }
+        #expect(try await tree(1_001).select(root: root, fetched: true).files.count == 1)
     }
 }
 

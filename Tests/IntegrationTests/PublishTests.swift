@@ -1,5 +1,6 @@
 import Foundation
 import FreshAir
+import Synchronization
 import Testing
 
 @testable import BreezeKit
@@ -143,6 +144,44 @@ struct PublishTests {
         let pruned = try await Publisher.run(source: bundle, to: destination, delete: true)
         #expect(pruned.deleted == ["old/notes.txt"])
         #expect(!FileManager.default.fileExists(atPath: destination.root.appendingPathComponent("old").path))
+    }
+
+    @Test(
+        "A gateway that takes a PUT and never answers: each try ends at the timeout, is reported, and the publish fails"
+    )
+    func s3GatewayThatNeverAnswers() async throws {
+        try await MotoS3.with { s3 in
+            let (author, bundle) = try await authoredBundle()
+            defer { withExtendedLifetime(author) {} }
+            let proxy = try FaultProxy(upstream: URL(string: s3.endpoint)!)
+            defer { proxy.stop() }
+            try proxy.rules([["path": "*", "method": "PUT", "fault": "hang", "seconds": 120]])
+            let notes = Mutex<[String]>([])
+            var options = S3Options()
+            options.idleTimeout = .seconds(1)
+            options.attempts = 2
+            options.retryDelay = .milliseconds(10)
+            options.onRetry = { note in notes.withLock { $0.append(note) } }
+            let started = ContinuousClock.now
+            await #expect {
+                try await PublishDestinations.with(
+                    "s3://\(s3.bucket)/apps",
+                    endpoint: proxy.url.absoluteString,
+                    options: options,
+                    environment: s3.credentials
+                ) { destination in
+                    try await Publisher.run(source: bundle, to: destination, concurrency: 1)
+                }
+            } throws: { error in
+                guard let error = error as? PublishError, error.kind == .network else { return false }
+                return "\(error)".contains("no answer within 1 s (2 attempts)")
+            }
+            // Two tries of a second each, not the 120 s the gateway would keep the request.
+            #expect(ContinuousClock.now - started < .seconds(60))
+            let said = notes.withLock { $0 }
+            #expect(said.first?.contains("no answer within 1 s; trying again (2 of 2)") == true, "\(said)")
+            #expect(proxy.answers().contains { $0.fault == "hang" && $0.method == "PUT" })
+        }
     }
 
     @Test("S3 (moto's server, checking every signature): uploads, compares by ETag, deletes, and names a bad key")

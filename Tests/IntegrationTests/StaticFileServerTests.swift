@@ -48,4 +48,122 @@ struct StaticFileServerTests {
         let (manifest, _) = try await get(server.url.appendingPathComponent("manifest.json"))
         #expect(manifest["Cache-Control"] == CachePolicy.defaultDocuments)
     }
+
+    /// What curl saw of one exchange: the status, `Content-Range`, `Content-Length` and the body.
+    struct Seen: Equatable, CustomStringConvertible {
+        var status: Int
+        var contentRange: String?
+        var contentLength: String?
+        var body: [UInt8]
+        var description: String {
+            "\(status) range=\(contentRange ?? "-") length=\(contentLength ?? "-") \(body.count) bytes"
+        }
+    }
+
+    /// Asks with curl, on a connection of its own, and reads the answer as curl reads it.
+    func curl(_ url: URL, range: String, in folder: TemporaryFolder) async throws -> Seen {
+        let name = UUID().uuidString
+        let output = try await shell(
+            "curl -s -o \(name).body -D \(name).head -w '%{http_code}' -H 'Range: \(range)' '\(url.absoluteString)'",
+            in: folder.url
+        )
+        let head = try String(contentsOf: folder.path("\(name).head"), encoding: .utf8)
+        func field(_ name: String) -> String? {
+            head.split(separator: "\r\n").first { $0.lowercased().hasPrefix(name.lowercased() + ":") }
+                .map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
+        }
+        let body = (try? Data(contentsOf: folder.path("\(name).body"))).map(Array.init) ?? []
+        return Seen(
+            status: Int(output) ?? 0,
+            contentRange: field("Content-Range"),
+            contentLength: field("Content-Length"),
+            body: body
+        )
+    }
+
+    /// nginx and breeze serve, side by side on the same folder: a 100,000-byte file and an empty one.
+    func sideBySide(_ body: (_ ours: URL, _ nginx: URL, _ folder: TemporaryFolder) async throws -> Void) async throws {
+        let folder = try TemporaryFolder("serve-ranges")
+        let content = folder.url.appendingPathComponent("content")
+        try FileManager.default.createDirectory(at: content, withIntermediateDirectories: true)
+        let data = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        try Data(data).write(to: content.appendingPathComponent("f.bin"))
+        try Data().write(to: content.appendingPathComponent("empty.bin"))
+        let nginx = try Nginx(serving: content)
+        defer { nginx.stop() }
+        let server = try await StaticFileServer(root: content).start()
+        defer { Task { await server.stop() } }
+        try await body(server.url, nginx.url, folder)
+    }
+
+    @Test(
+        "Ranges are answered as nginx answers them: suffixes, past the end (416), open and closed, other units",
+        arguments: [
+            "bytes=-5", "bytes=-0", "bytes=-200000", "bytes=0-0", "bytes=99999-", "bytes=100000-", "bytes=100001-",
+            "bytes=10-19", "bytes=99990-200000", "items=0-5", "bytes= 3-7",
+        ]
+    )
+    func rangesAsNginx(range: String) async throws {
+        try await sideBySide { ours, nginx, folder in
+            for file in ["f.bin", "empty.bin"] where !(file == "empty.bin" && range == "bytes=0-0") {
+                var mine = try await curl(ours.appendingPathComponent(file), range: range, in: folder)
+                var theirs = try await curl(nginx.appendingPathComponent(file), range: range, in: folder)
+                if theirs.status == 416 {  // nginx adds an HTML page to its 416; the status and range are what count
+                    (mine.body, mine.contentLength, theirs.body, theirs.contentLength) = ([], nil, [], nil)
+                }
+                #expect(mine == theirs, "\(file), Range: \(range): breeze serve \(mine), nginx \(theirs)")
+            }
+        }
+    }
+
+    @Test(
+        "Where nginx departs from RFC 9110, breeze serve follows the RFC (and nginx still does what this test says)",
+        arguments: [
+            // A range whose last byte comes before its first is invalid: the Range is ignored (14.1.1, 14.2).
+            ("f.bin", "bytes=5-2", 200, 416),
+            // Bad syntax is ignored too.
+            ("f.bin", "bytes=abc", 200, 416),
+            // A last byte past the end means the end (14.1.2), however many digits it has.
+            ("f.bin", "bytes=0-99999999999999999999", 206, 416),
+            // No range of an empty file can be satisfied (nginx ignores the Range instead).
+            ("empty.bin", "bytes=0-0", 416, 200),
+        ]
+    )
+    func rangesPerRFC(file: String, range: String, ours: Int, nginxStatus: Int) async throws {
+        try await sideBySide { server, nginx, folder in
+            let mine = try await curl(server.appendingPathComponent(file), range: range, in: folder)
+            #expect(mine.status == ours, "breeze serve: \(mine)")
+            if ours == 206 { #expect(mine.contentRange == "bytes 0-99999/100000" && mine.body.count == 100_000) }
+            if ours == 200 { #expect(mine.contentRange == nil && mine.contentLength == String(mine.body.count)) }
+            #expect(try await curl(nginx.appendingPathComponent(file), range: range, in: folder).status == nginxStatus)
+        }
+    }
+
+    @Test("Several ranges get the whole file (RFC 9110 lets a server ignore them; nginx sends multipart)")
+    func severalRanges() async throws {
+        let folder = try TemporaryFolder("serve-ranges")
+        let data = (0..<1_000).map { UInt8(truncatingIfNeeded: $0) }
+        try Data(data).write(to: folder.path("f.bin"))
+        let server = try await StaticFileServer(root: folder.url).start()
+        defer { Task { await server.stop() } }
+        for range in ["bytes=0-1,3-4", "bytes=-5,0-0", "bytes=2000-,0-1"] {
+            let seen = try await curl(server.url.appendingPathComponent("f.bin"), range: range, in: folder)
+            #expect(seen.status == 200 && seen.body == data && seen.contentLength == "1000", "\(range): \(seen)")
+        }
+    }
+
+    @Test(
+        "ByteRange reads RFC 9110's forms",
+        arguments: [
+            ("bytes=-5", 100, ByteRange.part(95...99)), ("bytes=-500", 100, .part(0...99)),
+            ("bytes=-0", 100, .unsatisfiable),
+            ("bytes=100-", 100, .unsatisfiable), ("bytes=99-", 100, .part(99...99)), ("bytes=0-", 0, .unsatisfiable),
+            ("bytes=-1", 0, .whole), ("bytes=5-2", 100, .whole), ("bytes=1-2,4-5", 100, .whole),
+            ("bytes=0-99999999999999999999999", 100, .part(0...99)), ("bytes=x-1", 100, .whole),
+            ("pages=1-2", 100, .whole),
+        ] as [(String, Int64, ByteRange)]
+    )
+    func byteRange(header: String, size: Int64, expected: ByteRange) {
+        #expect(ByteRange.resolve(header, size: size) == expected)
+    }
 }

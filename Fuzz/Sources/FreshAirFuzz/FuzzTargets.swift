@@ -14,6 +14,8 @@ enum FuzzTarget: String, CaseIterable {
     case releaseNotes = "release-notes"
     case strings, xcstrings, path
     case tar, tgz, gzip, zip
+    /// A `.tar` unpacked while its layout is recorded (``TarLayoutRecorder``), as a package is.
+    case tarLayout = "tar-layout"
     case repositoryIndex = "repository-index"
     case httpDate = "http-date"
     case contentRange = "content-range"
@@ -43,6 +45,7 @@ enum FuzzTarget: String, CaseIterable {
         case .xcstrings: _ = try? StringsTable(catalog: data, language: "en", source: "fuzz")
         case .path: path(bytes)
         case .tar: archive(bytes, .tar)
+        case .tarLayout: archive(bytes, .tar, recordingLayout: true)
         case .tgz: archive(bytes, .tarGzip)
         case .gzip: archive(bytes, .gzip)
         case .zip: zip(data)
@@ -149,17 +152,25 @@ enum FuzzTarget: String, CaseIterable {
     }
 
     /// Unpacks through the real extractor, fed in two chunks split where the first byte says;
-    /// nothing may appear beside the destination folder.
-    private func archive(_ bytes: [UInt8], _ format: ArchiveFormat) {
+    /// nothing may appear beside the destination folder. A layout recorded on the way covers
+    /// every byte fed, and only files the archive installed.
+    private func archive(_ bytes: [UInt8], _ format: ArchiveFormat, recordingLayout: Bool = false) {
         let (root, destination) = Scratch.fresh()
         guard
             let stream = try? ArchiveStream(
                 format: format,
                 destination: destination,
                 singleFileName: "file",
-                limits: Scratch.limits
+                limits: Scratch.limits,
+                recordingLayout: recordingLayout
             )
         else { return }
+        defer {
+            if let layout = stream.tarLayout {
+                precondition(layout.size == Int64(bytes.count), "a layout does not cover the bytes fed")
+                precondition(layout.segments.reduce(0) { $0 + $1.length } == layout.size, "segments do not add up")
+            }
+        }
         let split = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
         let records: [String: FileRecord]? = bytes.withUnsafeBytes { buffer in
             do {

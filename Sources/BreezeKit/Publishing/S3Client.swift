@@ -26,6 +26,10 @@ package struct S3Options: Sendable {
     package var idleTimeout: Duration = .seconds(60)
     /// First back-off after a failed attempt; it doubles each time, with jitter.
     package var retryDelay: Duration = .milliseconds(250)
+    /// Told, in words, of every request that is tried again and why ("PUT s3://b/k: no answer
+    /// within 60 s; trying again (2 of 4)"), so that a gateway that takes a request and never
+    /// answers (a Ceph cluster with a full OSD) is not a silent wait of minutes.
+    package var onRetry: (@Sendable (String) -> Void)?
 
     package static let minimumPartSize: Int64 = 5 << 20
     package static let maximumParts: Int64 = 10_000
@@ -115,18 +119,24 @@ struct S3Client: Sendable {
             } catch let error as PublishError {
                 throw error
             } catch {
+                let reason = Self.reason(error, base: location(ofKey: key).base, idleTimeout: options.idleTimeout)
                 guard attempt < options.attempts, !(error is CancellationError) else {
                     throw PublishError(
-                        "\(what): \(Self.reason(error, base: location(ofKey: key).base)) (\(attempt) attempts); "
+                        "\(what): \(reason) (\(attempt) attempts); "
                             + "check the endpoint and the network, then publish again",
                         kind: .network
                     )
                 }
+                options.onRetry?("\(what): \(reason); trying again (\(attempt + 1) of \(options.attempts))")
                 try await pause(before: attempt + 1, retryAfter: nil)
                 attempt += 1
                 continue
             }
             guard Self.isWorthRetrying(response), attempt < options.attempts else { return response }
+            options.onRetry?(
+                "\(what): HTTP \(response.status)\(response.code.map { " \($0)" } ?? ""); "
+                    + "trying again (\(attempt + 1) of \(options.attempts))"
+            )
             try await pause(before: attempt + 1, retryAfter: response.headers.first(name: "retry-after"))
             attempt += 1
         }
@@ -181,8 +191,11 @@ struct S3Client: Sendable {
     }
 
     /// A network failure in words a person can act on ("could not connect to …: connection refused").
-    static func reason(_ error: any Error, base: String) -> String {
-        if let error = error as? HTTPClientError, error == .deadlineExceeded { return "no answer within 300 s" }
+    static func reason(_ error: any Error, base: String, idleTimeout: Duration) -> String {
+        if let error = error as? HTTPClientError {
+            if error == .deadlineExceeded { return "no answer within 300 s" }
+            if error == .readTimeout { return "no answer within \(idleTimeout.components.seconds) s" }
+        }
         let translated = AsyncHTTPClientTransport.translate(error, url: URL(string: base) ?? URL(string: "s3:")!)
         return String(describing: translated)
     }

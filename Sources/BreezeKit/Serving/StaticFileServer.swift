@@ -54,13 +54,10 @@ package struct StaticFileServer: Sendable {
         let router = Router()
         router.middlewares.add(ExchangeRecorder(onRequest: onRequest))
         router.middlewares.add(CacheHeaders(policy: cachePolicy))
-        router.middlewares.add(RangeRequests())
-        router.middlewares.add(
-            ServedPathGuard(
-                root: try ServedPathGuard<BasicRequestContext>.resolve(root.path),
-                followsLinksOutside: followsLinksOutside
-            )
-        )
+        let servedRoot = try ServedPathGuard<BasicRequestContext>.resolve(root.path)
+        // The guard first: nothing about a file it refuses (not even its size, in a 416) leaks.
+        router.middlewares.add(ServedPathGuard(root: servedRoot, followsLinksOutside: followsLinksOutside))
+        router.middlewares.add(RangeRequests(root: servedRoot))
         router.middlewares.add(FileMiddleware(root.path, searchForIndexHtml: true, logger: logger))
         let app = Application(
             router: router,
@@ -142,22 +139,36 @@ private struct CacheHeaders<Context: RequestContext>: RouterMiddleware {
     }
 }
 
-/// Range requests as static hosting answers them: a request for several ranges gets the whole
-/// file (`200`), never the first range alone as if it were all that was asked; the `ETag`
-/// (modification time and size, as nginx's) is sent strong, so `If-Range` may use it, and an
-/// `If-Range` with a weak one never matches (RFC 9110, 13.1.5).
+/// Range requests as static hosting answers them (RFC 9110, resolved by ``ByteRange``): a suffix
+/// range gets the file's last bytes, a range past the end `416` with `Content-Range: bytes
+/// */size`, a request for several ranges the whole file (`200`), never the first range alone
+/// as if it were all that was asked. The `ETag` (modification time and size, as nginx's) is
+/// sent strong, so `If-Range` may use it, and an `If-Range` with a weak one never matches
+/// (RFC 9110, 13.1.5).
 private struct RangeRequests<Context: RequestContext>: RouterMiddleware {
+    /// The served folder, links resolved: where the file a range is of is looked up.
+    let root: String
+
     func handle(
         _ request: Request,
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         var head = request.head
-        if let range = head.headerFields[.range],
-            range.contains(",") || head.headerFields[.ifRange]?.hasPrefix("W/") == true
-        {
-            head.headerFields[.range] = nil
-            head.headerFields[.ifRange] = nil
+        if let range = head.headerFields[.range] {
+            switch fileSize(request).map({ ByteRange.resolve(range, size: $0) }) ?? .whole {
+            case .part(let bytes) where head.headerFields[.ifRange]?.hasPrefix("W/") != true:
+                // Given back to the file middleware in the one form it reads right.
+                head.headerFields[.range] = "bytes=\(bytes.lowerBound)-\(bytes.upperBound)"
+            case .unsatisfiable where head.headerFields[.ifRange] == nil:
+                var headers = HTTPFields()
+                headers[.contentRange] = "bytes */\(fileSize(request) ?? 0)"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            default:
+                // The whole file: no usable range, or an If-Range that may not hold.
+                head.headerFields[.range] = nil
+                head.headerFields[.ifRange] = nil
+            }
         }
         // The file middleware makes its tags weak and compares them as text: give it back its own form.
         if let tag = head.headerFields[.ifNoneMatch], tag.hasPrefix("\"") {
@@ -167,6 +178,17 @@ private struct RangeRequests<Context: RequestContext>: RouterMiddleware {
         var response = try await next(Request(head: head, body: request.body), context)
         if let tag = response.headers[.eTag], tag.hasPrefix("W/") { response.headers[.eTag] = String(tag.dropFirst(2)) }
         return response
+    }
+
+    /// The size of the regular file the request names (a folder's `index.html` for a folder);
+    /// `nil` when there is none, and the file middleware answers as it would without a range.
+    private func fileSize(_ request: Request) -> Int64? {
+        guard let decoded = request.uri.path.removingPercentEncoding else { return nil }
+        for candidate in [root + decoded, root + decoded + (decoded.hasSuffix("/") ? "" : "/") + "index.html"] {
+            var info = stat()
+            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG { return Int64(info.st_size) }
+        }
+        return nil
     }
 }
 

@@ -75,6 +75,10 @@ struct BlockFinder {
     private func isWhole(_ index: Int) -> Bool { new.extent(ofBlock: index).length == blockSize }
 
     /// Records `offset` for every missing whole block with `key`; whether `new` has the key.
+    ///
+    /// A key's blocks are placed all at once, the first time it is found, and the key is then
+    /// marked done (-1): a file of zeros has one key for all its blocks and matches it at every
+    /// block of the old copy, and walking the chain again each time was quadratic.
     @discardableResult
     private mutating func place(_ key: UInt64, at offset: Int64) -> Bool {
         guard var index = firstWithKey[key] else { return false }
@@ -82,6 +86,7 @@ struct BlockFinder {
             if found[Int(index)] == nil, isWhole(Int(index)) { found[Int(index)] = offset }
             index = sameKey[Int(index)]
         }
+        firstWithKey[key] = -1
         return true
     }
 

@@ -13,11 +13,11 @@ extension BundleSync {
         keys: KeySet?
     ) -> ManifestTree {
         let baseURL = baseURL
-        let limit = configuration.maxDocumentSize
         var tree = ManifestTree(baseURL: baseURL, environment: environment, maxDepth: configuration.maxManifestDepth) {
             path,
             hash,
-            layout in
+            layout,
+            limit in
             if let hash, let record = live?.files[path.string], record.hash == hash, let liveDirectory,
                 let data = try await BlockingPool.run({
                     // Read and re-hashed off the cooperative pool: a tree may hold many manifests.
@@ -34,6 +34,8 @@ extension BundleSync {
         tree.concurrency = configuration.concurrency
         tree.keys = keys
         tree.maxTotalBytes = configuration.maxManifestTreeSize
+        tree.maxDocumentBytes = configuration.maxDocumentSize
+        tree.maxEntries = configuration.maxManifestEntries
         return tree
     }
 }

@@ -60,6 +60,10 @@ public struct BundleSync: ContentUpdater {
         return base.absoluteString.hasSuffix("/") ? base : URL(string: base.absoluteString + "/")!
     }
 
+    /// For a `file://` bundle, the folder that holds it: a link may not lead out of it (the
+    /// objects of the object layout may be beside the bundle, in `../objects/`).
+    private var localRoot: URL? { baseURL.isFileURL ? baseURL.deletingLastPathComponent() : nil }
+
     /// Runs one sync, calling `report` with each event as it happens, on whichever task
     /// the sync is running then: keep it quick and thread-safe. Unlike
     /// ``ContentUpdater/updates()``, no task wakes up per event, which matters when thousands
@@ -67,7 +71,7 @@ public struct BundleSync: ContentUpdater {
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let started = ContinuousClock.now
-        let fetcher = Fetcher(transport: transport, configuration: configuration)
+        let fetcher = Fetcher(transport: transport, configuration: configuration, localRoot: localRoot)
         var resolved = self
         if environment[RolloutBucket.key] == nil {
             let bucket = RolloutBucket.of(installID: try store.installID(), bundle: baseURL.absoluteString)
@@ -179,7 +183,9 @@ public struct BundleSync: ContentUpdater {
         // Raising the mark and checking every live file's size (thousands of `lstat`s) is disk
         // work: the blocking pool's.
         let plan = try await BlockingPool.run { [selected = tree.files, sequence = tree.sequence] in
-            if let sequence { try marks.raise(HighWaterMark(sequence: sequence, digest: rootDigest), for: source) }
+            if let sequence, freshness.recordsMark {
+                try marks.raise(HighWaterMark(sequence: sequence, digest: rootDigest), for: source)
+            }
             return SyncPlanner.plan(selected: selected, live: live) { path, record in
                 !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
             }
@@ -256,7 +262,7 @@ public struct BundleSync: ContentUpdater {
     /// The files this environment selects from the remote bundle, manifests included, as a
     /// device with nothing installed would download them. Touches no store.
     public func selection() async throws -> [SelectedEntry] {
-        let fetcher = Fetcher(transport: transport, configuration: configuration)
+        let fetcher = Fetcher(transport: transport, configuration: configuration, localRoot: localRoot)
         let manifestURL = baseURL.appendingPathComponent("manifest.json")
         guard
             case .fetched(let root, _) = try await fetcher.document(

@@ -10,7 +10,11 @@ import Foundation
 /// - **Sequence**: never below the store's high-water mark for the source (which a rollback
 ///   does not lower), the live version's, or the app's ``SyncConfiguration/minimumSequence``
 ///   (which protects a fresh install from an old signed copy). With keys pinned, an equal
-///   sequence passes only for the very document accepted before.
+///   sequence passes only for the very document accepted before. Without keys there is no
+///   high-water mark: a sequence nobody signed is anyone's to write, and a mark raised by one
+///   forged `Int.max` would refuse every later release for good. The live version's sequence
+///   still turns a stale copy away, and it lives and goes with that version (see
+///   ``recordsMark``).
 /// - **Expiry**: a document past `expires` (plus the tolerated clock skew) is refused, so a
 ///   server cannot freeze a device on old content for ever by replaying it.
 ///
@@ -43,10 +47,16 @@ struct FreshnessCheck {
         clockSkew = configuration.clockSkewTolerance
     }
 
+    /// Whether an accepted document's sequence is kept as a high-water mark that outlives the
+    /// version it came with: only a signed one (see the type's notes).
+    var recordsMark: Bool { keysPinned }
+
     func check(_ offered: Offered, mark: HighWaterMark?, liveSequence: Int?, now: Date = Date()) throws(ManifestError) {
         func refuse(_ problem: ManifestError.Problem) -> ManifestError {
             ManifestError(source: source, problem: problem)
         }
+        // A mark left by an unsigned document (written before marks needed keys) is not a floor.
+        let mark = recordsMark ? mark : nil
         if keysPinned {
             for (field, present) in [
                 ("identity", offered.identity != nil), ("sequence", offered.sequence != nil),

@@ -12,7 +12,7 @@ public enum LocalBundle {
         let root = folder.standardizedFileURL
         let manifestPath = root.appendingPathComponent("manifest.json").path
         let data = try Disk.read(manifestPath)
-        let tree = ManifestTree(baseURL: root, environment: environment, maxDepth: maxDepth) { path, hash, _ in
+        let tree = ManifestTree(baseURL: root, environment: environment, maxDepth: maxDepth) { path, hash, _, _ in
             let childData = try Disk.read(root.appendingPathComponent(path.string).path)
             if let hash {
                 let actual = ContentHash.of(childData, using: hash.algorithm)

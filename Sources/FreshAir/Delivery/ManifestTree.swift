@@ -14,15 +14,22 @@ struct ManifestTree {
     /// A child manifest's bytes, checked against its digest in the parent when it has one;
     /// `fetched` tells whether they crossed the network. The root's layout says where on the
     /// server it is.
-    let loadChild: @Sendable (BundlePath, ContentHash?, ContentLayout) async throws -> (data: Data, fetched: Bool)
+    /// The last argument is the most bytes the child may have: what the tree's budget has left.
+    let loadChild: @Sendable (BundlePath, ContentHash?, ContentLayout, Int) async throws -> (data: Data, fetched: Bool)
     /// How many child manifests of one manifest are loaded at once.
     var concurrency = 8
     /// When set, the root must be signed by these keys (to their threshold) and every entry,
     /// in every manifest, must have a digest: the signature then covers the whole tree.
     var keys: KeySet?
     /// The most bytes all manifests of the tree may add up to: a server cannot make a device
-    /// hold many large child manifests at once.
+    /// hold many large child manifests at once. Children loaded together share it as they
+    /// load (``ManifestBudget``), so the bytes in flight never pass it either.
     var maxTotalBytes = Int.max
+    /// The most bytes one manifest may have.
+    var maxDocumentBytes = Int.max
+    /// The most entries all manifests of the tree may list, selected or not: memory grows with
+    /// entries, and a server must not choose how much.
+    var maxEntries = Int.max
     /// Checks the root manifest once its signature is verified, before any child is loaded:
     /// a stale or substituted root costs no further request.
     var acceptRoot: (@Sendable (Manifest) throws -> Void)?
@@ -47,7 +54,11 @@ struct ManifestTree {
         ])
         var seen = PathCollisions()
         try seen.insert(rootPath)
-        let budget = ManifestBudget(limit: maxTotalBytes, source: url(for: rootPath).absoluteString)
+        let budget = ManifestBudget(
+            limit: maxTotalBytes,
+            entryLimit: maxEntries,
+            source: url(for: rootPath).absoluteString
+        )
         try budget.spend(data.count)
         try await walk(
             data,
@@ -87,6 +98,7 @@ struct ManifestTree {
                 }
             }
         } catch { throw FreshAirError.manifest(error) }
+        try budget.count(entries: manifest.entries.count)
         if depth == 0 {
             try acceptRoot?(manifest)
             (selection.sequence, selection.expires, selection.identity, selection.layout) = (
@@ -113,7 +125,7 @@ struct ManifestTree {
         let children = try await loadAll(
             budget: budget,
             layout: layout,
-            applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash) }
+            applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash, $0.size) }
                 .filter { !seen.contains($0.0) }
         )
         for entry in applicable {
@@ -130,7 +142,7 @@ struct ManifestTree {
                 if let loaded = children[path.string] {
                     loaded
                 } else {
-                    try await load(path, entry.hash, layout, budget)
+                    try await load(path, entry.hash, layout, budget, wanted: claim(for: entry.size))
                 }
             selection.files.append(
                 SelectedFile(
@@ -157,39 +169,72 @@ struct ManifestTree {
     func url(for path: BundlePath) -> URL { path.url(relativeTo: baseURL) }
 
     /// Loads child manifests, up to ``concurrency`` at a time; the first failure ends it.
+    /// A child starts only once its bytes are claimed from the tree's budget, so the loads
+    /// under way never hold more than the budget between them, whatever the concurrency.
     private func loadAll(
         budget: ManifestBudget,
         layout: ContentLayout,
-        _ children: [(BundlePath, ContentHash?)]
+        _ children: [(BundlePath, ContentHash?, Int64?)]
     ) async throws -> [String: (data: Data, fetched: Bool)] {
         guard children.count > 1 else { return [:] }  // one child: the walk loads it itself
         let tree = self
         return try await withThrowingTaskGroup(of: (String, (data: Data, fetched: Bool)).self) { group in
             var pending = children[...]
             var loaded: [String: (data: Data, fetched: Bool)] = [:]
-            func startNext() {
-                guard let (path, hash) = pending.popFirst() else { return }
-                group.addTask { (path.string, try await tree.load(path, hash, layout, budget)) }
+            var running = 0
+            func startWhileRoom() throws {
+                while running < max(1, concurrency), let (path, hash, size) = pending.first {
+                    // With loads under way, one that finds no room waits for them to settle.
+                    guard running == 0 || budget.unclaimed > 0 else { return }
+                    let wanted = claim(for: size)
+                    let claimed = try budget.claim(upTo: wanted)
+                    pending.removeFirst()
+                    running += 1
+                    group.addTask {
+                        (path.string, try await tree.load(path, hash, layout, budget, wanted: wanted, claimed: claimed))
+                    }
+                }
             }
-            for _ in 0..<max(1, concurrency) { startNext() }
+            try startWhileRoom()
             while let (path, result) = try await group.next() {
                 loaded[path] = result
-                startNext()
+                running -= 1
+                try startWhileRoom()
             }
             return loaded
         }
     }
 
-    /// Loads one child manifest and counts it against the tree's budget.
+    /// The bytes to claim for a child: its declared size when its entry has one (the digest
+    /// then holds it to that), else as much as a manifest may have.
+    private func claim(for size: Int64?) -> Int {
+        guard let size, size >= 0, size < Int64(maxDocumentBytes) else { return maxDocumentBytes }
+        return Int(size)
+    }
+
+    /// Loads one child manifest within the bytes `claimed` for it from the tree's budget (see
+    /// ``ManifestBudget/claim(upTo:)``; claimed here when not given), and settles the claim at
+    /// what it used.
     private func load(
         _ path: BundlePath,
         _ hash: ContentHash?,
         _ layout: ContentLayout,
-        _ budget: ManifestBudget
+        _ budget: ManifestBudget,
+        wanted: Int,
+        claimed: Int? = nil
     ) async throws -> (data: Data, fetched: Bool) {
-        let loaded = try await loadChild(path, hash, layout)
-        try budget.spend(loaded.data.count)
-        return loaded
+        let claimed = try claimed ?? budget.claim(upTo: wanted)
+        do {
+            let loaded = try await loadChild(path, hash, layout, claimed)
+            budget.settle(claimed: claimed, used: loaded.data.count)
+            return loaded
+        } catch let error as FreshAirError where claimed < wanted && error.isBodyTooLarge {
+            budget.settle(claimed: claimed, used: 0)
+            throw budget.tooLarge  // larger than what the tree had left, not than a document may be
+        } catch {
+            budget.settle(claimed: claimed, used: 0)
+            throw error
+        }
     }
 
     /// `a` and `a/b` cannot both be files.
@@ -212,24 +257,70 @@ struct ManifestTree {
     }
 }
 
-/// The bytes a manifest tree may still take, shared by the tasks that load its children.
+/// The bytes and entries a manifest tree may still take, shared by the tasks that load its
+/// children: a load claims what it may receive before it starts, so loads at once never hold
+/// more than the limit between them.
 final class ManifestBudget: Sendable {
-    private let spent = Mutex(0)
+    private struct State {
+        var spent = 0
+        var claimed = 0
+        var entries = 0
+    }
+
+    private let state = Mutex(State())
     let limit: Int
+    let entryLimit: Int
     let source: String
 
-    init(limit: Int, source: String) {
+    init(limit: Int, entryLimit: Int = .max, source: String) {
         self.limit = limit
+        self.entryLimit = entryLimit
         self.source = source
     }
 
+    var tooLarge: FreshAirError {
+        FreshAirError.manifest(ManifestError(source: source, problem: .treeTooLarge(limit: limit)))
+    }
+
+    /// Bytes neither spent nor claimed by a load under way.
+    var unclaimed: Int { state.withLock { max(0, limit - $0.spent - $0.claimed) } }
+
+    /// Spends bytes already held (the root).
     func spend(_ bytes: Int) throws {
-        let total = spent.withLock { spent in
-            spent += bytes
-            return spent
+        let total = state.withLock { state in
+            state.spent += bytes
+            return state.spent
         }
-        guard total <= limit else {
-            throw FreshAirError.manifest(ManifestError(source: source, problem: .treeTooLarge(limit: limit)))
+        guard total <= limit else { throw tooLarge }
+    }
+
+    /// Claims up to `most` bytes for a load; throws when nothing is left.
+    func claim(upTo most: Int) throws -> Int {
+        let granted = state.withLock { state in
+            let granted = min(most, max(0, limit - state.spent - state.claimed))
+            state.claimed += granted
+            return granted
+        }
+        guard granted > 0 || most <= 0 else { throw tooLarge }
+        return granted
+    }
+
+    /// Ends a claim: what the load `used` is spent, the rest is free again.
+    func settle(claimed: Int, used: Int) {
+        state.withLock { state in
+            state.claimed -= claimed
+            state.spent += used
+        }
+    }
+
+    /// Counts a manifest's entries against the tree's cap.
+    func count(entries: Int) throws {
+        let total = state.withLock { state in
+            state.entries += entries
+            return state.entries
+        }
+        guard total <= entryLimit else {
+            throw FreshAirError.manifest(ManifestError(source: source, problem: .tooManyEntries(limit: entryLimit)))
         }
     }
 }

@@ -146,7 +146,11 @@ public struct PackageUpdater: Sendable {
 
     private func updateNow(report: @escaping @Sendable (SyncEvent) -> Void) async throws -> Result {
         let started = ContinuousClock.now
-        let fetcher = Fetcher(transport: transport, configuration: configuration)
+        let fetcher = Fetcher(
+            transport: transport,
+            configuration: configuration,
+            localRoot: remote.isFileURL ? remote.deletingLastPathComponent() : nil
+        )
         return try await store.update { update in
             var installedBundled = false
             if let bundled = try bundledCandidate(live: update.live) {

@@ -183,7 +183,11 @@ public struct Repository: Sendable {
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> Result {
         let started = ContinuousClock.now
-        let fetcher = Fetcher(transport: transport, configuration: configuration)
+        let fetcher = Fetcher(
+            transport: transport,
+            configuration: configuration,
+            localRoot: source.isFileURL ? source : nil
+        )
         try await BlockingPool.run { [stateFolder] in try Disk.createDirectory(stateFolder.path) }
         let lock = try await StoreLock(path: stateFolder.appendingPathComponent("lock").path, timeout: .seconds(60))
         defer { lock.release() }
@@ -225,7 +229,8 @@ public struct Repository: Sendable {
                     try verify(index, keys: keys, digest: digest, source: indexURL.absoluteString, saved: trustedSaved)
                 }
             } catch { throw FreshAirError.manifest(error) }
-            if let sequence = index.release.sequence {
+            // Only a signed sequence outlives its version (FreshnessCheck.recordsMark).
+            if let sequence = index.release.sequence, keys != nil {
                 try HighWaterMarks(path: highWaterPath).raise(
                     HighWaterMark(sequence: sequence, digest: digest),
                     for: indexURL.absoluteString

@@ -295,6 +295,8 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case unsafePath(BundlePath.Rejection)
         /// The manifests of one bundle add up to more than the configured cap.
         case treeTooLarge(limit: Int)
+        /// The manifests of one bundle list more entries than ``SyncConfiguration/maxManifestEntries``.
+        case tooManyEntries(limit: Int)
         /// The root manifest's `sequence` is below the installed one's.
         case olderSequence(installed: Int, offered: Int)
         /// The root manifest's `expires` date has passed.
@@ -344,6 +346,10 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
         case .treeTooLarge(let limit):
             return
                 "the bundle's manifests add up to more than \(limit) bytes (SyncConfiguration.maxManifestTreeSize); split less, or raise the cap"
+        case .tooManyEntries(let limit):
+            return
+                "the bundle's manifests list more than \(limit) entries (SyncConfiguration.maxManifestEntries); "
+                + "split the bundle, or raise the cap"
         case .olderSequence(let installed, let offered):
             return
                 "sequence \(offered) is older than \(installed), the newest this device has accepted, so it was refused (a stale "

@@ -112,9 +112,14 @@ struct Fetcher: Sendable {
     let clockSkew: Duration
     let requests = RequestCounter()
     let ledger = TransferLedger()
+    /// A `file://` source's own folder: what a link may not lead out of.
+    let localRoot: URL?
 
-    init(transport: any HTTPTransport, configuration: SyncConfiguration) {
+    /// - Parameter localRoot: for a `file://` source, the folder it lies in; files that links
+    ///   take outside it are not read.
+    init(transport: any HTTPTransport, configuration: SyncConfiguration, localRoot: URL? = nil) {
         self.transport = transport
+        self.localRoot = localRoot
         retry = configuration.retry
         // Digests are of the bytes as published: ask that nobody compress them on the way.
         let asksEncoding = configuration.headers.contains { HTTPResponseHead.namesMatch($0.name, "Accept-Encoding") }
@@ -127,7 +132,8 @@ struct Fetcher: Sendable {
     /// `file://` URLs are read from disk (a local folder or archive as a source); every
     /// other URL goes through the sync's transport.
     func transport(for url: URL) -> any HTTPTransport {
-        url.isFileURL ? LocalFileTransport() : transport
+        guard url.isFileURL else { return transport }
+        return localRoot.map { LocalFileTransport(confinedTo: $0) } ?? LocalFileTransport()
     }
 
     /// A response's validators, less a date from the future.

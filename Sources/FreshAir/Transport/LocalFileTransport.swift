@@ -9,12 +9,22 @@ import Foundation
 /// `Last-Modified`; `If-None-Match` and `If-Modified-Since` give `304`, and `Range` with
 /// `If-Range` gives `206`. A missing file is `404`, an unreadable one `403`, a folder `404`.
 /// FreshAir uses it for every `file://` URL, whatever transport a sync was given.
+///
+/// A sync confines it to the folder its source is in, as `breeze serve` confines what it
+/// serves: a file that a symbolic link takes outside that folder is `404`, so a source folder
+/// (a shared or mounted volume) cannot hand over a private file from elsewhere by linking it.
 public struct LocalFileTransport: HTTPTransport {
     /// Bytes handed on per body chunk.
     static let chunkSize = 256 * 1024
 
-    /// A transport for `file://` URLs; it holds nothing.
-    public init() {}
+    /// The folder every answered file must resolve inside, links followed; `nil`: anywhere.
+    let root: String?
+
+    /// A transport for `file://` URLs anywhere on disk.
+    public init() { root = nil }
+
+    /// A transport that answers only files whose path, every link resolved, lies inside `root`.
+    init(confinedTo root: URL) { self.root = root.path }
 
     public func get<Result: Sendable>(
         _ request: HTTPGetRequest,
@@ -37,7 +47,7 @@ public struct LocalFileTransport: HTTPTransport {
         let file = OpenFile(descriptor)
         defer { file.close() }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else {
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Self.isInside(root, path: path) else {
             return try await handle(HTTPResponseHead(status: 404, headers: []), .empty)
         }
         let size = Int64(info.st_size)
@@ -127,6 +137,20 @@ public struct LocalFileTransport: HTTPTransport {
             return nil
         }
         return Int64(digits)
+    }
+
+    /// Whether `path`, every link resolved, lies inside `root`, also resolved (the same rule as
+    /// `breeze serve`'s). Checked after the open, on the same name: a link swapped in between
+    /// could only point at a file this process may read anyway, and the next sync checks again.
+    static func isInside(_ root: String?, path: String) -> Bool {
+        guard let root else { return true }
+        guard let resolvedRoot = realpath(root, nil) else { return false }
+        defer { free(resolvedRoot) }
+        guard let resolved = realpath(path, nil) else { return false }
+        defer { free(resolved) }
+        let folder = String(cString: resolvedRoot)
+        let file = String(cString: resolved)
+        return file.utf8.starts(with: (folder == "/" ? "/" : folder + "/").utf8)
     }
 
     static func header(_ name: String, in request: HTTPGetRequest) -> String? {

@@ -35,7 +35,7 @@ struct CommandFailure: Error, CustomStringConvertible {
             return "`breeze sign BUNDLE --key KEY --identity \(expected)` names the identity this device expects."
         case .belowThreshold, .untrustedSigner:
             return "`breeze sign BUNDLE --key A --key B` (or `--cosign`) adds signatures of the keys the device pins."
-        case .tooLarge, .treeTooLarge:
+        case .tooLarge, .treeTooLarge, .tooManyEntries:
             return nil
         }
     }

@@ -66,6 +66,8 @@ struct PublishCommand: AsyncParsableCommand {
     var partSize: Int64 = 8
     @Option(help: "S3: a canned ACL for every object, such as public-read for a bucket devices read over HTTP.")
     var acl: String?
+    @Option(help: "S3: seconds to wait for an answer before a request is tried again (4 tries in all).")
+    var timeout = 60
     @OptionGroup var cache: CacheOptions
     @Flag(help: "Print JSON.") var json = false
 
@@ -80,6 +82,7 @@ struct PublishCommand: AsyncParsableCommand {
         }
         guard keep >= 1 else { throw ValidationError("--keep takes a number of versions, at least 1.") }
         guard gcGraceMinutes >= 0 else { throw ValidationError("--gc-grace-minutes cannot be negative.") }
+        guard timeout >= 1 else { throw ValidationError("--timeout takes a number of seconds, at least 1.") }
     }
 
     /// What `--layout` and `--objects` ask for; `nil`: what the root manifest records.
@@ -99,6 +102,8 @@ struct PublishCommand: AsyncParsableCommand {
         options.partConcurrency = max(1, concurrency / 2)
         options.acl = acl
         options.cachePolicy = cache.policy
+        options.idleTimeout = .seconds(timeout)
+        options.onRetry = { note in FileHandle.standardError.write(Data("breeze: \(note)\n".utf8)) }
         let report: Publisher.Report
         let target: String
         do {

@@ -88,7 +88,8 @@ final class ArchiveExtractor {
         case .directory:
             try makeFolder(path, for: entry.path)
         case .file:
-            guard totalBytes + (entry.size ?? 0) <= limits.maxTotalBytes else {
+            // Compared as what is left, not as a sum: a header may claim up to 2^63 − 1 bytes.
+            guard entry.size ?? 0 <= limits.maxTotalBytes - totalBytes else {
                 throw ArchiveError(
                     .tooLarge,
                     "the archive unpacks to more than \(limits.maxTotalBytes) bytes",
@@ -148,7 +149,8 @@ final class ArchiveExtractor {
                 entry: entry.path.string
             )
         }
-        if totalBytes > limits.expansionAllowance, totalBytes > limits.maxExpansionRatio * max(archiveBytesRead, 1) {
+        let (allowed, overflow) = limits.maxExpansionRatio.multipliedReportingOverflow(by: max(archiveBytesRead, 1))
+        if totalBytes > limits.expansionAllowance, !overflow, totalBytes > allowed {
             throw ArchiveError(
                 .tooLarge,
                 "\(archiveBytesRead) bytes of archive unpack to more than \(totalBytes) bytes, over the "

@@ -111,18 +111,27 @@ struct TarLayoutRecorder {
 
     /// Appends a segment, merged into the last one when both are bytes or both zeros.
     private mutating func append(_ segment: TarLayout.Segment) {
-        switch (layout.segments.last, segment) {
-        case (_, .bytes(let more)) where more.isEmpty:
+        let last = layout.segments.count - 1
+        switch segment {
+        case .bytes(let more) where more.isEmpty:
             return
-        case (.bytes(let last)?, .bytes(let more)):
+        case .bytes(let more):
             keptBytes += more.count
-            layout.segments[layout.segments.count - 1] = .bytes(last + more)
-        case (.zeros(let last)?, .zeros(let more)):
-            layout.segments[layout.segments.count - 1] = .zeros(last + more)
-        case (_, .bytes(let more)):
-            keptBytes += more.count
-            layout.segments.append(segment)
-        default:
+            guard last >= 0, case .bytes(var kept) = layout.segments[last] else {
+                return layout.segments.append(segment)
+            }
+            // Appended in place: the segment lets go of its array first, so `kept` is its only
+            // owner and grows without a copy. `kept + more` copied all that was kept on every
+            // run: quadratic in a trailer of alternating bytes and zeros.
+            layout.segments[last] = .zeros(0)
+            kept.append(contentsOf: more)
+            layout.segments[last] = .bytes(kept)
+        case .zeros(let more):
+            guard last >= 0, case .zeros(let zeros) = layout.segments[last] else {
+                return layout.segments.append(segment)
+            }
+            layout.segments[last] = .zeros(zeros + more)
+        case .file:
             layout.segments.append(segment)
         }
     }

@@ -192,7 +192,7 @@ struct TarParser {
         let skip = kind == .file ? 0 : size
         if contentSize == 0 {
             try handle(.end)
-            let total = skip + Int64((512 - skip % 512) % 512)
+            let total = try Self.paddedToBlock(skip, entry: path)
             state = total > 0 ? .padding(Int(total)) : .header
         } else {
             state = .content(remaining: contentSize, padding: Int((512 - contentSize % 512) % 512))
@@ -227,8 +227,8 @@ struct TarParser {
         var index = 0
         while index < bytes.count {
             guard let space = bytes[index...].firstIndex(of: UInt8(ascii: " ")),
-                let length = Int(String(decoding: bytes[index..<space], as: UTF8.self)), length > 0,
-                index + length <= bytes.count, bytes[index + length - 1] == UInt8(ascii: "\n")
+                let length = Int(String(decoding: bytes[index..<space], as: UTF8.self)), length > space - index + 1,
+                length <= bytes.count - index, bytes[index + length - 1] == UInt8(ascii: "\n")
             else {
                 if bytes[index...].allSatisfy({ $0 == 0 }) { break }
                 throw ArchiveError(.corrupt, "malformed pax extended header")
@@ -308,6 +308,16 @@ struct TarParser {
             }
         }
         return value
+    }
+
+    /// `size` rounded up to whole 512-byte blocks. A header may claim any size up to 2^63 − 1
+    /// (base-256), and rounding that up passes `Int64.max`: a damaged archive, not a trap.
+    static func paddedToBlock(_ size: Int64, entry: String) throws(ArchiveError) -> Int64 {
+        let (total, overflow) = size.addingReportingOverflow((512 - size % 512) % 512)
+        guard !overflow else {
+            throw ArchiveError(.corrupt, "damaged archive: a header claims \(size) bytes, past any file", entry: entry)
+        }
+        return total
     }
 
     private func string(_ offset: Int, _ length: Int) throws(ArchiveError) -> String {

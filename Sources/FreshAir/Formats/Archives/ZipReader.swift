@@ -28,7 +28,7 @@ struct ZipReader {
 
     private func centralDirectory(_ handle: FileHandle, fileSize: Int64) throws -> [CentralEntry] {
         let tailLength = min(fileSize, 65_557)
-        let tail = try read(handle, at: fileSize - tailLength, count: Int(tailLength))
+        let tail = try read(handle, at: fileSize - tailLength, count: Int(tailLength), fileSize: fileSize)
         guard tail.count >= 22,
             let eocd = stride(from: tail.count - 22, through: 0, by: -1).first(where: { tail.u32($0) == 0x0605_4B50 })
         else {
@@ -38,20 +38,25 @@ struct ZipReader {
         var directorySize = Int64(tail.u32(eocd + 12))
         var directoryOffset = Int64(tail.u32(eocd + 16))
         if count == 0xFFFF || directoryOffset == 0xFFFF_FFFF, eocd >= 20, tail.u32(eocd - 20) == 0x0706_4B50 {
-            let zip64 = try read(handle, at: Int64(tail.u64(eocd - 20 + 8)), count: 56)
+            let zip64 = try read(
+                handle,
+                at: try Self.offset(tail.u64(eocd - 20 + 8), "Zip64 locator"),
+                count: 56,
+                fileSize: fileSize
+            )
             guard zip64.count == 56, zip64.u32(0) == 0x0606_4B50 else {
                 throw ArchiveError(.corrupt, "bad Zip64 directory")
             }
-            count = Int64(zip64.u64(32))
-            directorySize = Int64(zip64.u64(40))
-            directoryOffset = Int64(zip64.u64(48))
+            count = try Self.offset(zip64.u64(32), "Zip64 entry count")
+            directorySize = try Self.offset(zip64.u64(40), "Zip64 directory size")
+            directoryOffset = try Self.offset(zip64.u64(48), "Zip64 directory offset")
         }
-        guard directoryOffset >= 0, directorySize >= 0, directoryOffset + directorySize <= fileSize,
-            directorySize < 1 << 30
+        // Compared as what is left of the file, not as a sum that could pass Int64.max.
+        guard directoryOffset <= fileSize, directorySize <= fileSize - directoryOffset, directorySize < 1 << 30
         else {
             throw ArchiveError(.truncated, "the central directory lies outside the file")
         }
-        let directory = try read(handle, at: directoryOffset, count: Int(directorySize))
+        let directory = try read(handle, at: directoryOffset, count: Int(directorySize), fileSize: fileSize)
         var entries: [CentralEntry] = []
         var offset = 0
         for _ in 0..<count {
@@ -81,25 +86,43 @@ struct ZipReader {
         return entries
     }
 
+    /// The Zip64 extra field's sizes and offset, each read only from inside the field itself
+    /// (which the caller checked lies inside the directory).
     private func readZip64Extra(_ data: [UInt8], at start: Int, length: Int, into entry: inout CentralEntry) throws {
+        let end = start + length
         var offset = start
-        while offset + 4 <= start + length {
+        while offset + 4 <= end {
             let id = data.u16(offset)
             let size = Int(data.u16(offset + 2))
+            let fieldEnd = offset + 4 + size
+            guard fieldEnd <= end else { throw ArchiveError(.corrupt, "damaged extra field", entry: entry.name) }
             if id == 0x0001 {
                 var field = offset + 4
-                if entry.size == 0xFFFF_FFFF {
-                    entry.size = Int64(data.u64(field))
-                    field += 8
+                func next(_ what: String) throws -> Int64 {
+                    guard field + 8 <= fieldEnd else {
+                        throw ArchiveError(
+                            .corrupt,
+                            "the Zip64 field is shorter than its entry needs",
+                            entry: entry.name
+                        )
+                    }
+                    defer { field += 8 }
+                    return try Self.offset(data.u64(field), what)
                 }
-                if entry.compressedSize == 0xFFFF_FFFF {
-                    entry.compressedSize = Int64(data.u64(field))
-                    field += 8
-                }
-                if entry.localHeaderOffset == 0xFFFF_FFFF { entry.localHeaderOffset = Int64(data.u64(field)) }
+                if entry.size == 0xFFFF_FFFF { entry.size = try next("Zip64 size") }
+                if entry.compressedSize == 0xFFFF_FFFF { entry.compressedSize = try next("Zip64 compressed size") }
+                if entry.localHeaderOffset == 0xFFFF_FFFF { entry.localHeaderOffset = try next("Zip64 offset") }
             }
-            offset += 4 + size
+            offset = fieldEnd
         }
+    }
+
+    /// A Zip64 size, count or offset: an `Int64`, or a damaged archive (no file is 2^63 bytes).
+    private static func offset(_ value: UInt64, _ what: String) throws(ArchiveError) -> Int64 {
+        guard let value = Int64(exactly: value) else {
+            throw ArchiveError(.corrupt, "damaged archive: the \(what) (\(value)) is past any file")
+        }
+        return value
     }
 
     private func extract(
@@ -111,12 +134,13 @@ struct ZipReader {
         guard entry.flags & 1 == 0 else {
             throw ArchiveError(.unsupportedEntry, "encrypted entries are not supported", entry: entry.name)
         }
-        let local = try read(handle, at: entry.localHeaderOffset, count: 30)
+        let local = try read(handle, at: entry.localHeaderOffset, count: 30, fileSize: fileSize)
         guard local.count == 30, local.u32(0) == 0x0403_4B50 else {
             throw ArchiveError(.corrupt, "damaged local header", entry: entry.name)
         }
+        // The local header was read whole, so its offset is inside the file: no sum below passes Int64.max.
         let dataStart = entry.localHeaderOffset + 30 + Int64(local.u16(26)) + Int64(local.u16(28))
-        guard dataStart + entry.compressedSize <= fileSize else {
+        guard dataStart <= fileSize, entry.compressedSize <= fileSize - dataStart else {
             throw ArchiveError(.truncated, "the entry's data runs past the end of the file", entry: entry.name)
         }
         let fileType = (entry.unixMode ?? 0) & 0o170000
@@ -128,7 +152,9 @@ struct ZipReader {
             guard entry.method == 0, entry.size < 4096 else {
                 throw ArchiveError(.corrupt, "bad link entry", entry: entry.name)
             }
-            let target = try ArchiveEntry.text(try read(handle, at: dataStart, count: Int(entry.size)))
+            let target = try ArchiveEntry.text(
+                try read(handle, at: dataStart, count: Int(entry.size), fileSize: fileSize)
+            )
             try extractor.begin(
                 ArchiveEntry(path: entry.name, kind: .symbolicLink(target: target), size: 0, mode: 0o777)
             )
@@ -178,8 +204,10 @@ struct ZipReader {
         try extractor.end()
     }
 
-    private func read(_ handle: FileHandle, at offset: Int64, count: Int) throws -> [UInt8] {
-        guard offset >= 0 else { throw ArchiveError(.corrupt, "offset outside the file") }
+    private func read(_ handle: FileHandle, at offset: Int64, count: Int, fileSize: Int64) throws -> [UInt8] {
+        guard offset >= 0, offset <= fileSize else {
+            throw ArchiveError(.corrupt, "damaged archive: an offset (\(offset)) lies outside the file")
+        }
         try handle.seek(toOffset: UInt64(offset))
         return [UInt8](try handle.read(upToCount: count) ?? Data())
     }

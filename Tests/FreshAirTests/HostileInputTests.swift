@@ -1,0 +1,218 @@
+import Crypto
+import Foundation
+import Testing
+
+@testable import FreshAir
+
+/// What a server without the signing key can send before any digest is checked: archives that
+/// claim sizes past `Int64.max`, Zip64 fields that end early, trailers and indexes shaped to
+/// make a parser quadratic, documents with a hundred thousand signatures. Each is refused with
+/// a clear error, never a trap, and in time that grows linearly with the input.
+///
+/// The crafted archives are also fuzz regressions (`Fuzz/Regressions/<target>/`), replayed by
+/// ``FuzzRegressionTests`` through the fuzz targets.
+@Suite("Hostile bytes before the digest: no trap, linear time")
+struct HostileInputTests {
+    static let regressions = FuzzRegressionTests.fuzzFolder.appendingPathComponent("Regressions")
+
+    /// Unpacks `bytes` as `format` into a fresh folder, as a package is unpacked while it downloads.
+    func unpack(_ bytes: [UInt8], _ format: ArchiveFormat) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hostile-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        if format == .zip {
+            let file = folder.appendingPathComponent("input.zip")
+            try Data(bytes).write(to: file)
+            let out = folder.appendingPathComponent("out")
+            try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+            _ = try ArchiveReader.extract(
+                file.path,
+                format: .zip,
+                into: out.path,
+                singleFileName: "file",
+                limits: ExtractionLimits()
+            )
+            return
+        }
+        let stream = try ArchiveStream(
+            format: format,
+            destination: folder.path,
+            singleFileName: "file",
+            limits: ExtractionLimits(),
+            recordingLayout: true
+        )!
+        try bytes.withUnsafeBytes { try stream.feed($0) }
+        _ = try stream.finish()
+    }
+
+    func regression(_ target: String, _ name: String) throws -> [UInt8] {
+        Array(try Data(contentsOf: Self.regressions.appendingPathComponent(target).appendingPathComponent(name)))
+    }
+
+    @Test(
+        "Tar sizes past Int64.max are a damaged archive, not a trap (signed or not, .tar and .tgz)",
+        arguments: [
+            ("tar", "pax-size-max.tar", ArchiveFormat.tar, "more than"),
+            ("tgz", "pax-size-max.tgz", ArchiveFormat.tarGzip, "more than"),
+            ("tar", "base256-folder-size.tar", ArchiveFormat.tar, "damaged archive"),
+            ("tgz", "base256-folder-size.tgz", ArchiveFormat.tarGzip, "damaged archive"),
+            ("tar", "pax-length-overflow.tar", ArchiveFormat.tar, "malformed pax"),
+        ]
+    )
+    func tarSizes(target: String, name: String, format: ArchiveFormat, message: String) throws {
+        let bytes = try regression(target, name)
+        #expect {
+            try unpack(bytes, format)
+        } throws: { error in
+            "\(error)".contains(message)
+        }
+    }
+
+    @Test(
+        "Zip64 fields that end early or pass Int64.max are refused, not a trap",
+        arguments: [
+            ("zip64-a.zip", "shorter than its entry needs"),
+            ("zip64-b.zip", "past any file"),
+            ("zip64-c.zip", "outside the file"),
+            ("zip64-d.zip", "lies outside the file"),
+            ("zip64-e.zip", "damaged extra field"),
+        ]
+    )
+    func zip64(name: String, message: String) throws {
+        let bytes = try regression("zip", name)
+        #expect(bytes.count < 160, "a package of about 150 bytes")
+        #expect {
+            try unpack(bytes, .zip)
+        } throws: { error in
+            (error as? ArchiveError).map { "\($0)".contains(message) } ?? false
+        }
+    }
+
+    /// Seconds `body` takes, the fastest of three runs (the least disturbed by anything else).
+    func fastest(_ body: () throws -> Void) rethrows -> Double {
+        var best = Double.infinity
+        for _ in 0..<3 {
+            let start = ContinuousClock.now
+            try body()
+            let elapsed = ContinuousClock.now - start
+            best = min(best, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+        return best
+    }
+
+    /// Linear work on four times the input takes about four times as long; quadratic, sixteen.
+    /// The bound (8) leaves room for noise and still fails anything quadratic.
+    func expectLinear(_ label: String, small: Double, large: Double) {
+        #expect(large / max(small, 1e-4) < 8, "\(label): \(small) s, then \(large) s for 4 times the input")
+    }
+
+    /// A `.tar` whose end marker is followed by `length` bytes of alternating data and short zero runs.
+    func tarWithTrailer(_ length: Int) -> [UInt8] {
+        var header = [UInt8](repeating: 0, count: 512)
+        header.replaceSubrange(0..<5, with: Array("a.txt".utf8))
+        header.replaceSubrange(100..<108, with: Array("0000644\0".utf8))
+        header.replaceSubrange(124..<136, with: Array("00000000003\0".utf8))
+        header.replaceSubrange(257..<263, with: Array("ustar\0".utf8))
+        header[156] = UInt8(ascii: "0")
+        header.replaceSubrange(148..<156, with: Array("        ".utf8))
+        let sum = header.reduce(0) { $0 + Int($1) }
+        header.replaceSubrange(148..<156, with: Array(String(format: "%06o\0 ", sum).utf8))
+        var bytes = header + Array("abc".utf8) + [UInt8](repeating: 0, count: 509 + 1024)
+        for index in 0..<length { bytes.append(index % 4 == 0 ? 0x41 : 0) }
+        return bytes
+    }
+
+    @Test("A .tar trailer of bytes and short zero runs is recorded in linear time")
+    func layoutRecorderIsLinear() throws {
+        func record(_ bytes: [UInt8]) throws {
+            var parser = TarParser()
+            var recorder = TarLayoutRecorder()
+            // Fed in 4 KB pieces, as a network body arrives: each piece merges into what was kept.
+            for start in stride(from: 0, to: bytes.count, by: 4096) {
+                try bytes[start..<min(bytes.count, start + 4096)].withUnsafeBytes { piece in
+                    try recorder.feed(piece, to: &parser) { _ in }
+                }
+            }
+            #expect(recorder.recorded?.size == Int64(bytes.count))
+        }
+        let (small, large) = (tarWithTrailer(256 << 10), tarWithTrailer(1 << 20))
+        expectLinear(
+            "layout recorder",
+            small: try fastest { try record(small) },
+            large: try fastest { try record(large) }
+        )
+    }
+
+    @Test("Blocks that all share one key are placed in linear time (a file of zeros, a hostile index)")
+    func blockPlacementIsLinear() throws {
+        func place(blocks: Int) throws -> Double {
+            let zeros = [UInt8](repeating: 0, count: blocks * 4096)
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("zeros-\(UUID().uuidString)").path
+            try Data(zeros).write(to: URL(fileURLWithPath: path))
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let index = try ChunkIndex.make(fileAt: path)
+            #expect(Set(index.blocks).count == 1, "every block has the same key")
+            return try fastest {
+                let found = try BlockFinder.find(
+                    index,
+                    opening: { try InputFile(path: path) },
+                    oldIndex: index,
+                    parts: 1
+                )
+                #expect(found.offsets.allSatisfy { $0 != nil })
+                // Without the old copy's index: the rolling search matches the key at every block.
+                let searched = try BlockFinder.find(
+                    index,
+                    opening: { try InputFile(path: path) },
+                    oldIndex: nil,
+                    parts: 1
+                )
+                #expect(searched.offsets.allSatisfy { $0 != nil })
+            }
+        }
+        expectLinear("block placement", small: try place(blocks: 4096), large: try place(blocks: 16384))
+    }
+
+    @Test("Signatures cost one verification per distinct trusted key, however many entries name it")
+    func signaturesAreLinear() throws {
+        let key = TrustedKey(Curve25519.Signing.PrivateKey().publicKey)
+        let keys = KeySet(keys: [key], threshold: 1)
+        func document(entries: Int) -> JSONValue {
+            let bogus = JSONValue.object([
+                ("key", .string(key.base64)), ("sig", .string(Data(count: 64).base64EncodedString())),
+            ])
+            return .object([
+                ("identity", .string("B")), ("sequence", JSONValue(1)),
+                ("signatures", .array(Array(repeating: bogus, count: entries))),
+            ])
+        }
+        func verify(_ document: JSONValue) throws -> Double {
+            let fields = try ReleaseFields(document: document, source: "hostile")
+            return fastest {
+                #expect(throws: ManifestError.self) { try fields.verify(keys, source: "hostile") }
+            }
+        }
+        expectLinear(
+            "signature verification",
+            small: try verify(document(entries: 5_000)),
+            large: try verify(document(entries: 20_000))
+        )
+    }
+
+    @Test("A refused signer list names a few keys, not every entry a document sent")
+    func untrustedSignersNamed() throws {
+        let entries = (0..<1_000).map { index in
+            JSONValue.object([
+                ("key", .string("k\(index % 10)")), ("sig", .string(Data(count: 64).base64EncodedString())),
+            ])
+        }
+        let fields = try ReleaseFields(document: .object([("signatures", .array(entries))]), source: "hostile")
+        let keys = KeySet(keys: [TrustedKey(Curve25519.Signing.PrivateKey().publicKey)], threshold: 1)
+        #expect {
+            try fields.verify(keys, source: "hostile")
+        } throws: { error in
+            guard case .untrustedSigner(let named) = (error as? ManifestError)?.problem else { return false }
+            return named == ["k0", "k1", "k2", "k3"]
+        }
+    }
+}
