@@ -33,8 +33,19 @@ struct HTTPRedirectTests {
         } throws: { error in
             "\(error)".contains(reason)
         }
+    }
+
+    @Test("A long chain of distinct redirects is called a long chain, not a loop; every refusal is the server's to fix")
+    func longChain() {
         let chain = (0...HTTPRedirect.limit).map { URL(string: "https://cdn.example.com/\($0)")! }
-        #expect(throws: TransportError.self) { try HTTPRedirect.target(of: "/next", from: origin, visited: chain) }
+        #expect {
+            try HTTPRedirect.target(of: "/next", from: origin, visited: chain)
+        } throws: { error in
+            guard let error = error as? TransportError, error.kind == .redirect else { return false }
+            let failure = FreshAirError.transport(error)
+            return "\(error)".contains("more than 5 times") && !"\(error)".contains("loop") && !failure.isTransient
+                && "\(failure)".contains("redirect must change") && !"\(failure)".contains("Check the network")
+        }
     }
 
     @Test func credentialsStayOnTheirHost() {

@@ -216,3 +216,20 @@ struct HostileInputTests {
         }
     }
 }
+
+@Suite("Every request names FreshAir")
+struct UserAgentTests {
+    @Test("A device's requests carry FreshAir/VERSION, after the app's own product when it sends one")
+    func userAgent() {
+        func agent(_ headers: [(name: String, value: String)]) -> [String] {
+            var configuration = SyncConfiguration()
+            configuration.headers = headers
+            return Fetcher(transport: LocalFileTransport(), configuration: configuration).headers
+                .filter { HTTPResponseHead.namesMatch($0.name, "User-Agent") }.map(\.value)
+        }
+        let token = "FreshAir/\(FreshAirVersion.current)"
+        #expect(agent([]) == [token])
+        #expect(agent([("user-agent", "MyApp/3.2")]) == ["MyApp/3.2 \(token)"])
+        #expect(agent([("User-Agent", "breeze/1"), ("User-Agent", "Mine/2")]) == ["Mine/2 \(token)"])
+    }
+}

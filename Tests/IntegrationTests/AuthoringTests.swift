@@ -42,6 +42,19 @@ struct AuthoringTests {
         )
     }
 
+    @Test("breeze init never overwrites an author's files: a folder that holds anything is refused, untouched")
+    func initRefusesAFolderWithFiles() async throws {
+        try write("Mine.freshair/en.lproj/Feature.strings", "\"welcome.title\" = \"Hello\";\n")
+        let run = try await BreezeBinary.run(["init", work.path("Mine.freshair").path])
+        #expect(run.status == 73, "\(run.status): \(run.error)")
+        #expect(run.error.contains("is not empty") && run.error.contains("breeze generate"), "\(run.error)")
+        #expect(work.path("Mine.freshair/en.lproj/Feature.strings").text == "\"welcome.title\" = \"Hello\";\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("Mine.freshair").path) == ["en.lproj"])
+        // An empty folder is fine.
+        try FileManager.default.createDirectory(at: work.path("Empty.freshair"), withIntermediateDirectories: true)
+        #expect(try await BreezeBinary.run(["init", work.path("Empty.freshair").path]).status == 0)
+    }
+
     @Test("hash keeps field names, order and conditions, children first; --check lists stale entries")
     func hashKeepsTheDocument() async throws {
         try write("B.freshair/a.txt", "a")

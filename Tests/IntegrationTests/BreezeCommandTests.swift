@@ -296,4 +296,43 @@ struct BreezeCommandTests {
             #expect(lines.last?.hasPrefix("breeze: hint: `breeze hash BUNDLE`") == true, "\(lines)")
         }
     }
+
+    @Test("breeze serve on a port in use says so and exits 78, instead of printing nothing for ever")
+    func serveOnABusyPort() async throws {
+        let busy = try LoopbackSocket(listening: true)
+        defer { busy.close() }
+        let folder = try TemporaryFolder("serve-busy")
+        let process = try BreezeBinary.start(["serve", folder.url.path, "--port", String(busy.port)])
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if process.isRunning { process.terminate() }
+        let error = String(
+            decoding: (process.standardError as! Pipe).fileHandleForReading.readDataToEndOfFile(),
+            as: UTF8.self
+        )
+        #expect(process.terminationStatus == 78, "\(process.terminationStatus): \(error)")
+        #expect(error.contains("could not listen on 127.0.0.1:\(busy.port): the port is in use"), "\(error)")
+    }
+
+    @Test(
+        "A destination that looks like a mistyped URL is refused (78), and nothing is written",
+        arguments: [
+            "s3:/bucket/apps", "S3://bucket/apps", "https://cdn.example.com/apps",
+        ]
+    )
+    func mistypedDestination(destination: String) async throws {
+        let work = try TemporaryFolder("publish-typo")
+        let bundle = try ExampleBundle.write(in: work.url)
+        _ = try await BundleHasher.run(bundle: bundle)
+        let process = try BreezeBinary.start(["publish", bundle.path, destination], in: work.url)
+        process.waitUntilExit()
+        let error = String(
+            decoding: (process.standardError as! Pipe).fileHandleForReading.readDataToEndOfFile(),
+            as: UTF8.self
+        )
+        #expect(process.terminationStatus == 78, "\(error)")
+        #expect(error.contains("looks like a mistyped URL"), "\(error)")
+        let first = String(destination.prefix { $0 != ":" }) + ":"
+        #expect(!FileManager.default.fileExists(atPath: work.path(first).path), "a folder named \(first) was made")
+    }
 }

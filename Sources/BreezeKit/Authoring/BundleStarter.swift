@@ -5,10 +5,21 @@ import FreshAir
 /// release notes with one feature, its title and description in English and French, and its
 /// image at 1x, 2x and 3x (each with the conditions `breeze generate` infers).
 package enum BundleStarter {
+    /// Writes the starter into `bundle`, a new or empty folder: an author's files are never
+    /// overwritten (a folder that holds anything is refused before a byte is written).
     package static func write(to bundle: URL) async throws -> ManifestGenerator.Report {
         let manager = FileManager.default
         if manager.fileExists(atPath: bundle.appendingPathComponent("manifest.json").path) {
             throw PackagingError("\(bundle.path) already has a manifest.json; `breeze generate` updates it")
+        }
+        if let existing = try? manager.contentsOfDirectory(atPath: bundle.path), !existing.isEmpty {
+            throw PublishError(
+                "\(bundle.path) is not empty (it holds \(existing.sorted().prefix(3).joined(separator: ", "))"
+                    + "\(existing.count > 3 ? ", …" : "")); `breeze init` writes its starter only into a new or empty "
+                    + "folder, so that none of your files is replaced. For a folder of your own content, "
+                    + "`breeze generate \(bundle.path)` writes its manifest",
+                kind: .local
+            )
         }
         for folder in ["en.lproj", "fr.lproj", "Resources"] {
             try manager.createDirectory(at: bundle.appendingPathComponent(folder), withIntermediateDirectories: true)

@@ -129,6 +129,25 @@ package enum PublishDestinations {
     /// `region`, `AWS_REGION` or `AWS_DEFAULT_REGION`; an S3-compatible server from `endpoint`,
     /// `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`), or a folder path. An S3 destination's
     /// connections are its own and closed when `body` returns or throws.
+    /// A destination that starts like a URL (`s3:/bucket`, `S3://bucket`, `https://…`) is a
+    /// mistake, not a folder named `s3:` in the current one: publishing there would exit 0 and
+    /// leave the bucket as it was.
+    static func refuseMistypedURL(_ text: String) throws {
+        guard let colon = text.firstIndex(of: ":") else { return }
+        let scheme = text[..<colon]
+        guard let first = scheme.first, first.isLetter,
+            scheme.allSatisfy({ $0.isLetter || $0.isNumber || "+-.".contains($0) })
+        else { return }
+        let hint =
+            scheme.lowercased() == "s3"
+            ? "an S3 destination is written s3://BUCKET/PREFIX"
+            : "breeze publishes to s3://BUCKET/PREFIX or to a folder; a web server's folder is given by its path"
+        throw PublishError(
+            "\"\(text)\" looks like a mistyped URL: \(hint) (for a folder whose name has a colon, write ./\(text))",
+            kind: .configuration
+        )
+    }
+
     package static func with<Result>(
         _ text: String,
         endpoint: String? = nil,
@@ -138,6 +157,7 @@ package enum PublishDestinations {
         _ body: (any PublishDestination) async throws -> Result
     ) async throws -> Result {
         guard text.hasPrefix("s3://") else {
+            try refuseMistypedURL(text)
             return try await body(FolderDestination(root: URL(fileURLWithPath: text)))
         }
         let rest = text.dropFirst(5)

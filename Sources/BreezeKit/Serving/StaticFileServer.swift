@@ -68,15 +68,36 @@ package struct StaticFileServer: Sendable {
             },
             logger: logger
         )
-        let task = Task { try await app.run() }
+        let task = Task {
+            // However it ends, the wait below for the bound port ends with it.
+            defer { addressContinuation.finish() }
+            try await app.run()
+        }
         var iterator = addresses.makeAsyncIterator()
         guard let boundPort = await iterator.next() else {
-            task.cancel()
-            _ = try await task.value
-            throw CancellationError()
+            // The server stopped before it listened: its error says why (a port in use, say).
+            do { try await task.value } catch { throw Self.listenFailure(error, host: host, port: port) }
+            throw PublishError("could not listen on \(host):\(port)", kind: .configuration)
         }
         let urlHost = host.contains(":") ? "[\(host)]" : host
         return RunningServer(url: URL(string: "http://\(urlHost):\(boundPort)/")!, task: task)
+    }
+}
+
+extension StaticFileServer {
+    /// Why the server could not listen, in words: the address in use, not permitted, not this machine's.
+    static func listenFailure(_ error: any Error, host: String, port: Int) -> PublishError {
+        let reason: String
+        switch (error as? IOError)?.errnoCode {
+        case EADDRINUSE?:
+            reason = "the port is in use (another server is running there?); pick another with --port, or --port 0"
+        case EACCES?: reason = "binding a port below 1024 needs privileges; pick a port above 1023 with --port"
+        case EADDRNOTAVAIL?: reason = "\(host) is not an address of this machine; keep --host 127.0.0.1"
+        default:
+            let description = (error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)"
+            reason = description
+        }
+        return PublishError("could not listen on \(host):\(port): \(reason)", kind: .configuration)
     }
 }
 

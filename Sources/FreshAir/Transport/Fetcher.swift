@@ -123,7 +123,14 @@ struct Fetcher: Sendable {
         retry = configuration.retry
         // Digests are of the bytes as published: ask that nobody compress them on the way.
         let asksEncoding = configuration.headers.contains { HTTPResponseHead.namesMatch($0.name, "Accept-Encoding") }
-        headers = configuration.headers + (asksEncoding ? [] : [("Accept-Encoding", "identity")])
+        // Every request names FreshAir, after the app's own product when it gives one.
+        let isAgent = { (header: (name: String, value: String)) in
+            HTTPResponseHead.namesMatch(header.name, "User-Agent")
+        }
+        let agent = FreshAirVersion.userAgent(after: configuration.headers.last(where: isAgent)?.value)
+        headers =
+            configuration.headers.filter { !isAgent($0) } + [("User-Agent", agent)]
+            + (asksEncoding ? [] : [("Accept-Encoding", "identity")])
         timeout = configuration.requestTimeout
         throughput = configuration.minimumThroughput
         clockSkew = configuration.clockSkewTolerance

@@ -20,20 +20,32 @@ public enum HTTPRedirect {
             scheme == "http" || scheme == "https", next.host != nil
         else {
             throw TransportError(
-                kind: .other,
+                kind: .redirect,
                 url: url,
                 detail: "the server redirects to \"\(location.debugEscaped)\", which is not an http(s) URL"
             )
         }
         if url.scheme?.lowercased() == "https", scheme == "http" {
             throw TransportError(
-                kind: .other,
+                kind: .redirect,
                 url: url,
                 detail: "the server redirects from https to plain http (\(next.absoluteString)), which is refused"
             )
         }
-        if visited.contains(where: { $0.absoluteString == next.absoluteString }) || visited.count > limit {
-            throw TransportError(kind: .other, url: url, detail: "the server redirects in a loop")
+        if visited.contains(where: { $0.absoluteString == next.absoluteString }) {
+            throw TransportError(
+                kind: .redirect,
+                url: url,
+                detail: "the server redirects in a loop, back to \(next.absoluteString)"
+            )
+        }
+        if visited.count > limit {
+            throw TransportError(
+                kind: .redirect,
+                url: url,
+                detail: "the server redirects more than \(limit) times (last to \(next.absoluteString)); "
+                    + "point the app at the final URL"
+            )
         }
         return next
     }

@@ -10,6 +10,10 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         case timeout
         /// The connection closed before the body was complete.
         case interrupted
+        /// A redirect FreshAir does not follow (``HTTPRedirect``): to a scheme other than
+        /// http(s), from https to http, in a loop, or too many. The server must change, not the
+        /// network: trying again gets the same answer.
+        case redirect
         /// Anything else the transport reports.
         case other
     }
@@ -47,7 +51,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         case .connect: return "could not connect to \(url.host ?? url.absoluteString): \(detail)"
         case .timeout: return "\(url) timed out: \(detail)"
         case .interrupted: return "the connection for \(url) closed early: \(detail)"
-        case .other: return "\(url): \(detail)"
+        case .redirect, .other: return "\(url): \(detail)"
         }
     }
 }

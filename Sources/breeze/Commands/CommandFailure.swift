@@ -60,6 +60,7 @@ struct CommandFailure: Error, CustomStringConvertible {
         if let inner = error.underlying as? FreshAirError { return exitCode(for: inner) }  // bundledCopyOnly
         switch error.code {
         case .httpStatus: return 69  // EX_UNAVAILABLE
+        case .transport where error.transportError?.kind == .redirect: return 69  // the server must change
         case .transport: return 75  // EX_TEMPFAIL
         case .manifest, .hashMismatch, .sizeMismatch, .declaredSizeMismatch, .unrequestedEncoding, .bodyTooLarge,
             .archive, .unsafePath:

@@ -36,20 +36,23 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(root.path) is not a folder.")
         }
         let logs = !quiet
-        let server = try await StaticFileServer(
-            root: root,
-            host: host,
-            port: port,
-            followsLinksOutside: followLinks,
-            cachePolicy: cache.policy
-        )
-        .start { exchange in
-            if logs {
-                FileHandle.standardError.write(
-                    Data("\(exchange.method) \(exchange.path) \(exchange.status)\n".utf8)
-                )
+        let server: RunningServer
+        do {
+            server = try await StaticFileServer(
+                root: root,
+                host: host,
+                port: port,
+                followsLinksOutside: followLinks,
+                cachePolicy: cache.policy
+            )
+            .start { exchange in
+                if logs {
+                    FileHandle.standardError.write(
+                        Data("\(exchange.method) \(exchange.path) \(exchange.status)\n".utf8)
+                    )
+                }
             }
-        }
+        } catch { throw CommandFailure(error) }
         print("Serving \(root.path) at \(server.url)")
         fflush(nil)
         try await server.wait()

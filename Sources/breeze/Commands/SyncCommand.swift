@@ -104,7 +104,9 @@ struct SyncCommand: AsyncParsableCommand {
         var configuration = SyncConfiguration()
         configuration.concurrency = max(1, concurrency)
         configuration.retry = RetryPolicy(maxAttempts: attempts)
-        configuration.headers = try headers.map(Self.parseHeader)
+        // breeze names itself first; the library adds FreshAir/VERSION after it. A --header
+        // User-Agent of the caller's own replaces breeze's.
+        configuration.headers = [("User-Agent", BreezeVersion.userAgent)] + (try headers.map(Self.parseHeader))
         do { configuration.trustedKeys = try trustedKeys.map { try TrustedKey(base64: $0) } } catch {
             throw ValidationError("--trusted-key: \(error)")
         }

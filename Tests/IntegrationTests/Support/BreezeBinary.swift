@@ -45,10 +45,15 @@ enum BreezeBinary {
     }
 
     /// Starts breeze with piped output and returns at once.
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Process {
+    static func start(
+        _ arguments: [String],
+        environment: [String: String] = [:],
+        in folder: URL? = nil
+    ) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try path)
         process.arguments = arguments
+        if let folder { process.currentDirectoryURL = folder }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }
