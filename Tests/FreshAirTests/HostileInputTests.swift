@@ -174,29 +174,27 @@ struct HostileInputTests {
     }
 
     @Test("Signatures cost one verification per distinct trusted key, however many entries name it")
-    func signaturesAreLinear() throws {
-        let key = TrustedKey(Curve25519.Signing.PrivateKey().publicKey)
-        let keys = KeySet(keys: [key], threshold: 1)
-        func document(entries: Int) -> JSONValue {
-            let bogus = JSONValue.object([
-                ("key", .string(key.base64)), ("sig", .string(Data(count: 64).base64EncodedString())),
-            ])
-            return .object([
-                ("identity", .string("B")), ("sequence", JSONValue(1)),
-                ("signatures", .array(Array(repeating: bogus, count: entries))),
-            ])
+    func signaturesCheckedOncePerKey() throws {
+        let signer = Curve25519.Signing.PrivateKey()
+        let (trusted, other) = (TrustedKey(signer.publicKey), TrustedKey(Curve25519.Signing.PrivateKey().publicKey))
+        let message = ManifestSignature.message(for: .object([("identity", .string("B")), ("sequence", JSONValue(1))]))
+        let good = ManifestSignature(key: trusted.base64, signature: try signer.signature(for: message))
+        let bogus = { (key: TrustedKey) in ManifestSignature(key: key.base64, signature: Data(count: 64)) }
+        let flood = Array(repeating: bogus(trusted), count: 100_000)
+        func tally(_ signatures: [ManifestSignature], _ keys: [TrustedKey], threshold: Int = 1) -> ReleaseFields.Tally {
+            ReleaseFields.Tally(signatures, message: message, against: KeySet(keys: keys, threshold: threshold))
         }
-        func verify(_ document: JSONValue) throws -> Double {
-            let fields = try ReleaseFields(document: document, source: "hostile")
-            return fastest {
-                #expect(throws: ManifestError.self) { try fields.verify(keys, source: "hostile") }
-            }
+        // 100,000 bogus entries for one trusted key: one check, and refused.
+        #expect(tally(flood, [trusted]).checked == 1 && tally(flood, [trusted]).valid == 0)
+        #expect(throws: ManifestError.self) {
+            try ReleaseFields.verify(flood, message: message, against: KeySet(keys: [trusted]), source: "s")
         }
-        expectLinear(
-            "signature verification",
-            small: try verify(document(entries: 5_000)),
-            large: try verify(document(entries: 20_000))
-        )
+        // The threshold met stops the checks; a second key needed is checked once, at its first entry.
+        #expect(tally([good, bogus(other)] + flood, [trusted, other]).checked == 1)
+        let two = tally([good] + flood + [bogus(other)] + flood, [trusted, other], threshold: 2)
+        #expect(two.checked == 2 && two.valid == 1)
+        // One key signing twice counts once.
+        #expect(tally([good, good], [trusted, other], threshold: 2).valid == 1)
     }
 
     @Test("A refused signer list names a few keys, not every entry a document sent")

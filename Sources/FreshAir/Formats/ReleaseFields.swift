@@ -64,25 +64,37 @@ public struct ReleaseFields: Sendable, Hashable {
         guard let message, !signatures.isEmpty else {
             throw ManifestError(source: source, problem: .unsigned)
         }
-        let trusted = Dictionary(keys.keys.map { ($0.base64, $0) }, uniquingKeysWith: { first, _ in first })
-        // Each trusted key's first signature only, and no more checks once the threshold is met:
-        // the work is one verification per distinct trusted key, however many entries a hostile
-        // document lists (100,000 bogus entries for one key cost 35 s when each was checked).
-        var tried = Set<String>()
-        var valid = 0
-        for signature in signatures where valid < keys.threshold {
-            guard let key = trusted[signature.key], tried.insert(signature.key).inserted else { continue }
-            if key.verifies(signature.signature, for: message) { valid += 1 }
-        }
-        guard !tried.isEmpty else {
+        let tally = Tally(signatures, message: message, against: keys)
+        guard tally.checked > 0 else {
             // Named as far as a reader can use: a few distinct keys, not every entry sent.
             var named: [String] = []
             for key in signatures.map(\.key) where !named.contains(key) && named.count < 4 { named.append(key) }
             throw ManifestError(source: source, problem: .untrustedSigner(named))
         }
-        guard valid > 0 else { throw ManifestError(source: source, problem: .signatureInvalid) }
-        guard valid >= keys.threshold else {
-            throw ManifestError(source: source, problem: .belowThreshold(valid: valid, required: keys.threshold))
+        guard tally.valid > 0 else { throw ManifestError(source: source, problem: .signatureInvalid) }
+        guard tally.valid >= keys.threshold else {
+            throw ManifestError(source: source, problem: .belowThreshold(valid: tally.valid, required: keys.threshold))
+        }
+    }
+
+    /// The signatures of trusted keys that verify. Each trusted key's first signature only, and
+    /// no more checks once the threshold is met: the work is one verification per distinct
+    /// trusted key, however many entries a hostile document lists (100,000 bogus entries for one
+    /// key cost 35 s when each was checked).
+    struct Tally {
+        /// Signatures checked: at most one per distinct trusted key.
+        var checked = 0
+        /// Distinct trusted keys whose signature verifies.
+        var valid = 0
+
+        init(_ signatures: [ManifestSignature], message: [UInt8], against keys: KeySet) {
+            let trusted = Dictionary(keys.keys.map { ($0.base64, $0) }, uniquingKeysWith: { first, _ in first })
+            var tried = Set<String>()
+            for signature in signatures where valid < keys.threshold {
+                guard let key = trusted[signature.key], tried.insert(signature.key).inserted else { continue }
+                checked += 1
+                if key.verifies(signature.signature, for: message) { valid += 1 }
+            }
         }
     }
 
