@@ -267,13 +267,13 @@ class Bench:
         with open(os.path.join(results, name), "w") as f:
             f.write(table + "\n")
         if not self.quick:
-            readme = os.path.join(ROOT, "README.md")
+            readme = os.path.join(ROOT, "docs", "BENCHMARKS.md")
             text = open(readme).read()
             start, end = "<!-- benchmark:start -->", "<!-- benchmark:end -->"
             if start in text and end in text:
                 text = text[:text.index(start) + len(start)] + "\n" + table + "\n" + text[text.index(end):]
                 open(readme, "w").write(text)
-        print(f"\nWritten to Benchmarks/results/{name}" + ("" if self.quick else " and README.md"))
+        print(f"\nWritten to Benchmarks/results/{name}" + ("" if self.quick else " and docs/BENCHMARKS.md"))
 
 
 class Chaos(Bench):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes FILE's FreshAir chunk index (version 2) to FILE.freshair-chunks, or to OUT.
 
-A reference implementation of the format README.md and ChunkIndex.swift document, from the
+A reference implementation of the format the LargeFiles DocC article and ChunkIndex.swift document, from the
 text alone: for publishing from a machine without breeze, and as the check (ChunkIndexTests)
 that the format is specified well enough for a second implementation to agree byte for byte.
 Slow (pure Python, a few MB a second): breeze hash is the tool for large files.

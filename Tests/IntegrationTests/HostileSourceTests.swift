@@ -130,10 +130,22 @@ struct HostileSourceTests {
             #expect(local.path("store/\(file)").text != secret, "the private file reached the store as \(file)")
         }
 
-        // Without the link out, the same bundle syncs, the link inside included.
+        // Without the link out, the same bundle syncs, the link inside included; a file the
+        // source keeps to its owner (0600) is installed no wider.
         try FileManager.default.removeItem(at: bundle.appendingPathComponent("notes.txt"))
-        try manifest([("a.md", "fine"), ("b.md", "fine")])
+        try Data("mine".utf8).write(to: bundle.appendingPathComponent("own.txt"))
+        try FileManager.default.setAttributes(
+            [.posixPermissions: 0o600],
+            ofItemAtPath: bundle.appendingPathComponent("own.txt").path
+        )
+        try manifest([("a.md", "fine"), ("b.md", "fine"), ("own.txt", "mine")])
         try await sync.run()
         #expect(local.path("live/b.md").text == "fine")
+        let mode = { (name: String) in
+            (try FileManager.default.attributesOfItem(atPath: local.path("live/\(name)").path)[.posixPermissions]
+                as? Int) ?? -1
+        }
+        #expect(try mode("own.txt") == 0o600)
+        #expect(try mode("a.md") == 0o644)
     }
 }

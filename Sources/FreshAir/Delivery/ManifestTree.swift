@@ -89,7 +89,7 @@ struct ManifestTree {
         }
         let manifest: Manifest
         do {
-            manifest = try Manifest(data: data, source: source)
+            manifest = try Manifest(data: data, source: source, maxEntries: budget.entriesLeft)
             if let keys {
                 if depth == 0 {
                     try manifest.verify(keys, source: source)
@@ -97,8 +97,12 @@ struct ManifestTree {
                     try manifest.requireDigests(source: source)
                 }
             }
-        } catch { throw FreshAirError.manifest(error) }
-        try budget.count(entries: manifest.entries.count)
+        } catch {
+            // Named with the tree's cap: what this manifest was allowed is what the others left.
+            if case .tooManyEntries = error.problem { throw budget.tooManyEntries(in: source) }
+            throw FreshAirError.manifest(error)
+        }
+        try budget.count(entries: manifest.entries.count, in: source)
         if depth == 0 {
             try acceptRoot?(manifest)
             (selection.sequence, selection.expires, selection.identity, selection.layout) = (
@@ -313,14 +317,20 @@ final class ManifestBudget: Sendable {
         }
     }
 
+    /// Entries the tree may still list.
+    var entriesLeft: Int { state.withLock { max(0, entryLimit - $0.entries) } }
+
     /// Counts a manifest's entries against the tree's cap.
-    func count(entries: Int) throws {
+    func count(entries: Int, in manifest: String) throws {
         let total = state.withLock { state in
             state.entries += entries
             return state.entries
         }
-        guard total <= entryLimit else {
-            throw FreshAirError.manifest(ManifestError(source: source, problem: .tooManyEntries(limit: entryLimit)))
-        }
+        guard total <= entryLimit else { throw tooManyEntries(in: manifest) }
+    }
+
+    /// The tree lists more entries than its cap; `manifest` is where the count passed it.
+    func tooManyEntries(in manifest: String) -> FreshAirError {
+        FreshAirError.manifest(ManifestError(source: manifest, problem: .tooManyEntries(limit: entryLimit)))
     }
 }

@@ -19,7 +19,7 @@ public protocol PackageInstaller: Sendable {
 }
 
 /// Unpacks `.tgz`/`.tar.gz`, `.tar`, `.gz` and `.zip` packages into the version folder,
-/// refusing hostile entries (see the security model in README: paths, links, sizes, expansion).
+/// refusing hostile entries (see docs/SECURITY.md: paths, links, sizes, expansion).
 public struct ExtractingInstaller: PackageInstaller {
     /// What an archive may hold: sizes, entries, expansion, links.
     public var limits: ExtractionLimits

@@ -68,6 +68,12 @@ public struct Manifest: Sendable, Hashable {
     ///   - source: where it came from (a URL or path), named in errors.
     /// - Throws: ``ManifestError`` naming the source, the entry and what is wrong.
     public init(data: Data, source: String) throws(ManifestError) {
+        try self.init(data: data, source: source, maxEntries: .max)
+    }
+
+    /// Reads a manifest document of at most `maxEntries` entries: a longer list is refused
+    /// before any entry is read, so a tree's cap on entries bounds the memory entries take.
+    init(data: Data, source: String, maxEntries: Int) throws(ManifestError) {
         let document: JSONValue
         do { document = try JSONReader.parse(data) } catch {
             throw ManifestError(source: source, problem: .invalidJSON(error))
@@ -88,6 +94,9 @@ public struct Manifest: Sendable, Hashable {
                 source: source,
                 problem: .unexpectedShape("expected an array of entries, or an object with a \"files\" array")
             )
+        }
+        guard list.count <= maxEntries else {
+            throw ManifestError(source: source, problem: .tooManyEntries(limit: maxEntries))
         }
         var conditionCache: [String: Condition] = [:]
         var entries: [ManifestEntry] = []

@@ -347,6 +347,9 @@ struct Fetcher: Sendable {
             }
         }
         defer { file.close() }
+        if job.url.isFileURL, let mode = LocalFileTransport.installedMode(head[LocalFileTransport.modeHeader]) {
+            file.setMode(mode)  // never readable by more users than the source file is
+        }
         let teeing = offset == 0 ? tee : nil
         try teeing?.restart()
 

@@ -17,6 +17,18 @@ public struct LocalFileTransport: HTTPTransport {
     /// Bytes handed on per body chunk.
     static let chunkSize = 256 * 1024
 
+    /// The source file's permission bits (octal), so that what is installed from it is never
+    /// readable by more users than the source is. Read only from `file://` answers: a server's
+    /// header of that name means nothing.
+    static let modeHeader = "X-FreshAir-Source-Mode"
+
+    /// The permission bits for a file installed from a source with `header`'s mode: the store's
+    /// usual 0644, narrowed to the source's (a 0600 source stays 0600); `nil` when there is no header.
+    static func installedMode(_ header: String?) -> mode_t? {
+        guard let header, let mode = UInt32(header, radix: 8), mode <= 0o777 else { return nil }
+        return mode_t(0o644 & mode)
+    }
+
     /// The folder every answered file must resolve inside, links followed; `nil`: anywhere.
     let root: String?
 
@@ -55,7 +67,10 @@ public struct LocalFileTransport: HTTPTransport {
         let etag =
             "\"\(String(UInt64(info.st_ino), radix: 16))-\(String(size, radix: 16))-\(String(modified.nanoseconds, radix: 16))\""
         let lastModified = HTTPDate.format(Date(timeIntervalSince1970: TimeInterval(modified.seconds)))
-        var headers = [("ETag", etag), ("Last-Modified", lastModified), ("Accept-Ranges", "bytes")]
+        var headers = [
+            ("ETag", etag), ("Last-Modified", lastModified), ("Accept-Ranges", "bytes"),
+            (Self.modeHeader, String(UInt32(info.st_mode) & 0o777, radix: 8)),
+        ]
         if Self.notModified(head: request, etag: etag, modifiedSeconds: modified.seconds) {
             return try await handle(HTTPResponseHead(status: 304, headers: headers), .empty)
         }

@@ -2,7 +2,8 @@ import Foundation
 import FreshAir
 
 /// What an app does at launch, in a command: keep a bundle current with the default
-/// `URLSession` transport, then read a localized string from the live copy.
+/// `URLSession` transport, then read a localized string and an image from the live copy.
+/// README shows `syncAndRead`'s body as it is here, between its markers (scripts/check-readme).
 ///
 ///     AppClient BUNDLE-URL FOLDER
 @main
@@ -13,28 +14,30 @@ struct AppClient {
             FileHandle.standardError.write(Data("usage: AppClient BUNDLE-URL FOLDER\n".utf8))
             exit(64)
         }
-        let folder = URL(fileURLWithPath: arguments[2])
+        do {
+            try await syncAndRead(remote: remote, folder: URL(fileURLWithPath: arguments[2]))
+        } catch {
+            FileHandle.standardError.write(Data("AppClient: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    static func syncAndRead(remote: URL, folder: URL) async throws {
+        // README snippet: start
         let store = BundleStore(
             root: folder.appendingPathComponent("Store"),
             liveLink: folder.appendingPathComponent("Content")
         )
         var environment = ConditionEnvironment.current(appVersion: "1.0")
-        environment["displayScale"] = 2
+        environment["displayScale"] = 2  // the screen's scale on a device
         environment["language"] = "en"
 
-        let transport = URLSessionTransport()  // shared by every sync of this app; its lifetime is ours
-        let sync = BundleSync(remote: remote, store: store, environment: environment, transport: transport)
-        do {
-            let summary = try await sync.run()
-            print(summary.oneLine)
-            let content = ContentBundle(root: folder.appendingPathComponent("Content"), environment: environment)
-            print("welcome.title = \(content.localizedString(forKey: "welcome.title", table: "Feature"))")
-            print(
-                "image: \(content.imageURL(named: "welcome", subdirectory: "Resources")?.lastPathComponent ?? "none")"
-            )
-        } catch {
-            FileHandle.standardError.write(Data("AppClient: \(error)\n".utf8))
-            exit(1)
-        }
+        let sync = BundleSync(remote: remote, store: store, environment: environment, transport: URLSessionTransport())
+        print(try await sync.run().oneLine)  // one request, no body, when nothing changed
+
+        let content = ContentBundle(root: folder.appendingPathComponent("Content"), environment: environment)
+        print("welcome.title = \(content.localizedString(forKey: "welcome.title", table: "Feature"))")
+        print("image: \(content.imageURL(named: "welcome", subdirectory: "Resources")?.lastPathComponent ?? "none")")
+        // README snippet: end
     }
 }
