@@ -1,5 +1,6 @@
 import ArgumentParser
 import BreezeKit
+import Foundation
 
 /// `breeze`: author, check, serve and sync FreshAir content.
 @main
@@ -15,12 +16,25 @@ struct Breeze: AsyncParsableCommand {
             78 configuration (credentials, endpoint, options).
             """,
         version: BreezeVersion.current,
-        subcommands: [
-            SyncCommand.self, ServeCommand.self, RollbackCommand.self, VerifyCommand.self,
-            InitCommand.self, HashCommand.self, GenerateCommand.self, ValidateCommand.self, PlanCommand.self,
-            KeygenCommand.self, KeysCommand.self, SignCommand.self, PublishCommand.self,
-            PackageCommand.self, RepositoryCommand.self,
-            WhatsNewCommand.self, CheckUpdateCommand.self, PreviewCommand.self, DemoCommand.self,
+        groupedSubcommands: [
+            // By task, in the order an author meets them.
+            CommandGroup(
+                name: "Author content",
+                subcommands: [
+                    InitCommand.self, GenerateCommand.self, HashCommand.self, ValidateCommand.self,
+                    PackageCommand.self, RepositoryCommand.self,
+                ]
+            ),
+            CommandGroup(name: "Sign", subcommands: [KeygenCommand.self, KeysCommand.self, SignCommand.self]),
+            CommandGroup(name: "Publish and serve", subcommands: [PublishCommand.self, ServeCommand.self]),
+            CommandGroup(
+                name: "Preview what a device sees",
+                subcommands: [PlanCommand.self, WhatsNewCommand.self, CheckUpdateCommand.self, PreviewCommand.self]
+            ),
+            CommandGroup(
+                name: "On a device",
+                subcommands: [SyncCommand.self, VerifyCommand.self, RollbackCommand.self, DemoCommand.self]
+            ),
         ]
     )
 }
@@ -28,6 +42,10 @@ struct Breeze: AsyncParsableCommand {
 extension Breeze {
     /// Runs the chosen command; a ``CommandFailure`` prints one line and exits with its code.
     static func main() async {
+        if let typo = UnknownCommand(CommandLine.arguments.dropFirst().first) {
+            FileHandle.standardError.write(Data("breeze: error: \(typo)\n".utf8))
+            Foundation.exit(64)
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -40,5 +58,44 @@ extension Breeze {
         } catch {
             exit(withError: error)
         }
+    }
+}
+
+/// A first argument that names no subcommand: answered with the nearest names, where
+/// ArgumentParser would say "3 unexpected arguments".
+struct UnknownCommand: CustomStringConvertible {
+    let word: String
+    let suggestions: [String]
+
+    init?(_ argument: String?) {
+        guard let argument, !argument.hasPrefix("-") else { return nil }
+        let names = Breeze.configuration.subcommands.compactMap { $0.configuration.commandName }
+        guard !names.contains(argument), argument != "help" else { return nil }
+        word = argument
+        let distances = names.map { ($0, Self.distance(argument.lowercased(), $0)) }
+        let best = distances.map(\.1).min() ?? .max
+        suggestions = best <= max(1, argument.count / 3) ? distances.filter { $0.1 == best }.map(\.0) : []
+    }
+
+    var description: String {
+        let hint =
+            suggestions.isEmpty ? "" : "; did you mean \(suggestions.map { "'\($0)'" }.joined(separator: " or "))?"
+        return "'\(word)' is not a breeze command\(hint) (`breeze --help` lists them)"
+    }
+
+    /// Levenshtein distance, on characters: names are short.
+    static func distance(_ a: String, _ b: String) -> Int {
+        let (a, b) = (Array(a), Array(b))
+        var row = Array(0...b.count)
+        for i in 1...max(1, a.count) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return a.isEmpty ? b.count : row[b.count]
     }
 }

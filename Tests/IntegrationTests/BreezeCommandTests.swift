@@ -335,4 +335,26 @@ struct BreezeCommandTests {
         let first = String(destination.prefix { $0 != ":" }) + ":"
         #expect(!FileManager.default.fileExists(atPath: work.path(first).path), "a folder named \(first) was made")
     }
+
+    @Test(
+        "A mistyped subcommand gets the nearest names and exit 64",
+        arguments: [
+            ("synk", "did you mean 'sync'?"), ("publsh", "did you mean 'publish'?"),
+            ("zzzz", "`breeze --help` lists them"),
+        ]
+    )
+    func typoSuggestion(word: String, said: String) async throws {
+        let run = try await BreezeBinary.run([word, "a", "b"])
+        #expect(run.status == 64)
+        #expect(run.error.contains("'\(word)' is not a breeze command") && run.error.contains(said), "\(run.error)")
+    }
+
+    @Test("Help groups the subcommands by task")
+    func helpGroups() async throws {
+        let help = try await BreezeBinary.run(["--help"]).output
+        let groups = ["AUTHOR CONTENT", "SIGN", "PUBLISH AND SERVE", "PREVIEW WHAT A DEVICE SEES", "ON A DEVICE"]
+        let positions = groups.compactMap { help.range(of: $0 + " SUBCOMMANDS")?.lowerBound }
+        #expect(positions.count == groups.count && positions == positions.sorted(), "\(help)")
+        #expect(help.replacingOccurrences(of: "\n", with: " ").contains("78 configuration"))
+    }
 }
