@@ -221,6 +221,10 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
 
     public var description: String {
         switch reason {
+        case .httpStatus(let status, let url) where url.isFileURL:
+            // A file:// source is read from disk: no server answered, whatever the status says.
+            let what = status == 403 ? "not readable by this user" : "no such file"
+            return "\(url.path): \(what). Check the path: a file:// source is a folder or file on this machine."
         case .httpStatus(let status, let url):
             return "HTTP \(status) for \(url): \(Self.advice(forStatus: status))"
         case .transport(let error) where error.kind == .redirect:

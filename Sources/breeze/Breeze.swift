@@ -12,7 +12,8 @@ struct Breeze: AsyncParsableCommand {
             Exit codes: 0 success (updated or already current, valid, nothing stale); 1 validate found errors, \
             hash --check found stale entries, or another failure; 64 usage; \
             69 server answered an error status; 75 network failure (try again); \
-            65 content invalid (manifest, hash, size); 73 local store or folder problem; \
+            65 content invalid (manifest, hash, size); 66 no such file or folder (a path given, a file:// source); \
+            73 local store or folder problem; \
             78 configuration (credentials, endpoint, options).
             """,
         version: BreezeVersion.current,

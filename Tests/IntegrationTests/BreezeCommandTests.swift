@@ -357,4 +357,43 @@ struct BreezeCommandTests {
         #expect(positions.count == groups.count && positions == positions.sorted(), "\(help)")
         #expect(help.replacingOccurrences(of: "\n", with: " ").contains("78 configuration"))
     }
+
+    @Test(
+        "breeze sync refuses flags that make no sense together (64), before any work",
+        arguments: [
+            (["--repo", "r", "--store", "/tmp/s"], "--store applies to a bundle or a package"),
+            (["--cdn", "http://127.0.0.1:9/"], "--cdn applies with --repo only"),
+            (["--atomic"], "--atomic applies with --repo only"),
+            (["--bundled", "/tmp/content.tgz"], "--bundled applies to a package URL"),
+            (["--key-updates", "http://127.0.0.1:9/keys/"], "--key-updates applies with --keys only"),
+        ]
+    )
+    func syncFlagCombinations(flags: [String], said: String) async throws {
+        let work = try TemporaryFolder("sync-flags")
+        let run = try await BreezeBinary.run(
+            ["sync", "http://127.0.0.1:9/B.freshair/", work.path("live").path] + flags
+        )
+        #expect(run.status == 64 && run.error.contains(said), "\(run.status): \(run.error)")
+        #expect(!FileManager.default.fileExists(atPath: work.path("live").path))
+    }
+
+    @Test("Missing folders and files are named in words, with exit 66, never NSCocoaErrorDomain")
+    func missingPathsInWords() async throws {
+        let work = try TemporaryFolder("missing-paths")
+        try FileManager.default.createDirectory(at: work.path("plain"), withIntermediateDirectories: true)
+        let cases: [([String], String)] = [
+            (["hash", work.path("plain").path], "has no manifest.json: it is not a bundle folder yet"),
+            (["validate", work.path("nope").path], "nope: no such file or folder"),
+            (["sync", work.path("plain").path, work.path("live").path], "no such file. Check the path"),
+        ]
+        for (arguments, said) in cases {
+            let run = try await BreezeBinary.run(arguments)
+            #expect(run.status == 66, "\(arguments): \(run.status) \(run.error)")
+            #expect(run.error.contains(said) && !run.error.contains("Domain="), "\(arguments): \(run.error)")
+        }
+        try ExampleBundle.write(in: work.url)
+        try Data("{broken".utf8).write(to: work.path(ExampleBundle.name + "/manifest.json"))
+        let broken = try await BreezeBinary.run(["publish", work.path(ExampleBundle.name).path, work.path("out").path])
+        #expect(broken.status == 65 && broken.error.contains("invalid JSON"), "\(broken.status): \(broken.error)")
+    }
 }

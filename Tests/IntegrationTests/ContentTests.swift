@@ -167,15 +167,15 @@ struct ContentTests {
         #expect(try JSONDecoder().decode([Feature].self, from: Data(json.output.utf8)).count == 3)
 
         #expect(
-            try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "1.0"] + env).output
+            try await BreezeBinary.run(["check-update", bundleURL.path, "--app-version", "1.0"] + env).output
                 == "required 1.2 https://apps.example.com/app/id123\n"
         )
         #expect(
-            try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "1.5"] + env).output
+            try await BreezeBinary.run(["check-update", bundleURL.path, "--app-version", "1.5"] + env).output
                 == "available 2.1 https://apps.example.com/app/id123\n"
         )
         #expect(
-            try await BreezeBinary.run(["check-update", bundleURL.path, "--version", "2.1"] + env).output
+            try await BreezeBinary.run(["check-update", bundleURL.path, "--app-version", "2.1"] + env).output
                 == "up to date\n"
         )
     }

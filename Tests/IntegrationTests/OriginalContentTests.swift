@@ -165,11 +165,11 @@ struct OriginalContentTests {
         let work = try TemporaryFolder("android-notes")
         try Data(Self.androidReleaseNotes.utf8).write(to: work.path("release_notes.json"))
         let low = try await BreezeBinary.run([
-            "check-update", work.url.path, "--version", "20", "--env", "systemVersion=30",
+            "check-update", work.url.path, "--app-version", "20", "--env", "systemVersion=30",
         ])
         #expect(low.status == 0 && low.output == "up to date\n")
         let high = try await BreezeBinary.run([
-            "check-update", work.url.path, "--version", "20", "--env", "systemVersion=60",
+            "check-update", work.url.path, "--app-version", "20", "--env", "systemVersion=60",
         ])
         #expect(high.output == "available 21\n")
     }
@@ -323,14 +323,15 @@ struct OriginalContentTests {
         #expect(repository.status == 0, "\(repository.error)")
         #expect(work.path("Repo/cats/cat.txt").text == "meow\n")
 
-        // A missing file is a clear 404, named by its URL; so is a FIFO, which must not hang the open.
+        // A missing file is named by its path, as no such file (66: no server answered); so is a
+        // FIFO, which must not hang the open.
         let missing = try await BreezeBinary.run([
             "sync", "file://" + work.path("nothing.tgz").path, work.path("None").path,
         ])
-        #expect(missing.status == 69 && missing.error.contains("HTTP 404 for file://"))
+        #expect(missing.status == 66 && missing.error.contains("nothing.tgz: no such file"), "\(missing.error)")
         try await shell("mkfifo pipe.tgz", in: work.url)
         let fifo = try await BreezeBinary.run(["sync", "file://" + work.path("pipe.tgz").path, work.path("Pipe").path])
-        #expect(fifo.status == 69 && fifo.error.contains("HTTP 404 for file://"), "\(fifo.error)")
+        #expect(fifo.status == 66 && fifo.error.contains("pipe.tgz: no such file"), "\(fifo.error)")
     }
 
     @Test("Repository versions written as strings load; other strings are refused")

@@ -113,6 +113,7 @@ struct ValidateCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
+        try CommandFailure.requireFolder(bundle)
         let problems = await BundleValidator.run(bundle: URL(fileURLWithPath: bundle))
         if json {
             print(try JSONOutput.encode(problems))

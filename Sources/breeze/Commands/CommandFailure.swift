@@ -13,8 +13,56 @@ struct CommandFailure: Error, CustomStringConvertible {
     /// The library's message, which an app could show as it is, then what a publisher does
     /// about it with breeze: advice naming breeze commands lives here, not in the library.
     var description: String {
+        if let words = Self.fileSystemWords(underlying) { return words }
         guard let error = underlying as? FreshAirError, let hint = Self.hint(for: error) else { return "\(underlying)" }
         return "\(underlying)\nbreeze: hint: \(hint)"
+    }
+
+    /// Foundation's file errors in words, with the path: never `Error Domain=NSCocoaErrorDomain Code=260 …`.
+    static func fileSystemWords(_ error: any Error) -> String? {
+        let error = error as NSError
+        guard error.domain == NSCocoaErrorDomain || error.domain == NSPOSIXErrorDomain else { return nil }
+        let path =
+            (error.userInfo[NSFilePathErrorKey] as? String) ?? (error.userInfo[NSURLErrorKey] as? URL)?.path ?? "a file"
+        switch fileSystemProblem(error) {
+        case .missing where path.hasSuffix("/manifest.json"):
+            let folder = String(path.dropLast("/manifest.json".count))
+            return
+                "\(folder) has no manifest.json: it is not a bundle folder yet; `breeze generate \(folder)` writes one"
+        case .missing: return "\(path): no such file or folder"
+        case .denied: return "\(path): permission denied; check who owns it, or choose a folder you can write"
+        case .full: return "\(path): the disk is full"
+        case .exists: return "\(path): already exists"
+        case .other:
+            let posix = (error.userInfo[NSUnderlyingErrorKey] as? NSError).flatMap {
+                $0.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32($0.code))) : nil
+            }
+            return "\(path): \(posix ?? error.localizedDescription)"
+        }
+    }
+
+    enum FileSystemProblem { case missing, denied, full, exists, other }
+
+    static func fileSystemProblem(_ error: NSError) -> FileSystemProblem {
+        if error.domain == NSPOSIXErrorDomain {
+            switch Int32(error.code) {
+            case ENOENT, ENOTDIR: return .missing
+            case EACCES, EPERM, EROFS: return .denied
+            case ENOSPC, EDQUOT: return .full
+            case EEXIST: return .exists
+            default: return .other
+            }
+        }
+        switch error.code {
+        case CocoaError.fileNoSuchFile.rawValue, CocoaError.fileReadNoSuchFile.rawValue: return .missing
+        case CocoaError.fileReadNoPermission.rawValue, CocoaError.fileWriteNoPermission.rawValue,
+            CocoaError.fileWriteVolumeReadOnly.rawValue:
+            return .denied
+        case CocoaError.fileWriteOutOfSpace.rawValue: return .full
+        case CocoaError.fileWriteFileExists.rawValue: return .exists
+        default:
+            return (error.userInfo[NSUnderlyingErrorKey] as? NSError).map(fileSystemProblem) ?? .other
+        }
     }
 
     /// The breeze command that fixes what `error` found on the server, when there is one.
@@ -42,6 +90,11 @@ struct CommandFailure: Error, CustomStringConvertible {
 
     var exitCode: Int32 {
         if let error = underlying as? PublishError { return Self.exitCode(for: error.kind) }
+        if underlying is ManifestError || underlying is ArchiveError || underlying is JSONSyntaxError { return 65 }
+        let error = underlying as NSError
+        if error.domain == NSCocoaErrorDomain || error.domain == NSPOSIXErrorDomain {
+            return Self.fileSystemProblem(error) == .missing ? 66 : 73  // EX_NOINPUT; EX_CANTCREAT
+        }
         guard let error = underlying as? FreshAirError else { return 1 }
         return Self.exitCode(for: error)
     }
@@ -59,6 +112,7 @@ struct CommandFailure: Error, CustomStringConvertible {
     static func exitCode(for error: FreshAirError) -> Int32 {
         if let inner = error.underlying as? FreshAirError { return exitCode(for: inner) }  // bundledCopyOnly
         switch error.code {
+        case .httpStatus where error.url?.isFileURL == true: return 66  // EX_NOINPUT: no server answered
         case .httpStatus: return 69  // EX_UNAVAILABLE
         case .transport where error.transportError?.kind == .redirect: return 69  // the server must change
         case .transport: return 75  // EX_TEMPFAIL
@@ -76,5 +130,17 @@ extension CommandFailure {
     func exit() -> Never {
         FileHandle.standardError.write(Data("breeze: error: \(description)\n".utf8))
         Foundation.exit(exitCode)
+    }
+}
+
+extension CommandFailure {
+    /// Refuses a folder argument that is not there, before any work: "nope: no such file or
+    /// folder" (66), not a report about what the missing folder lacks.
+    static func requireFolder(_ path: String) throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+            let url = URL(fileURLWithPath: path)
+            throw CommandFailure(CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: url.path]))
+        }
     }
 }

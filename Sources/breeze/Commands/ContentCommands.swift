@@ -90,11 +90,12 @@ struct CheckUpdateCommand: ParsableCommand {
     )
 
     @OptionGroup var content: ContentOptions
-    @Option(help: "The running app version.") var version: String
+    // Not --version: that is breeze's own, and help listed both.
+    @Option(name: .customLong("app-version"), help: "The running app version.") var version: String
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
-        let current = try parseVersion(version, "--version")
+        let current = try parseVersion(version, "--app-version")
         let environment = try content.environment(appVersion: version)
         let notes: ReleaseNotes
         do {

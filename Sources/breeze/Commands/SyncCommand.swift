@@ -99,6 +99,31 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(help: "Print the summary as JSON.")
     var json = false
 
+    /// Flags that make no sense together are refused before any work, not silently ignored.
+    func validate() throws {
+        let isPackage = ArchiveFormat(fileName: URL(string: url)?.lastPathComponent ?? url) != nil
+        if repo != nil {
+            if store != nil {
+                throw ValidationError("--store applies to a bundle or a package; a repository keeps its state in DIR.")
+            }
+            if bundled != nil { throw ValidationError("--bundled applies to a package URL, not to --repo.") }
+        } else {
+            if cdn != nil { throw ValidationError("--cdn applies with --repo only.") }
+            if atomic { throw ValidationError("--atomic applies with --repo only.") }
+            if bundled != nil, !isPackage {
+                throw ValidationError(
+                    "--bundled applies to a package URL (.tgz, .tar.gz, .tar, .gz, .zip), not to a bundle."
+                )
+            }
+        }
+        if keyUpdates != nil, keyDocument == nil { throw ValidationError("--key-updates applies with --keys only.") }
+        if !trustedKeys.isEmpty, keyDocument != nil {
+            throw ValidationError("Pin keys one way: --trusted-key, or a key document with --keys.")
+        }
+        guard concurrency >= 1 else { throw ValidationError("--concurrency takes a number, at least 1.") }
+        guard attempts >= 1 else { throw ValidationError("--attempts takes a number, at least 1.") }
+    }
+
     func run() async throws {
         let remote = try Self.sourceURL(url)
         var configuration = SyncConfiguration()

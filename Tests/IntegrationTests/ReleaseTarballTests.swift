@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+/// The release tarball on a system without Swift: a root file system made of exactly the
+/// libraries `ldd` names for the binary (and bash's, for the completion), plus CA
+/// certificates, and nothing else. Inside it, `breeze --version`, a signed sync from nginx on
+/// the host (the tarball itself, as a package: breeze upgrading breeze), `breeze verify` and the
+/// bash completion all work.
+///
+/// Runs when `FRESHAIR_RELEASE_TARBALL` names a tarball from `scripts/release --throwaway-key`
+/// (.ci/run builds one), as root (for `chroot`).
+@Suite("The release tarball installs and syncs on a system without Swift")
+struct ReleaseTarballTests {
+    static let tarball = ProcessInfo.processInfo.environment["FRESHAIR_RELEASE_TARBALL"].map {
+        URL(fileURLWithPath: $0)
+    }
+
+    /// Copies `binary` and every library `ldd` names for it into `root`, at the same paths.
+    func copyWithLibraries(_ binary: String, into root: URL) async throws {
+        let listed = try await shell("ldd '\(binary)'", in: root)
+        let libraries = listed.split(separator: "\n").compactMap { line -> String? in
+            line.split(separator: " ").first { $0.hasPrefix("/") }.map(String.init)
+        }
+        for path in libraries + [binary] {
+            try await shell("cp --parents -L '\(path)' '\(root.path)'", in: root)
+        }
+    }
+
+    @Test(.enabled(if: tarball != nil && getuid() == 0, "set by .ci/run, which builds the release tarball"))
+    func installsWithoutSwift() async throws {
+        let tarball = try #require(Self.tarball)
+        let dist = tarball.deletingLastPathComponent()
+        let key = try String(contentsOf: dist.appendingPathComponent("throwaway-key.pub"), encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let work = try TemporaryFolder("release-root")
+        let root = work.path("root")
+        try FileManager.default.createDirectory(
+            at: root.appendingPathComponent("opt"),
+            withIntermediateDirectories: true
+        )
+        try await shell("tar -xzf '\(tarball.path)' -C '\(root.path)/opt'", in: work.url)
+        let folder = try #require(try FileManager.default.contentsOfDirectory(atPath: root.path + "/opt").first)
+        let breeze = "/opt/\(folder)/bin/breeze"
+        try await copyWithLibraries(root.path + breeze, into: root)
+        try await copyWithLibraries("/bin/bash", into: root)
+        try await shell(
+            "mkdir -p '\(root.path)/etc/ssl/certs' '\(root.path)/tmp' && cp -L /etc/ssl/certs/ca-certificates.crt '\(root.path)/etc/ssl/certs/'",
+            in: work.url
+        )
+        // No Swift anywhere in the root: the runtime is linked into the binary.
+        let swift = try await shell(
+            "find '\(root.path)' -name 'libswift*' -o -name 'libFoundation*' | wc -l",
+            in: work.url
+        )
+        #expect(swift.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        func inside(_ command: String) async throws -> String {
+            try await shell("chroot '\(root.path)' /bin/bash -c '\(command)'", in: work.url)
+        }
+
+        let version = try await inside("\(breeze) --version")
+        #expect(folder.hasPrefix("breeze-\(version.trimmingCharacters(in: .whitespacesAndNewlines))-"))
+
+        // breeze upgrading breeze: the signed tarball, served by nginx on the host, as a package.
+        let served = work.path("served")
+        try FileManager.default.createDirectory(at: served, withIntermediateDirectories: true)
+        for name in [tarball.lastPathComponent, tarball.lastPathComponent + ".sig"] {
+            try FileManager.default.copyItem(
+                at: dist.appendingPathComponent(name),
+                to: served.appendingPathComponent(name)
+            )
+        }
+        let nginx = try Nginx(serving: served)
+        defer { nginx.stop() }
+        let url = nginx.url.appendingPathComponent(tarball.lastPathComponent).absoluteString
+        let synced = try await inside("\(breeze) sync \(url) /upgrade --trusted-key \(key)")
+        #expect(synced.hasPrefix("Installed package version 1"), "\(synced)")
+        #expect(FileManager.default.isExecutableFile(atPath: root.path + "/upgrade/bin/breeze"))
+        let verified = try await inside("\(breeze) verify /upgrade")
+        #expect(verified.hasPrefix("Version 1 is intact"), "\(verified)")
+        let again = try await inside("\(breeze) sync \(url) /upgrade --trusted-key \(key)")
+        #expect(again.hasPrefix("Package current (304 Not Modified)"), "\(again)")
+
+        // The bash completion offers subcommands.
+        let completion = try await inside(
+            "source /opt/\(folder)/share/bash-completion/completions/breeze; COMP_WORDS=(breeze sy); COMP_CWORD=1; "
+                + "_breeze; echo \"${COMPREPLY[@]}\""
+        )
+        #expect(
+            completion.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.contains(
+                "sync"
+            ),
+            "\(completion)"
+        )
+    }
+}
