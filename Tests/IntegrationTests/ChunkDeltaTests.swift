@@ -38,11 +38,18 @@ struct ChunkDeltaTests {
             _ = try await Publisher.run(source: bundle, to: FolderDestination(root: served))
         }
 
-        /// Overwrites `count` scattered 10 KB regions of big.bin, then hashes and publishes.
-        func edit(regions count: Int) async throws {
+        /// Overwrites `count` scattered 10 KB regions of big.bin, then hashes and publishes
+        /// (or, with `publishing: false`, only writes and hashes: a signed bundle is signed
+        /// before it goes up, since publish refuses to replace a signed release with an unsigned one).
+        func edit(regions count: Int, publishing: Bool = true) async throws {
             for region in 0..<count {
                 let offset = (ChunkDeltaTests.size / count) * region + 5_000
                 for index in offset..<(offset + 10_000) { bytes[index] = UInt8.random(in: 0...255) }
+            }
+            guard publishing else {
+                try Data(bytes).write(to: bundle.appendingPathComponent("big.bin"))
+                _ = try await BundleHasher.run(bundle: bundle, sha256: true)
+                return
             }
             try await publishBytes()
         }
@@ -194,9 +201,9 @@ struct ChunkDeltaTests {
             _ = try await sync.run()
             let v1 = published.bytes
 
-            try await published.edit(regions: 5)
+            try await published.edit(regions: 5, publishing: false)
             _ = try await ManifestSigner.sign(bundle: published.bundle, with: key)
-            try await published.publish()
+            _ = try await Publisher.run(source: published.bundle, to: FolderDestination(root: published.served))
             // An index pointing at other bytes: its digest is not the one the signed manifest lists.
             let servedIndex = published.served.appendingPathComponent("big.bin.freshair-chunks")
             var index = [UInt8](try Data(contentsOf: servedIndex))

@@ -184,6 +184,34 @@ struct PublishTests {
         }
     }
 
+    @Test("A bundle published signed is never replaced by an unsigned one (breeze generate drops signatures)")
+    func droppedSignaturesRefused() async throws {
+        let work = try TemporaryFolder("dropped-signatures")
+        let bundle = work.path("B.freshair").path
+        let site = work.path("site/B.freshair").path
+        let key = work.path("k.key").path
+        for arguments in [
+            ["init", bundle], ["keygen", key], ["sign", bundle, "--key", key], ["publish", bundle, site],
+        ] {
+            let run = try await BreezeBinary.run(arguments)
+            #expect(run.status == 0, "\(arguments): \(run.error)")
+        }
+        let signed = try Data(contentsOf: work.path("site/B.freshair/manifest.json"))
+        try Data("new\n".utf8).write(to: work.path("B.freshair/new.txt"))
+        #expect(try await BreezeBinary.run(["generate", bundle]).status == 0)
+        let refused = try await BreezeBinary.run(["publish", bundle, site])
+        #expect(refused.status == 65, "\(refused.status)")
+        #expect(
+            refused.error.contains("is unsigned, but the published one is signed")
+                && refused.error.contains("breeze sign")
+        )
+        #expect(try Data(contentsOf: work.path("site/B.freshair/manifest.json")) == signed, "the signed release stays")
+        #expect(!FileManager.default.fileExists(atPath: work.path("site/B.freshair/new.txt").path))
+        // Signed again, it goes up.
+        #expect(try await BreezeBinary.run(["sign", bundle, "--key", key]).status == 0)
+        #expect(try await BreezeBinary.run(["publish", bundle, site]).status == 0)
+    }
+
     @Test("S3 (moto's server, checking every signature): uploads, compares by ETag, deletes, and names a bad key")
     func s3() async throws {
         try await MotoS3.with { s3 in

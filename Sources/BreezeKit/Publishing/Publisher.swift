@@ -53,6 +53,7 @@ package enum Publisher {
     ) async throws -> Report {
         if let location = try objectLocation(source, requested: layout) {
             try await checkBundle(source.standardizedFileURL.resolvingSymlinksInPath())
+            try await refuseDroppedSignatures(source.standardizedFileURL.resolvingSymlinksInPath(), at: destination)
             return try await ObjectLayout.publish(
                 bundle: source.standardizedFileURL.resolvingSymlinksInPath(),
                 location: location.isEmpty ? nil : location,
@@ -70,6 +71,9 @@ package enum Publisher {
             )
         }
         let files = try await filesToPublish(source)
+        if files.contains(where: { $0.path == "manifest.json" }) {
+            try await refuseDroppedSignatures(source.standardizedFileURL.resolvingSymlinksInPath(), at: destination)
+        }
         let existing = try await destination.list()
 
         // Comparing reads files (hashes them), so it runs as wide as the uploads; order is kept.
@@ -250,6 +254,26 @@ package enum Publisher {
     }
 
     /// What devices would refuse is not published: stale digests, missing files, stale signatures.
+    /// A bundle whose published root manifest is signed goes up signed: devices that pin the
+    /// key refuse an unsigned one, so publishing it would strand them (`breeze generate`
+    /// rewrites a manifest without its signatures; `breeze sign` signs it again).
+    static func refuseDroppedSignatures(_ root: URL, at destination: any PublishDestination) async throws {
+        guard let published = try await destination.read("manifest.json"),
+            let publishedManifest = try? Manifest(data: published, source: "published manifest.json"),
+            !publishedManifest.release.signatures.isEmpty
+        else { return }
+        let local = try Manifest(
+            data: Data(contentsOf: root.appendingPathComponent("manifest.json")),
+            source: root.appendingPathComponent("manifest.json").path
+        )
+        guard local.release.signatures.isEmpty else { return }
+        let keys = Set(publishedManifest.release.signatures.map(\.key)).sorted().joined(separator: ", ")
+        throw PublishError(
+            "\(root.lastPathComponent)/manifest.json is unsigned, but the published one is signed (by \(keys)): devices "
+                + "that pin the key would refuse it. Run `breeze sign \(root.path) --key KEY`, then publish"
+        )
+    }
+
     static func checkBundle(_ root: URL) async throws {
         let check = try await BundleHasher.run(bundle: root, check: true)
         if !check.stale.isEmpty || !check.missing.isEmpty {
