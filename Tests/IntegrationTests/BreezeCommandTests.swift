@@ -396,4 +396,32 @@ struct BreezeCommandTests {
         let broken = try await BreezeBinary.run(["publish", work.path(ExampleBundle.name).path, work.path("out").path])
         #expect(broken.status == 65 && broken.error.contains("invalid JSON"), "\(broken.status): \(broken.error)")
     }
+
+    @Test("whatsnew and check-update name the releases this environment left out, and why")
+    func releasesLeftOutAreNamed() async throws {
+        let work = try TemporaryFolder("left-out")
+        let bundle = work.path("App.freshair")
+        #expect(try await BreezeBinary.run(["init", bundle.path]).status == 0)
+        let notes = """
+            {"minimumVersion": "1.0", "upgradeURL": "https://apps.example.com/a", "releases": [
+              {"version": "1.0", "features": ["welcome"]},
+              {"version": "1.1", "features": ["welcome"], "minimumSystemVersion": "99.0"},
+              {"version": "1.2", "features": ["welcome"], "condition": "channel == 'beta'"}]}
+            """
+        try Data(notes.utf8).write(to: bundle.appendingPathComponent("release_notes.json"))
+        let whatsNew = try await BreezeBinary.run(["whatsnew", bundle.path, "--from", "1.0", "--to", "1.2"])
+        #expect(whatsNew.output.hasPrefix("Nothing new from 1.0 to 1.2."), "\(whatsNew.output)")
+        #expect(
+            whatsNew.error.contains("1.1: needs systemVersion 99.0 or later; this environment has"),
+            "\(whatsNew.error)"
+        )
+        #expect(whatsNew.error.contains("1.2: its condition reads keys this environment does not set"))
+        let check = try await BreezeBinary.run(["check-update", bundle.path, "--app-version", "1.0"])
+        #expect(check.output.hasPrefix("up to date") && check.error.contains("1.1: needs systemVersion 99.0"))
+        let beta = try await BreezeBinary.run([
+            "whatsnew", bundle.path, "--from", "1.0", "--to", "1.2", "--env", "channel=beta", "--env",
+            "systemVersion=99.0",
+        ])
+        #expect(beta.output.contains("1 feature") && beta.error.isEmpty, "\(beta.output) \(beta.error)")
+    }
 }

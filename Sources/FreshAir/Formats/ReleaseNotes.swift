@@ -141,6 +141,33 @@ public struct ReleaseNotes: Sendable, Hashable {
         releases.filter { $0.applies(in: environment) }
     }
 
+    /// The releases after `from` (up to and including `to`, when given) that do not apply in
+    /// `environment`, each with why in words:
+    /// what an author needs to hear when a preview says "nothing new" (a `systemVersion` that
+    /// is not set, or this machine's own, drops every release with a `minimumSystemVersion`).
+    package func releasesLeftOut(
+        after from: Version,
+        through to: Version? = nil,
+        environment: ConditionEnvironment
+    ) -> [(version: Version, reason: String)] {
+        let inRange = { (version: Version) in version > from && to.map { version <= $0 } ?? true }
+        return releases.filter { inRange($0.version) && !$0.applies(in: environment) }.map { release in
+            if let minimum = release.minimumSystemVersion {
+                guard let system = environment["systemVersion"]?.version else {
+                    return (release.version, "needs systemVersion \(minimum) or later, and none is set")
+                }
+                if system < minimum {
+                    return (release.version, "needs systemVersion \(minimum) or later; this environment has \(system)")
+                }
+            }
+            let reason =
+                release.condition.evaluate(knowing: environment) == nil
+                ? "its condition reads keys this environment does not set"
+                : "its condition is false in this environment"
+            return (release.version, reason)
+        }
+    }
+
     /// Feature keys of the releases after `from` up to and including `to`, oldest first,
     /// each once. Empty when `from` is `nil` (a first launch has nothing "new").
     public func featuresNew(

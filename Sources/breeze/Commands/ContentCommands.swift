@@ -35,6 +35,33 @@ struct ContentOptions: ParsableArguments {
     }
 
     /// The features a user upgrading from `from` to `to` sees on this device.
+    /// The releases after `from` through `to` this environment leaves out, and why.
+    func releasesLeftOut(
+        after from: Version,
+        through to: Version,
+        appVersion: String
+    ) throws -> [(
+        version: Version, reason: String
+    )] {
+        let environment = try environment(appVersion: appVersion)
+        do {
+            let notes = try contentBundle(environment).releaseNotes()
+            return notes?.releasesLeftOut(after: from, through: to, environment: environment) ?? []
+        } catch { throw CommandFailure(error) }
+    }
+
+    /// Names on standard error the releases an environment left out, with a way to include them.
+    static func report(_ leftOut: [(version: Version, reason: String)]) {
+        guard !leftOut.isEmpty else { return }
+        let lines = leftOut.map { "  \($0.version): \($0.reason)" }.joined(separator: "\n")
+        FileHandle.standardError.write(
+            Data(
+                "Left out by this environment (set keys with --env KEY=VALUE, e.g. --env systemVersion=17.0):\n\(lines)\n"
+                    .utf8
+            )
+        )
+    }
+
     func features(from: String, to: String) throws -> [Feature] {
         let environment = try environment(appVersion: to)
         do {
@@ -67,9 +94,14 @@ struct WhatsNewCommand: ParsableCommand {
 
     func run() throws {
         let features = try content.features(from: from, to: to)
+        let (low, high) = (try parseVersion(from, "--from"), try parseVersion(to, "--to"))
+        let leftOut = low < high ? try content.releasesLeftOut(after: low, through: high, appVersion: to) : []
         if json {
             print(try JSONOutput.encode(features))
-        } else if features.isEmpty {
+            return
+        }
+        defer { ContentOptions.report(leftOut) }
+        if features.isEmpty {
             print("Nothing new from \(from) to \(to).")
         } else {
             print("What's new from \(from) to \(to): \(features.count) feature\(features.count == 1 ? "" : "s")")
@@ -118,6 +150,7 @@ struct CheckUpdateCommand: ParsableCommand {
             print(try JSONOutput.encode(object))
         } else {
             print([word, target, url?.absoluteString].compactMap { $0 }.joined(separator: " "))
+            ContentOptions.report(notes.releasesLeftOut(after: current, environment: environment))
         }
     }
 }
