@@ -424,4 +424,16 @@ struct BreezeCommandTests {
         ])
         #expect(beta.output.contains("1 feature") && beta.error.isEmpty, "\(beta.output) \(beta.error)")
     }
+
+    @Test("A signing key can come from standard input or a pipe, so it never has to be a file on disk")
+    func keyFromStandardInput() async throws {
+        let work = try TemporaryFolder("key-stdin")
+        let breeze = try BreezeBinary.path
+        #expect(try await BreezeBinary.run(["init", work.path("B.freshair").path]).status == 0)
+        #expect(try await BreezeBinary.run(["keygen", work.path("k.key").path]).status == 0)
+        let signed = try await shell("'\(breeze)' sign B.freshair --key /dev/stdin < k.key", in: work.url)
+        #expect(signed.contains("Signed manifest.json (B.freshair, sequence 1"), "\(signed)")
+        let piped = try await shell("cat k.key | '\(breeze)' sign B.freshair --key /dev/stdin", in: work.url)
+        #expect(piped.contains("sequence 2"), "\(piped)")
+    }
 }

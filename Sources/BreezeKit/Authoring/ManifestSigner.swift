@@ -24,10 +24,15 @@ package struct SigningKey: Sendable {
     /// The public half, as apps pin it.
     package var publicKey: TrustedKey { TrustedKey(privateKey.publicKey) }
 
-    /// Reads a key file written by ``write(to:)``.
+    /// Reads a key file written by ``write(to:)``: a file, or a stream such as `/dev/stdin` or a
+    /// pipe (read to its end: Foundation's file reading refuses a descriptor with no size).
     package init(contentsOf url: URL) throws {
         let text: String
-        do { text = try String(contentsOf: url, encoding: .utf8) } catch {
+        do {
+            let handle = try FileHandle(forReadingFrom: url)
+            defer { try? handle.close() }
+            text = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+        } catch {
             throw SigningError("cannot read the signing key \(url.path): \(error.localizedDescription)")
         }
         let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
