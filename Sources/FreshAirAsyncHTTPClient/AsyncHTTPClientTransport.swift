@@ -182,7 +182,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             return TransportError(
                 kind: .interrupted,
                 url: url,
-                detail: "the server's response was not valid HTTP (\(error))"
+                detail: "the server's response was not valid HTTP (\(words(error)))"
             )
         }
         if error is ChannelError {
@@ -197,24 +197,63 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
                     detail: "the TLS connection closed without its closing message"
                 )
             case .handshakeFailed:
-                return TransportError(kind: .connect, url: url, detail: "the TLS handshake failed (\(tls))")
+                return TransportError(kind: .connect, url: url, detail: "the TLS handshake failed (\(tlsReasons(tls)))")
             default:
-                return TransportError(kind: .other, url: url, detail: "TLS failed (\(tls))")
+                return TransportError(kind: .other, url: url, detail: "TLS failed (\(words(tls)))")
             }
         }
         if error is NIOSSLExtraError {  // EOF during the handshake, a name the certificate does not cover
-            return TransportError(kind: .connect, url: url, detail: "TLS could not be set up (\(error))")
+            return TransportError(kind: .connect, url: url, detail: "TLS could not be set up (\(words(error)))")
         }
         if error is NIOSSLCloseTimedOutError {
             return TransportError(kind: .interrupted, url: url, detail: "the TLS connection did not close in time")
         }
-        return TransportError(kind: .other, url: url, detail: String(describing: error))
+        return TransportError(kind: .other, url: url, detail: words(error))
     }
 
-    /// `strerror`'s words for a system error ("connection refused"), else the error's own.
+    /// `strerror`'s words for a system error ("connection refused"), a name that did not
+    /// resolve in words, else the error's own (see ``words(_:)``).
     static func reason(_ error: any Error) -> String {
-        guard let io = error as? IOError else { return String(describing: error) }
+        if error is SocketAddressError { return "no address is known for that name" }
+        guard let io = error as? IOError else { return words(error) }
         return String(cString: strerror(io.errnoCode)).lowercased()
+    }
+
+    /// BoringSSL's reasons in a handshake failure, in words (`CERTIFICATE_VERIFY_FAILED`:
+    /// "certificate verify failed: the server's certificate is not trusted here").
+    static func tlsReasons(_ error: any Error) -> String {
+        let text = String(describing: error)
+        var reasons: [String] = []
+        var rest = text[...]
+        while let marker = rest.range(of: "OPENSSL_internal:") {
+            let code = rest[marker.upperBound...].prefix { $0.isUppercase || $0.isNumber || $0 == "_" }
+            let reason = code.lowercased().replacingOccurrences(of: "_", with: " ")
+            if !reason.isEmpty, !reasons.contains(reason) { reasons.append(reason) }
+            rest = rest[marker.upperBound...]
+        }
+        guard !reasons.isEmpty else { return words(error) }
+        let hint = reasons.contains("certificate verify failed") ? ": the server's certificate is not trusted here" : ""
+        return reasons.joined(separator: ", ") + hint
+    }
+
+    /// An error's description without what only its programmer can read: the type and case
+    /// names before the first ": " (`NIOSSLExtraError.failedToValidateHostname: …`) and the
+    /// source locations BoringSSL appends (` at /…/handshake.cc:1234`), which name the
+    /// folder breeze was built in.
+    static func words(_ error: any Error) -> String {
+        var text = String(describing: error)
+        if let colon = text.range(of: ": "),
+            text[..<colon.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "_" }),
+            text[..<colon.lowerBound].contains(".")
+        {
+            text = String(text[colon.upperBound...])
+        }
+        while let at = text.range(of: " at /") {
+            let end =
+                text[at.upperBound...].firstIndex { $0 == " " || $0 == "]" || $0 == ")" || $0 == "," } ?? text.endIndex
+            text.removeSubrange(at.lowerBound..<end)
+        }
+        return text
     }
 }
 

@@ -256,6 +256,24 @@ struct TransportTests {
         #expect(requests.filter { $0.path.hasPrefix("/to-http/") }.map(\.status) == [302], "\(requests)")
     }
 
+    @Test("A certificate nobody trusts, through breeze: the failure in words, with no build path or type name")
+    func untrustedCertificateInWords() async throws {
+        let folder = try TemporaryFolder("tls-untrusted")
+        try ExampleBundle.write(in: folder.url)
+        let nginx = try Nginx(serving: folder.url, tls: true)
+        defer { nginx.stop() }
+        let https = try #require(nginx.httpsURL)
+        let local = try TemporaryFolder("tls-untrusted-device")
+        let run = try await BreezeBinary.run([
+            "sync", https.appendingPathComponent(ExampleBundle.name + "/").absoluteString, local.path("live").path,
+            "--attempts", "1",
+        ])
+        #expect(run.status == 75 && run.error.contains("TLS"), "\(run.status): \(run.error)")
+        for leak in [" at /", ".build/", "CNIOBoringSSL", "NIOSSLError", "NIOSSLExtraError", "BoringSSLError"] {
+            #expect(!run.error.contains(leak), "\(leak) in: \(run.error)")
+        }
+    }
+
     @Test(
         "24 MB read slowly arrive intact; a body abandoned early frees the transport for the next request",
         arguments: TransportKind.allCases
