@@ -55,6 +55,19 @@ struct AuthoringTests {
         #expect(try await BreezeBinary.run(["init", work.path("Empty.freshair").path]).status == 0)
     }
 
+    @Test("From hero.png and hero@2x.png, every screen gets a hero: a 3x device the @2x, as UIKit falls back")
+    func everyScaleGetsAnImage() async throws {
+        try write("H.freshair/hero.png", "1x")
+        try write("H.freshair/hero@2x.png", "2x")
+        #expect(try await BreezeBinary.run(["generate", work.path("H.freshair").path]).status == 0)
+        for (scale, expected) in [(1, "hero.png"), (2, "hero@2x.png"), (3, "hero@2x.png")] {
+            var device = ConditionEnvironment()
+            device["displayScale"] = .number(String(scale))
+            let selected = try await LocalBundle.selection(folder: work.path("H.freshair"), environment: device)
+            #expect(selected.map(\.path).filter { $0.hasPrefix("hero") } == [expected], "at \(scale)x")
+        }
+    }
+
     @Test("hash keeps field names, order and conditions, children first; --check lists stale entries")
     func hashKeepsTheDocument() async throws {
         try write("B.freshair/a.txt", "a")
@@ -196,18 +209,21 @@ struct AuthoringTests {
         func condition(_ file: String) -> String? { entry(entries, file)?["condition"] as? String }
         #expect(entries.first?["filename"] as? String == "logo.png", "existing entries keep their place")
         #expect(condition("logo.png") == "channel == 'beta'", "hand-written conditions are kept")
-        #expect(condition("logo@2x.png") == "device != 'ipad' && displayScale == 2")
-        #expect(condition("logo@3x.png") == "displayScale == 3")
-        #expect(condition("logo~ipad@2x.png") == "device == 'ipad' && displayScale == 2")
+        // Each scale serves up to the next one there is, as UIKit falls back: a 3x iPhone gets
+        // @3x, an iPad at any scale its only variant.
+        #expect(condition("logo@2x.png") == "device != 'ipad' && displayScale >= 2 && displayScale < 3")
+        #expect(condition("logo@3x.png") == "displayScale >= 3")
+        #expect(condition("logo~ipad@2x.png") == "device == 'ipad'")
         #expect(condition("fr.lproj/Localizable.strings") == "language == 'fr'")
         #expect(condition("pt-BR.lproj/Localizable.strings") == "language == 'pt' && region == 'BR'")
         #expect(condition("en.lproj/Localizable.strings") == nil, "the development language is every device's fallback")
         #expect(condition("Base.lproj/Main.storyboard") == nil)
         #expect(condition("Images.xcassets/icon.imageset/icon.png") == "displayScale < 2")
-        #expect(condition("Images.xcassets/icon.imageset/icon@3x.png") == "displayScale == 3")
-        #expect(condition("Images.xcassets/icon.imageset/icon-ipad@2x.png") == "device == 'ipad' && displayScale == 2")
+        #expect(condition("Images.xcassets/icon.imageset/icon@2x.png") == "displayScale >= 2 && displayScale < 3")
+        #expect(condition("Images.xcassets/icon.imageset/icon@3x.png") == "displayScale >= 3")
+        #expect(condition("Images.xcassets/icon.imageset/icon-ipad@2x.png") == "device == 'ipad'")
         #expect(
-            condition("Resources/peek_pop@2x.png") == "(systemVersion >= '9.0') && displayScale == 2",
+            condition("Resources/peek_pop@2x.png") == "(systemVersion >= '9.0')",
             "a feature's image carries its release's condition"
         )
         #expect(entry(entries, ".DS_Store") == nil && entry(entries, "notes.txt~") == nil)

@@ -26,9 +26,7 @@ enum ConditionInference {
         }
         if let assetInfo {
             if let idiom = assetInfo.idiom, idiom != "universal" { clauses.append("device == '\(idiom)'") }
-            if let scale = assetInfo.scale {
-                clauses.append(scale == 1 ? "displayScale < 2" : "displayScale == \(scale)")
-            }
+            if let scale = assetInfo.scale { clauses += scaleClauses(scale, available: assetInfo.scalesInSet) }
             return clauses.isEmpty ? nil : clauses.joined(separator: " && ")
         }
         guard let image = ImageFileName(components.last ?? "") else {
@@ -44,12 +42,22 @@ enum ConditionInference {
                 clauses.append("device != '\(device)'")
             }
         }
-        if image.scale > 1 {
-            clauses.append("displayScale == \(image.scale)")
-        } else if [2, 3].contains(where: { sibling(image.variant(device: image.device, scale: $0)) }) {
-            clauses.append("displayScale < 2")
-        }
+        let scales = Set(
+            [1, 2, 3].filter { $0 == image.scale || sibling(image.variant(device: image.device, scale: $0)) }
+        )
+        clauses += scaleClauses(image.scale, available: scales)
         return clauses.isEmpty ? nil : clauses.joined(separator: " && ")
+    }
+
+    /// The scales an image at `scale` serves, as UIKit's lookup falls back: from its own up to
+    /// the next one there is (a 3x screen gets the @2x image when there is no @3x), and below its
+    /// own when it is the smallest there is. `hero.png` and `hero@2x.png` give `displayScale < 2`
+    /// and `displayScale >= 2`; with `hero@3x.png` too, `@2x` is `>= 2 && < 3`.
+    static func scaleClauses(_ scale: Int, available: Set<Int>) -> [String] {
+        var clauses: [String] = []
+        if let smallest = available.min(), scale > smallest { clauses.append("displayScale >= \(scale)") }
+        if let next = available.filter({ $0 > scale }).min() { clauses.append("displayScale < \(next)") }
+        return clauses
     }
 }
 
@@ -58,6 +66,8 @@ enum AssetCatalog {
     struct ImageInfo {
         var idiom: String?
         var scale: Int?
+        /// The scales the image set has for this idiom, this one's included.
+        var scalesInSet: Set<Int> = []
     }
 
     /// Image files inside `*.imageset/` folders, keyed by bundle path.
@@ -68,10 +78,16 @@ enum AssetCatalog {
             guard let data = try? Data(contentsOf: bundle.appendingPathComponent(contents)),
                 let images = (try? JSONReader.parse(data))?["images"]?.array
             else { continue }
+            var set: [String: ImageInfo] = [:]
             for image in images {
                 guard let filename = image["filename"]?.string else { continue }
                 let scale = image["scale"]?.string.flatMap { Int($0.dropLast()) }
-                result["\(folder)/\(filename)"] = ImageInfo(idiom: image["idiom"]?.string, scale: scale)
+                set["\(folder)/\(filename)"] = ImageInfo(idiom: image["idiom"]?.string, scale: scale)
+            }
+            for (path, info) in set {
+                var info = info
+                info.scalesInSet = Set(set.values.filter { $0.idiom == info.idiom }.compactMap(\.scale))
+                result[path] = info
             }
         }
         return result
