@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(UIKit) && !os(watchOS)
+import UIKit
+#elseif canImport(AppKit)
+import AppKit
+#endif
+
 /// The facts about this device and app that conditions are evaluated against.
 ///
 /// Starts from ``current(appVersion:)`` (platform, versions, locale, display) and takes
@@ -41,8 +47,13 @@ public struct ConditionEnvironment: Sendable, Hashable {
     }
 
     /// The environment of the running process: `platform`, `systemVersion`, `appVersion`
-    /// and `version` (when known), `displayScale` (1 off Apple platforms), `device`,
-    /// `locale`, `language` and `region`.
+    /// and `version` (when known), `displayScale`, `device`, `locale`, `language` and `region`.
+    ///
+    /// `language` is the app's own localization the user gets (``AppLocalization``): an app
+    /// localized in English and German, on a French device with German second, reads German.
+    /// `displayScale` is the main screen's where the platform has one (iOS, tvOS, visionOS,
+    /// macOS), read when this is called on the main thread, and 1 otherwise: call it from the
+    /// main actor at launch, or set `displayScale` yourself.
     public static func current(appVersion: String? = nil) -> ConditionEnvironment {
         var environment = ConditionEnvironment()
         environment["platform"] = .string(platformName)
@@ -50,10 +61,32 @@ public struct ConditionEnvironment: Sendable, Hashable {
         environment["systemVersion"] = .string("\(os.majorVersion).\(os.minorVersion).\(os.patchVersion)")
         let bundleVersion = Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String
         if let version = appVersion ?? bundleVersion { environment["appVersion"] = .string(version) }
-        environment["displayScale"] = .number("1")
+        let scale = screenScale ?? 1
+        environment["displayScale"] = .number(scale == scale.rounded() ? String(Int(scale)) : String(scale))
         environment["device"] = .string(defaultDevice)
         environment["locale"] = .string(Locale.current.identifier)
+        if let localization = AppLocalization.best(
+            app: Bundle.main.localizations,
+            preferred: Locale.preferredLanguages,
+            development: Bundle.main.developmentLocalization
+        ) {
+            environment["language"] = .string(split(locale: localization).language)
+        }
         return environment
+    }
+
+    /// The main screen's scale, when there is one and this runs on the main thread (UIKit's
+    /// and AppKit's screens belong to the main actor); `nil` otherwise.
+    private static var screenScale: Double? {
+        #if canImport(UIKit) && !os(watchOS)
+        guard Thread.isMainThread else { return nil }
+        return MainActor.assumeIsolated { Double(UIScreen.main.scale) }
+        #elseif canImport(AppKit)
+        guard Thread.isMainThread else { return nil }
+        return MainActor.assumeIsolated { NSScreen.main.map { Double($0.backingScaleFactor) } }
+        #else
+        return nil
+        #endif
     }
 
     /// A digest of every key and value: equal environments have equal fingerprints. A sync
