@@ -65,10 +65,12 @@ public struct ConditionEnvironment: Sendable, Hashable {
         environment["displayScale"] = .number(scale == scale.rounded() ? String(Int(scale)) : String(scale))
         environment["device"] = .string(defaultDevice)
         environment["locale"] = .string(Locale.current.identifier)
+        // The development region from Info.plist, not `Bundle.developmentLocalization`, which
+        // traps on Linux for a bundle without one (a test runner, a command-line tool).
         if let localization = AppLocalization.best(
             app: Bundle.main.localizations,
             preferred: Locale.preferredLanguages,
-            development: Bundle.main.developmentLocalization
+            development: Bundle.main.object(forInfoDictionaryKey: "CFBundleDevelopmentRegion") as? String
         ) {
             environment["language"] = .string(split(locale: localization).language)
         }

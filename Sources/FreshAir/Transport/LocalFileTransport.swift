@@ -59,7 +59,9 @@ public struct LocalFileTransport: HTTPTransport {
         let file = OpenFile(descriptor)
         defer { file.close() }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Self.isInside(root, path: path) else {
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+            Self.isInside(root, path: Self.openedPath(descriptor) ?? path)
+        else {
             return try await handle(HTTPResponseHead(status: 404, headers: []), .empty)
         }
         let size = Int64(info.st_size)
@@ -154,9 +156,22 @@ public struct LocalFileTransport: HTTPTransport {
         return Int64(digits)
     }
 
+    /// The path of the file a descriptor has open, links resolved, as the kernel knows it: what
+    /// was opened, not what the name points at now (a link swapped after the open cannot pass).
+    static func openedPath(_ descriptor: Int32) -> String? {
+        #if canImport(Darwin)
+        var buffer = [CChar](repeating: 0, count: Int(MAXPATHLEN))
+        guard fcntl(descriptor, F_GETPATH, &buffer) == 0 else { return nil }
+        return String(cString: buffer)
+        #else
+        guard let resolved = realpath("/proc/self/fd/\(descriptor)", nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+        #endif
+    }
+
     /// Whether `path`, every link resolved, lies inside `root`, also resolved (the same rule as
-    /// `breeze serve`'s). Checked after the open, on the same name: a link swapped in between
-    /// could only point at a file this process may read anyway, and the next sync checks again.
+    /// `breeze serve`'s).
     static func isInside(_ root: String?, path: String) -> Bool {
         guard let root else { return true }
         guard let resolvedRoot = realpath(root, nil) else { return false }
