@@ -29,7 +29,7 @@ struct AppClient {
             liveLink: folder.appendingPathComponent("Content")
         )
         var environment = ConditionEnvironment.current(appVersion: "1.0")
-        environment["displayScale"] = 2  // the screen's scale on a device
+        environment["displayScale"] = 2  // current() reads the screen on a device; set here for Linux
         environment["language"] = "en"
 
         let sync = BundleSync(remote: remote, store: store, environment: environment, transport: URLSessionTransport())
