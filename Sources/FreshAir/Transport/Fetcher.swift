@@ -112,14 +112,14 @@ struct Fetcher: Sendable {
     let clockSkew: Duration
     let requests = RequestCounter()
     let ledger = TransferLedger()
-    /// A `file://` source's own folder: what a link may not lead out of.
-    let localRoot: URL?
+    /// Reads `file://` URLs, confined to the source's own folder when there is one.
+    let local: LocalFileTransport
 
     /// - Parameter localRoot: for a `file://` source, the folder it lies in; files that links
     ///   take outside it are not read.
     init(transport: any HTTPTransport, configuration: SyncConfiguration, localRoot: URL? = nil) {
         self.transport = transport
-        self.localRoot = localRoot
+        local = localRoot.map { LocalFileTransport(confinedTo: $0) } ?? LocalFileTransport()
         retry = configuration.retry
         // Digests are of the bytes as published: ask that nobody compress them on the way.
         let asksEncoding = configuration.headers.contains { HTTPResponseHead.namesMatch($0.name, "Accept-Encoding") }
@@ -139,8 +139,7 @@ struct Fetcher: Sendable {
     /// `file://` URLs are read from disk (a local folder or archive as a source); every
     /// other URL goes through the sync's transport.
     func transport(for url: URL) -> any HTTPTransport {
-        guard url.isFileURL else { return transport }
-        return localRoot.map { LocalFileTransport(confinedTo: $0) } ?? LocalFileTransport()
+        url.isFileURL ? local : transport
     }
 
     /// A response's validators, less a date from the future.

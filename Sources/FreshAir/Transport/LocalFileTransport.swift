@@ -29,14 +29,23 @@ public struct LocalFileTransport: HTTPTransport {
         return mode_t(0o644 & mode)
     }
 
-    /// The folder every answered file must resolve inside, links followed; `nil`: anywhere.
+    /// The folder every answered file must resolve inside, links already resolved; `nil`: anywhere.
     let root: String?
 
     /// A transport for `file://` URLs anywhere on disk.
     public init() { root = nil }
 
-    /// A transport that answers only files whose path, every link resolved, lies inside `root`.
-    init(confinedTo root: URL) { self.root = root.path }
+    /// A transport that answers only files whose path, every link resolved, lies inside `root`
+    /// (resolved here, once: a sync makes one transport and asks it for every file). A root that
+    /// does not exist is kept as it is: no file inside it exists either.
+    init(confinedTo root: URL) {
+        guard let resolved = realpath(root.path, nil) else {
+            self.root = root.path
+            return
+        }
+        defer { free(resolved) }
+        self.root = String(cString: resolved)
+    }
 
     public func get<Result: Sendable>(
         _ request: HTTPGetRequest,
@@ -174,13 +183,9 @@ public struct LocalFileTransport: HTTPTransport {
     /// `breeze serve`'s).
     static func isInside(_ root: String?, path: String) -> Bool {
         guard let root else { return true }
-        guard let resolvedRoot = realpath(root, nil) else { return false }
-        defer { free(resolvedRoot) }
         guard let resolved = realpath(path, nil) else { return false }
         defer { free(resolved) }
-        let folder = String(cString: resolvedRoot)
-        let file = String(cString: resolved)
-        return file.utf8.starts(with: (folder == "/" ? "/" : folder + "/").utf8)
+        return String(cString: resolved).utf8.starts(with: (root == "/" ? "/" : root + "/").utf8)
     }
 
     static func header(_ name: String, in request: HTTPGetRequest) -> String? {
