@@ -12,7 +12,18 @@ let package = Package(
         .executableTarget(
             name: "AppClient",
             dependencies: [.product(name: "FreshAir", package: "FreshAir")]
-        )
+        ),
+        // A SwiftUI app's use of `ContentModel`; its views are built on Apple platforms only.
+        .target(
+            name: "SwiftUIExample",
+            dependencies: [.product(name: "FreshAir", package: "FreshAir")]
+        ),
+        // Every Swift snippet of the DocC articles, so that one drifting from the API fails the
+        // build (scripts/check-readme compares each with its article).
+        .target(
+            name: "DocSnippets",
+            dependencies: [.product(name: "FreshAir", package: "FreshAir")]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

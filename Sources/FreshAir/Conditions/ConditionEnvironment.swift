@@ -47,23 +47,35 @@ public struct ConditionEnvironment: Sendable, Hashable {
     }
 
     /// The environment of the running process: `platform`, `systemVersion`, `appVersion`
-    /// and `version` (when known), `displayScale`, `device`, `locale`, `language` and `region`.
+    /// and `version` (when known), `build`, `displayScale`, `device`, `locale`, `language`
+    /// and `region`.
     ///
-    /// `language` is the app's own localization the user gets (``AppLocalization``): an app
-    /// localized in English and German, on a French device with German second, reads German.
-    /// `displayScale` is the main screen's where the platform has one (iOS, tvOS, visionOS,
-    /// macOS), read when this is called on the main thread, and 1 otherwise: call it from the
-    /// main actor at launch, or set `displayScale` yourself.
+    /// - `language` (and `region`, when the localization names one) is the app's own
+    ///   localization the user gets (``AppLocalization``): an app localized in English and
+    ///   German, on a French device with German second, reads German.
+    /// - `displayScale` is the main screen's where the platform has one (iOS, tvOS, visionOS,
+    ///   macOS), and `device` comes from UIKit's idiom (`iphone`, `ipad`, `mac`, `tv`,
+    ///   `vision`). Both are read when this is called on the main thread (call it from the
+    ///   main actor at launch); off it, `device` comes from the hardware model and
+    ///   `displayScale` is 1: set it yourself then.
+    /// - An iOS app running on a Mac (Mac Catalyst, an iPad app on Apple silicon) is `macOS`,
+    ///   the platform its `systemVersion` belongs to.
     public static func current(appVersion: String? = nil) -> ConditionEnvironment {
         var environment = ConditionEnvironment()
-        environment["platform"] = .string(platformName)
+        let platform = DeviceClass.platform(compiledFor: compiledPlatform, runningOnMac: runningOnMac)
+        environment["platform"] = .string(platform)
         let os = ProcessInfo.processInfo.operatingSystemVersion
         environment["systemVersion"] = .string("\(os.majorVersion).\(os.minorVersion).\(os.patchVersion)")
         let bundleVersion = Bundle.main.object(forInfoDictionaryKey: "CFBundleShortVersionString") as? String
         if let version = appVersion ?? bundleVersion { environment["appVersion"] = .string(version) }
+        if let build = Bundle.main.object(forInfoDictionaryKey: "CFBundleVersion") as? String {
+            environment["build"] = .string(build)
+        }
         let scale = screenScale ?? 1
         environment["displayScale"] = .number(scale == scale.rounded() ? String(Int(scale)) : String(scale))
-        environment["device"] = .string(defaultDevice)
+        let device =
+            idiomName.flatMap(DeviceClass.name(idiom:)) ?? hardwareModel.flatMap(DeviceClass.name(hardwareModel:))
+        environment["device"] = .string(device ?? DeviceClass.fallback(platform: platform))
         environment["locale"] = .string(Locale.current.identifier)
         // The development region from Info.plist, not `Bundle.developmentLocalization`, which
         // traps on Linux for a bundle without one (a test runner, a command-line tool).
@@ -72,7 +84,9 @@ public struct ConditionEnvironment: Sendable, Hashable {
             preferred: Locale.preferredLanguages,
             development: Bundle.main.object(forInfoDictionaryKey: "CFBundleDevelopmentRegion") as? String
         ) {
-            environment["language"] = .string(split(locale: localization).language)
+            let (language, region) = split(locale: localization)
+            environment["language"] = .string(language)
+            if let region { environment["region"] = .string(region) }
         }
         return environment
     }
@@ -88,6 +102,52 @@ public struct ConditionEnvironment: Sendable, Hashable {
         return MainActor.assumeIsolated { NSScreen.main.map { Double($0.backingScaleFactor) } }
         #else
         return nil
+        #endif
+    }
+
+    /// UIKit's `userInterfaceIdiom`, spelt as its case name, read on the main thread only.
+    private static var idiomName: String? {
+        #if canImport(UIKit) && !os(watchOS)
+        guard Thread.isMainThread else { return nil }
+        return MainActor.assumeIsolated {
+            switch UIDevice.current.userInterfaceIdiom {
+            case .phone: "phone"
+            case .pad: "pad"
+            case .tv: "tv"
+            case .carPlay: "carPlay"
+            case .mac: "mac"
+            case .vision: "vision"
+            default: nil
+            }
+        }
+        #else
+        return nil
+        #endif
+    }
+
+    /// The hardware model (`iPad13,4`; on a simulator, the simulated one; `Mac15,3`), which
+    /// any thread may read.
+    private static var hardwareModel: String? {
+        if let simulated = ProcessInfo.processInfo.environment["SIMULATOR_MODEL_IDENTIFIER"] { return simulated }
+        #if os(macOS)
+        var size = 0
+        guard sysctlbyname("hw.model", nil, &size, nil, 0) == 0, size > 0 else { return nil }
+        var bytes = [CChar](repeating: 0, count: size)
+        guard sysctlbyname("hw.model", &bytes, &size, nil, 0) == 0 else { return nil }
+        return String(decoding: bytes.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        #else
+        var system = utsname()
+        guard uname(&system) == 0 else { return nil }
+        return withUnsafeBytes(of: &system.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        #endif
+    }
+
+    /// An iOS app running on a Mac: Mac Catalyst, or an iPad app on Apple silicon.
+    private static var runningOnMac: Bool {
+        #if os(iOS)
+        return ProcessInfo.processInfo.isMacCatalystApp || ProcessInfo.processInfo.isiOSAppOnMac
+        #else
+        return false
         #endif
     }
 
@@ -110,7 +170,8 @@ public struct ConditionEnvironment: Sendable, Hashable {
         return (language, region)
     }
 
-    private static var platformName: String {
+    /// The platform this code was compiled for.
+    private static var compiledPlatform: String {
         #if os(iOS)
         return "iOS"
         #elseif os(tvOS)
@@ -127,20 +188,6 @@ public struct ConditionEnvironment: Sendable, Hashable {
         return "Windows"
         #else
         return "unknown"
-        #endif
-    }
-
-    private static var defaultDevice: String {
-        #if os(iOS)
-        return "iphone"  // The app sets "ipad" from UIDevice: UIKit is not a dependency here.
-        #elseif os(tvOS)
-        return "tv"
-        #elseif os(watchOS)
-        return "watch"
-        #elseif os(visionOS)
-        return "vision"
-        #else
-        return "desktop"
         #endif
     }
 }

@@ -97,15 +97,18 @@ public struct BundleSync: ContentUpdater {
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> SyncSummary {
         let manifestURL = baseURL.appendingPathComponent("manifest.json")
-        // The live version is only a starting point if it came from this bundle.
-        let live = update.live?.source == baseURL.absoluteString ? update.live : nil
-        let liveDirectory = live == nil ? nil : update.liveDirectory
+        // Any live version is a base to reuse files from, matched by digest (the bundled copy an
+        // app installed first, say); its validators, sequence and rollback history count only if
+        // it came from this bundle.
+        let base = update.live
+        let liveDirectory = base == nil ? nil : update.liveDirectory
+        let live = base?.source == baseURL.absoluteString ? base : nil
         let liveRootPath = liveDirectory.map { $0 + "/manifest.json" }
         // The store's own small files, read off the cooperative pool in one hop: files `verify()`
         // found damaged are fetched again (the stored root is not trusted then), and after a
         // rollback the check asks whether the server still has what was rolled back from.
         let (damaged, hasLiveRoot, rejected) = try await BlockingPool.run { [store, baseURL] in
-            let damaged = store.damagedPaths(of: live?.id)
+            let damaged = store.damagedPaths(of: base?.id)
             let hasLiveRoot = damaged.isEmpty && (liveRootPath.map(Disk.exists) ?? false)
             return (damaged, hasLiveRoot, live == nil ? nil : try store.rejected(from: baseURL.absoluteString))
         }
@@ -169,7 +172,7 @@ public struct BundleSync: ContentUpdater {
         let source = baseURL.absoluteString
         let mark = try await BlockingPool.run { try marks.mark(for: source) }
         let liveSequence = live?.sequence
-        var walker = manifestTree(fetcher: fetcher, live: live, liveDirectory: liveDirectory, keys: keys)
+        var walker = manifestTree(fetcher: fetcher, live: base, liveDirectory: liveDirectory, keys: keys)
         walker.acceptRoot = { root in
             do throws(ManifestError) {
                 try freshness.check(
@@ -186,7 +189,7 @@ public struct BundleSync: ContentUpdater {
             if let sequence, freshness.recordsMark {
                 try marks.raise(HighWaterMark(sequence: sequence, digest: rootDigest), for: source)
             }
-            return SyncPlanner.plan(selected: selected, live: live) { path, record in
+            return SyncPlanner.plan(selected: selected, live: base) { path, record in
                 !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
             }
         }
@@ -199,7 +202,9 @@ public struct BundleSync: ContentUpdater {
             notModified: notModified,
             reused: keptCount
         )
-        if plan.changesNothing, damaged.isEmpty {
+        // From another source, even identical content becomes a version of its own: its record
+        // names this bundle and its validators, so the next check is one conditional request.
+        if plan.changesNothing, damaged.isEmpty, live != nil || base == nil {
             if let record = live {
                 // Same content under new validators, sequence or environment (a re-upload, an
                 // app upgrade that changed nothing here): remember them, so the next 304 is final.
@@ -220,7 +225,7 @@ public struct BundleSync: ContentUpdater {
                 plan,
                 layout: tree.layout,
                 into: &staged,
-                live: live,
+                live: base,
                 liveDirectory: liveDirectory,
                 fetcher: fetcher,
                 report: report

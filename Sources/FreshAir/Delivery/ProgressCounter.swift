@@ -7,6 +7,7 @@ final class ProgressCounter: Sendable {
         var files = 0
         var bytes: Int64 = 0
         var lastReport = ContinuousClock.now
+        var reportedBytes: Int64 = 0
     }
 
     private let state = Mutex(State())
@@ -38,8 +39,15 @@ final class ProgressCounter: Sendable {
         let (event, files): (SyncProgress?, Int) = state.withLock { state in
             change(&state)
             let now = ContinuousClock.now
-            guard force || now - state.lastReport > .milliseconds(100) else { return (nil, state.files) }
+            // Every 100 ms, and also at the first bytes and every 1% of the total: a download that
+            // stalls in its first 100 ms still shows how far it got.
+            let step = max((bytesExpected ?? 0) / 100, 64 << 10)
+            let due =
+                now - state.lastReport > .milliseconds(100)
+                || (state.reportedBytes == 0 && state.bytes > 0) || state.bytes - state.reportedBytes >= step
+            guard force || due else { return (nil, state.files) }
             state.lastReport = now
+            state.reportedBytes = state.bytes
             let progress = SyncProgress(
                 filesCompleted: state.files,
                 filesTotal: filesTotal,

@@ -1,8 +1,9 @@
 import Foundation
 import FreshAir
 
-/// What an app does at launch, in a command: keep a bundle current with the default
-/// `URLSession` transport, then read a localized string and an image from the live copy.
+/// What an app does at launch, in a command: keep a bundle current with `FreshAirContent`'s
+/// defaults (the `URLSession` transport), then read a localized string and an image from the
+/// live copy.
 /// README shows `syncAndRead`'s body as it is here, between its markers (scripts/check-readme).
 ///
 ///     AppClient BUNDLE-URL FOLDER
@@ -24,20 +25,14 @@ struct AppClient {
 
     static func syncAndRead(remote: URL, folder: URL) async throws {
         // README snippet: start
-        let store = BundleStore(
-            root: folder.appendingPathComponent("Store"),
-            liveLink: folder.appendingPathComponent("Content")
-        )
-        var environment = ConditionEnvironment.current(appVersion: "1.0")
-        environment["displayScale"] = 2  // current() reads the screen on a device; set here for Linux
-        environment["language"] = "en"
+        // On a device, FreshAirContent(remote:) alone: the store under Application Support,
+        // the bundled copy from Bundle.main, the screen's scale, the app's localization.
+        let content = FreshAirContent(remote: remote, folder: folder)
+        print(try await content.run().oneLine)  // one request, no body, when nothing changed
 
-        let sync = BundleSync(remote: remote, store: store, environment: environment, transport: URLSessionTransport())
-        print(try await sync.run().oneLine)  // one request, no body, when nothing changed
-
-        let content = ContentBundle(root: folder.appendingPathComponent("Content"), environment: environment)
-        print("welcome.title = \(content.localizedString(forKey: "welcome.title", table: "Feature"))")
-        print("image: \(content.imageURL(named: "welcome", subdirectory: "Resources")?.lastPathComponent ?? "none")")
+        let live = content.live  // follows each new version as it goes live
+        print("welcome.title = \(live.localizedString(forKey: "welcome.title", table: "Feature"))")
+        print("image: \(live.imageURL(named: "welcome", subdirectory: "Resources")?.lastPathComponent ?? "none")")
         // README snippet: end
     }
 }

@@ -1,0 +1,135 @@
+import Foundation
+import Observation
+
+/// The state of an app's content, for SwiftUI: what a sync is doing, what it last did, the
+/// content to read, "what's new" for this upgrade and whether the app must be updated.
+///
+/// ```swift
+/// @main struct MyApp: App {
+///     @State private var content = ContentModel(FreshAirContent(remote: contentURL))
+///     var body: some Scene {
+///         WindowGroup {
+///             HomeView(content: content)
+///                 .task { await content.refresh() }
+///         }
+///     }
+/// }
+/// ```
+///
+/// Every property changes on the main actor. ``refresh()`` never throws: a failure becomes
+/// ``Phase/failed(_:liveVersion:)``, and the version that was live stays live and readable.
+@MainActor
+@Observable
+public final class ContentModel {
+    /// What the content is doing now.
+    public enum Phase: Sendable {
+        /// No sync has run yet.
+        case idle
+        /// Asking the server whether anything changed.
+        case checking
+        /// Downloading: bytes received so far and, when the server declared them, in all.
+        case downloading(bytesDone: Int64, bytesTotal: Int64?)
+        /// The live version is the server's newest (its number; `nil` for an empty store).
+        case current(version: Int?)
+        /// The last sync failed with `error`; `liveVersion` is still live and readable.
+        case failed(any Error, liveVersion: Int?)
+
+        /// Whether a sync is running.
+        public var isBusy: Bool {
+            switch self {
+            case .checking, .downloading: true
+            case .idle, .current, .failed: false
+            }
+        }
+    }
+
+    /// The content this model keeps current.
+    public let source: FreshAirContent
+    /// What the content is doing now.
+    public private(set) var phase: Phase = .idle
+    /// What the last successful sync did.
+    public private(set) var lastSummary: SyncSummary?
+    /// The live content; a new value after each update, so views that read it redraw.
+    public private(set) var live: ContentBundle
+    /// The features released since the app version this user last saw, from the content's
+    /// release notes; empty on a first launch. Stays until ``dismissWhatsNew()``.
+    public private(set) var whatsNew: [Feature] = []
+    /// Whether a newer app is available or required, from the content's release notes;
+    /// `nil` when the content has none or the app's version is unknown.
+    public private(set) var updateStatus: UpdateStatus?
+
+    private let prompts: any UpdatePromptStore
+
+    /// - Parameters:
+    ///   - source: the content to keep current.
+    ///   - prompts: where the last app version the user saw is remembered, for ``whatsNew``;
+    ///     by default a file in the store's folder.
+    public init(_ source: FreshAirContent, prompts: (any UpdatePromptStore)? = nil) {
+        self.source = source
+        self.live = source.live
+        self.prompts = prompts ?? FileUpdatePromptStore(url: source.store.root.appendingPathComponent("prompts.json"))
+        readReleaseNotes()
+    }
+
+    /// Runs one sync (the bundled copy first, on a first launch) and updates every property as
+    /// it goes. A second call while one runs returns at once.
+    public func refresh() async {
+        guard !phase.isBusy else { return }
+        phase = .checking
+        let (phases, continuation) = AsyncStream.makeStream(of: Phase.self, bufferingPolicy: .bufferingNewest(1))
+        let source = source
+        // The sync runs off the main actor; only the newest phase reaches it, however fast
+        // files arrive.
+        let sync = Task.detached {
+            defer { continuation.finish() }
+            return try await source.run { event in
+                if let phase = Self.phase(after: event) { continuation.yield(phase) }
+            }
+        }
+        for await next in phases { phase = next }
+        do {
+            let summary = try await withTaskCancellationHandler {
+                try await sync.value
+            } onCancel: {
+                sync.cancel()
+            }
+            lastSummary = summary
+            phase = .current(version: summary.version ?? source.store.liveVersionID)
+        } catch {
+            phase = .failed(error, liveVersion: source.store.liveVersionID)
+        }
+        if source.store.liveVersionID != nil {
+            live = source.live
+            readReleaseNotes()
+        }
+    }
+
+    /// Clears ``whatsNew`` once the app has shown it.
+    public func dismissWhatsNew() { whatsNew = [] }
+
+    /// The phase an event moves to, or `nil` when it changes none: a decision with no effects,
+    /// so it is tested alone.
+    nonisolated static func phase(after event: SyncEvent) -> Phase? {
+        switch event {
+        case .checking: .checking
+        case .progress(let progress):
+            .downloading(bytesDone: progress.bytesReceived, bytesTotal: progress.bytesExpected)
+        case .planned(let plan) where plan.filesToDownload > 0:
+            .downloading(bytesDone: 0, bytesTotal: plan.bytesToDownload)
+        case .notModified, .planned, .downloaded, .activated, .finished: nil
+        }
+    }
+
+    /// What's new and the update status, from the live release notes. A damaged file leaves
+    /// both as they were: the content is still readable without them.
+    private func readReleaseNotes() {
+        guard let appVersion = source.environment["appVersion"]?.text.flatMap(Version.init),
+            let notes = try? live.releaseNotes()
+        else { return }
+        updateStatus = notes.updateStatus(current: appVersion, environment: source.environment)
+        let features =
+            (try? live.whatsNewSinceLastSeen(current: appVersion, environment: source.environment, store: prompts))
+            ?? []
+        if !features.isEmpty { whatsNew = features }
+    }
+}

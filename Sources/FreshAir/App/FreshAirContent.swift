@@ -1,0 +1,132 @@
+import Foundation
+
+/// The content an app keeps current from a static host, in one value: where it lives, the
+/// device it is for, the copy the app ships with, and the sync.
+///
+/// ```swift
+/// let content = FreshAirContent(remote: URL(string: "https://cdn.example.com/App.freshair/")!)
+/// try await content.run()  // the bundled copy first, on a first launch; then the server's
+/// let title = content.live.localizedString(forKey: "welcome.title", table: "Feature")
+/// let hero = content.live.imageURL(named: "hero")  // @3x, else @2x…, ~ipad on an iPad
+/// ```
+///
+/// Everything has a default that is true on the device:
+/// - the store is `Application Support/FreshAir/<name>` (`<name>` is the remote folder's,
+///   `App` for `…/App.freshair/`), excluded from nothing yet (see the DocC article on background
+///   updates for what is not yet decided on Apple platforms);
+/// - the environment is ``ConditionEnvironment/current(appVersion:)``: platform, system and
+///   app versions, the screen's scale, the device class and the app's own localization;
+/// - the app's copy is `<name>.freshair` in `Bundle.main`, installed through the same checks
+///   as the server's (signatures included) when nothing is live yet, so there is content
+///   before the network answers.
+///
+/// A `FreshAirContent` is a value: make one at launch (on the main actor, where the screen can
+/// be read) and pass it to a ``ContentModel`` for SwiftUI, to a `BGAppRefreshTask`, or to a
+/// ``SyncSchedule``.
+public struct FreshAirContent: ContentUpdater {
+    /// The bundle folder on the server (`…/App.freshair/`).
+    public let remote: URL
+    /// Where versions are kept; its ``BundleStore/liveLink`` always leads to the live one.
+    public let store: BundleStore
+    /// The app's own copy, a `.freshair` folder, installed when nothing is live yet.
+    public let bundled: URL?
+    /// What conditions are evaluated against and lookups use.
+    public var environment: ConditionEnvironment
+    /// Retries, limits, timeouts and the keys content must be signed with.
+    public var configuration: SyncConfiguration
+    private let transport: (any HTTPTransport)?
+
+    /// - Parameters:
+    ///   - remote: the bundle folder on the server (`…/App.freshair/`) or its `manifest.json`.
+    ///   - folder: where the store lives; by default `Application Support/FreshAir/<name>`.
+    ///   - bundle: where the app's own copy is, as `<name>.freshair` (a folder reference in
+    ///     Xcode's Copy Bundle Resources); by default `Bundle.main`. `nil` for no bundled copy.
+    ///   - environment: by default ``ConditionEnvironment/current(appVersion:)``.
+    ///   - configuration: retries, limits and trusted keys. With keys pinned, the bundled copy
+    ///     must be signed as well.
+    ///   - transport: by default a `URLSessionTransport` of the sync's own.
+    public init(
+        remote: URL,
+        folder: URL? = nil,
+        bundledIn bundle: Bundle? = .main,
+        environment: ConditionEnvironment = .current(),
+        configuration: SyncConfiguration = SyncConfiguration(),
+        transport: (any HTTPTransport)? = nil
+    ) {
+        let name = Self.name(of: remote)
+        self.remote = remote
+        self.store = BundleStore(root: folder ?? Self.defaultFolder(name: name))
+        self.bundled = bundle?.url(forResource: name, withExtension: "freshair")
+        self.environment = environment
+        self.configuration = configuration
+        self.transport = transport
+    }
+
+    /// The live content, looked up as `Bundle` does, for this environment. Lookups follow the
+    /// live link, so they see each new version as it goes live; a value caches the string
+    /// tables it read, so take a new one after an update.
+    public var live: ContentBundle {
+        let development = Bundle.main.object(forInfoDictionaryKey: "CFBundleDevelopmentRegion") as? String
+        return ContentBundle(
+            root: store.liveLink,
+            environment: environment,
+            developmentLocalization: development ?? "en"
+        )
+    }
+
+    /// Installs the bundled copy when nothing is live yet, then brings the content up to the
+    /// server's, calling `report` with each event.
+    ///
+    /// The bundled copy needs no network, so there is content even when the server cannot be
+    /// reached; the server's version then reuses every file the two share. When the bundled
+    /// copy went live but the server could not be checked, this throws
+    /// ``FreshAirError/Code/bundledCopyOnly``, whose underlying error says why.
+    @discardableResult
+    public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
+        let installedBundled = try await installBundledCopy(reporting: report)
+        do {
+            return try await sync(from: remote).run(reporting: report)
+        } catch let error as FreshAirError where installedBundled {
+            throw FreshAirError.bundledCopyOnly(error)
+        }
+    }
+
+    /// Installs the bundled copy if there is one and nothing is live yet, without the network.
+    /// Returns whether it did. Call it first thing at launch to have content before anything
+    /// else; ``run(reporting:)`` calls it too.
+    @discardableResult
+    public func installBundledCopy(
+        reporting report: @escaping @Sendable (SyncEvent) -> Void = { _ in }
+    ) async throws -> Bool {
+        guard let bundled, store.liveVersionID == nil else { return false }
+        let summary = try await sync(from: bundled).run(reporting: report)
+        return summary.outcome == .updated
+    }
+
+    /// One sync of this store from `source`, the server's bundle or the app's copy.
+    private func sync(from source: URL) -> BundleSync {
+        BundleSync(
+            remote: source,
+            store: store,
+            environment: environment,
+            transport: source.isFileURL ? nil : transport,
+            configuration: configuration
+        )
+    }
+
+    /// `App` for `…/App.freshair/` or `…/App.freshair/manifest.json`.
+    static func name(of remote: URL) -> String {
+        var folder = remote
+        if folder.lastPathComponent == "manifest.json" { folder.deleteLastPathComponent() }
+        let name = folder.deletingPathExtension().lastPathComponent
+        return name.isEmpty || name == "/" ? "Content" : name
+    }
+
+    /// `Application Support/FreshAir/<name>`: kept across launches and app updates.
+    static func defaultFolder(name: String) -> URL {
+        let support =
+            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
+            ?? FileManager.default.temporaryDirectory
+        return support.appendingPathComponent("FreshAir").appendingPathComponent(name)
+    }
+}

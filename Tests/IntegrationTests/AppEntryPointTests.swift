@@ -1,0 +1,243 @@
+import BreezeKit
+import Foundation
+import FreshAir
+import Testing
+
+/// What an app writes: one `FreshAirContent`, a `ContentModel` for SwiftUI, images by scale.
+@Suite("An app's entry point: the bundled copy first, observable state, images at every scale")
+struct AppEntryPointTests {
+    /// A bundle folder at `folder` with a strings table saying `title`, a two-scale image, a
+    /// 1 MB file and `notes` as its release notes, generated as `breeze generate` would.
+    static func makeBundle(at folder: URL, title: String, notes: String? = nil, blob: Data) async throws {
+        let files: [String: Data] = [
+            "en.lproj/Feature.strings": Data("\"welcome.title\" = \"\(title)\";\n".utf8),
+            "Resources/welcome.png": Data("1x".utf8),
+            "Resources/welcome@2x.png": Data("2x".utf8),
+            "blob.bin": blob,
+        ].merging(notes.map { ["release_notes.json": Data($0.utf8)] } ?? [:]) { $1 }
+        try? FileManager.default.removeItem(at: folder)
+        for (path, data) in files {
+            let url = folder.appendingPathComponent(path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try data.write(to: url)
+        }
+        _ = try await ManifestGenerator.run(bundle: folder)
+    }
+
+    static func configuration() -> SyncConfiguration {
+        var configuration = SyncConfiguration()
+        configuration.retry = RetryPolicy(maxAttempts: 1)
+        return configuration
+    }
+
+    static func environment(appVersion: String, scale: Int = 3) -> ConditionEnvironment {
+        var environment = ConditionEnvironment.current(appVersion: appVersion)
+        environment["displayScale"] = .number(String(scale))
+        environment["language"] = "en"
+        return environment
+    }
+
+    @Test("the bundled copy goes live without the network; the server's reuses what they share; then one request")
+    func bundledCopyThenServer() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let app = try TemporaryFolder("app")
+            let blob = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) })
+            try await Self.makeBundle(at: app.path("AppResources/App.freshair"), title: "Bundled", blob: blob)
+            let content = FreshAirContent(
+                remote: server.url.appendingPathComponent("App.freshair/"),
+                folder: app.path("Store"),
+                bundledIn: Bundle(url: app.path("AppResources")),
+                environment: Self.environment(appVersion: "1.0"),
+                configuration: Self.configuration()
+            )
+            #expect(content.bundled?.lastPathComponent == "App.freshair")
+
+            // Nothing published yet: the app still has content, and is told the server's state.
+            await #expect(throws: FreshAirError.self) { try await content.run() }
+            do {
+                try await content.run()
+                Issue.record("a 404 cannot be a success")
+            } catch let error as FreshAirError {
+                #expect(
+                    error.code == .httpStatus,
+                    "with the bundled copy live already, only the server's error: \(error)"
+                )
+            }
+            #expect(content.live.localizedString(forKey: "welcome.title", table: "Feature") == "Bundled")
+            #expect(
+                content.live.imageURL(named: "welcome", subdirectory: "Resources")?.lastPathComponent
+                    == "welcome@2x.png"
+            )
+
+            try await Self.makeBundle(
+                at: server.root.appendingPathComponent("App.freshair"),
+                title: "Fresh",
+                blob: blob
+            )
+            let upgrade = try await content.run()
+            #expect(upgrade.outcome == .updated)
+            #expect(upgrade.bytesDownloaded < 4096, "the 1 MB file both copies share is reused: \(upgrade.oneLine)")
+            #expect(content.live.localizedString(forKey: "welcome.title", table: "Feature") == "Fresh")
+
+            let again = try await content.run()
+            #expect(again.notModified && again.requests == 1, "\(again.oneLine)")
+            #expect(try content.store.verify()?.isIntact == true)
+        }
+    }
+
+    @Test("a first launch with the bundled copy only: bundledCopyOnly, with the server's error inside")
+    func bundledCopyOnly() async throws {
+        let app = try TemporaryFolder("app-offline")
+        try await Self.makeBundle(at: app.path("Res/Offline.freshair"), title: "Offline", blob: Data(count: 10))
+        let socket = try LoopbackSocket(listening: false)
+        defer { socket.close() }
+        let content = FreshAirContent(
+            remote: URL(string: "http://127.0.0.1:\(socket.port)/Offline.freshair/")!,
+            folder: app.path("Store"),
+            bundledIn: Bundle(url: app.path("Res")),
+            environment: Self.environment(appVersion: "1.0"),
+            configuration: Self.configuration()
+        )
+        do {
+            try await content.run()
+            Issue.record("an unreachable server cannot be a success")
+        } catch let error as FreshAirError {
+            #expect(error.code == .bundledCopyOnly)
+            #expect((error.underlying as? FreshAirError)?.code == .transport)
+        }
+        #expect(content.store.liveVersionID == 1)
+        #expect(content.live.localizedString(forKey: "welcome.title", table: "Feature") == "Offline")
+    }
+
+    @Test("the model: idle, current, what's new after an app upgrade, downloading, failed with the live version kept")
+    @MainActor
+    func model() async throws {
+        let server = try await PublishedFolder.start(.nginx)
+        do { try await modelScenario(server) } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @MainActor
+    func modelScenario(_ server: PublishedFolder) async throws {
+        do {
+            let local = try TemporaryFolder("model")
+            let notes = #"""
+                {"minimumVersion": "1.0", "releases": [
+                  {"version": "1.0", "features": ["welcome"]},
+                  {"version": "2.0", "features": ["sharing"]}]}
+                """#
+            let bundle = server.root.appendingPathComponent("App.freshair")
+            try await Self.makeBundle(at: bundle, title: "One", notes: notes, blob: Data(count: 100))
+            @MainActor func model(appVersion: String, remote: URL = server.url) -> ContentModel {
+                ContentModel(
+                    FreshAirContent(
+                        remote: remote.appendingPathComponent("App.freshair/"),
+                        folder: local.path("Store"),
+                        bundledIn: nil,
+                        environment: Self.environment(appVersion: appVersion),
+                        configuration: Self.configuration()
+                    )
+                )
+            }
+
+            let first = model(appVersion: "1.0")
+            guard case .idle = first.phase else { throw TestSetupError("a new model is idle: \(first.phase)") }
+            await first.refresh()
+            guard case .current(let version) = first.phase else { throw TestSetupError("\(first.phase)") }
+            #expect(version == 1)
+            #expect(first.lastSummary?.outcome == .updated)
+            #expect(first.live.localizedString(forKey: "welcome.title", table: "Feature") == "One")
+            #expect(first.whatsNew.isEmpty, "a first launch shows no what's new")
+            #expect(first.updateStatus == .available(Version("2.0")!, url: nil))
+
+            // The app was upgraded to 2.0: what's new is 2.0's feature, once.
+            let upgraded = model(appVersion: "2.0")
+            #expect(upgraded.whatsNew.map(\.key) == ["sharing"])
+            #expect(upgraded.updateStatus == .upToDate)
+            upgraded.dismissWhatsNew()
+            #expect(upgraded.whatsNew.isEmpty)
+            #expect(model(appVersion: "2.0").whatsNew.isEmpty, "seen once, not shown again")
+
+            // v2 arrives through a proxy that stalls mid-file: downloading with bytes, then failed.
+            try await Self.makeBundle(
+                at: bundle,
+                title: "Two",
+                notes: notes.replacingOccurrences(of: #""minimumVersion": "1.0""#, with: #""minimumVersion": "3.0""#),
+                blob: Data(repeating: 1, count: 2 << 20)
+            )
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            try proxy.rules([["path": "/App.freshair/blob.bin", "fault": "stall", "offset": 300_000, "seconds": 2]])
+            let stalled = model(appVersion: "2.0", remote: proxy.url)
+            let refresh = Task { await stalled.refresh() }
+            var sawBytes: Int64 = 0
+            for _ in 0..<500 where sawBytes == 0 {
+                if case .downloading(let done, let total) = stalled.phase, done > 0 {
+                    sawBytes = done
+                    #expect(
+                        total.map { $0 >= 2 << 20 } == true,
+                        "the plan declared the bytes to come: \(String(describing: total))"
+                    )
+                }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            await refresh.value
+            #expect(sawBytes > 0, "the model reported bytes while the file arrived")
+            guard case .failed(_, let kept) = stalled.phase else { throw TestSetupError("\(stalled.phase)") }
+            #expect(kept == 1)
+            #expect(stalled.live.localizedString(forKey: "welcome.title", table: "Feature") == "One")
+
+            try proxy.rules([])
+            await stalled.refresh()
+            guard case .current(let two) = stalled.phase else { throw TestSetupError("\(stalled.phase)") }
+            #expect(two == 2)
+            #expect(stalled.live.localizedString(forKey: "welcome.title", table: "Feature") == "Two")
+            #expect(stalled.updateStatus == .required(minimum: Version("3.0")!, url: nil))
+        }
+    }
+
+    @Test(
+        "breeze generate gives every scale and device one variant, and a 3x device an image in every case",
+        arguments: [
+            ["a.png"], ["a.png", "a@2x.png"], ["a@2x.png"], ["a.png", "a@2x.png", "a@3x.png"],
+            ["a.png", "a@2x.png", "a~ipad.png", "a~ipad@2x.png"], ["a@2x.png", "a~ipad@2x.png"], ["a@3x.png"],
+        ]
+    )
+    func everyScaleGetsOneImage(_ variants: [String]) async throws {
+        let work = try TemporaryFolder("scales")
+        let bundle = work.path("Images.freshair")
+        for name in variants {
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            try Data(name.utf8).write(to: bundle.appendingPathComponent(name))
+        }
+        _ = try await ManifestGenerator.run(bundle: bundle)
+        for device in ["iphone", "ipad"] {
+            for scale in 1...3 {
+                var environment = ConditionEnvironment()
+                environment["device"] = .string(device)
+                environment["displayScale"] = .number(String(scale))
+                let local = try TemporaryFolder("scales-device")
+                let sync = BundleSync(
+                    remote: bundle,
+                    store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+                    environment: environment
+                )
+                try await sync.run()
+                let installed = try FileManager.default.contentsOfDirectory(atPath: local.path("live").path)
+                    .filter { $0.hasSuffix(".png") }
+                #expect(installed.count == 1, "\(device) @\(scale)x from \(variants): \(installed)")
+                let image = ContentBundle(root: local.path("live"), environment: environment).imageURL(named: "a")
+                #expect(image?.lastPathComponent == installed.first, "\(device) @\(scale)x from \(variants)")
+                if scale == 3, device == "iphone", variants.contains("a@2x.png"), !variants.contains("a@3x.png") {
+                    #expect(installed == ["a@2x.png"], "a 3x iPhone takes @2x when there is no @3x")
+                }
+            }
+        }
+    }
+}
