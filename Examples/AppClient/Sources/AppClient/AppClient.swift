@@ -4,7 +4,7 @@ import FreshAir
 /// What an app does at launch, in a command: keep a bundle current with `FreshAirContent`'s
 /// defaults (the `URLSession` transport), then read a localized string and an image from the
 /// live copy.
-/// README shows `syncAndRead`'s body as it is here, between its markers (scripts/check-readme).
+/// README shows the region of `syncAndRead` between its snippet markers (scripts/check-readme).
 ///
 ///     AppClient BUNDLE-URL FOLDER
 @main
@@ -24,7 +24,7 @@ struct AppClient {
     }
 
     static func syncAndRead(remote: URL, folder: URL) async throws {
-        // README snippet: start
+        // snippet: readme
         // On a device, FreshAirContent(remote:) alone: the store under Application Support,
         // the bundled copy from Bundle.main, the screen's scale, the app's localization.
         let content = FreshAirContent(remote: remote, folder: folder)
@@ -33,6 +33,6 @@ struct AppClient {
         let live = content.live  // follows each new version as it goes live
         print("welcome.title = \(live.localizedString(forKey: "welcome.title", table: "Feature"))")
         print("image: \(live.imageURL(named: "welcome", subdirectory: "Resources")?.lastPathComponent ?? "none")")
-        // README snippet: end
+        // snippet: end
     }
 }

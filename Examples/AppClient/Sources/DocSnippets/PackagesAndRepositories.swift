@@ -1,0 +1,29 @@
+import Foundation
+import FreshAir
+
+enum PackagesAndRepositories {
+    static func all(content: FreshAirContent, package: PackageUpdater, level1: Repository) async throws {
+        // snippet: updaters
+        let updaters: [any ContentUpdater] = [content, package, level1]
+        for updater in updaters { print(try await updater.run().oneLine) }
+        // snippet: end
+    }
+
+    static func modes(appSupport: URL, caches: URL) async throws {
+        // snippet: modes
+        // One archive at a fixed URL, with the copy the app ships (Fresh).
+        let package = PackageUpdater(
+            remote: URL(string: "https://s3.amazonaws.com/my-bucket/content.tgz")!,
+            store: BundleStore(root: appSupport.appendingPathComponent("content.store")),
+            bundledPackage: Bundle.main.url(forResource: "content", withExtension: "tgz"))
+        try await package.run()  // 304: one request, no body. Offline first launch: the bundled copy.
+        let folder = package.contentDirectory
+
+        // Versioned bundles in repositories (Asset Distribution Manager); as many as you like.
+        let level1 = Repository(source: URL(string: "https://cdn.example.com/")!, id: "com.adm.level1", directory: caches)
+        try await level1.run()  // index.json conditionally; only bundles whose version changed
+        let dogs = Repository.bundle(descriptor: "com.adm.level1.dogs", in: [level1])
+        // snippet: end
+        _ = (folder, dogs)
+    }
+}
