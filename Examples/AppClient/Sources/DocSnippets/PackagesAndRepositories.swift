@@ -20,7 +20,11 @@ enum PackagesAndRepositories {
         let folder = package.contentDirectory
 
         // Versioned bundles in repositories (Asset Distribution Manager); as many as you like.
-        let level1 = Repository(source: URL(string: "https://cdn.example.com/")!, id: "com.adm.level1", directory: caches)
+        let level1 = Repository(
+            source: URL(string: "https://cdn.example.com/")!,
+            id: "com.adm.level1",
+            directory: caches
+        )
         try await level1.run()  // index.json conditionally; only bundles whose version changed
         let dogs = Repository.bundle(descriptor: "com.adm.level1.dogs", in: [level1])
         // snippet: end

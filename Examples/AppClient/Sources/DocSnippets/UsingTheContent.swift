@@ -10,8 +10,10 @@ enum UsingTheContent {
     ) throws {
         // snippet: lookups
         let live = content.live  // the live version, for this device's environment
-        let video = live.url(forResource: "intro", withExtension: "mp4")  // root, Resources/, pt-BR.lproj, pt_BR.lproj, pt.lproj, Base.lproj, en.lproj
-        let title = live.localizedString(forKey: "welcome.title", table: "Feature")  // .strings (UTF-8 or UTF-16), then .xcstrings
+        // Searched: the root, Resources/, pt-BR.lproj, pt_BR.lproj, pt.lproj, Base.lproj, en.lproj
+        let video = live.url(forResource: "intro", withExtension: "mp4")
+        // .strings (UTF-8 or UTF-16), then .xcstrings
+        let title = live.localizedString(forKey: "welcome.title", table: "Feature")
         let image = live.imageURL(named: "apple_pay")  // apple_pay~ipad@2x.png on a 2x iPad, else the nearest scale
 
         let environment = content.environment
