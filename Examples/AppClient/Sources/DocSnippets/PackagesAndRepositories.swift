@@ -15,7 +15,8 @@ enum PackagesAndRepositories {
         let package = PackageUpdater(
             remote: URL(string: "https://s3.amazonaws.com/my-bucket/content.tgz")!,
             store: BundleStore(root: appSupport.appendingPathComponent("content.store")),
-            bundledPackage: Bundle.main.url(forResource: "content", withExtension: "tgz"))
+            bundledPackage: Bundle.main.url(forResource: "content", withExtension: "tgz")
+        )
         try await package.run()  // 304: one request, no body. Offline first launch: the bundled copy.
         let folder = package.contentDirectory
 

@@ -17,7 +17,8 @@ enum SigningAndKeys {
         // snippet: rotation
         configuration.keyRotation = KeyRotation(
             pinned: try KeyDocument(data: shippedKeys, source: "keys/1.json"),
-            updates: URL(string: "https://cdn.example.com/keys/")!)
+            updates: URL(string: "https://cdn.example.com/keys/")!
+        )
         // snippet: end
     }
 }

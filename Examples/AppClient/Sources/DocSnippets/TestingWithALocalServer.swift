@@ -7,7 +7,8 @@ enum TestingWithALocalServer {
         let content = FreshAirContent(
             remote: resources.url(forResource: "App", withExtension: "freshair")!,  // a file:// bundle folder
             folder: temporaryFolder,
-            bundledIn: nil)
+            bundledIn: nil
+        )
         try await content.run()
         // snippet: end
     }
