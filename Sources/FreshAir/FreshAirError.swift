@@ -128,11 +128,11 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
     }
 
     /// The failure below HTTP, for ``Code/transport``.
-    public var transportError: TransportError? { underlying as? TransportError }
+    package var transportError: TransportError? { underlying as? TransportError }
     /// What is wrong with the manifest, for ``Code/manifest``.
-    public var manifestError: ManifestError? { underlying as? ManifestError }
+    package var manifestError: ManifestError? { underlying as? ManifestError }
     /// What is wrong with the package, for ``Code/archive``.
-    public var archiveError: ArchiveError? { underlying as? ArchiveError }
+    package var archiveError: ArchiveError? { underlying as? ArchiveError }
 
     /// The URL that answered badly, when one did.
     public var url: URL? {
@@ -189,13 +189,13 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
     }
 
     /// The digest the manifest lists, for ``Code/hashMismatch``.
-    public var expectedDigest: ContentHash? {
+    package var expectedDigest: ContentHash? {
         if case .hashMismatch(_, _, let expected, _) = reason { return expected }
         return nil
     }
 
     /// The digest of what arrived, for ``Code/hashMismatch``.
-    public var receivedDigest: ContentHash? {
+    package var receivedDigest: ContentHash? {
         if case .hashMismatch(_, _, _, let actual) = reason { return actual }
         return nil
     }

@@ -96,7 +96,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         try await client.shutdown()
     }
 
-    public func get<Result: Sendable>(
+    package func get<Result: Sendable>(
         _ request: HTTPGetRequest,
         handle: (FreshAir.HTTPResponseHead, ResponseBody) async throws -> Result
     ) async throws -> Result {
@@ -268,5 +268,12 @@ extension TimeAmount {
     init(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components
         self = .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
+
+extension Transport {
+    /// Sends FreshAir's requests through `client`: pass it to a sync as its `transport`.
+    public init(_ client: AsyncHTTPClientTransport) {
+        self.init(client as any HTTPTransport)
     }
 }

@@ -27,7 +27,10 @@ struct Breeze: AsyncParsableCommand {
                 ]
             ),
             CommandGroup(name: "Sign", subcommands: [KeygenCommand.self, KeysCommand.self, SignCommand.self]),
-            CommandGroup(name: "Publish and serve", subcommands: [PublishCommand.self, ServeCommand.self]),
+            CommandGroup(
+                name: "Publish and serve",
+                subcommands: [ReleaseCommand.self, PublishCommand.self, ServeCommand.self]
+            ),
             CommandGroup(
                 name: "Preview what a device sees",
                 subcommands: [PlanCommand.self, WhatsNewCommand.self, CheckUpdateCommand.self, PreviewCommand.self]

@@ -89,7 +89,7 @@ struct BundleStoreTests {
         #expect(try store.liveRecord()?.previous == 2)
 
         let back = try await store.rollBack()
-        #expect(back.id == 2)
+        #expect(back == 2)
         #expect(try String(contentsOf: folder.appendingPathComponent("Live/sub/b.txt"), encoding: .utf8) == "b")
         #expect(!FileManager.default.fileExists(atPath: store.versionPath(3)))
     }

@@ -118,6 +118,16 @@ struct ContentFormatTests {
         #expect(presentation.viewController == "RZUpgradeViewController")
         #expect(presentation.configuration["forceUpgrade"]?.bool == true)
         #expect(presentation.configuration["releaseNotes"]?.array?.first?.object?["title"]?.string == "Something New")
+        // What an app gets: strict JSON its own Decodable reads.
+        struct Screen: Decodable {
+            struct Configuration: Decodable { var forceUpgrade: Bool }
+            var screen: String
+            var viewController: String
+            var configuration: Configuration
+        }
+        let screen = try JSONDecoder().decode(Screen.self, from: presentation.json)
+        #expect(screen.screen == "ForceUpgrade" && screen.viewController == "RZUpgradeViewController")
+        #expect(screen.configuration.forceUpgrade)
     }
 
     @Test func updateStatusAndNagRules() {

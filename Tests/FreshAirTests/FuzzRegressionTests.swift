@@ -3,8 +3,9 @@ import Testing
 
 /// Every seed of the fuzz corpora and every input that once crashed a parser
 /// (Fuzz/Regressions/<target>/), through the fuzz targets' own code and property checks: a
-/// regression traps here as it trapped under libFuzzer.
-@Suite("Fuzzing's seeds and past crashes, replayed")
+/// regression traps here as it trapped under libFuzzer. Serialized: the targets unpack into one
+/// scratch folder per process, as under libFuzzer, and check that nothing else appeared there.
+@Suite("Fuzzing's seeds and past crashes, replayed", .serialized)
 struct FuzzRegressionTests {
     static let fuzzFolder = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(

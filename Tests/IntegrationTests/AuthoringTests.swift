@@ -312,6 +312,45 @@ struct AuthoringTests {
         #expect(text.output.contains("error: manifest.json: invalid JSON at line"))
     }
 
+    @Test("validate warns where a device gets no variant of an image; generate's conditions leave no gap")
+    func imageGaps() async throws {
+        for name in ["hero.png", "hero@2x.png", "logo~ipad.png", "Resources/icon.png"] {
+            try write("I.freshair/\(name)", name)
+        }
+        // What generate wrote before it knew about 3x devices, and a variant for iPads only.
+        try write(
+            "I.freshair/manifest.json",
+            """
+            [{"filename": "hero.png", "condition": "displayScale < 2"},
+             {"filename": "hero@2x.png", "condition": "displayScale == 2"},
+             {"filename": "logo~ipad.png", "condition": "device == 'ipad'"},
+             {"filename": "Resources/icon.png", "condition": "language == 'fr'"}]
+            """
+        )
+        _ = try await BreezeBinary.run(["hash", work.path("I.freshair").path])
+        let warnings = await BundleValidator.run(bundle: work.path("I.freshair")).filter { $0.severity == .warning }
+        let gaps = warnings.filter { $0.message.hasPrefix("no variant") }
+            .map { "\($0.file): \($0.message.split(separator: ":")[0])" }
+        #expect(
+            gaps == [
+                "hero: no variant of this image is selected on ipad at 3x",
+                "hero: no variant of this image is selected on iphone at 3x",
+                "logo: no variant of this image is selected on iphone at 1x, 2x, 3x",
+            ],
+            "a condition on a key validate cannot know (language) is not a gap"
+        )
+        let text = try await BreezeBinary.run(["validate", work.path("I.freshair").path])
+        #expect(text.status == 0, "warnings do not fail validate: \(text.output)")
+        #expect(text.output.contains("warning: hero: no variant of this image is selected on iphone at 3x"))
+
+        // generate's own conditions cover every scale and device.
+        try write("I.freshair/manifest.json", "[]")
+        try FileManager.default.removeItem(at: work.path("I.freshair/logo~ipad.png"))
+        #expect(try await BreezeBinary.run(["generate", work.path("I.freshair").path]).status == 0)
+        let after = await BundleValidator.run(bundle: work.path("I.freshair"))
+        #expect(!after.contains { $0.message.hasPrefix("no variant") }, "\(after)")
+    }
+
     @Test("plan lists what a device would download, from a folder or a URL")
     func plan() async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -397,6 +397,60 @@ struct BreezeCommandTests {
         #expect(broken.status == 65 && broken.error.contains("invalid JSON"), "\(broken.status): \(broken.error)")
     }
 
+    @Test("Every subcommand's first mistake: a missing path or an existing file, its exit code, words only")
+    func everySubcommandsFirstMistake() async throws {
+        let work = try TemporaryFolder("first-mistake")
+        let nope = work.path("nope").path
+        try FileManager.default.createDirectory(at: work.path("plain"), withIntermediateDirectories: true)
+        try Data("x".utf8).write(to: work.path("plain/f.txt"))
+        #expect(try await BreezeBinary.run(["init", work.path("B.freshair").path]).status == 0)
+        #expect(try await BreezeBinary.run(["keygen", work.path("k.key").path]).status == 0)
+        let bundle = work.path("B.freshair").path
+        let key = work.path("k.key").path
+        let cases: [(arguments: [String], status: Int32, said: String)] = [
+            (["init", work.path("plain").path], 73, "is not empty"),
+            (["generate", nope], 66, "not a bundle folder yet"),
+            (["hash", nope], 66, "not a bundle folder yet"),
+            (["validate", nope], 66, "no such file or folder"),
+            (["package", nope, "--output", work.path("p.tgz").path], 66, "no such file or folder"),
+            (["repo", "add", nope, work.path("r").path], 66, "no such file or folder"),
+            (["keygen", key], 73, "a signing key is never overwritten"),
+            (["keys", "create", work.path("keys/1.json").path, "--key", nope], 66, "no such signing key file"),
+            (["sign", nope, "--key", key], 66, "no such file or folder"),
+            (["sign", bundle, "--key", nope], 66, "no such signing key file"),
+            (["release", nope, work.path("site").path], 66, "no such file or folder"),
+            (["publish", nope, work.path("site").path], 66, "no such file or folder"),
+            (["serve", nope], 66, "no such file or folder"),
+            (["plan", nope], 66, "no such file or folder"),
+            (["whatsnew", nope, "--from", "1.0", "--to", "2.0"], 66, "no such file or folder"),
+            (["check-update", nope, "--app-version", "1.0"], 66, "no such file or folder"),
+            (["preview", nope, "--from", "1.0", "--to", "2.0", "-o", work.path("w.html").path], 66, "no such file"),
+            (["sync", nope, work.path("live").path], 66, "no such file or folder"),
+            (["verify", nope], 66, "no such file or folder"),
+            (["rollback", nope], 66, "no such file or folder"),
+            (["demo", "--workspace", "/proc/freshair-nope"], 66, "no such file or folder"),
+        ]
+        // Every subcommand `breeze --help` lists has a case here: a new one needs its own.
+        let help = try await BreezeBinary.run(["--help"]).output
+        let listed = Set(
+            help.split(separator: "\n").compactMap { line -> String? in
+                guard line.hasPrefix("  "), !line.hasPrefix("   ") else { return nil }
+                return line.split(separator: " ").first.map(String.init)
+            }
+        ).subtracting(["-h,", "--version", "--help", "See"])
+        #expect(listed == Set(cases.map(\.arguments[0])), "subcommands without a case: \(listed)")
+        for (arguments, status, said) in cases {
+            let run = try await BreezeBinary.run(arguments)
+            #expect(run.status == status, "\(arguments): \(run.status) \(run.error)")
+            #expect(run.error.hasPrefix("breeze: error: ") && run.error.contains(said), "\(arguments): \(run.error)")
+            for leak in ["Domain=", "Code=", "NIO", "BoringSSL", ".build/", "Error("] {
+                #expect(!run.error.contains(leak), "\(arguments) leaks \(leak): \(run.error)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: work.path("p.tgz").path), "no empty package was written")
+        #expect(!FileManager.default.fileExists(atPath: work.path("r").path), "no empty bundle was published")
+    }
+
     @Test("whatsnew and check-update name the releases this environment left out, and why")
     func releasesLeftOutAreNamed() async throws {
         let work = try TemporaryFolder("left-out")

@@ -268,7 +268,7 @@ struct FailureTests {
                 f = open(sys.argv[1], "w"); fcntl.flock(f, fcntl.LOCK_EX); print("locked", flush=True); time.sleep(60)
                 """, client.local.path("store/lock").path,
             ]
-            let output = Pipe()
+            let output = Pipe.unshared()
             holder.standardOutput = output
             try holder.run()
             // SIGKILL: the test runner's children may inherit a mask that blocks SIGTERM.

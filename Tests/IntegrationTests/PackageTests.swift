@@ -49,6 +49,7 @@ struct PackageTests {
             store: BundleStore(root: local.path("store"), liveLink: local.path("Content")),
             bundledPackage: bundled,
             installer: installer,
+            transport: nil,
             configuration: configuration
         )
     }

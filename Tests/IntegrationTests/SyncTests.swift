@@ -215,14 +215,22 @@ enum PublishedText {
 
     static func write(_ text: String, to url: URL) throws {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let earlier = (try? FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as? Date) ?? nil
         try Data(text.utf8).write(to: url)
-        try uploaded(url)
+        try uploaded(url, after: earlier)
     }
 
     /// Moves a rewritten file's modification time on, as a real upload would: servers derive
     /// validators from it, at one-second resolution. Each file gets a later second than any before it.
-    static func uploaded(_ url: URL) throws {
-        let bumped = Date().addingTimeInterval(Double(2 * uploads.add(1, ordering: .relaxed).newValue))
+    ///
+    /// `earlier` is the time the file had before it was rewritten (another writer, `breeze
+    /// sign` or `publish`, may have set one ahead of the clock): the new one is past it too, since
+    /// an equal second and size would give nginx's ETag back unchanged.
+    static func uploaded(_ url: URL, after earlier: Date? = nil) throws {
+        let bumped = max(
+            Date().addingTimeInterval(Double(2 * uploads.add(1, ordering: .relaxed).newValue)),
+            (earlier ?? .distantPast).addingTimeInterval(2)
+        )
         try FileManager.default.setAttributes([.modificationDate: bumped], ofItemAtPath: url.path)
     }
 }

@@ -126,7 +126,9 @@ struct VerifyTests {
     @Test("Nothing installed: a clear error")
     func nothingInstalled() async throws {
         let empty = try TemporaryFolder("verify-empty")
-        let run = try await BreezeBinary.run(["verify", empty.path("nothing").path])
-        #expect(run.status != 0 && run.error.contains("holds no content installed by `breeze sync`"))
+        let run = try await BreezeBinary.run(["verify", empty.url.path])
+        #expect(run.status != 0 && run.error.contains("holds no content installed by `breeze sync`"), "\(run.error)")
+        let missing = try await BreezeBinary.run(["verify", empty.path("nothing").path])
+        #expect(missing.status == 66 && missing.error.contains("nothing: no such file or folder"), "\(missing.error)")
     }
 }

@@ -33,7 +33,7 @@ package enum BundleValidator {
         let root = bundle.standardizedFileURL.resolvingSymlinksInPath()
         var walk = ManifestWalk()
         checkManifest(root: root, folder: "", depth: 0, walk: &walk)
-        var problems = walk.problems + walk.defectProblems()
+        var problems = walk.problems + walk.defectProblems() + imageGaps(walk.images)
         checkReleaseNotes(root: root, problems: &problems)
         checkPresentation(root: root, problems: &problems)
         checkStringsFiles(root: root, problems: &problems)
@@ -61,6 +61,8 @@ package enum BundleValidator {
         var defects: [(manifest: String, index: Int, entry: ManifestEntry)] = []
         /// The platforms the bundle's conditions name: the devices it is meant for.
         var platforms: Set<String> = []
+        /// The images listed and the conditions of their variants.
+        var images = ImageCoverage()
 
         func isUnderUnreadableManifest(_ path: String) -> Bool {
             unreadableFolders.contains { $0.isEmpty || path.hasPrefix($0 + "/") }
@@ -90,6 +92,29 @@ package enum BundleValidator {
                         + "so only another platform's devices would refuse the manifest"
                 )
             }
+        }
+    }
+
+    /// A warning per image that some device gets no variant of: scales named together
+    /// (`1x, 2x, 3x`) per device.
+    private static func imageGaps(_ images: ImageCoverage) -> [Problem] {
+        var scales: [String: [Int]] = [:]
+        var order: [String] = []
+        for gap in images.gaps() {
+            let key = "\(gap.image)\u{0}\(gap.device)"
+            if scales[key] == nil { order.append(key) }
+            scales[key, default: []].append(gap.scale)
+        }
+        return order.map { key in
+            let parts = key.split(separator: "\u{0}").map(String.init)
+            let at = scales[key]!.map { "\($0)x" }.joined(separator: ", ")
+            return Problem(
+                severity: .warning,
+                file: parts[0],
+                message:
+                    "no variant of this image is selected on \(parts[1]) at \(at): that device shows no image "
+                    + "(add one, or loosen a variant's condition; `breeze generate` writes conditions that cover every scale)"
+            )
         }
     }
 
@@ -150,6 +175,7 @@ package enum BundleValidator {
             let path = prefix.map { $0.appending(entry.path).string } ?? entry.path.string
             walk.listed.insert(path)
             walk.platforms.formUnion(entry.condition.values(comparedWith: "platform"))
+            walk.images.add(path: path, condition: entry.condition)
             if entry.defect != nil { walk.defects.append((manifestPath, index, entry)) }
             let url = root.appendingPathComponent(path)
             if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) {

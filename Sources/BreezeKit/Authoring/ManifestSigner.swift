@@ -33,13 +33,28 @@ package struct SigningKey: Sendable {
             defer { try? handle.close() }
             text = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
         } catch {
-            throw SigningError("cannot read the signing key \(url.path): \(error.localizedDescription)")
+            guard FileManager.default.fileExists(atPath: url.path) else {
+                throw SigningError(
+                    "\(url.path): no such signing key file (`breeze keygen FILE` writes one)",
+                    kind: .missingFile
+                )
+            }
+            throw SigningError(
+                "cannot read the signing key \(url.path): \(error.localizedDescription)",
+                kind: .cannotWrite
+            )
         }
+        try self.init(text: text, origin: url.path)
+    }
+
+    /// Reads a key from the text of a key file (an environment variable's value, say);
+    /// `origin` names where it came from in the error.
+    package init(text: String, origin: String) throws {
         let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
         guard let line = lines.first(where: { !$0.isEmpty && !$0.hasPrefix("#") }),
             let seed = Data(base64Encoded: line),
             let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed)
-        else { throw SigningError("\(url.path) is not a signing key written by `breeze keygen`") }
+        else { throw SigningError("\(origin) is not a signing key written by `breeze keygen`") }
         self.init(privateKey: key)
     }
 
@@ -61,7 +76,8 @@ package struct SigningKey: Sendable {
             throw SigningError(
                 errno == EEXIST
                     ? "\(url.path) exists; a signing key is never overwritten (move it away first)"
-                    : "cannot create \(url.path): \(String(cString: strerror(errno)))"
+                    : "cannot create \(url.path): \(String(cString: strerror(errno)))",
+                kind: .cannotWrite
             )
         }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
@@ -162,6 +178,14 @@ extension ManifestSigner {
 
 /// A key or signature problem, saying what to do.
 package struct SigningError: Error, CustomStringConvertible {
+    /// What went wrong, for the exit code: the content or key is not fit (the default), a key
+    /// file is missing, or one cannot be written.
+    package enum Kind: Sendable { case content, missingFile, cannotWrite }
+
     package let description: String
-    package init(_ description: String) { self.description = description }
+    package let kind: Kind
+    package init(_ description: String, kind: Kind = .content) {
+        self.description = description
+        self.kind = kind
+    }
 }

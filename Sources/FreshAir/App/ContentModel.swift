@@ -60,14 +60,17 @@ public final class ContentModel {
 
     private let prompts: any UpdatePromptStore
 
-    /// - Parameters:
-    ///   - source: the content to keep current.
-    ///   - prompts: where the last app version the user saw is remembered, for ``whatsNew``;
-    ///     by default a file in the store's folder.
-    public init(_ source: FreshAirContent, prompts: (any UpdatePromptStore)? = nil) {
+    /// Keeps `source` current; what the user has seen and when they were last asked to update
+    /// are remembered in a file in its store's folder.
+    public convenience init(_ source: FreshAirContent) {
+        self.init(source, prompts: FileUpdatePromptStore(url: source.store.root.appendingPathComponent("prompts.json")))
+    }
+
+    /// The same, remembering in `prompts`.
+    package init(_ source: FreshAirContent, prompts: any UpdatePromptStore) {
         self.source = source
         self.live = source.live
-        self.prompts = prompts ?? FileUpdatePromptStore(url: source.store.root.appendingPathComponent("prompts.json"))
+        self.prompts = prompts
         readReleaseNotes()
     }
 
@@ -106,6 +109,22 @@ public final class ContentModel {
 
     /// Clears ``whatsNew`` once the app has shown it.
     public func dismissWhatsNew() { whatsNew = [] }
+
+    /// Whether to ask the user to update the app now: always when ``updateStatus`` is
+    /// `required`; when an update is only available, unless the user skipped that version or
+    /// was asked within the last three days.
+    public var shouldPromptForUpdate: Bool {
+        guard let updateStatus else { return false }
+        return UpdatePromptPolicy(store: prompts).shouldPrompt(for: updateStatus)
+    }
+
+    /// Records that the app asked, so an available update is not asked about again for three days.
+    public func updatePromptShown() { UpdatePromptPolicy(store: prompts).didPrompt() }
+
+    /// The user chose to skip the available version: it is not asked about again (a later one is).
+    public func skipAvailableUpdate() {
+        if case .available(let version, _) = updateStatus { UpdatePromptPolicy(store: prompts).skip(version) }
+    }
 
     /// The phase an event moves to, or `nil` when it changes none: a decision with no effects,
     /// so it is tested alone.

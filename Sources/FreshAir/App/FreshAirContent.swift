@@ -44,14 +44,14 @@ public struct FreshAirContent: ContentUpdater {
     ///   - environment: by default ``ConditionEnvironment/current(appVersion:)``.
     ///   - configuration: retries, limits and trusted keys. With keys pinned, the bundled copy
     ///     must be signed as well.
-    ///   - transport: by default a `URLSessionTransport` of the sync's own.
+    ///   - transport: by default a `URLSession` of each sync's own; pass one to share it.
     public init(
         remote: URL,
         folder: URL? = nil,
         bundledIn bundle: Bundle? = .main,
         environment: ConditionEnvironment = .current(),
         configuration: SyncConfiguration = SyncConfiguration(),
-        transport: (any HTTPTransport)? = nil
+        transport: Transport? = nil
     ) {
         let name = Self.name(of: remote)
         self.remote = remote
@@ -59,7 +59,7 @@ public struct FreshAirContent: ContentUpdater {
         self.bundled = bundle?.url(forResource: name, withExtension: "freshair")
         self.environment = environment
         self.configuration = configuration
-        self.transport = transport
+        self.transport = transport?.base
     }
 
     /// The live content, looked up as `Bundle` does, for this environment. Lookups follow the

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Evaluation is pure and total: a comparison with a key the environment lacks is false (`!=`
 /// included; its negation, `NOT (a == b)`, is true), never a crash.
-public indirect enum Condition: Sendable, Hashable {
+package indirect enum Condition: Sendable, Hashable {
     /// True for every device (an entry with no condition).
     case always
     /// True for no device (`FALSEPREDICATE`).
@@ -23,13 +23,13 @@ public indirect enum Condition: Sendable, Hashable {
     case truth(Operand)
 
     /// One side of a comparison.
-    public enum Operand: Sendable, Hashable, CustomStringConvertible {
+    package enum Operand: Sendable, Hashable, CustomStringConvertible {
         /// A key of the environment, dotted into maps (`defaults.flag`).
         case keyPath([String])
         /// A value written in the condition.
         case literal(ConditionValue)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .keyPath(let parts): return parts.joined(separator: ".")
             case .literal(let value): return value.description
@@ -38,7 +38,7 @@ public indirect enum Condition: Sendable, Hashable {
     }
 
     /// Whether the condition holds in `environment`.
-    public func evaluate(in environment: ConditionEnvironment) -> Bool {
+    package func evaluate(in environment: ConditionEnvironment) -> Bool {
         switch self {
         case .always: return true
         case .never: return false
@@ -65,17 +65,17 @@ public indirect enum Condition: Sendable, Hashable {
 
 /// Modifiers written after an operator, as in NSPredicate: `==[c]` ignores case, `[d]`
 /// ignores diacritics.
-public struct ComparisonOptions: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct ComparisonOptions: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt8
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
     /// `[c]`: letters compare without regard to case.
-    public static let caseInsensitive = ComparisonOptions(rawValue: 1)
+    package static let caseInsensitive = ComparisonOptions(rawValue: 1)
     /// `[d]`: letters compare without regard to accents.
-    public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
+    package static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
 }
 
 /// The comparisons a condition can make.
-public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
+package enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     /// `==` (also `=`): equal; versions compare as versions.
     case equal = "=="
     /// `!=` (also `<>`): not equal; false when the key is unknown.
@@ -98,7 +98,7 @@ public enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     case contains = "CONTAINS"
 
     /// The operator for a JSON-form `comparison` name (`eq ne gt gte lt lte`, or a symbol).
-    public init?(jsonName: String) {
+    package init?(jsonName: String) {
         switch jsonName.lowercased() {
         case "eq", "==", "=": self = .equal
         case "ne", "!=", "<>": self = .notEqual

@@ -1,13 +1,13 @@
 /// A condition that could not be read, with the 1-based column where reading stopped.
-public struct ConditionSyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct ConditionSyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was wrong, e.g. `expected ')'`.
-    public var message: String
+    package var message: String
     /// 1-based column in ``source``.
-    public var column: Int
+    package var column: Int
     /// The condition as written.
-    public var source: String
+    package var source: String
 
-    public var description: String {
+    package var description: String {
         "\(message) at column \(column) of \"\(source)\""
     }
 }
@@ -22,7 +22,7 @@ extension Condition {
     /// - Throws: ``ConditionSyntaxError`` naming the column; also for a condition longer than
     ///   ``maxLength`` bytes or nesting `!`, parentheses and lists deeper than ``maxNesting``, limits
     ///   that keep a hostile manifest from exhausting the stack.
-    public init(parsing source: String) throws(ConditionSyntaxError) {
+    package init(parsing source: String) throws(ConditionSyntaxError) {
         guard source.utf8.count <= Self.maxLength else {
             throw ConditionSyntaxError(
                 message: "the condition is longer than \(Self.maxLength) bytes",
@@ -35,13 +35,13 @@ extension Condition {
     }
 
     /// The longest condition accepted, in UTF-8 bytes.
-    public static let maxLength = 4096
+    package static let maxLength = 4096
     /// How deeply `!`/`NOT` and parentheses may nest.
-    public static let maxNesting = 32
+    package static let maxNesting = 32
 
     /// Compiles the JSON form: every `{"key", "value", "comparison"}` must hold;
     /// `comparison` is one of `eq ne gt gte lt lte` and defaults to `gte`.
-    public init(requirements: [(key: String, value: ConditionValue, comparison: ComparisonOperator)]) {
+    package init(requirements: [(key: String, value: ConditionValue, comparison: ComparisonOperator)]) {
         let parts = requirements.map { requirement in
             Condition.compare(
                 .keyPath(requirement.key.split(separator: ".").map(String.init)),

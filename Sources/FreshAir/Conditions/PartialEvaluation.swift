@@ -9,7 +9,7 @@ extension Condition {
     /// locale. A key that `known` lacks is unknown here, not false as in
     /// ``evaluate(in:)``: some device may set it. `&&` and `||` follow three-valued logic
     /// (`false && unknown` is `false`, `true || unknown` is `true`).
-    public func evaluate(knowing known: ConditionEnvironment) -> Bool? {
+    package func evaluate(knowing known: ConditionEnvironment) -> Bool? {
         switch self {
         case .always: return true
         case .never: return false
@@ -43,7 +43,7 @@ extension Condition {
 
     /// The literal values the condition compares `key` with (`platform == 'iOS'`,
     /// `platform IN {'iOS', 'tvOS'}`): the values an author had in mind for that key.
-    public func values(comparedWith key: String) -> Set<String> {
+    package func values(comparedWith key: String) -> Set<String> {
         switch self {
         case .always, .never, .truth: return []
         case .not(let inner): return inner.values(comparedWith: key)

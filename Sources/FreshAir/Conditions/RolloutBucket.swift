@@ -8,13 +8,13 @@ import Foundation
 /// `environment["channel"] = "beta"` and entries say `channel == 'beta'`.
 ///
 /// A sync sets the key from ``BundleStore/installID()`` unless the app set it already.
-public enum RolloutBucket {
+package enum RolloutBucket {
     /// The condition key.
-    public static let key = "rolloutBucket"
+    package static let key = "rolloutBucket"
 
     /// The bucket of one install for one bundle: the same on every run, and independent
     /// between bundles, so the same 10% of installs are not first in line for everything.
-    public static func of(installID: String, bundle: String) -> Int {
+    package static func of(installID: String, bundle: String) -> Int {
         let digest = SHA256.hash(data: Data("\(installID)\n\(bundle)".utf8))
         let number = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         return Int(number % 100)

@@ -120,7 +120,7 @@ public struct ContentBundle: Sendable {
     /// One localization's table: `<localization>.lproj/<table>.strings`, else that language in
     /// `<table>.xcstrings`; `nil` when neither exists.
     /// - Throws: ``StringsTable/SyntaxError`` or ``ManifestError`` for a malformed file.
-    public func stringsTable(named table: String, localization: String) throws -> StringsTable? {
+    package func stringsTable(named table: String, localization: String) throws -> StringsTable? {
         try tables.table(key: "\(localization)/\(table)") {
             for folder in ["\(localization).lproj", "Resources/\(localization).lproj"] {
                 let url = root.appendingPathComponent("\(folder)/\(table).strings")
@@ -170,10 +170,13 @@ public struct ContentBundle: Sendable {
         return try ReleaseNotes(data: Data(contentsOf: url), source: url.path)
     }
 
-    /// `presentation.json`, or `nil` when there is none.
-    public func presentation() throws -> Presentation? {
+    /// `presentation.json` (`{"screen", "viewController", "configuration"}`: a screen the
+    /// content asks the app to show) as strict JSON bytes, the old example's `"key" = value`
+    /// and trailing commas normalized, for the app to decode into a `Decodable` of its own.
+    /// `nil` when there is none; it throws when the file is not such an object.
+    public func presentation() throws -> Data? {
         guard let url = url(forResource: "presentation", withExtension: "json") else { return nil }
-        return try Presentation(data: Data(contentsOf: url), source: url.path)
+        return try Presentation(data: Data(contentsOf: url), source: url.path).json
     }
 }
 

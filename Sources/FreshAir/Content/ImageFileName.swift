@@ -3,23 +3,23 @@
 ///
 /// One reading serves both sides: ``ContentBundle/imageURL(named:subdirectory:)`` picks a
 /// variant by it, and `breeze generate` infers conditions from it.
-public struct ImageFileName: Sendable, Hashable {
+package struct ImageFileName: Sendable, Hashable {
     /// The extensions an image may have.
-    public static let extensions: Set<String> = ["png", "jpg", "jpeg", "pdf", "heic", "webp", "gif"]
+    package static let extensions: Set<String> = ["png", "jpg", "jpeg", "pdf", "heic", "webp", "gif"]
 
     /// The whole file name.
-    public var fileName: String
+    package var fileName: String
     /// The image's name without device, scale or extension (`icon`).
-    public var base: String
+    package var base: String
     /// `ipad`, `iphone`…, lowercased; `nil` for every device.
-    public var device: String?
+    package var device: String?
     /// 1, 2 or 3.
-    public var scale: Int
+    package var scale: Int
     /// The extension as written (`png`).
-    public var ext: String
+    package var ext: String
 
     /// `nil` when the name has no image extension.
-    public init?(_ fileName: String) {
+    package init?(_ fileName: String) {
         guard let dot = fileName.lastIndex(of: ".") else { return nil }
         ext = String(fileName[fileName.index(after: dot)...])
         guard Self.extensions.contains(ext.lowercased()) else { return nil }
@@ -38,7 +38,7 @@ public struct ImageFileName: Sendable, Hashable {
     }
 
     /// The file name of this image for another device or scale.
-    public func variant(device: String?, scale: Int) -> String {
+    package func variant(device: String?, scale: Int) -> String {
         base + (device.map { "~\($0)" } ?? "") + (scale > 1 ? "@\(scale)x" : "") + "." + ext
     }
 }

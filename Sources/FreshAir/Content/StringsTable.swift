@@ -3,28 +3,28 @@ import Foundation
 /// A table of localized strings: a `.strings` file (UTF-8, or UTF-16 with a byte-order mark;
 /// `/* */` and `//` comments; `\"`, `\\`, `\n`, `\t`, `\r`, `\U00E9` escapes), or one language
 /// of an `.xcstrings` string catalog.
-public struct StringsTable: Sendable, Hashable {
+package struct StringsTable: Sendable, Hashable {
     /// Every key and its text.
-    public var strings: [String: String]
+    package var strings: [String: String]
 
     /// A table of `strings`.
-    public init(strings: [String: String]) {
+    package init(strings: [String: String]) {
         self.strings = strings
     }
 
     /// A `.strings` file that could not be read, with the line where reading stopped.
-    public struct SyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+    package struct SyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
         /// The file that could not be read.
-        public var source: String
+        package var source: String
         /// Where, 1-based.
-        public var line: Int
+        package var line: Int
         /// What is wrong.
-        public var message: String
-        public var description: String { "\(source): line \(line): \(message)" }
+        package var message: String
+        package var description: String { "\(source): line \(line): \(message)" }
     }
 
     /// Parses a `.strings` file.
-    public init(stringsFile data: Data, source: String) throws(SyntaxError) {
+    package init(stringsFile data: Data, source: String) throws(SyntaxError) {
         guard let text = Self.decode(data) else {
             throw SyntaxError(source: source, line: 1, message: "not UTF-8, nor UTF-16 with a byte-order mark")
         }
@@ -34,7 +34,7 @@ public struct StringsTable: Sendable, Hashable {
 
     /// Reads one language from an `.xcstrings` catalog. A key with no translation for
     /// `language` is left out, so lookup falls through to the next localization.
-    public init(catalog data: Data, language: String, source: String) throws(ManifestError) {
+    package init(catalog data: Data, language: String, source: String) throws(ManifestError) {
         let document: JSONValue
         do { document = try JSONReader.parse(data) } catch {
             throw ManifestError(source: source, problem: .invalidJSON(error))

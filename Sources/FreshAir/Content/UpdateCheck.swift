@@ -24,16 +24,16 @@ extension ReleaseNotes {
 }
 
 /// What the app remembers between prompts.
-public struct UpdatePromptState: Sendable, Hashable, Codable {
+package struct UpdatePromptState: Sendable, Hashable, Codable {
     /// The user chose "skip this version" for this one.
-    public var skippedVersion: String?
+    package var skippedVersion: String?
     /// When a prompt was last shown.
-    public var lastPrompted: Date?
+    package var lastPrompted: Date?
     /// The last version whose "what's new" the user saw.
-    public var lastSeenVersion: String?
+    package var lastSeenVersion: String?
 
     /// A state; all empty by default.
-    public init(skippedVersion: String? = nil, lastPrompted: Date? = nil, lastSeenVersion: String? = nil) {
+    package init(skippedVersion: String? = nil, lastPrompted: Date? = nil, lastSeenVersion: String? = nil) {
         self.skippedVersion = skippedVersion
         self.lastPrompted = lastPrompted
         self.lastSeenVersion = lastSeenVersion
@@ -41,7 +41,7 @@ public struct UpdatePromptState: Sendable, Hashable, Codable {
 }
 
 /// Keeps ``UpdatePromptState``; replace it to keep the state in your own storage.
-public protocol UpdatePromptStore: Sendable {
+package protocol UpdatePromptStore: Sendable {
     /// The state last saved, or an empty one.
     func load() -> UpdatePromptState
     /// Keeps `state` for the next ``load()``.
@@ -49,53 +49,53 @@ public protocol UpdatePromptStore: Sendable {
 }
 
 /// A JSON file.
-public struct FileUpdatePromptStore: UpdatePromptStore {
+package struct FileUpdatePromptStore: UpdatePromptStore {
     /// The JSON file.
-    public let url: URL
+    package let url: URL
     /// Keeps the state in the JSON file at `url`.
-    public init(url: URL) { self.url = url }
+    package init(url: URL) { self.url = url }
 
     /// The state in the file, or an empty one when it is missing or unreadable.
-    public func load() -> UpdatePromptState {
+    package func load() -> UpdatePromptState {
         (try? JSONDecoder().decode(UpdatePromptState.self, from: Data(contentsOf: url))) ?? UpdatePromptState()
     }
 
     /// Writes `state` to the file, atomically.
-    public func save(_ state: UpdatePromptState) {
+    package func save(_ state: UpdatePromptState) {
         try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try? JSONEncoder().encode(state).write(to: url, options: .atomic)
     }
 }
 
 /// In memory, for tests and previews.
-public final class InMemoryUpdatePromptStore: UpdatePromptStore {
+package final class InMemoryUpdatePromptStore: UpdatePromptStore {
     private let state = Mutex(UpdatePromptState())
     /// Starts with `initial`.
-    public init(_ initial: UpdatePromptState = UpdatePromptState()) { state.withLock { $0 = initial } }
+    package init(_ initial: UpdatePromptState = UpdatePromptState()) { state.withLock { $0 = initial } }
     /// The state held.
-    public func load() -> UpdatePromptState { state.withLock { $0 } }
+    package func load() -> UpdatePromptState { state.withLock { $0 } }
     /// Replaces the state held.
-    public func save(_ newState: UpdatePromptState) { state.withLock { $0 = newState } }
+    package func save(_ newState: UpdatePromptState) { state.withLock { $0 = newState } }
 }
 
 /// The nag rules: when to show an "update available" prompt.
 ///
 /// A required update is always shown. An available one is shown unless the user skipped that
 /// version, or was prompted less than ``minimumInterval`` ago.
-public struct UpdatePromptPolicy: Sendable {
+package struct UpdatePromptPolicy: Sendable {
     /// The least time between two prompts for an available update (3 days by default).
-    public var minimumInterval: TimeInterval
+    package var minimumInterval: TimeInterval
     /// Where skipped versions and prompt dates are kept.
-    public var store: any UpdatePromptStore
+    package var store: any UpdatePromptStore
 
     /// A policy keeping its state in `store`.
-    public init(minimumInterval: TimeInterval = 3 * 86_400, store: any UpdatePromptStore) {
+    package init(minimumInterval: TimeInterval = 3 * 86_400, store: any UpdatePromptStore) {
         self.minimumInterval = minimumInterval
         self.store = store
     }
 
     /// Whether to show a prompt for `status` now.
-    public func shouldPrompt(for status: UpdateStatus, now: Date = Date()) -> Bool {
+    package func shouldPrompt(for status: UpdateStatus, now: Date = Date()) -> Bool {
         switch status {
         case .upToDate: return false
         case .required: return true
@@ -108,14 +108,14 @@ public struct UpdatePromptPolicy: Sendable {
     }
 
     /// Call when the prompt was shown.
-    public func didPrompt(at now: Date = Date()) {
+    package func didPrompt(at now: Date = Date()) {
         var state = store.load()
         state.lastPrompted = now
         store.save(state)
     }
 
     /// Call when the user chose "skip this version".
-    public func skip(_ version: Version) {
+    package func skip(_ version: Version) {
         var state = store.load()
         state.skippedVersion = version.description
         store.save(state)

@@ -39,7 +39,7 @@ extension ContentBundle {
 
     /// What's new since the version this user last saw, remembered in `store`; records
     /// `current` as seen. Empty on the very first launch.
-    public func whatsNewSinceLastSeen(
+    package func whatsNewSinceLastSeen(
         current: Version,
         environment: ConditionEnvironment,
         store: any UpdatePromptStore

@@ -35,15 +35,27 @@ public struct BundleSync: ContentUpdater {
     ///   - remote: the bundle folder (`…/App.freshair/`) or its `manifest.json`.
     ///   - store: where versions are kept, and the live link.
     ///   - environment: what conditions are evaluated against.
-    ///   - transport: how requests are sent; by default a ``URLSessionTransport`` of this
-    ///     value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass one to
-    ///     share its connections (and its lifetime is then yours).
+    ///   - transport: how requests are sent; by default a `URLSession` of this value's own,
+    ///     with ``SyncConfiguration/concurrency`` connections per host. Pass one to share its
+    ///     connections.
     ///   - configuration: retries, limits, keys and timeouts.
     public init(
         remote: URL,
         store: BundleStore,
         environment: ConditionEnvironment = .current(),
-        transport: (any HTTPTransport)? = nil,
+        transport: Transport? = nil,
+        configuration: SyncConfiguration = SyncConfiguration()
+    ) {
+        let base: (any HTTPTransport)? = transport?.base
+        self.init(remote: remote, store: store, environment: environment, transport: base, configuration: configuration)
+    }
+
+    /// The same, with any ``HTTPTransport`` (a test's, AsyncHTTPClient's).
+    package init(
+        remote: URL,
+        store: BundleStore,
+        environment: ConditionEnvironment = .current(),
+        transport: (any HTTPTransport)?,
         configuration: SyncConfiguration = SyncConfiguration()
     ) {
         self.remote = remote
@@ -266,7 +278,7 @@ public struct BundleSync: ContentUpdater {
 
     /// The files this environment selects from the remote bundle, manifests included, as a
     /// device with nothing installed would download them. Touches no store.
-    public func selection() async throws -> [SelectedEntry] {
+    package func selection() async throws -> [SelectedEntry] {
         let fetcher = Fetcher(transport: transport, configuration: configuration, localRoot: localRoot)
         let manifestURL = baseURL.appendingPathComponent("manifest.json")
         guard

@@ -47,7 +47,7 @@ extension ContentUpdater {
 
 extension SyncSchedule {
     /// Runs `updater` on this schedule and delivers each summary or failure.
-    public func runs(_ updater: some ContentUpdater) -> Checks<SyncSummary> {
+    public func runs(_ updater: some ContentUpdater) -> AsyncStream<Result<SyncSummary, any Error>> {
         runs { try await updater.run() }
     }
 }

@@ -4,8 +4,8 @@ import Foundation
 /// instead of a fixed ``SyncConfiguration/trustedKeys`` list.
 ///
 /// ```swift
-/// configuration.keyRotation = KeyRotation(
-///     pinned: try KeyDocument(data: Data(contentsOf: Bundle.main.url(forResource: "1", withExtension: "json")!), source: "keys/1.json"),
+/// configuration.keyRotation = try KeyRotation(
+///     pinned: Data(contentsOf: Bundle.main.url(forResource: "1", withExtension: "json")!),
 ///     updates: URL(string: "https://cdn.example.com/keys/")!)
 /// ```
 ///
@@ -16,13 +16,26 @@ import Foundation
 /// them in order, and a removed key is no longer trusted anywhere.
 public struct KeyRotation: Sendable {
     /// The key document the app ships; trusted as it is (it must be signed by its own threshold).
-    public var pinned: KeyDocument
+    package var pinned: KeyDocument
     /// The folder where newer versions are published as `<version>.json`; `nil`: no rotation.
     public var updates: URL?
 
-    /// Trusts `pinned` (shipped with the app) and follows the rotations published at
-    /// `updates` (`<updates>/<n+1>.json`), when given.
-    public init(pinned: KeyDocument, updates: URL? = nil) {
+    /// Trusts the key document `pinned` (the bytes of `keys/<n>.json` as `breeze` wrote it,
+    /// shipped with the app) and follows the rotations published at `updates`
+    /// (`<updates>/<n+1>.json`), when given.
+    ///
+    /// - Throws: a ``FreshAirError`` with code ``FreshAirError/Code/manifest`` when the
+    ///   document is malformed or not signed by its own threshold.
+    public init(pinned: Data, updates: URL? = nil) throws(FreshAirError) {
+        do {
+            let document = try KeyDocument(data: pinned, source: "the pinned key document")
+            try document.verifySelf(source: "the pinned key document")
+            self.init(pinned: document, updates: updates)
+        } catch { throw FreshAirError.manifest(error) }
+    }
+
+    /// Trusts `pinned` as it is and follows the rotations at `updates`.
+    package init(pinned: KeyDocument, updates: URL? = nil) {
         self.pinned = pinned
         self.updates = updates
     }

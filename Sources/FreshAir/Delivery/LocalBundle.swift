@@ -1,10 +1,10 @@
 import Foundation
 
 /// A bundle folder on disk, as an author has it before publishing.
-public enum LocalBundle {
+package enum LocalBundle {
     /// The files a device with `environment` would download from this folder once published,
     /// manifests included, with their sizes on disk.
-    public static func selection(
+    package static func selection(
         folder: URL,
         environment: ConditionEnvironment,
         maxDepth: Int = 8

@@ -5,7 +5,7 @@ import Foundation
 /// The default, ``ExtractingInstaller``, unpacks it into the version being assembled. An app
 /// that keeps content elsewhere (loading a database, say) supplies its own: it installs from
 /// the file, and answers whether an earlier install is still present.
-public protocol PackageInstaller: Sendable {
+package protocol PackageInstaller: Sendable {
     /// Installs `package` (of `format`) into `folder`, the next version being assembled.
     /// Throwing refuses the package; the live version stays as it was.
     ///
@@ -20,18 +20,18 @@ public protocol PackageInstaller: Sendable {
 
 /// Unpacks `.tgz`/`.tar.gz`, `.tar`, `.gz` and `.zip` packages into the version folder,
 /// refusing hostile entries (see docs/SECURITY.md: paths, links, sizes, expansion).
-public struct ExtractingInstaller: PackageInstaller {
+package struct ExtractingInstaller: PackageInstaller {
     /// What an archive may hold: sizes, entries, expansion, links.
-    public var limits: ExtractionLimits
+    package var limits: ExtractionLimits
     /// When the archive holds exactly this one top-level folder (`cats-3/` in `cats-3.tar.gz`),
     /// its contents become the version's root.
-    public var topLevelFolderToStrip: String?
+    package var topLevelFolderToStrip: String?
     /// The name for a plain `.gz` package's one file (`content.json` for `content.json.gz`).
-    public var singleFileName: String
+    package var singleFileName: String
 
     /// Unpacks within `limits`; strips `topLevelFolderToStrip` when it is the archive's only
     /// folder; names a plain `.gz`'s one file `singleFileName`.
-    public init(
+    package init(
         limits: ExtractionLimits = ExtractionLimits(),
         topLevelFolderToStrip: String? = nil,
         singleFileName: String = "content"
@@ -41,7 +41,7 @@ public struct ExtractingInstaller: PackageInstaller {
         self.singleFileName = singleFileName
     }
 
-    public func install(package: URL, format: ArchiveFormat, into folder: URL) async throws -> [String: FileRecord] {
+    package func install(package: URL, format: ArchiveFormat, into folder: URL) async throws -> [String: FileRecord] {
         do {
             // Unpacking blocks on the disk and the inflater: done on the blocking pool.
             return try await BlockingPool.run { [self] in
@@ -74,7 +74,7 @@ public struct ExtractingInstaller: PackageInstaller {
         return Dictionary(uniqueKeysWithValues: records.map { (String($0.key.dropFirst(top.count + 1)), $0.value) })
     }
 
-    public func packageExists(liveFolder: URL?) -> Bool {
+    package func packageExists(liveFolder: URL?) -> Bool {
         liveFolder.map { Disk.isDirectory($0.path) } ?? false
     }
 }

@@ -29,28 +29,47 @@ public struct PackageUpdater: Sendable {
     /// The copy shipped inside the app, installed first and whenever nothing better is there.
     public var bundledPackage: URL?
     /// What is done with a package: unpacked into the version folder unless replaced.
-    public var installer: any PackageInstaller
+    package var installer: any PackageInstaller
     /// Retries, limits, keys and timeouts.
     public var configuration: SyncConfiguration
     private let transport: any HTTPTransport
 
-    /// Creates an updater; nothing happens until ``update()``.
+    /// Creates an updater; nothing happens until ``run(reporting:)``, which unpacks each
+    /// verified package into a new version.
     ///
     /// - Parameters:
     ///   - remote: the package's URL (`.tgz`, `.tar.gz`, `.tar`, `.gz` or `.zip`).
     ///   - store: where versions are kept, and the live link.
     ///   - bundledPackage: the copy shipped in the app, installed when nothing better is.
-    ///   - installer: what to do with a package; by default, unpack it into the version folder.
-    ///   - transport: how requests are sent; by default a ``URLSessionTransport`` of this
-    ///     value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass one to
-    ///     share its connections (and its lifetime is then yours).
+    ///   - transport: how requests are sent; by default a `URLSession` of this value's own,
+    ///     with ``SyncConfiguration/concurrency`` connections per host. Pass one to share its
+    ///     connections.
     ///   - configuration: retries, limits, keys and timeouts.
     public init(
         remote: URL,
         store: BundleStore,
         bundledPackage: URL? = nil,
+        transport: Transport? = nil,
+        configuration: SyncConfiguration = SyncConfiguration()
+    ) {
+        self.init(
+            remote: remote,
+            store: store,
+            bundledPackage: bundledPackage,
+            installer: nil,
+            transport: transport?.base,
+            configuration: configuration
+        )
+    }
+
+    /// The same, with `installer` deciding what is done with a package (unpacked into the
+    /// version folder when `nil`).
+    package init(
+        remote: URL,
+        store: BundleStore,
+        bundledPackage: URL? = nil,
         installer: (any PackageInstaller)? = nil,
-        transport: (any HTTPTransport)? = nil,
+        transport: (any HTTPTransport)?,
         configuration: SyncConfiguration = SyncConfiguration()
     ) {
         self.remote = remote
@@ -68,15 +87,15 @@ public struct PackageUpdater: Sendable {
     }
 
     /// The package's format, from the remote file name; `.tgz` when it names none.
-    public var format: ArchiveFormat { ArchiveFormat(fileName: remote.lastPathComponent) ?? .tarGzip }
+    package var format: ArchiveFormat { ArchiveFormat(fileName: remote.lastPathComponent) ?? .tarGzip }
 
     /// Where the installed content is (the live version's folder), or `nil` before any install.
     public var contentDirectory: URL? { store.liveDirectory }
 
     /// What an update did.
-    public struct Result: Sendable, Codable, Hashable {
+    package struct Result: Sendable, Codable, Hashable {
         /// How an update ended.
-        public enum Outcome: String, Sendable, Codable {
+        package enum Outcome: String, Sendable, Codable {
             /// A new package was downloaded and installed.
             case downloaded
             /// The server answered `304`: what is installed is current.
@@ -90,29 +109,29 @@ public struct PackageUpdater: Sendable {
         }
 
         /// How the update ended.
-        public var outcome: Outcome
+        package var outcome: Outcome
         /// The bundled copy was installed during this update (first launch, or a newer `.meta`).
-        public var installedBundled: Bool
+        package var installedBundled: Bool
         /// The live version afterwards.
-        public var version: Int?
+        package var version: Int?
         /// Body bytes of the package downloaded.
-        public var bytesDownloaded: Int64
+        package var bytesDownloaded: Int64
         /// HTTP requests sent, retries included.
-        public var requests: Int
+        package var requests: Int
         /// Bytes of the package not downloaded: chunks of the installed package reused (a
         /// signed `.tar` with a chunk index; see ``PackageSignature/chunkIndex``).
-        public var bytesSaved: Int64 = 0
+        package var bytesSaved: Int64 = 0
         /// Body bytes received and thrown away (see ``SyncSummary/bytesWasted``).
-        public var bytesWasted: Int64 = 0
+        package var bytesWasted: Int64 = 0
         /// The installed content's `Last-Modified`.
-        public var lastModified: String?
+        package var lastModified: String?
         /// The server's `Last-Modified`, when its copy was found no newer than the installed one.
-        public var serverLastModified: String?
+        package var serverLastModified: String?
         /// Wall-clock time the update took.
-        public var seconds: Double
+        package var seconds: Double
 
         /// One line for a terminal: what happened and what it cost.
-        public var oneLine: String {
+        package var oneLine: String {
             let bundled = installedBundled ? "bundled copy installed; " : ""
             let requests = "\(self.requests) request\(self.requests == 1 ? "" : "s")\(wastedNote(bytesWasted))"
             switch outcome {
@@ -136,7 +155,7 @@ public struct PackageUpdater: Sendable {
     /// Runs one update and returns the package's own account of it; ``run(reporting:)`` gives
     /// the same as every delivery mode does.
     @discardableResult
-    public func update() async throws -> Result {
+    package func update() async throws -> Result {
         try await update(reporting: { _ in })
     }
 

@@ -54,9 +54,9 @@ public struct Repository: Sendable {
     ///   - cdn: where the archives are, when not beside the index.
     ///   - directory: where the bundles are installed, one folder each.
     ///   - switching: each bundle on its own, or the whole repository at once.
-    ///   - transport: how requests are sent; by default a ``URLSessionTransport`` of this
-    ///     value's own, with ``SyncConfiguration/concurrency`` connections per host. Pass one to
-    ///     share its connections (and its lifetime is then yours).
+    ///   - transport: how requests are sent; by default a `URLSession` of this value's own,
+    ///     with ``SyncConfiguration/concurrency`` connections per host. Pass one to share its
+    ///     connections.
     ///   - configuration: retries, limits, keys and timeouts.
     public init(
         source: URL,
@@ -64,7 +64,29 @@ public struct Repository: Sendable {
         cdn: URL? = nil,
         directory: URL,
         switching: Switching = .perBundle,
-        transport: (any HTTPTransport)? = nil,
+        transport: Transport? = nil,
+        configuration: SyncConfiguration = SyncConfiguration()
+    ) {
+        let base: (any HTTPTransport)? = transport?.base
+        self.init(
+            source: source,
+            id: id,
+            cdn: cdn,
+            directory: directory,
+            switching: switching,
+            transport: base,
+            configuration: configuration
+        )
+    }
+
+    /// The same, with any ``HTTPTransport`` (a test's, AsyncHTTPClient's).
+    package init(
+        source: URL,
+        id: String,
+        cdn: URL? = nil,
+        directory: URL,
+        switching: Switching = .perBundle,
+        transport: (any HTTPTransport)?,
         configuration: SyncConfiguration = SyncConfiguration()
     ) {
         self.source = source
@@ -120,29 +142,29 @@ public struct Repository: Sendable {
     }
 
     /// What an update did.
-    public struct Result: Sendable, Codable, Hashable {
+    package struct Result: Sendable, Codable, Hashable {
         /// The index came back `304 Not Modified`.
-        public var indexNotModified: Bool
+        package var indexNotModified: Bool
         /// Bundles installed, with the version each went to.
-        public var updated: [String: Int]
+        package var updated: [String: Int]
         /// Bundles already at the version the index names.
-        public var unchanged: [String]
+        package var unchanged: [String]
         /// Bundles whose store rolled back from the version the index names
         /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``): kept until a newer one is published.
-        public var keptAfterRollback: [String] = []
+        package var keptAfterRollback: [String] = []
         /// Bundles the index no longer names, removed.
-        public var removed: [String]
+        package var removed: [String]
         /// Body bytes of archives downloaded.
-        public var bytesDownloaded: Int64
+        package var bytesDownloaded: Int64
         /// HTTP requests sent, retries included.
-        public var requests: Int
+        package var requests: Int
         /// Body bytes received and thrown away (see ``SyncSummary/bytesWasted``).
-        public var bytesWasted: Int64 = 0
+        package var bytesWasted: Int64 = 0
         /// Wall-clock time the update took.
-        public var seconds: Double
+        package var seconds: Double
 
         /// One line for a terminal: what moved and what it cost.
-        public var oneLine: String {
+        package var oneLine: String {
             let index = indexNotModified ? "index 304 Not Modified" : "index fetched"
             let list = updated.keys.sorted().map { "\($0) → \(updated[$0]!)" }.joined(separator: ", ")
             let kept = keptAfterRollback.isEmpty ? "" : "\(keptAfterRollback.count) kept after a rollback, "
@@ -165,7 +187,7 @@ public struct Repository: Sendable {
     ///
     /// - Parameter progress: the share of changed bundles installed so far, 0…1.
     @discardableResult
-    public func update(progress: @escaping @Sendable (_ fraction: Double) -> Void = { _ in }) async throws -> Result {
+    package func update(progress: @escaping @Sendable (_ fraction: Double) -> Void = { _ in }) async throws -> Result {
         try await update(progress: progress, reporting: { _ in })
     }
 

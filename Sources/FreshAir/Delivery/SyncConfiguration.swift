@@ -16,7 +16,7 @@ public struct SyncConfiguration: Sendable {
     public var clockSkewTolerance: Duration = .seconds(600)
     /// The slowest body tolerated: one below it for a whole window is abandoned (and
     /// resumed by the retry or the next sync), so no server can hold a sync open for ever.
-    public var minimumThroughput = ThroughputFloor(bytesPerSecond: 1024, window: .seconds(30))
+    package var minimumThroughput = ThroughputFloor(bytesPerSecond: 1024, window: .seconds(30))
     /// A manifest or index larger than this is refused.
     public var maxDocumentSize: Int = 32 << 20
     /// All manifests of one bundle (the root and every child) together may be no larger.
@@ -32,12 +32,12 @@ public struct SyncConfiguration: Sendable {
     public var maxUndeclaredFileSize: Int64 = 2 << 30
     /// What packages and repository archives may unpack to: size, entry and expansion caps,
     /// and whether symbolic links that stay inside are allowed (refused by default).
-    public var extraction = ExtractionLimits()
+    package var extraction = ExtractionLimits()
     /// How deep child manifests may nest.
     public var maxManifestDepth: Int = 8
     /// When a changed large file (one with a chunk index) is rebuilt from the chunks the
     /// device has, and how its ranges are fetched.
-    public var chunkDeltas = ChunkDeltaPolicy()
+    package var chunkDeltas = ChunkDeltaPolicy()
     /// Ed25519 keys the app pins. When set, a bundle's root manifest must be signed by one
     /// of them (`breeze sign`) and every entry must carry a digest; anything else is refused
     /// and the installed content stays. Empty (the default): manifests are not checked.
@@ -65,14 +65,14 @@ public struct SyncConfiguration: Sendable {
 }
 
 /// A minimum transfer rate, measured over a window.
-public struct ThroughputFloor: Sendable, Hashable {
+package struct ThroughputFloor: Sendable, Hashable {
     /// The lowest rate tolerated, averaged over ``window``.
-    public var bytesPerSecond: Int64
+    package var bytesPerSecond: Int64
     /// How long a body may run below ``bytesPerSecond`` before it is abandoned.
-    public var window: Duration
+    package var window: Duration
 
     /// A floor of `bytesPerSecond`, judged over each `window`.
-    public init(bytesPerSecond: Int64, window: Duration) {
+    package init(bytesPerSecond: Int64, window: Duration) {
         self.bytesPerSecond = bytesPerSecond
         self.window = window
     }

@@ -58,12 +58,12 @@ func wastedNote(_ bytes: Int64) -> String {
 }
 
 /// Bytes written the way people read them: `512 B`, `4.2 KB`, `1.1 GB`.
-public struct ByteCount: CustomStringConvertible, Sendable {
+package struct ByteCount: CustomStringConvertible, Sendable {
     /// The count.
-    public var bytes: Int64
+    package var bytes: Int64
     /// A count of `bytes`.
-    public init(_ bytes: Int64) { self.bytes = bytes }
-    public var description: String {
+    package init(_ bytes: Int64) { self.bytes = bytes }
+    package var description: String {
         let units = ["B", "KB", "MB", "GB", "TB"]
         var value = Double(bytes)
         var unit = 0

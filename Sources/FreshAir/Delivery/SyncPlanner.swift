@@ -14,16 +14,16 @@ struct SelectedFile: Sendable {
 
 /// A file a device would have, as ``BundleSync/selection()`` and
 /// ``LocalBundle/selection(folder:environment:maxDepth:)`` report it.
-public struct SelectedEntry: Sendable, Hashable, Codable {
+package struct SelectedEntry: Sendable, Hashable, Codable {
     /// The file's path in the bundle.
-    public var path: String
+    package var path: String
     /// Bytes, when the manifest declares them (or the file is at hand).
-    public var size: Int64?
+    package var size: Int64?
     /// Hex digest, when the manifest lists one.
-    public var hash: String?
+    package var hash: String?
 
     /// An entry at `path`, with its size and digest (hex) when known.
-    public init(path: String, size: Int64?, hash: String?) {
+    package init(path: String, size: Int64?, hash: String?) {
         self.path = path
         self.size = size
         self.hash = hash

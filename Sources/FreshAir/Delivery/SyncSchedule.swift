@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Periodic checks, spread out and gated by the app's policy: a check at start, then one
 /// every ``interval`` give or take ``jitter`` (so a fleet of devices does not hit the server
@@ -49,42 +50,26 @@ public struct SyncSchedule: Sendable {
     /// Checks happen as the loop asks for them: the wait for the next one starts when the
     /// previous outcome has been taken, so a slow consumer never piles up checks. Run the loop
     /// in a task of the priority you want (`Task(priority: .background) { for await … }`).
-    public func runs<Summary: Sendable>(_ check: @escaping @Sendable () async throws -> Summary) -> Checks<Summary> {
-        Checks(schedule: self, check: check)
-    }
-
-    /// The outcomes of scheduled checks, one per iteration; ends when its task is cancelled.
-    public struct Checks<Summary: Sendable>: AsyncSequence, Sendable {
-        public typealias Element = Result<Summary, any Error>
-        let schedule: SyncSchedule
-        let check: @Sendable () async throws -> Summary
-
-        public struct AsyncIterator: AsyncIteratorProtocol {
-            let schedule: SyncSchedule
-            let check: @Sendable () async throws -> Summary
-            var waitFirst: Bool
-
-            public mutating func next() async -> Result<Summary, any Error>? {
-                while !Task.isCancelled {
-                    if waitFirst {
-                        do { try await Task.sleep(for: schedule.nextWait()) } catch { return nil }
-                    }
-                    waitFirst = true
-                    guard await schedule.isAllowed() else { continue }
-                    do {
-                        return .success(try await check())
-                    } catch is CancellationError {
-                        return nil
-                    } catch {
-                        return .failure(error)
-                    }
+    public func runs<Summary: Sendable>(
+        _ check: @escaping @Sendable () async throws -> Summary
+    ) -> AsyncStream<Result<Summary, any Error>> {
+        let waitFirst = Mutex(!checksAtStart)
+        return AsyncStream(unfolding: { [self] in
+            while !Task.isCancelled {
+                if waitFirst.withLock({ $0 }) {
+                    do { try await Task.sleep(for: nextWait()) } catch { return nil }
                 }
-                return nil
+                waitFirst.withLock { $0 = true }
+                guard await isAllowed() else { continue }
+                do {
+                    return .success(try await check())
+                } catch is CancellationError {
+                    return nil
+                } catch {
+                    return .failure(error)
+                }
             }
-        }
-
-        public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(schedule: schedule, check: check, waitFirst: !schedule.checksAtStart)
-        }
+            return nil
+        })
     }
 }

@@ -45,9 +45,9 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     /// The paths no longer present.
     public var removed: [String]
     /// A package update's details (``PackageUpdater``).
-    public var package: PackageUpdater.Result?
+    package var package: PackageUpdater.Result?
     /// A repository update's details (``Repository``).
-    public var repository: Repository.Result?
+    package var repository: Repository.Result?
 
     /// A sync that installed nothing (yet): the live version stays, its files reused.
     static func nothingInstalled(_ outcome: Outcome, version: Int?, notModified: Bool, reused: Int) -> SyncSummary {

@@ -15,33 +15,33 @@ import Foundation
 /// Two paths are equal when their bytes are: `é` written precomposed and `e` + U+0301 are
 /// two paths here, as they are on Linux. Apple file systems treat them (and `A`/`a`) as one
 /// name, so a set of paths that must not collide there goes through ``PathCollisions``.
-public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
+package struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
     /// The path with `/` separators, never starting or ending with one.
-    public let string: String
+    package let string: String
 
     /// The longest accepted path and component, in UTF-8 bytes.
-    public static let maxLength = 1024
+    package static let maxLength = 1024
     /// The longest name a component may have, in bytes (as most file systems allow).
-    public static let maxComponentLength = 255
+    package static let maxComponentLength = 255
 
     /// Why a path was refused.
-    public struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
+    package struct Rejection: Error, Sendable, Hashable, CustomStringConvertible {
         /// The path as it was given (escaped when shown).
-        public let path: String
+        package let path: String
         /// Why it was refused.
-        public let reason: String
-        public var description: String { "unsafe path \"\(path.debugEscaped)\": \(reason)" }
+        package let reason: String
+        package var description: String { "unsafe path \"\(path.debugEscaped)\": \(reason)" }
     }
 
     /// Checks `text`; see ``BundlePath`` for what is refused.
-    public init(_ text: String) throws(Rejection) {
+    package init(_ text: String) throws(Rejection) {
         try Self.check(text.utf8, shown: text)
         string = text
     }
 
     /// A path as raw bytes (an archive header): refused unless it is valid UTF-8 and passes
     /// every check of ``init(_:)``.
-    public init(bytes: some Collection<UInt8>) throws(Rejection) {
+    package init(bytes: some Collection<UInt8>) throws(Rejection) {
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw Rejection(path: String(decoding: bytes, as: UTF8.self), reason: "it is not valid UTF-8")
         }
@@ -94,33 +94,33 @@ public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertibl
     }
 
     /// The path's components, split on the byte `/`.
-    public var components: [Substring] {
+    package var components: [Substring] {
         string.utf8.split(separator: Self.slash).map { Substring($0) }
     }
 
     /// The last component.
-    public var lastComponent: Substring {
+    package var lastComponent: Substring {
         guard let slash = string.utf8.lastIndex(of: Self.slash) else { return Substring(string) }
         return string[string.utf8.index(after: slash)...]
     }
 
     /// How the path of a child manifest ends: `Name.freshair/manifest.json`.
-    public static let childManifestSuffix = ".freshair/manifest.json"
+    package static let childManifestSuffix = ".freshair/manifest.json"
 
     /// `true` for `…/Name.freshair/manifest.json`: a child manifest, followed recursively.
-    public var isChildManifest: Bool {
+    package var isChildManifest: Bool {
         let suffix = Self.childManifestSuffix.utf8
         return string.utf8.count >= suffix.count && string.utf8.suffix(suffix.count).elementsEqual(suffix)
     }
 
     /// The folder holding this path, or `nil` at the bundle root.
-    public var parent: BundlePath? {
+    package var parent: BundlePath? {
         guard let slash = string.utf8.lastIndex(of: Self.slash) else { return nil }
         return BundlePath(trusted: String(string[..<slash]))
     }
 
     /// `other` inside this folder.
-    public func appending(_ other: BundlePath) -> BundlePath {
+    package func appending(_ other: BundlePath) -> BundlePath {
         BundlePath(trusted: string + "/" + other.string)
     }
 
@@ -132,24 +132,24 @@ public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertibl
     init(trusted: String) { string = trusted }
 
     /// Where the file is published, below a bundle's base URL (which ends in `/`).
-    public func url(relativeTo base: URL) -> URL { base.appendingPathComponent(string) }
+    package func url(relativeTo base: URL) -> URL { base.appendingPathComponent(string) }
 
-    public var description: String { string }
+    package var description: String { string }
 
     // Equality, hashing and order on bytes: `String`'s own treat canonically equivalent
     // spellings as one, which the kernel does not.
-    public static func == (lhs: BundlePath, rhs: BundlePath) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }
-    public func hash(into hasher: inout Hasher) {
+    package static func == (lhs: BundlePath, rhs: BundlePath) -> Bool { lhs.string.utf8.elementsEqual(rhs.string.utf8) }
+    package func hash(into hasher: inout Hasher) {
         let hashed: Void? = string.utf8.withContiguousStorageIfAvailable {
             hasher.combine(bytes: UnsafeRawBufferPointer($0))
         }
         if hashed == nil { for byte in string.utf8 { hasher.combine(byte) } }
     }
-    public static func < (lhs: BundlePath, rhs: BundlePath) -> Bool {
+    package static func < (lhs: BundlePath, rhs: BundlePath) -> Bool {
         lhs.string.utf8.lexicographicallyPrecedes(rhs.string.utf8)
     }
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         do { self = try BundlePath(text) } catch {
             throw DecodingError.dataCorrupted(
@@ -158,7 +158,7 @@ public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertibl
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(string)
     }
@@ -171,15 +171,15 @@ public struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertibl
 /// on a device, and which one wins would depend on the order they arrive in.
 ///
 /// Folders count too: `Art/a.png` and `art/b.png` land in one folder on a device.
-public struct PathCollisions: Sendable {
+package struct PathCollisions: Sendable {
     /// Folded spelling (lowercased, compared canonically) to the first spelling seen.
     private var spellings: [String: BundlePath] = [:]
 
     /// An empty set.
-    public init() {}
+    package init() {}
 
     /// Whether exactly these bytes were recorded (as a path or a folder).
-    public func contains(_ path: BundlePath) -> Bool { spellings[path.string.lowercased()] == path }
+    package func contains(_ path: BundlePath) -> Bool { spellings[path.string.lowercased()] == path }
 
     /// Records `path` and every folder above it.
     ///
@@ -187,7 +187,7 @@ public struct PathCollisions: Sendable {
     /// - Throws: when `path` or one of its folders differs from an earlier one only by case or
     ///   normalization.
     @discardableResult
-    public mutating func insert(_ path: BundlePath) throws(BundlePath.Rejection) -> Bool {
+    package mutating func insert(_ path: BundlePath) throws(BundlePath.Rejection) -> Bool {
         var current: BundlePath? = path
         var isPath = true
         while let entry = current {

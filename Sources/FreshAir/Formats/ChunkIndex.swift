@@ -24,36 +24,36 @@ import Foundation
 /// file SHA-256                    32 bytes
 /// per block, ⌈size ÷ block size⌉: rolling hash (UInt32), the first 4 bytes of its SHA-256
 /// ```
-public struct ChunkIndex: Sendable, Hashable {
+package struct ChunkIndex: Sendable, Hashable {
     /// What the index records of one block; both parts must match for a block of the old copy
     /// to stand for it.
-    public struct Block: Sendable, Hashable {
+    package struct Block: Sendable, Hashable {
         /// The high 32 bits of the block's ``RollingHash``.
-        public var rolling: UInt32
+        package var rolling: UInt32
         /// The first 4 bytes of the block's SHA-256, big-endian.
-        public var digest: UInt32
+        package var digest: UInt32
 
         /// Both parts in one value, for tables.
         var key: UInt64 { UInt64(rolling) << 32 | UInt64(digest) }
     }
 
     /// The name a chunk index has beside its file.
-    public static let suffix = ".freshair-chunks"
+    package static let suffix = ".freshair-chunks"
     /// Files at least this large get one by default.
-    public static let defaultThreshold: Int64 = 8 << 20
+    package static let defaultThreshold: Int64 = 8 << 20
     /// 4 KB: 8 bytes of index per 4 KB of file (0.2%), a 10 KB edit costs 12 to 16 KB, and
     /// blocks fall on the pages of SQLite and most file systems.
-    public static let defaultBlockSize = 4096
+    package static let defaultBlockSize = 4096
 
     /// Every block is this long but the last, which holds what is left.
-    public var blockSize: Int
+    package var blockSize: Int
     /// The size of the file the index describes. A device uses an index only when its size
     /// and ``fileDigest`` are what the manifest says of the file.
-    public var fileSize: Int64
+    package var fileSize: Int64
     /// The SHA-256 of the file the index describes.
-    public var fileDigest: ContentHash
+    package var fileDigest: ContentHash
     /// The blocks in file order.
-    public var blocks: [Block]
+    package var blocks: [Block]
 
     /// Where block `index` starts in the file, and its length.
     func extent(ofBlock index: Int) -> (offset: Int64, length: Int) {
@@ -69,7 +69,7 @@ public struct ChunkIndex: Sendable, Hashable {
     ///
     /// - Throws: ``ChunkIndexError`` naming `source` and what is wrong: a device then
     ///   downloads the file whole.
-    public init(data: Data, source: String) throws(ChunkIndexError) {
+    package init(data: Data, source: String) throws(ChunkIndexError) {
         var reader = ByteReader(bytes: [UInt8](data))
         func fail(_ problem: String) -> ChunkIndexError { ChunkIndexError(source: source, problem: problem) }
         guard reader.take(4) == Array("FRCI".utf8) else { throw fail("not a FreshAir chunk index (no FRCI header)") }
@@ -115,7 +115,7 @@ public struct ChunkIndex: Sendable, Hashable {
     }
 
     /// The binary form.
-    public func serialized() -> Data {
+    package func serialized() -> Data {
         var writer = ByteWriter(bytes: Array("FRCI".utf8) + [2, 0, 0, 0])
         writer.littleEndian(UInt32(blockSize))
         writer.littleEndian(UInt64(fileSize))
@@ -136,7 +136,7 @@ public struct ChunkIndex: Sendable, Hashable {
     /// Indexes the file at `path` and hashes it, in one pass.
     ///
     /// - Throws: ``FreshAirError`` when the file cannot be read.
-    public static func make(fileAt path: String, blockSize: Int = defaultBlockSize) throws -> ChunkIndex {
+    package static func make(fileAt path: String, blockSize: Int = defaultBlockSize) throws -> ChunkIndex {
         try make(reading: InputFile(path: path), blockSize: blockSize)
     }
 
@@ -169,12 +169,12 @@ public struct ChunkIndex: Sendable, Hashable {
 }
 
 /// A chunk index that cannot be used; the file is then downloaded whole.
-public struct ChunkIndexError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct ChunkIndexError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The index's URL or path.
-    public var source: String
+    package var source: String
     /// What is wrong with it.
-    public var problem: String
-    public var description: String { "\(source): \(problem)" }
+    package var problem: String
+    package var description: String { "\(source): \(problem)" }
 }
 
 extension String {

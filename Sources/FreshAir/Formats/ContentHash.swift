@@ -3,9 +3,9 @@ import Foundation
 
 /// The hash a manifest records for a file: SHA-1 (40 hex digits, what the old tool wrote)
 /// or SHA-256 (64 hex digits).
-public struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable {
+package struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable {
     /// Which function produced the digest.
-    public enum Algorithm: String, Sendable, Hashable, Codable {
+    package enum Algorithm: String, Sendable, Hashable, Codable {
         /// SHA-1, the original FreshAir manifests' digest (40 hex digits).
         case sha1
         /// SHA-256 (64 hex digits), what `breeze hash --sha256` writes and signatures use.
@@ -13,13 +13,13 @@ public struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable 
     }
 
     /// Which function the digest is of.
-    public let algorithm: Algorithm
+    package let algorithm: Algorithm
     /// Lowercase hexadecimal digest.
-    public let hex: String
+    package let hex: String
 
     /// Reads a hex digest; its length says the algorithm. Upper case is accepted and
     /// lowered. Returns `nil` for any other length or a non-hex character.
-    public init?(hex text: String) {
+    package init?(hex text: String) {
         let lowered = text.lowercased()
         guard lowered.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
         switch lowered.utf8.count {
@@ -57,16 +57,16 @@ public struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable 
         return hasher.finalize().withUnsafeBytes { $0.prefix(4).reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
     }
 
-    public var description: String { "\(algorithm):\(hex)" }
+    package var description: String { "\(algorithm):\(hex)" }
 
     /// Hashes a file on disk, reading it in 1 MiB pieces; also returns its size.
-    public static func ofFile(at url: URL, using algorithm: Algorithm) throws -> (hash: ContentHash, size: Int64) {
+    package static func ofFile(at url: URL, using algorithm: Algorithm) throws -> (hash: ContentHash, size: Int64) {
         let (hash, size) = try Disk.hash(url.path, algorithm: algorithm)
         return (hash, size)
     }
 
     /// Hashes bytes held in memory (manifests, small files).
-    public static func of(_ bytes: some Sequence<UInt8>, using algorithm: Algorithm) -> ContentHash {
+    package static func of(_ bytes: some Sequence<UInt8>, using algorithm: Algorithm) -> ContentHash {
         var hasher = ContentHasher(algorithm)
         hasher.update(Array(bytes))
         return hasher.finalize()
@@ -77,7 +77,7 @@ public struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable 
 /// back from disk.
 // swift-crypto's hash functions are values (copy-on-write) but not marked Sendable: a copy
 // handed to another thread is independent of the original.
-public struct ContentHasher: @unchecked Sendable {
+package struct ContentHasher: @unchecked Sendable {
     private enum State {
         case sha1(Insecure.SHA1)
         case sha256(SHA256)
@@ -86,7 +86,7 @@ public struct ContentHasher: @unchecked Sendable {
     private var state: State
 
     /// Starts a digest with `algorithm`.
-    public init(_ algorithm: ContentHash.Algorithm) {
+    package init(_ algorithm: ContentHash.Algorithm) {
         switch algorithm {
         case .sha1: state = .sha1(Insecure.SHA1())
         case .sha256: state = .sha256(SHA256())
@@ -94,7 +94,7 @@ public struct ContentHasher: @unchecked Sendable {
     }
 
     /// Adds `bytes`.
-    public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         switch state {
         case .sha1(var hasher):
             hasher.update(bufferPointer: bytes)
@@ -106,12 +106,12 @@ public struct ContentHasher: @unchecked Sendable {
     }
 
     /// Adds `bytes`.
-    public mutating func update(_ bytes: [UInt8]) {
+    package mutating func update(_ bytes: [UInt8]) {
         bytes.withUnsafeBytes { update($0) }
     }
 
     /// The digest of everything added.
-    public func finalize() -> ContentHash {
+    package func finalize() -> ContentHash {
         switch state {
         case .sha1(let hasher): return ContentHash(algorithm: .sha1, digest: hasher.finalize())
         case .sha256(let hasher): return ContentHash(algorithm: .sha256, digest: hasher.finalize())
@@ -121,18 +121,18 @@ public struct ContentHasher: @unchecked Sendable {
 
 /// Hashes many files one after another through one read buffer, as `breeze hash` does for
 /// thousands of small files: no allocation and no `stat` per file.
-public struct FileHasher: ~Copyable {
+package struct FileHasher: ~Copyable {
     private let buffer: UnsafeMutableRawBufferPointer
 
     /// Reads files through a buffer of `bufferSize` bytes.
-    public init(bufferSize: Int = 256 << 10) {
+    package init(bufferSize: Int = 256 << 10) {
         buffer = .allocate(byteCount: bufferSize, alignment: 16)
     }
 
     deinit { buffer.deallocate() }
 
     /// The digest and size of the file at `path`, or `nil` when there is none.
-    public func hash(
+    package func hash(
         atPath path: String,
         using algorithm: ContentHash.Algorithm
     ) throws -> (hash: ContentHash, size: Int64)? {

@@ -13,21 +13,21 @@ import Foundation
 ///   store that several bundles share.
 ///
 /// Digests are checked the same way in both: the layout says only where bytes are fetched from.
-public enum ContentLayout: Sendable, Hashable, CustomStringConvertible {
+package enum ContentLayout: Sendable, Hashable, CustomStringConvertible {
     /// Files at their paths.
     case paths
     /// Files at `<location><sha256>`, `location` a relative folder reference ending in `/`.
     case objects(at: String)
 
     /// The root manifest's member naming the layout.
-    public static let member = "layout"
+    package static let member = "layout"
     /// The root manifest's member naming the objects' folder (object layout only).
-    public static let locationMember = "objects"
+    package static let locationMember = "objects"
     /// Where objects are when the manifest does not say.
-    public static let defaultLocation = "objects/"
+    package static let defaultLocation = "objects/"
 
     /// The object layout with its objects in `objects/` beside the root manifest.
-    public static let objects = ContentLayout.objects(at: defaultLocation)
+    package static let objects = ContentLayout.objects(at: defaultLocation)
 
     /// Reads the layout from a root manifest's top-level members.
     ///
@@ -55,7 +55,7 @@ public enum ContentLayout: Sendable, Hashable, CustomStringConvertible {
     /// `_` and `-`, leading `..` segments allowed, nothing else. No scheme, host, query or
     /// percent sign: objects stay on the bundle's own server, and the reference means the
     /// same on every device and in every URL parser.
-    public static func checkedLocation(_ text: String) throws(LayoutProblem) -> String {
+    package static func checkedLocation(_ text: String) throws(LayoutProblem) -> String {
         var segments = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         if segments.last == "" { segments.removeLast() }
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -78,14 +78,14 @@ public enum ContentLayout: Sendable, Hashable, CustomStringConvertible {
     /// Where the file at `path` with digest `hash` is fetched from, the bundle's folder being
     /// `base` (ending in `/`). In the object layout a file without a SHA-256 digest has no
     /// object: a sync refuses a manifest that selects one before it asks for any file.
-    public func url(for path: BundlePath, hash: ContentHash?, base: URL) -> URL {
+    package func url(for path: BundlePath, hash: ContentHash?, base: URL) -> URL {
         guard case .objects(let location) = self, let hash, hash.algorithm == .sha256,
             let url = URL(string: location + hash.hex, relativeTo: base)?.absoluteURL
         else { return path.url(relativeTo: base) }
         return url
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .paths: "paths"
         case .objects(let location): location == Self.defaultLocation ? "objects" : "objects at \(location)"
@@ -94,7 +94,7 @@ public enum ContentLayout: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// A `layout` or `objects` member that cannot be followed.
-public struct LayoutProblem: Error, Sendable, Hashable, CustomStringConvertible {
-    public let description: String
+package struct LayoutProblem: Error, Sendable, Hashable, CustomStringConvertible {
+    package let description: String
     init(_ description: String) { self.description = description }
 }

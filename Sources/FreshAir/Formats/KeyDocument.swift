@@ -1,14 +1,14 @@
 import Foundation
 
 /// The keys a device trusts, and how many of them must sign.
-public struct KeySet: Sendable, Hashable {
+package struct KeySet: Sendable, Hashable {
     /// The keys whose signatures count.
-    public var keys: [TrustedKey]
+    package var keys: [TrustedKey]
     /// How many distinct keys of ``keys`` must have signed a document.
-    public var threshold: Int
+    package var threshold: Int
 
     /// `keys`, of which `threshold` must sign.
-    public init(keys: [TrustedKey], threshold: Int = 1) {
+    package init(keys: [TrustedKey], threshold: Int = 1) {
         self.keys = keys
         self.threshold = threshold
     }
@@ -27,21 +27,21 @@ public struct KeySet: Sendable, Hashable {
 /// exactly one version on and signed by the threshold of the version before it *and* by its
 /// own threshold, so a key can be added, replaced or revoked only by the keys already trusted,
 /// and a thief of fewer keys than the threshold can do neither.
-public struct KeyDocument: Sendable, Hashable {
+package struct KeyDocument: Sendable, Hashable {
     /// The document's number: `keys/<version>.json`.
-    public var version: Int
+    package var version: Int
     /// The keys it trusts, and how many must sign.
-    public var keySet: KeySet
+    package var keySet: KeySet
     /// Signatures over the document.
-    public var signatures: [ManifestSignature]
+    package var signatures: [ManifestSignature]
     /// What ``signatures`` cover.
-    public var signedMessage: [UInt8]?
+    package var signedMessage: [UInt8]?
 
     /// The value of `"type"`, which keeps a key document from being read as anything else.
-    public static let type = "freshair-keys"
+    package static let type = "freshair-keys"
 
     /// Reads a key document, naming `source` in errors.
-    public init(data: Data, source: String) throws(ManifestError) {
+    package init(data: Data, source: String) throws(ManifestError) {
         func shape(_ detail: String) -> ManifestError {
             ManifestError(source: source, problem: .unexpectedShape(detail))
         }
@@ -54,10 +54,10 @@ public struct KeyDocument: Sendable, Hashable {
         }
         guard let version = document["version"]?.integer, version >= 1, let threshold = document["threshold"]?.integer,
             let texts = document["keys"]?.array?.compactMap(\.string)
-        else { throw shape("expected \"version\" and \"threshold\" (whole numbers) and \"keys\" (public keys)") }
+        else { throw shape("expected \"version\" and \"threshold\" (whole numbers) and \"keys\" (package keys)") }
         var keys: [TrustedKey] = []
         for text in texts {
-            do { keys.append(try TrustedKey(base64: text)) } catch { throw shape(error.detail) }
+            do { keys.append(try TrustedKey(parsing: text)) } catch { throw shape(error.detail) }
         }
         guard Set(keys).count == keys.count, threshold >= 1, threshold <= keys.count else {
             throw shape("the threshold must be between 1 and the number of distinct keys (\(keys.count))")
@@ -71,13 +71,13 @@ public struct KeyDocument: Sendable, Hashable {
 
     /// Checks that this document is signed by its own threshold: a version that its own keys
     /// do not vouch for is not a key set anyone controls.
-    public func verifySelf(source: String) throws(ManifestError) {
+    package func verifySelf(source: String) throws(ManifestError) {
         try ReleaseFields.verify(signatures, message: signedMessage, against: keySet, source: source)
     }
 
     /// Checks that `next` may replace this version: one version on, signed by this version's
     /// threshold and by its own.
-    public func verifySuccessor(_ next: KeyDocument, source: String) throws(ManifestError) {
+    package func verifySuccessor(_ next: KeyDocument, source: String) throws(ManifestError) {
         guard next.version == version + 1 else {
             throw ManifestError(
                 source: source,

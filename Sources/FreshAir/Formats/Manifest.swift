@@ -10,9 +10,9 @@ import Foundation
 /// - the object form `{"format": 2, "sequence": 7, "expires": "…", "files": [ …entries… ]}`,
 ///   whose entries may also give `size` in bytes, and whose root may carry `signatures`
 ///   (see ``ManifestSignature``).
-public struct Manifest: Sendable, Hashable {
+package struct Manifest: Sendable, Hashable {
     /// Which of the accepted shapes the document had.
-    public enum Form: Sendable, Hashable {
+    package enum Form: Sendable, Hashable {
         /// The original FreshAir form: a bare array of entries.
         case legacyArray
         /// An object with `files` (and release fields), of `format` version.
@@ -20,42 +20,42 @@ public struct Manifest: Sendable, Hashable {
     }
 
     /// The form the document was written in, kept when it is rewritten.
-    public var form: Form
+    package var form: Form
     /// The entries in document order.
-    public var entries: [ManifestEntry]
+    package var entries: [ManifestEntry]
     /// Identity, sequence, expiry and signatures (object form; see ``ReleaseFields``).
-    public var release = ReleaseFields()
+    package var release = ReleaseFields()
     /// Where the files are on the server (object form's `layout`; see ``ContentLayout``).
     /// Only a root manifest's counts: it decides for the whole tree.
-    public var layout = ContentLayout.paths
+    package var layout = ContentLayout.paths
 
     /// The publisher's sequence number (object form), for anti-rollback.
-    public var sequence: Int? {
+    package var sequence: Int? {
         get { release.sequence }
         set { release.sequence = newValue }
     }
     /// When the manifest stops being trustworthy (object form).
-    public var expires: Date? {
+    package var expires: Date? {
         get { release.expires }
         set { release.expires = newValue }
     }
     /// What the manifest says it is (`breeze sign` writes the bundle folder's name). With keys
     /// pinned it must be what the app expects, so a signature on one bundle cannot install another.
-    public var identity: String? { release.identity }
+    package var identity: String? { release.identity }
     /// Ed25519 signatures over the manifest; checked against ``SyncConfiguration/trustedKeys``.
-    public var signatures: [ManifestSignature] { release.signatures }
+    package var signatures: [ManifestSignature] { release.signatures }
     /// What ``signatures`` cover (see ``ManifestSignature/message(for:)``).
-    public var signedMessage: [UInt8]? { release.signedMessage }
+    package var signedMessage: [UInt8]? { release.signedMessage }
 
     /// The members FreshAir reads in the object form's top level; `breeze validate` warns
     /// about any other (a misspelt `expires` would otherwise go unnoticed).
-    public static let knownMembers: Set<String> = [
+    package static let knownMembers: Set<String> = [
         "format", "files", "identity", "sequence", "expires", ManifestSignature.member,
         ContentLayout.member, ContentLayout.locationMember,
     ]
 
     /// An in-memory manifest.
-    public init(entries: [ManifestEntry], form: Form = .legacyArray, sequence: Int? = nil, expires: Date? = nil) {
+    package init(entries: [ManifestEntry], form: Form = .legacyArray, sequence: Int? = nil, expires: Date? = nil) {
         self.entries = entries
         self.form = form
         release = ReleaseFields(sequence: sequence, expires: expires)
@@ -67,7 +67,7 @@ public struct Manifest: Sendable, Hashable {
     ///   - data: the document's bytes, as served.
     ///   - source: where it came from (a URL or path), named in errors.
     /// - Throws: ``ManifestError`` naming the source, the entry and what is wrong.
-    public init(data: Data, source: String) throws(ManifestError) {
+    package init(data: Data, source: String) throws(ManifestError) {
         try self.init(data: data, source: source, maxEntries: .max)
     }
 
@@ -114,24 +114,24 @@ public struct Manifest: Sendable, Hashable {
 }
 
 /// One file a manifest offers.
-public struct ManifestEntry: Sendable, Hashable {
+package struct ManifestEntry: Sendable, Hashable {
     /// Where the file lives, relative to the manifest's folder.
-    public var path: BundlePath
+    package var path: BundlePath
     /// The expected digest; `nil` when the file's existence is enough.
-    public var hash: ContentHash?
+    package var hash: ContentHash?
     /// The expected size in bytes, when the manifest declares it.
-    public var size: Int64?
+    package var size: Int64?
     /// When this file applies.
-    public var condition: Condition
+    package var condition: Condition
     /// What is wrong with this entry's digest or size, when it could not be read.
     ///
     /// Such an entry still loads, so that a manifest whose broken entry serves other devices
     /// (the original FreshAir's own example has a placeholder digest on a file iOS never
     /// selects) works on this one; a device that selects the entry refuses the manifest.
-    public var defect: Problem?
+    package var defect: Problem?
 
     /// An entry for `path`, with its digest and size when known, selected where `condition` holds.
-    public init(path: BundlePath, hash: ContentHash? = nil, size: Int64? = nil, condition: Condition = .always) {
+    package init(path: BundlePath, hash: ContentHash? = nil, size: Int64? = nil, condition: Condition = .always) {
         self.path = path
         self.hash = hash
         self.size = size
@@ -139,15 +139,15 @@ public struct ManifestEntry: Sendable, Hashable {
     }
 
     /// The members FreshAir reads in an entry.
-    public static let knownMembers: Set<String> = ["filename", "sha", "SHA", "size", "condition", "conditions"]
+    package static let knownMembers: Set<String> = ["filename", "sha", "SHA", "size", "condition", "conditions"]
     /// The members FreshAir reads in one of `conditions`' objects.
-    public static let knownRequirementMembers: Set<String> = ["key", "value", "comparison"]
+    package static let knownRequirementMembers: Set<String> = ["key", "value", "comparison"]
 
     /// `true` for `…/Name.freshair/manifest.json`: a child manifest, followed recursively.
-    public var isChildManifest: Bool { path.isChildManifest }
+    package var isChildManifest: Bool { path.isChildManifest }
 
     /// What is wrong with one entry.
-    public enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Problem: Error, Sendable, Hashable, CustomStringConvertible {
         /// The entry is not a JSON object.
         case notAnObject
         /// The entry has no `filename` string.
@@ -168,7 +168,7 @@ public struct ManifestEntry: Sendable, Hashable {
         /// SHA-256, and this entry has none.
         case noSHA256InObjectLayout
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .notAnObject: return "an entry must be a JSON object"
             case .missingFilename: return "\"filename\" is missing or not a string"
@@ -285,9 +285,9 @@ public struct ManifestEntry: Sendable, Hashable {
 }
 
 /// A manifest that could not be read, naming the document, the entry and the problem.
-public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What is wrong with a manifest.
-    public enum Problem: Sendable, Hashable {
+    package enum Problem: Sendable, Hashable {
         /// Not JSON.
         case invalidJSON(JSONSyntaxError)
         /// JSON, but not a manifest's shape.
@@ -327,20 +327,20 @@ public struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible 
     }
 
     /// The manifest's URL or path.
-    public var source: String
+    package var source: String
     /// What is wrong.
-    public var problem: Problem
+    package var problem: Problem
 
     /// An error about the document at `source`.
-    public init(source: String, problem: Problem) {
+    package init(source: String, problem: Problem) {
         self.source = source
         self.problem = problem
     }
 
-    public var description: String { "\(source): \(detail)" }
+    package var description: String { "\(source): \(detail)" }
 
     /// The problem without the document's name, for reports that name it already.
-    public var detail: String {
+    package var detail: String {
         switch problem {
         case .invalidJSON(let error): return "\(error)"
         case .unexpectedShape(let detail): return detail

@@ -13,8 +13,13 @@ public struct TrustedKey: Sendable, Hashable, CustomStringConvertible {
     /// The key's 32 bytes.
     public let rawRepresentation: Data
 
-    /// - Throws: ``ManifestSignature/KeyError`` when the text is not base64 of 32 bytes.
-    public init(base64: String) throws(ManifestSignature.KeyError) {
+    /// - Throws: an error saying the text is not base64 of 32 bytes.
+    public init(base64: String) throws {
+        try self.init(parsing: base64)
+    }
+
+    /// The same, with the error's type known inside the package.
+    package init(parsing base64: String) throws(ManifestSignature.KeyError) {
         guard let raw = Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines)), raw.count == 32
         else {
             throw ManifestSignature.KeyError(
@@ -25,7 +30,7 @@ public struct TrustedKey: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Trusts `key`.
-    public init(_ key: Curve25519.Signing.PublicKey) {
+    package init(_ key: Curve25519.Signing.PublicKey) {
         rawRepresentation = key.rawRepresentation
     }
 
@@ -34,38 +39,38 @@ public struct TrustedKey: Sendable, Hashable, CustomStringConvertible {
     public var description: String { base64 }
 
     /// Whether `signature` is this key's signature of `message`.
-    public func verifies(_ signature: Data, for message: [UInt8]) -> Bool {
+    package func verifies(_ signature: Data, for message: [UInt8]) -> Bool {
         guard let key = try? Curve25519.Signing.PublicKey(rawRepresentation: rawRepresentation) else { return false }
         return key.isValidSignature(signature, for: message)
     }
 }
 
-/// One signature in a root manifest's `signatures` array: `{"key": "<public key>", "sig": "<base64>"}`.
+/// One signature in a root manifest's `signatures` array: `{"key": "<package key>", "sig": "<base64>"}`.
 ///
 /// What is signed is the manifest itself without its `signatures` member, written compactly
 /// (keys in document order, numbers as written), after a fixed label. Re-serializing the parsed
 /// document gives the same bytes on every machine, so the signature lives inside the manifest:
 /// a device still makes one request, and can never pair a manifest with another's signature.
-public struct ManifestSignature: Sendable, Hashable {
-    /// The signer's public key, as ``TrustedKey/base64``. Only a key the app pins counts.
-    public var key: String
+package struct ManifestSignature: Sendable, Hashable {
+    /// The signer's package key, as ``TrustedKey/base64``. Only a key the app pins counts.
+    package var key: String
     /// The Ed25519 signature (64 bytes; base64 in the document).
-    public var signature: Data
+    package var signature: Data
 
     /// A signature by `key`.
-    public init(key: String, signature: Data) {
+    package init(key: String, signature: Data) {
         self.key = key
         self.signature = signature
     }
 
     /// The member of the root object that holds the signatures.
-    public static let member = "signatures"
+    package static let member = "signatures"
 
     /// Separates these messages from anything else a key might sign.
     static let label = Array("FreshAir signed manifest v1\n".utf8)
 
     /// The bytes a signature covers: the document without ``member``, compact, after a fixed label (`FreshAir signed manifest v1`).
-    public static func message(for document: JSONValue) -> [UInt8] {
+    package static func message(for document: JSONValue) -> [UInt8] {
         var unsigned = document
         unsigned.remove(member)
         return label + unsigned.serializedBytes(indent: 0)
@@ -93,22 +98,22 @@ public struct ManifestSignature: Sendable, Hashable {
     }
 
     /// The JSON written into a manifest.
-    public var json: JSONValue { .object([("key", .string(key)), ("sig", .string(signature.base64EncodedString()))]) }
+    package var json: JSONValue { .object([("key", .string(key)), ("sig", .string(signature.base64EncodedString()))]) }
 
     /// A key that could not be read.
-    public struct KeyError: Error, Sendable, Hashable, CustomStringConvertible {
+    package struct KeyError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Why the key was refused.
-        public var detail: String
+        package var detail: String
         /// A key error saying `detail`.
-        public init(detail: String) { self.detail = detail }
-        public var description: String { detail }
+        package init(detail: String) { self.detail = detail }
+        package var description: String { detail }
     }
 }
 
 extension Manifest {
     /// Checks that this root manifest is signed by one of `trustedKeys` and that every entry
     /// has a digest, so that everything it leads to is covered by the signature.
-    func verify(_ keys: KeySet, source: String) throws(ManifestError) {
+    package func verify(_ keys: KeySet, source: String) throws(ManifestError) {
         try release.verify(keys, source: source)
         try requireDigests(source: source)
     }

@@ -16,16 +16,16 @@ import Foundation
 /// A `.tar` package's document can also name its chunk index (`"chunks": {"sha256": …,
 /// "size": …}`, `<package>.freshair-chunks` beside it): a device that installed an earlier
 /// package then fetches only the chunks it lacks (see ``ChunkIndex``).
-public struct PackageSignature: Sendable, Hashable {
+package struct PackageSignature: Sendable, Hashable {
     /// A file the document vouches for besides the package: its SHA-256 and size.
-    public struct SignedFile: Sendable, Hashable {
+    package struct SignedFile: Sendable, Hashable {
         /// SHA-256 of the file.
-        public var sha256: ContentHash
+        package var sha256: ContentHash
         /// The file's size in bytes.
-        public var size: Int64
+        package var size: Int64
 
         /// A file with `sha256` and `size`.
-        public init(sha256: ContentHash, size: Int64) {
+        package init(sha256: ContentHash, size: Int64) {
             self.sha256 = sha256
             self.size = size
         }
@@ -40,19 +40,19 @@ public struct PackageSignature: Sendable, Hashable {
     }
 
     /// What follows the package's file name: `content.tgz.sig`.
-    public static let suffix = ".sig"
+    package static let suffix = ".sig"
 
     /// SHA-256 of the package file.
-    public var sha256: ContentHash
+    package var sha256: ContentHash
     /// The package file's size in bytes.
-    public var size: Int64
+    package var size: Int64
     /// The package's chunk index, `<package>.freshair-chunks`, when it has one.
-    public var chunkIndex: SignedFile?
+    package var chunkIndex: SignedFile?
     /// Identity, sequence, expiry and signatures.
-    public var release: ReleaseFields
+    package var release: ReleaseFields
 
     /// A document for a package with `sha256` and `size` (and a chunk index, when given).
-    public init(sha256: ContentHash, size: Int64, chunkIndex: SignedFile? = nil, release: ReleaseFields) {
+    package init(sha256: ContentHash, size: Int64, chunkIndex: SignedFile? = nil, release: ReleaseFields) {
         self.sha256 = sha256
         self.size = size
         self.chunkIndex = chunkIndex
@@ -60,7 +60,7 @@ public struct PackageSignature: Sendable, Hashable {
     }
 
     /// Reads a `.sig` document, naming `source` in errors.
-    public init(data: Data, source: String) throws(ManifestError) {
+    package init(data: Data, source: String) throws(ManifestError) {
         let document: JSONValue
         do { document = try JSONReader.parse(data) } catch {
             throw ManifestError(source: source, problem: .invalidJSON(error))
@@ -94,7 +94,7 @@ public struct PackageSignature: Sendable, Hashable {
     }
 
     /// The document without signatures, in the order `breeze sign` writes it.
-    public var unsignedJSON: JSONValue {
+    package var unsignedJSON: JSONValue {
         var pairs: [(key: String, value: JSONValue)] = [("format", JSONValue(1))]
         if let identity = release.identity { pairs.append(("identity", .string(identity))) }
         if let sequence = release.sequence { pairs.append(("sequence", JSONValue(sequence))) }

@@ -5,19 +5,29 @@ import Foundation
 ///
 /// `{"screen": "ForceUpgrade", "viewController": "RZUpgradeViewController",
 ///   "configuration": {"forceUpgrade": true, "releaseNotes": [...]}}`
-public struct Presentation: Sendable, Hashable {
+package struct Presentation: Sendable, Hashable {
     /// The screen the feature belongs to.
-    public var screen: String?
+    package var screen: String?
     /// The view controller that presents it (the original's key).
-    public var viewController: String?
+    package var viewController: String?
     /// Anything else the app reads, as found.
-    public var configuration: [String: JSONValue]
+    package var configuration: [String: JSONValue]
+
+    /// The whole document as strict JSON, members in a stable order.
+    package var json: Data {
+        var members: [(key: String, value: JSONValue)] = []
+        if let screen { members.append(("screen", .string(screen))) }
+        if let viewController { members.append(("viewController", .string(viewController))) }
+        let configuration = configuration.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
+        members.append(("configuration", .object(configuration)))
+        return Data(JSONValue.object(members).serializedBytes(indent: 0))
+    }
 
     /// The members FreshAir reads; `breeze validate` warns about any other.
-    public static let knownMembers: Set<String> = ["screen", "viewController", "configuration"]
+    package static let knownMembers: Set<String> = ["screen", "viewController", "configuration"]
 
     /// Reads the document; the old example's `"key" = value` and trailing commas are accepted.
-    public init(data: Data, source: String) throws(ManifestError) {
+    package init(data: Data, source: String) throws(ManifestError) {
         let object: JSONValue
         do { object = try JSONReader.parse(data, lenient: true) } catch {
             throw ManifestError(source: source, problem: .invalidJSON(error))

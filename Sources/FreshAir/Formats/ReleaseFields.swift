@@ -10,27 +10,27 @@ import Foundation
 /// - `expires`: an ISO 8601 date after which devices refuse the document;
 /// - `signatures`: Ed25519 signatures (see ``ManifestSignature``) over the document without
 ///   this member.
-public struct ReleaseFields: Sendable, Hashable {
+package struct ReleaseFields: Sendable, Hashable {
     /// What the document is for (the bundle folder's, package's or repository's name).
-    public var identity: String?
+    package var identity: String?
     /// The release number; each signing moves it on.
-    public var sequence: Int?
+    package var sequence: Int?
     /// When the release stops being acceptable.
-    public var expires: Date?
+    package var expires: Date?
     /// Signatures over the document.
-    public var signatures: [ManifestSignature] = []
+    package var signatures: [ManifestSignature] = []
     /// What ``signatures`` cover; set when the document has a `signatures` member.
-    public var signedMessage: [UInt8]?
+    package var signedMessage: [UInt8]?
 
     /// Release fields; all empty by default.
-    public init(identity: String? = nil, sequence: Int? = nil, expires: Date? = nil) {
+    package init(identity: String? = nil, sequence: Int? = nil, expires: Date? = nil) {
         self.identity = identity
         self.sequence = sequence
         self.expires = expires
     }
 
     /// Reads the members from a document's top-level object.
-    public init(document: JSONValue, source: String) throws(ManifestError) {
+    package init(document: JSONValue, source: String) throws(ManifestError) {
         identity = document["identity"]?.string
         sequence = document["sequence"]?.integer.map(Int.init)
         if let expiry = document["expires"]?.string {
@@ -51,7 +51,7 @@ public struct ReleaseFields: Sendable, Hashable {
     /// - Throws: ``ManifestError`` with ``ManifestError/Problem/unsigned``,
     ///   ``ManifestError/Problem/untrustedSigner(_:)``, ``ManifestError/Problem/signatureInvalid``
     ///   or ``ManifestError/Problem/belowThreshold(valid:required:)``.
-    public func verify(_ keys: KeySet, source: String) throws(ManifestError) {
+    package func verify(_ keys: KeySet, source: String) throws(ManifestError) {
         try Self.verify(signatures, message: signedMessage, against: keys, source: source)
     }
 

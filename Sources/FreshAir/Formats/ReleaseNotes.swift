@@ -11,20 +11,20 @@ import Foundation
 /// versions written as numbers, a `condition` string instead of `conditions`.
 public struct ReleaseNotes: Sendable, Hashable {
     /// One release and the features it introduced, in the order written.
-    public struct Release: Sendable, Hashable {
+    package struct Release: Sendable, Hashable {
         /// The app version the release is.
-        public var version: Version
+        package var version: Version
         /// Feature keys: texts are `<key>.title` and `<key>.description`, the image is named `<key>`.
-        public var features: [String]
+        package var features: [String]
         /// When this release applies to a device (always, when none is given).
-        public var condition: Condition
+        package var condition: Condition
         /// The oldest system the release runs on (`minimumSystemVersion`, as the Android
         /// original and the iOS schema write it): a device with an older `systemVersion`, or
         /// none, is not offered the release and is not told about its features.
-        public var minimumSystemVersion: Version?
+        package var minimumSystemVersion: Version?
 
         /// A release of `version` listing `features`, for devices `condition` selects.
-        public init(
+        package init(
             version: Version,
             features: [String],
             condition: Condition = .always,
@@ -38,7 +38,7 @@ public struct ReleaseNotes: Sendable, Hashable {
 
         /// Whether the release applies to a device with `environment`: its condition holds
         /// and its system is new enough.
-        public func applies(in environment: ConditionEnvironment) -> Bool {
+        package func applies(in environment: ConditionEnvironment) -> Bool {
             if let minimumSystemVersion {
                 guard let system = environment["systemVersion"]?.version, system >= minimumSystemVersion else {
                     return false
@@ -50,9 +50,9 @@ public struct ReleaseNotes: Sendable, Hashable {
 
     /// The members FreshAir reads at the top level and in each release; `breeze validate`
     /// warns about any other.
-    public static let knownMembers: Set<String> = ["minimumVersion", "upgradeURL", "releases"]
+    package static let knownMembers: Set<String> = ["minimumVersion", "upgradeURL", "releases"]
     /// Members of a release FreshAir reads; `validate` warns about others.
-    public static let knownReleaseMembers: Set<String> = [
+    package static let knownReleaseMembers: Set<String> = [
         "version", "features", "condition", "conditions", "minimumSystemVersion",
     ]
 
@@ -61,10 +61,10 @@ public struct ReleaseNotes: Sendable, Hashable {
     /// Where to send the user to update (the App Store page, say).
     public var upgradeURL: URL?
     /// Every release, oldest first.
-    public var releases: [Release]
+    package var releases: [Release]
 
     /// Release notes; `releases` are sorted by version.
-    public init(minimumVersion: Version? = nil, upgradeURL: URL? = nil, releases: [Release]) {
+    package init(minimumVersion: Version? = nil, upgradeURL: URL? = nil, releases: [Release]) {
         self.minimumVersion = minimumVersion
         self.upgradeURL = upgradeURL
         self.releases = releases.sorted { $0.version < $1.version }
@@ -72,7 +72,7 @@ public struct ReleaseNotes: Sendable, Hashable {
 
     /// Reads a release-notes document.
     /// - Throws: ``ManifestError`` naming `source`, the release and what is wrong.
-    public init(data: Data, source: String) throws(ManifestError) {
+    package init(data: Data, source: String) throws(ManifestError) {
         let object: JSONValue
         do { object = try JSONReader.parse(data, lenient: true) } catch {
             throw ManifestError(source: source, problem: .invalidJSON(error))
@@ -137,7 +137,7 @@ public struct ReleaseNotes: Sendable, Hashable {
     }
 
     /// The releases that apply in `environment` (conditions and `minimumSystemVersion`), oldest first.
-    public func releases(for environment: ConditionEnvironment) -> [Release] {
+    package func releases(for environment: ConditionEnvironment) -> [Release] {
         releases.filter { $0.applies(in: environment) }
     }
 
@@ -170,7 +170,7 @@ public struct ReleaseNotes: Sendable, Hashable {
 
     /// Feature keys of the releases after `from` up to and including `to`, oldest first,
     /// each once. Empty when `from` is `nil` (a first launch has nothing "new").
-    public func featuresNew(
+    package func featuresNew(
         from: Version?,
         to: Version,
         environment: ConditionEnvironment

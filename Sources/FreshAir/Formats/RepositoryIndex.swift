@@ -5,21 +5,21 @@ import Foundation
 /// Each bundle may also carry a `digest` of its content (written by `breeze`), and, in a
 /// signed index, its archive's `sha256` and `size`; old clients ignore both. A signed index
 /// (`breeze sign REPO`, `breeze repo add --key`) also carries ``ReleaseFields``.
-public struct RepositoryIndex: Sendable, Hashable, Codable {
+package struct RepositoryIndex: Sendable, Hashable, Codable {
     /// One bundle of the repository: its version and archive.
-    public struct Bundle: Sendable, Hashable, Codable {
+    package struct Bundle: Sendable, Hashable, Codable {
         /// The version to install: `<name>-<version>.tar.gz`.
-        public var version: Int
+        package var version: Int
         /// SHA-256 over the bundle's files, so a publisher only bumps the version on change.
-        public var digest: String?
+        package var digest: String?
         /// SHA-256 (hex) and size of the version's archive, `<name>-<version>.tar.gz`: what a
         /// device that pins keys checks the download against.
-        public var sha256: String?
+        package var sha256: String?
         /// The archive's size, when signed.
-        public var size: Int64?
+        package var size: Int64?
 
         /// A bundle entry.
-        public init(version: Int, digest: String? = nil, sha256: String? = nil, size: Int64? = nil) {
+        package init(version: Int, digest: String? = nil, sha256: String? = nil, size: Int64? = nil) {
             self.version = version
             self.digest = digest
             self.sha256 = sha256
@@ -28,19 +28,19 @@ public struct RepositoryIndex: Sendable, Hashable, Codable {
     }
 
     /// Every bundle, by name.
-    public var bundles: [String: Bundle]
+    package var bundles: [String: Bundle]
     /// Identity (the repository id), sequence, expiry and signatures, when signed.
-    public var release = ReleaseFields()
+    package var release = ReleaseFields()
 
     private enum CodingKeys: String, CodingKey { case bundles }
 
     /// An index of `bundles`.
-    public init(bundles: [String: Bundle] = [:]) {
+    package init(bundles: [String: Bundle] = [:]) {
         self.bundles = bundles
     }
 
     /// The index as `breeze` writes it, without signatures: release fields first, bundles by name.
-    public var unsignedJSON: JSONValue {
+    package var unsignedJSON: JSONValue {
         var pairs: [(key: String, value: JSONValue)] = []
         if let identity = release.identity { pairs.append(("identity", .string(identity))) }
         if let sequence = release.sequence { pairs.append(("sequence", JSONValue(sequence))) }
@@ -68,7 +68,7 @@ public struct RepositoryIndex: Sendable, Hashable, Codable {
 
     /// Reads an index, naming `source` in errors. Bundle names must be plain file names;
     /// versions are whole numbers, written as numbers or as strings of digits.
-    public init(data: Data, source: String) throws(ManifestError) {
+    package init(data: Data, source: String) throws(ManifestError) {
         let document: JSONValue
         do { document = try JSONReader.parse(data) } catch {
             throw ManifestError(source: source, problem: .invalidJSON(error))

@@ -64,7 +64,7 @@ public struct BundleStore: Sendable {
     }
 
     /// The live version's record, or `nil` when nothing is installed.
-    public func liveRecord() throws -> VersionRecord? {
+    package func liveRecord() throws -> VersionRecord? {
         guard let id = liveVersionID else { return nil }
         return try record(id)
     }
@@ -83,8 +83,16 @@ public struct BundleStore: Sendable {
 
     /// Makes the previous version live again, e.g. when the app finds the new content
     /// unusable. The version rolled back from is removed.
+    ///
+    /// - Returns: the number of the version now live.
+    /// - Throws: ``FreshAirError/Code/noPreviousVersion`` when there is none to go back to.
     @discardableResult
-    public func rollBack() async throws -> VersionRecord {
+    public func rollBack() async throws -> Int {
+        try await restorePrevious().id
+    }
+
+    /// ``rollBack()``, returning the record of the version now live.
+    package func restorePrevious() async throws -> VersionRecord {
         try await update { update in
             guard let previousID = update.restorableID else { throw FreshAirError.noPreviousVersion }
             return try update.restore(previousID)

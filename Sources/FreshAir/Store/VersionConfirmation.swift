@@ -23,7 +23,12 @@ extension BundleStore {
     /// - Returns: the version now live after a rollback, or `nil` when nothing was rolled back
     ///   (confirmed, still within its launches, or nothing earlier to go back to).
     @discardableResult
-    public func rollBackIfUnconfirmed(allowedLaunches: Int = 1) async throws -> VersionRecord? {
+    public func rollBackIfUnconfirmed(allowedLaunches: Int = 1) async throws -> Int? {
+        try await restoreIfUnconfirmed(allowedLaunches: allowedLaunches)?.id
+    }
+
+    /// ``rollBackIfUnconfirmed(allowedLaunches:)``, returning the record of the version now live.
+    package func restoreIfUnconfirmed(allowedLaunches: Int = 1) async throws -> VersionRecord? {
         try await update { (update: inout StoreUpdate) -> VersionRecord? in
             guard var record = update.live, !record.confirmed else { return nil }
             let launches = record.unconfirmedLaunches

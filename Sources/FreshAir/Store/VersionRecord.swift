@@ -5,46 +5,46 @@ import Foundation
 ///
 /// Kept beside the version's folder as `<id>.json`, so a check never needs to re-hash
 /// what is already installed.
-public struct VersionRecord: Sendable, Hashable {
+package struct VersionRecord: Sendable, Hashable {
     /// The version's number in its store; higher is newer.
-    public var id: Int
+    package var id: Int
     /// The URL the content came from.
-    public var source: String
+    package var source: String
     /// When the version was installed.
-    public var created: Date
+    package var created: Date
     /// `ETag`/`Last-Modified` of the root document (manifest, package or index).
-    public var validators: HTTPValidators?
+    package var validators: HTTPValidators?
     /// Every file in the version and what it was verified to be.
-    public var files: [String: FileRecord]
+    package var files: [String: FileRecord]
     /// The version that was live before this one, kept for ``BundleStore/rollBack()``.
-    public var previous: Int?
+    package var previous: Int?
     /// The signed release this version came from: its `sequence` and `expires` (bundles and
     /// packages with keys pinned).
-    public var sequence: Int?
+    package var sequence: Int?
     /// When the signed release stops being acceptable.
-    public var expires: Date?
+    package var expires: Date?
     /// What a bundle's selection was planned for (the environment and keys, as a fingerprint):
     /// while it matches, a `304` needs no re-planning.
-    public var plannedFor: String?
+    package var plannedFor: String?
     /// Where a package came from.
-    public var origin: Origin?
+    package var origin: Origin?
     /// A package's archive format (`tgz`, `zip`…).
-    public var packageFormat: String?
+    package var packageFormat: String?
     /// A package's SHA-256, as its signed document names it.
-    public var packageDigest: String?
+    package var packageDigest: String?
     /// A repository bundle's version and repository.
-    public var bundleVersion: Int?
+    package var bundleVersion: Int?
     /// The repository a bundle came from.
-    public var repository: String?
+    package var repository: String?
     /// The app confirmed this version worked (``BundleStore/confirmLive()``).
-    public var confirmed: Bool
+    package var confirmed: Bool
     /// Launches of this version not yet confirmed (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``).
-    public var unconfirmedLaunches: Int
+    package var unconfirmedLaunches: Int
     /// Facts this version of FreshAir does not know, kept as found (written by a newer one).
-    public var otherFacts: [String: String]
+    package var otherFacts: [String: String]
 
     /// Where a package came from.
-    public enum Origin: String, Sendable, Hashable {
+    package enum Origin: String, Sendable, Hashable {
         /// The copy shipped inside the app.
         case bundled
         /// The server.
@@ -52,7 +52,7 @@ public struct VersionRecord: Sendable, Hashable {
     }
 
     /// A record of version `id` from `source`; every other field starts empty.
-    public init(
+    package init(
         id: Int,
         source: String,
         created: Date = Date(),
@@ -73,14 +73,14 @@ public struct VersionRecord: Sendable, Hashable {
 }
 
 /// A verified file: its digest and size.
-public struct FileRecord: Sendable, Hashable {
+package struct FileRecord: Sendable, Hashable {
     /// The digest the file was verified to have.
-    public var hash: ContentHash
+    package var hash: ContentHash
     /// Its size in bytes.
-    public var size: Int64
+    package var size: Int64
 
     /// A file verified to have `hash` and `size`.
-    public init(hash: ContentHash, size: Int64) {
+    package init(hash: ContentHash, size: Int64) {
         self.hash = hash
         self.size = size
     }

@@ -7,7 +7,7 @@ import Foundation
 /// Every transport FreshAir ships follows redirects through ``following(_:send:handle:)``
 /// (their own HTTP clients' redirect handling is turned off); a custom ``HTTPTransport`` can
 /// too.
-public enum HTTPRedirect {
+package enum HTTPRedirect {
     /// The most redirects one request follows.
     static let limit = 5
 
@@ -74,7 +74,7 @@ public enum HTTPRedirect {
     ///     after its first 64 KB) must release its connection when it is no longer referenced.
     ///   - handle: receives the first response that is not a redirect.
     /// - Throws: ``TransportError`` for a refused redirect, else what `send` or `handle` throw.
-    public static func following<Result: Sendable>(
+    package static func following<Result: Sendable>(
         _ request: HTTPGetRequest,
         send: (HTTPGetRequest) async throws -> (HTTPResponseHead, ResponseBody),
         handle: (HTTPResponseHead, ResponseBody) async throws -> Result

@@ -11,7 +11,7 @@ import Foundation
 ///
 /// Redirects are the transport's to follow, by the rules of ``HTTPRedirect``; the transports
 /// here share ``HTTPRedirect/following(_:send:handle:)`` for that.
-public protocol HTTPTransport: Sendable {
+package protocol HTTPTransport: Sendable {
     /// Sends `request` and hands the response head and streaming body to `handle`.
     ///
     /// Throw ``TransportError`` for failures below HTTP (connection refused, reset,
@@ -23,17 +23,17 @@ public protocol HTTPTransport: Sendable {
 }
 
 /// A GET request.
-public struct HTTPGetRequest: Sendable {
+package struct HTTPGetRequest: Sendable {
     /// The URL requested.
-    public var url: URL
+    package var url: URL
     /// Extra headers, in order (`If-None-Match`, `Range`, an app's own `Authorization`…).
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
     /// The longest wait for the response head; the body is governed by the transport's
     /// idle timeout instead, so that large files are not cut off.
-    public var timeout: Duration
+    package var timeout: Duration
 
     /// A GET of `url` with `headers`, waiting at most `timeout` for the response head.
-    public init(url: URL, headers: [(name: String, value: String)] = [], timeout: Duration = .seconds(30)) {
+    package init(url: URL, headers: [(name: String, value: String)] = [], timeout: Duration = .seconds(30)) {
         self.url = url
         self.headers = headers
         self.timeout = timeout
@@ -41,20 +41,20 @@ public struct HTTPGetRequest: Sendable {
 }
 
 /// Status and headers of a response.
-public struct HTTPResponseHead: Sendable {
+package struct HTTPResponseHead: Sendable {
     /// The HTTP status code.
-    public var status: Int
+    package var status: Int
     /// Headers as received; look them up with ``subscript(_:)``, which ignores case.
-    public var headers: [(name: String, value: String)]
+    package var headers: [(name: String, value: String)]
 
     /// A response head as received.
-    public init(status: Int, headers: [(name: String, value: String)]) {
+    package init(status: Int, headers: [(name: String, value: String)]) {
         self.status = status
         self.headers = headers
     }
 
     /// The first value of a header, matched without regard to case.
-    public subscript(_ name: String) -> String? {
+    package subscript(_ name: String) -> String? {
         headers.first { Self.namesMatch($0.name, name) }?.value
     }
 
@@ -76,5 +76,5 @@ public struct HTTPResponseHead: Sendable {
     }
 
     /// `Content-Length`, when present and valid.
-    public var contentLength: Int64? { self["Content-Length"].flatMap { Int64($0) } }
+    package var contentLength: Int64? { self["Content-Length"].flatMap { Int64($0) } }
 }

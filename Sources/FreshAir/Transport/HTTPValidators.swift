@@ -4,14 +4,14 @@ import Foundation
 ///
 /// Stored with each live version and sent back as `If-None-Match` / `If-Modified-Since`, so
 /// an unchanged resource costs one request and no body.
-public struct HTTPValidators: Sendable, Hashable, Codable {
+package struct HTTPValidators: Sendable, Hashable, Codable {
     /// The `ETag`, sent back as `If-None-Match` (and `If-Range`).
-    public var etag: String?
+    package var etag: String?
     /// The `Last-Modified` date, sent back as `If-Modified-Since` when there is no ETag.
-    public var lastModified: String?
+    package var lastModified: String?
 
     /// Validators as a response gave them.
-    public init(etag: String? = nil, lastModified: String? = nil) {
+    package init(etag: String? = nil, lastModified: String? = nil) {
         self.etag = etag
         self.lastModified = lastModified
     }
@@ -35,7 +35,7 @@ public struct HTTPValidators: Sendable, Hashable, Codable {
     }
 
     /// Neither validator is known: a request cannot be conditional.
-    public var isEmpty: Bool { etag == nil && lastModified == nil }
+    package var isEmpty: Bool { etag == nil && lastModified == nil }
 
     /// `If-None-Match` and `If-Modified-Since` for a conditional GET.
     var conditionalHeaders: [(name: String, value: String)] {

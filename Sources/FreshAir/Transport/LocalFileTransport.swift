@@ -13,7 +13,7 @@ import Foundation
 /// A sync confines it to the folder its source is in, as `breeze serve` confines what it
 /// serves: a file that a symbolic link takes outside that folder is `404`, so a source folder
 /// (a shared or mounted volume) cannot hand over a private file from elsewhere by linking it.
-public struct LocalFileTransport: HTTPTransport {
+package struct LocalFileTransport: HTTPTransport {
     /// Bytes handed on per body chunk.
     static let chunkSize = 256 * 1024
 
@@ -33,7 +33,7 @@ public struct LocalFileTransport: HTTPTransport {
     let root: String?
 
     /// A transport for `file://` URLs anywhere on disk.
-    public init() { root = nil }
+    package init() { root = nil }
 
     /// A transport that answers only files whose path, every link resolved, lies inside `root`
     /// (resolved here, once: a sync makes one transport and asks it for every file). A root that
@@ -47,7 +47,7 @@ public struct LocalFileTransport: HTTPTransport {
         self.root = String(cString: resolved)
     }
 
-    public func get<Result: Sendable>(
+    package func get<Result: Sendable>(
         _ request: HTTPGetRequest,
         handle: (HTTPResponseHead, ResponseBody) async throws -> Result
     ) async throws -> Result {

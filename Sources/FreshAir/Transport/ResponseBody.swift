@@ -2,25 +2,25 @@ import Foundation
 
 /// A response body delivered in chunks as they arrive, with back-pressure: the next chunk
 /// is read from the network only when the consumer asks for it.
-public struct ResponseBody: AsyncSequence {
-    public typealias Element = [UInt8]
+package struct ResponseBody: AsyncSequence {
+    package typealias Element = [UInt8]
 
     private let nextChunk: () async throws -> [UInt8]?
 
     /// Wraps any iterator-like closure; `nil` ends the body.
-    public init(next: @escaping () async throws -> [UInt8]?) {
+    package init(next: @escaping () async throws -> [UInt8]?) {
         self.nextChunk = next
     }
 
-    public struct AsyncIterator: AsyncIteratorProtocol {
+    package struct AsyncIterator: AsyncIteratorProtocol {
         fileprivate let nextChunk: () async throws -> [UInt8]?
-        public mutating func next() async throws -> [UInt8]? { try await nextChunk() }
+        package mutating func next() async throws -> [UInt8]? { try await nextChunk() }
     }
 
-    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextChunk: nextChunk) }
+    package func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextChunk: nextChunk) }
 
     /// Collects the whole body, refusing more than `limit` bytes.
-    public func collect(upTo limit: Int) async throws -> Data {
+    package func collect(upTo limit: Int) async throws -> Data {
         var data = Data()
         for try await chunk in self {
             guard data.count + chunk.count <= limit else { throw BodyTooLarge(limit: Int64(limit)) }
@@ -69,8 +69,8 @@ public struct ResponseBody: AsyncSequence {
     }
 
     /// Thrown by ``collect(upTo:)``.
-    public struct BodyTooLarge: Error, Sendable {
+    package struct BodyTooLarge: Error, Sendable {
         /// The cap that was passed.
-        public var limit: Int64
+        package var limit: Int64
     }
 }

@@ -60,7 +60,7 @@ public struct RetryPolicy: Sendable {
 
 /// HTTP dates (RFC 9110: IMF-fixdate, and the obsolete RFC 850 and asctime forms), read
 /// and written in the POSIX locale whatever the device's settings.
-public enum HTTPDate {
+package enum HTTPDate {
     private static let formats = [
         "EEE, dd MMM yyyy HH:mm:ss zzz",
         "EEEE, dd-MMM-yy HH:mm:ss zzz",
@@ -70,7 +70,7 @@ public enum HTTPDate {
     /// `nil` for text that is no HTTP date, and for dates before 1970: no file served was
     /// modified then, and before 1582 Foundation's calendar turns Julian while the byte reader
     /// stays Gregorian (fuzzing found the two disagreeing about year 1318).
-    public static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         guard let date = parseAnyForm(text), date.timeIntervalSince1970 >= 0 else { return nil }
         return date
     }
@@ -125,7 +125,7 @@ public enum HTTPDate {
     }
 
     /// `date` as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         makeFormatter("EEE, dd MMM yyyy HH:mm:ss 'GMT'").string(from: date)
     }
 

@@ -1,9 +1,9 @@
 import Foundation
 
 /// A failure below HTTP: nothing usable came back.
-public struct TransportError: Error, Sendable, CustomStringConvertible {
+package struct TransportError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure.
-    public enum Kind: Sendable {
+    package enum Kind: Sendable {
         /// Could not connect (refused, DNS, TLS).
         case connect
         /// The server went quiet for longer than the timeout.
@@ -19,18 +19,18 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     }
 
     /// What kind of failure.
-    public var kind: Kind
+    package var kind: Kind
     /// The URL being fetched.
-    public var url: URL
+    package var url: URL
     /// What happened, in words a person can act on ("connection refused").
-    public var detail: String
+    package var detail: String
     /// The transport's own error (a `URLError`, AsyncHTTPClient's or NIO's), for callers that
     /// look deeper than ``kind``.
-    public var underlying: (any Error)?
+    package var underlying: (any Error)?
 
     /// A failure of `kind` for `url`; transports write `detail` for people and keep their own
     /// error as `underlying`.
-    public init(kind: Kind, url: URL, detail: String, underlying: (any Error)? = nil) {
+    package init(kind: Kind, url: URL, detail: String, underlying: (any Error)? = nil) {
         self.kind = kind
         self.url = url
         self.detail = detail
@@ -46,7 +46,7 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         return transportError
     }
 
-    public var description: String {
+    package var description: String {
         switch kind {
         case .connect: return "could not connect to \(url.host ?? url.absoluteString): \(detail)"
         case .timeout: return "\(url) timed out: \(detail)"

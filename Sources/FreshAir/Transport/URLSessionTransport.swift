@@ -22,7 +22,7 @@ import FoundationNetworking
 /// Bodies stream with back-pressure: when more than 4 MB wait unread, the task is suspended
 /// until the reader catches up. Responses are never taken from or put in a cache, cookies are
 /// neither sent nor stored, and redirects follow ``HTTPRedirect``'s rules, not URLSession's.
-public final class URLSessionTransport: HTTPTransport {
+package final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
     private let exchanges: ExchangeRegistry
 
@@ -34,7 +34,7 @@ public final class URLSessionTransport: HTTPTransport {
     ///   - connectionsPerHost: how many connections may be open to one host; match it to
     ///     ``SyncConfiguration/concurrency``.
     ///   - idleTimeout: the longest silence tolerated while a body streams.
-    public init(
+    package init(
         configuration: URLSessionConfiguration = .ephemeral,
         connectionsPerHost: Int = 8,
         idleTimeout: Duration = .seconds(30)
@@ -59,7 +59,7 @@ public final class URLSessionTransport: HTTPTransport {
     }
 
     /// Runs `body` with a new transport and cancels whatever it left running afterwards.
-    public static func withTransport<Result>(
+    package static func withTransport<Result>(
         configuration: URLSessionConfiguration = .ephemeral,
         connectionsPerHost: Int = 8,
         _ body: (URLSessionTransport) async throws -> Result
@@ -69,7 +69,7 @@ public final class URLSessionTransport: HTTPTransport {
         return try await body(transport)
     }
 
-    public func get<Result: Sendable>(
+    package func get<Result: Sendable>(
         _ request: HTTPGetRequest,
         handle: (HTTPResponseHead, ResponseBody) async throws -> Result
     ) async throws -> Result {

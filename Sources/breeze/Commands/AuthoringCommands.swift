@@ -142,6 +142,9 @@ struct PlanCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
+        if !["http", "https"].contains(URL(string: source)?.scheme ?? "") {
+            try CommandFailure.requireExisting(source)
+        }
         let environment = try EnvironmentOptions.apply(self.environment, to: .current())
         let files: [SelectedEntry]
         do {

@@ -8,7 +8,8 @@ import FreshAir
 struct CommandFailure: Error, CustomStringConvertible {
     let underlying: any Error
 
-    init(_ underlying: any Error) { self.underlying = underlying }
+    /// Wraps `underlying`; a failure already wrapped keeps its own error, and so its exit code.
+    init(_ underlying: any Error) { self.underlying = (underlying as? CommandFailure)?.underlying ?? underlying }
 
     /// The library's message, which an app could show as it is, then what a publisher does
     /// about it with breeze: advice naming breeze commands lives here, not in the library.
@@ -90,6 +91,13 @@ struct CommandFailure: Error, CustomStringConvertible {
 
     var exitCode: Int32 {
         if let error = underlying as? PublishError { return Self.exitCode(for: error.kind) }
+        if let error = underlying as? SigningError {
+            switch error.kind {
+            case .content: return 65  // EX_DATAERR
+            case .missingFile: return 66  // EX_NOINPUT
+            case .cannotWrite: return 73  // EX_CANTCREAT
+            }
+        }
         if underlying is ManifestError || underlying is ArchiveError || underlying is JSONSyntaxError { return 65 }
         let error = underlying as NSError
         if error.domain == NSCocoaErrorDomain || error.domain == NSPOSIXErrorDomain {
@@ -139,6 +147,14 @@ extension CommandFailure {
     static func requireFolder(_ path: String) throws {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+            let url = URL(fileURLWithPath: path)
+            throw CommandFailure(CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: url.path]))
+        }
+    }
+
+    /// Refuses a file or folder argument that is not there, before any work (66).
+    static func requireExisting(_ path: String) throws {
+        guard FileManager.default.fileExists(atPath: path) else {
             let url = URL(fileURLWithPath: path)
             throw CommandFailure(CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: url.path]))
         }

@@ -24,6 +24,7 @@ struct ContentOptions: ParsableArguments {
     }
 
     func contentBundle(_ environment: ConditionEnvironment) throws -> ContentBundle {
+        try CommandFailure.requireFolder(bundle)
         let root = URL(fileURLWithPath: bundle)
         guard
             FileManager.default.fileExists(atPath: root.appendingPathComponent("release_notes.json").path)

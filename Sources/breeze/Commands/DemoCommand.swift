@@ -17,8 +17,8 @@ struct DemoCommand: AsyncParsableCommand {
             ?? FileManager.default.temporaryDirectory.appendingPathComponent(
                 "freshair-demo-\(UUID().uuidString.prefix(8))"
             )
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             try await DemoScenario(workspace: folder) { print($0) }.run()
         } catch {
             throw CommandFailure(error)

@@ -18,6 +18,8 @@ struct PackageCommand: ParsableCommand {
     var meta = false
 
     func run() throws {
+        // A missing folder would otherwise make an empty package, which devices would install.
+        try CommandFailure.requireFolder(folder)
         let summary = try PackageWriter.write(
             folder: URL(fileURLWithPath: folder),
             to: URL(fileURLWithPath: output),
@@ -61,6 +63,8 @@ struct RepositoryCommand: ParsableCommand {
         var expires = 30
 
         func run() throws {
+            // A missing folder would otherwise publish an empty version of the bundle.
+            try CommandFailure.requireFolder(folder)
             let source = URL(fileURLWithPath: folder)
             let signingKeys = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
             let outcome = try RepositoryPublisher.add(

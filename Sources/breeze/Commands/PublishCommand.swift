@@ -97,6 +97,7 @@ struct PublishCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        try CommandFailure.requireExisting(source)
         var options = S3Options()
         options.partSize = partSize << 20
         options.partConcurrency = max(1, concurrency / 2)

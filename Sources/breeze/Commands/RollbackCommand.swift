@@ -15,8 +15,9 @@ struct RollbackCommand: AsyncParsableCommand {
     var store: String?
 
     func run() async throws {
+        try CommandFailure.requireExisting(directory)
         do {
-            let record = try await StoreLocation.store(for: directory, explicit: store).rollBack()
+            let record = try await StoreLocation.store(for: directory, explicit: store).restorePrevious()
             print("Rolled back to version \(record.id) (from \(record.source)).")
         } catch {
             throw CommandFailure(error)

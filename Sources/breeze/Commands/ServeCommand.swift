@@ -31,10 +31,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let root = URL(fileURLWithPath: directory).standardizedFileURL
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw ValidationError("\(root.path) is not a folder.")
-        }
+        try CommandFailure.requireFolder(root.path)
         let logs = !quiet
         let server: RunningServer
         do {

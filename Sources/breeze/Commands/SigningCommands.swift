@@ -96,7 +96,7 @@ struct SignCommand: AsyncParsableCommand {
             let url = URL(fileURLWithPath: target)
             var isFolder: ObjCBool = false
             guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
-                throw ValidationError("\(target) does not exist.")
+                throw CommandFailure(CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: url.path]))
             }
             if recorded != nil,
                 !FileManager.default.fileExists(atPath: url.appendingPathComponent("manifest.json").path)
@@ -189,7 +189,9 @@ struct KeysCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Write version 1, signed by its own threshold.")
         @Argument(help: "Where to write it, e.g. keys/1.json.") var output: String
         @OptionGroup var options: Options
-        func run() async throws { try options.write(previous: nil, to: output) }
+        func run() async throws {
+            do { try options.write(previous: nil, to: output) } catch { throw CommandFailure(error) }
+        }
     }
 
     struct Rotate: AsyncParsableCommand {
@@ -200,10 +202,11 @@ struct KeysCommand: AsyncParsableCommand {
         @Argument(help: "Where to write the next version, e.g. keys/2.json.") var output: String
         @OptionGroup var options: Options
         func run() async throws {
-            let data = try Data(contentsOf: URL(fileURLWithPath: previous))
-            let document: KeyDocument
-            do { document = try KeyDocument(data: data, source: previous) } catch { throw CommandFailure(error) }
-            try options.write(previous: document, to: output)
+            do {
+                let data = try Data(contentsOf: URL(fileURLWithPath: previous))
+                let document = try KeyDocument(data: data, source: previous)
+                try options.write(previous: document, to: output)
+            } catch { throw CommandFailure(error) }
         }
     }
 }

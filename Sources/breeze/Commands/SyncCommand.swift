@@ -200,7 +200,7 @@ struct SyncCommand: AsyncParsableCommand {
             if scheme == "file" { return URL(fileURLWithPath: url.path).standardizedFileURL }
         }
         guard FileManager.default.fileExists(atPath: text) else {
-            throw ValidationError("'\(text)' is neither an http(s) or file:// URL nor an existing folder or file.")
+            throw CommandFailure(CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: text]))
         }
         return URL(fileURLWithPath: text).standardizedFileURL
     }

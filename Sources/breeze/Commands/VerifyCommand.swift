@@ -24,6 +24,7 @@ struct VerifyCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
+        try CommandFailure.requireExisting(directory)
         var reports: [String: VerificationReport] = [:]
         do {
             for (name, store) in stores() {

@@ -57,8 +57,8 @@ enum BreezeBinary {
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         }
-        process.standardOutput = Pipe()
-        process.standardError = Pipe()
+        process.standardOutput = Pipe.unshared()
+        process.standardError = Pipe.unshared()
         try process.run()
         return process
     }

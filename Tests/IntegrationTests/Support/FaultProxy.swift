@@ -37,7 +37,7 @@ final class FaultProxy: @unchecked Sendable {
                 home.path("rules.json").path,
                 "--log", home.path("log.jsonl").path,
             ] + extraArguments
-        let output = Pipe()
+        let output = Pipe.unshared()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice

@@ -178,11 +178,15 @@ final class Nginx: @unchecked Sendable {
     /// Requests logged after `count` earlier ones.
     func requests(after count: Int) -> [Request] { Array(requests().dropFirst(count)) }
 
-    /// Stops nginx and waits for it to exit.
+    /// Stops nginx and waits, at most 10 s, for it to exit. Not `waitUntilExit()`: called from
+    /// a task, swift-corelibs-foundation's spins its run loop, and twice it never returned.
     func stop() {
         guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        let pid = process.processIdentifier
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning, kill(pid, 0) == 0, ContinuousClock.now < deadline { usleep(10_000) }
+        if process.isRunning { kill(pid, SIGKILL) }
     }
 
     deinit { stop() }

@@ -8,7 +8,7 @@ func shell(_ command: String, in folder: URL) async throws -> String {
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
     process.arguments = ["-c", command]
     process.currentDirectoryURL = folder
-    let output = Pipe()
+    let output = Pipe.unshared()
     process.standardOutput = output
     process.standardError = output
     process.standardInput = FileHandle.nullDevice
@@ -59,4 +59,18 @@ func writeSampleContent(in folder: URL) throws {
         atPath: folder.appendingPathComponent("art/latest.txt").path,
         withDestinationPath: "cats/cat1.txt"
     )
+}
+
+extension Pipe {
+    /// A pipe whose ends no other child process inherits. swift-corelibs-foundation leaves a
+    /// pipe's descriptors open in every process started meanwhile: an nginx another test
+    /// started held a breeze's standard output open, so reading it to the end never ended.
+    /// The process given an end still gets it (the copy made for it is not close-on-exec).
+    static func unshared() -> Pipe {
+        let pipe = Pipe()
+        for descriptor in [pipe.fileHandleForReading.fileDescriptor, pipe.fileHandleForWriting.fileDescriptor] {
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+        }
+        return pipe
+    }
 }

@@ -15,8 +15,8 @@ enum SigningAndKeys {
     static func rotation(shippedKeys: Data) throws {
         var configuration = SyncConfiguration()
         // snippet: rotation
-        configuration.keyRotation = KeyRotation(
-            pinned: try KeyDocument(data: shippedKeys, source: "keys/1.json"),
+        configuration.keyRotation = try KeyRotation(
+            pinned: shippedKeys,  // the bytes of keys/1.json, shipped in the app
             updates: URL(string: "https://cdn.example.com/keys/")!
         )
         // snippet: end

@@ -2,12 +2,7 @@ import Foundation
 import FreshAir
 
 enum UsingTheContent {
-    static func lookups(
-        content: FreshAirContent,
-        appVersion: Version,
-        promptStore: any UpdatePromptStore,
-        policy: UpdatePromptPolicy
-    ) throws {
+    static func lookups(content: FreshAirContent, appVersion: Version, lastSeen: Version?) throws {
         // snippet: lookups
         let live = content.live  // the live version, for this device's environment
         // Searched: the root, Resources/, pt-BR.lproj, pt_BR.lproj, pt.lproj, Base.lproj, en.lproj
@@ -16,17 +11,21 @@ enum UsingTheContent {
         let title = live.localizedString(forKey: "welcome.title", table: "Feature")
         let image = live.imageURL(named: "apple_pay")  // apple_pay~ipad@2x.png on a 2x iPad, else the nearest scale
 
-        let environment = content.environment
-        let features = try live.whatsNewSinceLastSeen(current: appVersion, environment: environment, store: promptStore)
-        let notes = try live.releaseNotes()!
-        switch notes.updateStatus(current: appVersion, environment: environment) {
-        case .required(let minimum, let url): print(minimum, url as Any)  // below minimumVersion: always shown
-        case .available(let latest, let url) where policy.shouldPrompt(for: .available(latest, url: url)):
-            print(latest)  // skip & interval rules
-        default: break
-        }
-        let screen = try live.presentation()  // presentation.json as data
+        let notes = try live.releaseNotes()  // release_notes.json, the old schema's quirks accepted
+        let status = notes?.updateStatus(current: appVersion, environment: content.environment)
+        let features = try live.whatsNew(from: lastSeen, to: appVersion, environment: content.environment)
+        let screen = try live.presentation()  // presentation.json as JSON bytes, for your Decodable
         // snippet: end
-        _ = (video, title, image, features, screen)
+        _ = (video, title, image, status, features, screen)
+    }
+
+    @MainActor
+    static func prompts(model: ContentModel, showUpdatePrompt: () -> Bool) {
+        // snippet: prompts
+        if model.shouldPromptForUpdate {  // required: always; available: not skipped, not asked for 3 days
+            let skipped = showUpdatePrompt()
+            if skipped { model.skipAvailableUpdate() } else { model.updatePromptShown() }
+        }
+        // snippet: end
     }
 }

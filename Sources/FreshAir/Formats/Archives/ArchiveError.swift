@@ -1,7 +1,7 @@
 /// Why an archive was refused. Nothing from a refused archive reaches the live location.
-public struct ArchiveError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct ArchiveError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What was wrong with an archive.
-    public enum Kind: Sendable, Hashable {
+    package enum Kind: Sendable, Hashable {
         /// Not valid gzip, tar or zip data, or a checksum that does not match.
         case corrupt
         /// The data ends before the archive does.
@@ -15,20 +15,20 @@ public struct ArchiveError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 
     /// What was wrong.
-    public var kind: Kind
+    package var kind: Kind
     /// The details, naming the entry when there is one.
-    public var message: String
+    package var message: String
     /// The entry concerned, when there is one.
-    public var entry: String?
+    package var entry: String?
 
     /// An error of `kind`, about `entry` when given.
-    public init(_ kind: Kind, _ message: String, entry: String? = nil) {
+    package init(_ kind: Kind, _ message: String, entry: String? = nil) {
         self.kind = kind
         self.message = message
         self.entry = entry
     }
 
-    public var description: String {
+    package var description: String {
         (entry.map { "\($0): " } ?? "") + message
     }
 }

@@ -2,9 +2,9 @@ import Foundation
 
 /// Caps and policies that stop hostile or runaway archives (gzip bombs, millions of
 /// entries, links).
-public struct ExtractionLimits: Sendable, Hashable {
+package struct ExtractionLimits: Sendable, Hashable {
     /// What a package may do with symbolic links.
-    public enum SymbolicLinks: Sendable, Hashable {
+    package enum SymbolicLinks: Sendable, Hashable {
         /// Any symbolic link refuses the package (the default): app content rarely needs one,
         /// and every link is a way to aim a later write somewhere else.
         case refuse
@@ -14,20 +14,20 @@ public struct ExtractionLimits: Sendable, Hashable {
     }
 
     /// Total bytes written for all entries.
-    public var maxTotalBytes: Int64
+    package var maxTotalBytes: Int64
     /// The most entries an archive may hold (200,000 by default).
-    public var maxEntries: Int
+    package var maxEntries: Int
     /// The most bytes unpacked per byte of archive, once more than ``expansionAllowance``
     /// bytes have been unpacked: a gzip bomb grows ~1,000 to 1; real content rarely passes 20.
-    public var maxExpansionRatio: Int64
+    package var maxExpansionRatio: Int64
     /// Bytes that may be unpacked before ``maxExpansionRatio`` applies (small archives of
     /// very repetitive data are fine).
-    public var expansionAllowance: Int64
+    package var expansionAllowance: Int64
     /// Whether symbolic links are refused (the default) or allowed when they stay inside.
-    public var symbolicLinks: SymbolicLinks
+    package var symbolicLinks: SymbolicLinks
 
     /// Limits; the defaults allow 4 GiB, 200,000 entries and 100:1 expansion past 16 MiB, and no links.
-    public init(
+    package init(
         maxTotalBytes: Int64 = 4 << 30,
         maxEntries: Int = 200_000,
         maxExpansionRatio: Int64 = 100,

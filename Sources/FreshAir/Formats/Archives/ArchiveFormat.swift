@@ -1,5 +1,5 @@
 /// The package formats FreshAir reads, told apart by file name as the old libraries did.
-public enum ArchiveFormat: String, Sendable, Hashable, Codable, CaseIterable {
+package enum ArchiveFormat: String, Sendable, Hashable, Codable, CaseIterable {
     /// `.tgz`, `.tar.gz`: a tar archive, gzip-compressed (one or more gzip members).
     case tarGzip
     /// `.tar`: an uncompressed tar archive (ustar, pax, GNU long names).
@@ -12,7 +12,7 @@ public enum ArchiveFormat: String, Sendable, Hashable, Codable, CaseIterable {
     case zip
 
     /// The format a file name implies, or `nil` when it names none of them.
-    public init?(fileName: String) {
+    package init?(fileName: String) {
         let name = fileName.lowercased()
         if name.hasSuffix(".tar.gz") || name.hasSuffix(".tgz") {
             self = .tarGzip

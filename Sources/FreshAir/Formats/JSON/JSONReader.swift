@@ -4,13 +4,13 @@
 /// so hostile input cannot exhaust the stack). `lenient` accepts what hand-written files of
 /// the old tool contain: a trailing comma before `]` or `}`, and `"key" = value` as in
 /// property lists. Errors carry line and column.
-public enum JSONReader {
+package enum JSONReader {
     /// Deeper nesting than this is refused.
-    public static let maximumDepth = 512
+    package static let maximumDepth = 512
 
     /// Parses `bytes` strictly (RFC 8259), or with `lenient` the old tool's quirks too
     /// (a trailing comma, `"key" = value`); the result keeps member order and number text.
-    public static func parse(
+    package static func parse(
         _ bytes: some Collection<UInt8>,
         lenient: Bool = false
     ) throws(JSONSyntaxError) -> JSONValue {

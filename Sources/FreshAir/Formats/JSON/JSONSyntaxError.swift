@@ -1,16 +1,16 @@
 /// Where a JSON document could not be read: 1-based line and column (in characters), with
 /// what was wrong, so that an author can find the typo.
-public struct JSONSyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+package struct JSONSyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The line where the text stopped making sense, 1-based.
-    public var line: Int
+    package var line: Int
     /// The column, 1-based, in bytes.
-    public var column: Int
+    package var column: Int
     /// What was expected.
-    public var detail: String
-    public var description: String { "invalid JSON at line \(line), column \(column): \(detail)" }
+    package var detail: String
+    package var description: String { "invalid JSON at line \(line), column \(column): \(detail)" }
 
     /// An error at `line` and `column`.
-    public init(line: Int, column: Int, detail: String) {
+    package init(line: Int, column: Int, detail: String) {
         self.line = line
         self.column = column
         self.detail = detail

@@ -2,7 +2,7 @@
 /// keep their text (`1.10` stays `1.10`), so a document can be read, edited and written back
 /// with only the intended change. Every JSON document FreshAir reads (manifests, release
 /// notes, version records, indexes) goes through this one model and ``JSONReader``.
-public enum JSONValue: Sendable {
+package enum JSONValue: Sendable {
     /// Key–value pairs in document order.
     case object([(key: String, value: JSONValue)])
     /// An array.
@@ -17,7 +17,7 @@ public enum JSONValue: Sendable {
     case null
 
     /// Reads a JSON document; see ``JSONReader/parse(_:lenient:)``.
-    public static func parse(
+    package static func parse(
         _ bytes: some Collection<UInt8>,
         lenient: Bool = false
     ) throws(JSONSyntaxError) -> JSONValue {
@@ -25,42 +25,42 @@ public enum JSONValue: Sendable {
     }
 
     /// The value of `key` in an object (the last, if the key repeats, as most readers do).
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let pairs) = self else { return nil }
         return pairs.last { $0.key == key }?.value
     }
 
     /// The string, if this is one.
-    public var string: String? { if case .string(let text) = self { text } else { nil } }
+    package var string: String? { if case .string(let text) = self { text } else { nil } }
     /// The boolean, if this is one.
-    public var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
+    package var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
     /// The elements, if this is an array.
-    public var array: [JSONValue]? { if case .array(let items) = self { items } else { nil } }
+    package var array: [JSONValue]? { if case .array(let items) = self { items } else { nil } }
     /// Whether this is `null`.
-    public var isNull: Bool { if case .null = self { true } else { false } }
+    package var isNull: Bool { if case .null = self { true } else { false } }
     /// The pairs of an object, in document order.
-    public var pairs: [(key: String, value: JSONValue)]? { if case .object(let pairs) = self { pairs } else { nil } }
+    package var pairs: [(key: String, value: JSONValue)]? { if case .object(let pairs) = self { pairs } else { nil } }
     /// An object as a dictionary (a repeated key keeps its last value).
-    public var object: [String: JSONValue]? {
+    package var object: [String: JSONValue]? {
         guard case .object(let pairs) = self else { return nil }
         return Dictionary(pairs.map { ($0.key, $0.value) }, uniquingKeysWith: { $1 })
     }
 
     /// A number's text as written.
-    public var numberText: String? { if case .number(let text) = self { text } else { nil } }
+    package var numberText: String? { if case .number(let text) = self { text } else { nil } }
     /// A number as a `Double`.
-    public var number: Double? { numberText.flatMap(Double.init) }
+    package var number: Double? { numberText.flatMap(Double.init) }
     /// A number's value as text: whole numbers as written, others as the shortest decimal
     /// that reads back the same (`1.10` is `1.1`), as the old tool's number objects printed
     /// them. Versions and condition values written as JSON numbers are read through this.
-    public var numberValueText: String? {
+    package var numberValueText: String? {
         guard let text = numberText else { return nil }
         if let whole = Int64(text) { return String(whole) }
         return Double(text).map { String($0) }
     }
 
     /// A whole number (`3`, also `3.0` or `3e2`) that fits in 64 bits.
-    public var integer: Int64? {
+    package var integer: Int64? {
         guard let text = numberText else { return nil }
         if let exact = Int64(text) { return exact }
         guard let value = Double(text), value == value.rounded(), abs(value) < 9.2e18 else { return nil }
@@ -68,7 +68,7 @@ public enum JSONValue: Sendable {
     }
 
     /// Sets `key` in an object: in place when it exists, else after `after` (or at the end).
-    public mutating func set(_ key: String, _ value: JSONValue, after: String? = nil) {
+    package mutating func set(_ key: String, _ value: JSONValue, after: String? = nil) {
         guard case .object(var pairs) = self else { return }
         self = .null  // drop the second reference so the array is edited in place
         if let index = pairs.lastIndex(where: { $0.key == key }) {
@@ -84,7 +84,7 @@ public enum JSONValue: Sendable {
 
 extension JSONValue {
     /// Removes every member named `key` from an object.
-    public mutating func remove(_ key: String) {
+    package mutating func remove(_ key: String) {
         guard case .object(var pairs) = self else { return }
         self = .null
         pairs.removeAll { $0.key == key }
@@ -93,7 +93,7 @@ extension JSONValue {
 }
 
 extension JSONValue: Hashable {
-    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.object(let a), .object(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
@@ -105,7 +105,7 @@ extension JSONValue: Hashable {
         }
     }
 
-    public func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         switch self {
         case .object(let pairs):
             hasher.combine(0)
@@ -129,10 +129,10 @@ extension JSONValue: Hashable {
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral {
-    public init(stringLiteral value: String) { self = .string(value) }
-    public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
+    package init(stringLiteral value: String) { self = .string(value) }
+    package init(booleanLiteral value: Bool) { self = .bool(value) }
+    package init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
 
     /// A whole number.
-    public init(_ value: some BinaryInteger) { self = .number(String(value)) }
+    package init(_ value: some BinaryInteger) { self = .number(String(value)) }
 }

@@ -1,19 +1,19 @@
 extension JSONValue {
     /// The document as UTF-8: `indent` spaces per level (0: one line), one entry per line;
     /// arrays of scalars stay on one line, as people write them.
-    public func serializedBytes(indent: Int = 2) -> [UInt8] {
+    package func serializedBytes(indent: Int = 2) -> [UInt8] {
         var writer = JSONWriter(indent: indent)
         writer.write(self, level: 0)
         return writer.output
     }
 
     /// The document as text; see ``serializedBytes(indent:)``.
-    public func serialized(indent: Int = 2) -> String {
+    package func serialized(indent: Int = 2) -> String {
         String(decoding: serializedBytes(indent: indent), as: UTF8.self)
     }
 
     /// The indentation a document uses (the leading spaces of its first indented line), 2 if none.
-    public static func indentation(of data: some Collection<UInt8>) -> Int {
+    package static func indentation(of data: some Collection<UInt8>) -> Int {
         // The first line that starts with white space tells; only the document's head is read.
         var atLineStart = false
         var spaces = 0

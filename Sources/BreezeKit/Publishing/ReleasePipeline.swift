@@ -1,0 +1,179 @@
+import Foundation
+import FreshAir
+
+/// `breeze release`: from an edited folder to published content in one step. A bundle is
+/// generated (manifest and digests), signed when keys are given and anything changed, validated,
+/// checked as a device pinning those keys would check it, and published; a package or a
+/// repository is signed and published.
+///
+/// Nothing is published that a pinning device would refuse, and a dry run changes nothing, not
+/// even the source: it works on a linked copy and asks the destination what it would upload.
+package enum ReleasePipeline {
+    /// What a release did (or, in a dry run, would do).
+    package struct Report: Sendable, Codable {
+        /// `bundle`, `package` or `repository`.
+        package var kind: String
+        /// Files `generate` added to or removed from the manifests, and digests it updated.
+        package var added: [String] = []
+        package var removed: [String] = []
+        package var digestsUpdated = 0
+        /// The signing this release did; `nil` when nothing was signed.
+        package var signed: SigningReport?
+        /// The source's signatures were kept: nothing had changed since they were made.
+        package var signaturesKept = false
+        /// The release as devices will see it.
+        package var sequence: Int?
+        package var expires: Date?
+        /// Warnings from validation (errors stop the release).
+        package var warnings: [String] = []
+        package var published = Publisher.Report()
+        package var dryRun = false
+    }
+
+    /// A signature expiring sooner than this is renewed even when nothing changed.
+    package static let renewalWindow: TimeInterval = 7 * 86_400
+
+    package static func run(
+        source: URL,
+        to destination: any PublishDestination,
+        keys: [SigningKey],
+        validity: Duration = .seconds(30 * 86_400),
+        layout: ContentLayout? = nil,
+        dryRun: Bool = false,
+        concurrency: Int = 8
+    ) async throws -> Report {
+        let source = source.standardizedFileURL
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder) else {
+            throw PublishError("\(source.path): no such file or folder")
+        }
+        let kind =
+            !isFolder.boolValue
+            ? "package"
+            : FileManager.default.fileExists(atPath: source.appendingPathComponent("index.json").path)
+                && !FileManager.default.fileExists(atPath: source.appendingPathComponent("manifest.json").path)
+                ? "repository" : "bundle"
+        // A dry run works on a copy whose files are links to the source's: every tool here
+        // replaces a file by renaming a new one over it, so the source is never written.
+        let scratch = dryRun ? try linkedCopy(of: source) : nil
+        defer { if let scratch { try? FileManager.default.removeItem(at: scratch.deletingLastPathComponent()) } }
+        let working = scratch ?? source
+        var report = Report(kind: kind, dryRun: dryRun)
+        let options = SigningOptions(validity: validity, layout: layout)
+        switch kind {
+        case "bundle":
+            try await prepareBundle(working, keys: keys, options: options, report: &report)
+        case "package":
+            if !keys.isEmpty { report.signed = try PackageSigner.sign(package: working, with: keys, options: options) }
+        default:
+            if !keys.isEmpty {
+                report.signed = try RepositoryPublisher.sign(repository: working, with: keys, options: options)
+            }
+        }
+        if let signed = report.signed { (report.sequence, report.expires) = (signed.sequence, signed.expires) }
+        report.published = try await Publisher.run(
+            source: working,
+            to: destination,
+            layout: layout,
+            dryRun: dryRun,
+            concurrency: concurrency
+        )
+        return report
+    }
+
+    /// Generates, signs when needed, validates, and checks the bundle as a pinning device would.
+    private static func prepareBundle(
+        _ bundle: URL,
+        keys: [SigningKey],
+        options: SigningOptions,
+        report: inout Report
+    ) async throws {
+        let generated = try await ManifestGenerator.run(bundle: bundle)
+        report.added = generated.added
+        report.removed = generated.removed
+        report.digestsUpdated = generated.hash.stale.count
+        let manifestURL = bundle.appendingPathComponent("manifest.json")
+        let before = try Manifest(data: Data(contentsOf: manifestURL), source: "manifest.json")
+        if !keys.isEmpty {
+            if needsSigning(before, by: keys.map(\.publicKey), now: Date()) {
+                report.signed = try await ManifestSigner.sign(bundle: bundle, with: keys, options: options)
+            } else {
+                report.signaturesKept = true
+            }
+        }
+        let problems = await BundleValidator.run(bundle: bundle)
+        let errors = problems.filter { $0.severity == .error }
+        guard errors.isEmpty else {
+            throw PublishError(
+                "\(errors.count) problem\(errors.count == 1 ? "" : "s") would reach devices; nothing was published:\n"
+                    + errors.map { "  \($0)" }.joined(separator: "\n")
+            )
+        }
+        report.warnings = problems.map(\.description)
+        let manifest = try Manifest(data: Data(contentsOf: manifestURL), source: "manifest.json")
+        (report.sequence, report.expires) = (manifest.sequence, manifest.expires)
+        if !keys.isEmpty {
+            // What a device pinning these keys checks first: the signature over every digest.
+            do {
+                try manifest.verify(KeySet(keys: keys.map(\.publicKey)), source: "manifest.json")
+            } catch {
+                throw PublishError("a device pinning the key would refuse this release: \(error.detail)")
+            }
+        }
+    }
+
+    /// Whether the root manifest must be signed again: it changed (generate dropped the old
+    /// signatures), a key has not signed it, or its signature expires within a week.
+    package static func needsSigning(_ manifest: Manifest, by keys: [TrustedKey], now: Date) -> Bool {
+        let signers = Set(manifest.signatures.map(\.key))
+        guard keys.allSatisfy({ signers.contains($0.base64) }) else { return true }
+        guard let expires = manifest.expires else { return true }
+        return expires.timeIntervalSince(now) < renewalWindow
+    }
+
+    /// A copy of `source` in a new temporary folder, its files hard links to the source's
+    /// (copies where the file system cannot link), under the same name.
+    static func linkedCopy(of source: URL) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "breeze-release-\(UUID().uuidString)"
+        )
+        let copy = folder.appendingPathComponent(source.lastPathComponent)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        func link(_ from: URL, _ to: URL) throws {
+            do { try FileManager.default.linkItem(at: from, to: to) } catch {
+                try FileManager.default.copyItem(at: from, to: to)
+            }
+        }
+        var isFolder: ObjCBool = false
+        FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder)
+        guard isFolder.boolValue else {
+            try link(source, copy)
+            // A package's signature document and chunk index live beside it.
+            for suffix in [PackageSignature.suffix, ".freshair-chunks"] {
+                let beside = URL(fileURLWithPath: source.path + suffix)
+                if FileManager.default.fileExists(atPath: beside.path) {
+                    try link(beside, URL(fileURLWithPath: copy.path + suffix))
+                }
+            }
+            return copy
+        }
+        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+        let walker = FileManager.default.enumerator(atPath: source.path)
+        while let relative = walker?.nextObject() as? String {
+            let from = source.appendingPathComponent(relative)
+            let to = copy.appendingPathComponent(relative)
+            let type = (walker?.fileAttributes?[.type] as? FileAttributeType)
+            if type == .typeDirectory {
+                try FileManager.default.createDirectory(at: to, withIntermediateDirectories: true)
+            } else if type == .typeSymbolicLink {
+                try FileManager.default.createSymbolicLink(
+                    atPath: to.path,
+                    withDestinationPath: try FileManager.default.destinationOfSymbolicLink(atPath: from.path)
+                )
+            } else {
+                try link(from, to)
+            }
+        }
+        return copy
+    }
+}

@@ -1,0 +1,139 @@
+import BreezeKit
+import Foundation
+import FreshAir
+import Testing
+
+/// `breeze release`: one command from an edited folder to content a pinning device installs.
+@Suite("breeze release: generate, sign, validate and publish in one step; a dry run changes nothing")
+struct ReleaseCommandTests {
+    /// Every file under `folder` with its bytes and modification time.
+    static func snapshot(_ folder: URL) throws -> [String: (Data, Date)] {
+        var files: [String: (Data, Date)] = [:]
+        let walker = FileManager.default.enumerator(atPath: folder.path)
+        while let relative = walker?.nextObject() as? String {
+            let url = folder.appendingPathComponent(relative)
+            guard (walker?.fileAttributes?[.type] as? FileAttributeType) == .typeRegular else { continue }
+            let date = try FileManager.default.attributesOfItem(atPath: url.path)[.modificationDate] as! Date
+            files[relative] = (try Data(contentsOf: url), date)
+        }
+        return files
+    }
+
+    @Test("a signed release a pinning device installs; unchanged keeps its signatures; an edit is the next sequence")
+    func releaseToAServedFolder() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let work = try TemporaryFolder("release")
+            let bundle = work.path("Content.freshair")
+            let site = server.root.appendingPathComponent("Content.freshair").path
+            #expect(try await BreezeBinary.run(["init", bundle.path]).status == 0)
+            #expect(try await BreezeBinary.run(["keygen", work.path("release.key").path]).status == 0)
+            let key = try SigningKey(contentsOf: work.path("release.key"))
+
+            // A dry run: nothing published, the source untouched to the byte and the second.
+            let before = try Self.snapshot(bundle)
+            let dry = try await BreezeBinary.run([
+                "release", bundle.path, site, "--key", work.path("release.key").path, "--dry-run",
+            ])
+            #expect(dry.status == 0, "\(dry.error)")
+            #expect(dry.output.contains("would upload: manifest.json") && dry.output.contains("Would sign sequence"))
+            #expect(!FileManager.default.fileExists(atPath: site), "a dry run publishes nothing")
+            let after = try Self.snapshot(bundle)
+            #expect(
+                Set(after.keys) == Set(before.keys) && after.allSatisfy { before[$0.key]! == $0.value },
+                "a dry run writes nothing in the source"
+            )
+
+            // The release, and a device that pins the key.
+            let first = try await BreezeBinary.run([
+                "release", bundle.path, site, "--key", work.path("release.key").path,
+            ])
+            #expect(first.status == 0, "\(first.error)")
+            #expect(first.output.contains("Signed sequence") && first.output.contains("The signature expires"))
+            #expect(first.output.contains("in 29 days") || first.output.contains("in 30 days"), "\(first.output)")
+            let local = try TemporaryFolder("release-device")
+            var configuration = SyncConfiguration()
+            configuration.trustedKeys = [key.publicKey]
+            configuration.retry = RetryPolicy(maxAttempts: 1)
+            var environment = ConditionEnvironment()
+            environment["language"] = "en"
+            let device = BundleSync(
+                remote: server.url.appendingPathComponent("Content.freshair/"),
+                store: BundleStore(root: local.path("store"), liveLink: local.path("live")),
+                environment: environment,
+                configuration: configuration
+            )
+            #expect(try await device.run().outcome == .updated)
+            let welcome = { ContentBundle(root: local.path("live"), environment: environment) }
+            let title = welcome().localizedString(forKey: "welcome.title", table: "Feature")
+
+            // Nothing changed: the signatures are kept, nothing goes up, the device hears 304.
+            let again = try await BreezeBinary.run([
+                "release", bundle.path, site, "--key", work.path("release.key").path,
+            ])
+            #expect(again.status == 0, "\(again.error)")
+            #expect(
+                again.output.contains("signatures are kept") && again.output.contains(": 0 uploaded"),
+                "\(again.output)"
+            )
+            let current = try await device.run()
+            #expect(current.notModified && current.requests == 1, "\(current.oneLine)")
+
+            // An edit: the next sequence, with the key from an environment variable as CI has it.
+            let strings = bundle.appendingPathComponent("en.lproj/Feature.strings")
+            let starter = try String(contentsOf: strings, encoding: .utf8)
+            func retitle(_ title: String) throws {
+                let lines = starter.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                    line.hasPrefix("\"welcome.title\"") ? "\"welcome.title\" = \"\(title)\";" : String(line)
+                }
+                try Data(lines.joined(separator: "\n").utf8).write(to: strings)
+            }
+            try retitle("Released")
+            let edited = try await BreezeBinary.run(
+                ["release", bundle.path, site, "--key-env", "RELEASE_KEY", "--json"],
+                environment: ["RELEASE_KEY": try String(contentsOf: work.path("release.key"), encoding: .utf8)]
+            )
+            #expect(edited.status == 0, "\(edited.error)")
+            let report = try JSONSerialization.jsonObject(with: Data(edited.output.utf8)) as? [String: Any]
+            #expect((report?["sequence"] as? Int ?? 0) > 1, "a later release than the first: \(edited.output)")
+            #expect(try await device.run().outcome == .updated)
+            #expect(welcome().localizedString(forKey: "welcome.title", table: "Feature") == "Released")
+            #expect(title != "Released")
+
+            // Without the key, over a signed release: refused, nothing replaced.
+            try retitle("Unsigned")
+            let unsigned = try await BreezeBinary.run(["release", bundle.path, site])
+            #expect(unsigned.status == 65, "\(unsigned.status) \(unsigned.error)")
+            // A table devices cannot read: validation stops the release before any upload.
+            try Data("\"welcome.title\" = ".utf8).write(to: strings)
+            let published = try Data(contentsOf: URL(fileURLWithPath: site).appendingPathComponent("manifest.json"))
+            let broken = try await BreezeBinary.run([
+                "release", bundle.path, site, "--key", work.path("release.key").path,
+            ])
+            #expect(broken.status == 65 && broken.error.contains("nothing was published"), "\(broken.error)")
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: site).appendingPathComponent("manifest.json")) == published
+            )
+            #expect(try await device.run().outcome == .alreadyCurrent)
+
+            let missing = try await BreezeBinary.run(["release", work.path("nope").path, site])
+            #expect(missing.status == 66 && missing.error.contains("no such file or folder"), "\(missing.error)")
+        }
+    }
+
+    @Test("a signature is renewed when it has less than a week left, kept otherwise")
+    func renewal() throws {
+        let key = SigningKey.generate().publicKey
+        func manifest(expiresIn days: Double, signedBy signer: TrustedKey) throws -> Manifest {
+            let expires = Date().addingTimeInterval(days * 86_400).formatted(.iso8601)
+            let text = """
+                {"format": 2, "sequence": 4, "expires": "\(expires)", "files": [],
+                 "signatures": [{"key": "\(signer.base64)", "sig": "\(Data(count: 64).base64EncodedString())"}]}
+                """
+            return try Manifest(data: Data(text.utf8), source: "manifest.json")
+        }
+        #expect(!ReleasePipeline.needsSigning(try manifest(expiresIn: 20, signedBy: key), by: [key], now: Date()))
+        #expect(ReleasePipeline.needsSigning(try manifest(expiresIn: 3, signedBy: key), by: [key], now: Date()))
+        let other = SigningKey.generate().publicKey
+        #expect(ReleasePipeline.needsSigning(try manifest(expiresIn: 20, signedBy: other), by: [key], now: Date()))
+    }
+}
