@@ -113,7 +113,7 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         }
     }
 
-    /// The error this one reports: a ``TransportError``, a ``ManifestError``, an ``ArchiveError``,
+    /// The error this one reports: a `TransportError`, a `ManifestError`, an `ArchiveError`,
     /// the system's error behind a ``Code/fileSystem`` failure, or, for ``Code/bundledCopyOnly``, the
     /// `FreshAirError` that kept the server's copy out.
     public var underlying: (any Error)? {

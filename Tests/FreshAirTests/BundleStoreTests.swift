@@ -69,6 +69,26 @@ struct BundleStoreTests {
         #expect(throws: FreshAirError.self) { try hasher.hash(atPath: folder.path + "/f0/x", using: .sha1) }
     }
 
+    @Test("The live link is relative wherever it is, so a moved container (an updated iOS app) keeps it")
+    func liveLinkSurvivesAMove() async throws {
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let container = folder.appendingPathComponent("Application/1111")
+        let store = BundleStore(
+            root: container.appendingPathComponent("Library/Application Support/FreshAir/App"),
+            liveLink: container.appendingPathComponent("Documents/Content")
+        )
+        _ = try await install(store, ["a.txt": "1"])
+        let link = container.appendingPathComponent("Documents/Content").path
+        #expect(Disk.readLink(link) == "../Library/Application Support/FreshAir/App/versions/1")
+        // The system moves the container, as iOS does when the app is updated.
+        let moved = folder.appendingPathComponent("Application/2222")
+        try FileManager.default.moveItem(at: container, to: moved)
+        #expect(try String(contentsOf: moved.appendingPathComponent("Documents/Content/a.txt"), encoding: .utf8) == "1")
+        #expect(LiveLink.relativePath(from: "/a/b", to: "/a/b/store/versions/3") == "store/versions/3")
+        #expect(LiveLink.relativePath(from: "/a/b/c", to: "/a/x/versions/3") == "../../x/versions/3")
+        #expect(LiveLink.relativePath(from: "/", to: "/x/1") == "x/1")
+    }
+
     @Test func activationSwitchesTheLinkAndKeepsOnlyThePreviousVersion() async throws {
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = BundleStore(

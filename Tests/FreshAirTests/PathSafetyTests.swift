@@ -71,6 +71,17 @@ struct PathSafetyTests {
         #expect(try paths.insert(BundlePath("caf\u{E9}.txt")))
         #expect(throws: BundlePath.Rejection.self) { try paths.insert(BundlePath("cafe\u{301}.txt")) }
         #expect(throws: BundlePath.Rejection.self) { try paths.insert(BundlePath("CAF\u{C9}.TXT")) }
+        // Case folding as APFS does it, beyond lowercased(): long s, final sigma, sharp s.
+        for (first, second) in [
+            ("mi\u{17F}s.txt", "MISS.txt"),
+            ("\u{3BB}\u{3CC}\u{3B3}\u{3BF}\u{3C2}", "\u{3BB}\u{3CC}\u{3B3}\u{3BF}\u{3C3}"), ("stra\u{DF}e", "STRASSE"),
+        ] {
+            var names = PathCollisions()
+            #expect(try names.insert(BundlePath(first)))
+            #expect(throws: BundlePath.Rejection.self, "\(first) and \(second)") {
+                try names.insert(BundlePath(second))
+            }
+        }
     }
 
     @Test("A manifest listing two spellings of one name is refused")

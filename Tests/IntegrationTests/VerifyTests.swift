@@ -26,6 +26,9 @@ struct VerifyTests {
             try bytes.write(to: foo)
             try FileManager.default.removeItem(at: client.live.appendingPathComponent("Embed1.freshair/bar.md"))
             try Data("stray".utf8).write(to: client.live.appendingPathComponent("stray.txt"))
+            // What Finder leaves in a folder a Mac user opened is not damage.
+            try Data("finder".utf8).write(to: client.live.appendingPathComponent("Embed1.freshair/.DS_Store"))
+            try Data("finder".utf8).write(to: client.live.appendingPathComponent("._stray.txt"))
 
             let damaged = try await BreezeBinary.run([
                 "verify", directory, "--store", client.local.path("store").path, "--json",

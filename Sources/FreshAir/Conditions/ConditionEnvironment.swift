@@ -51,7 +51,7 @@ public struct ConditionEnvironment: Sendable, Hashable {
     /// and `region`.
     ///
     /// - `language` (and `region`, when the localization names one) is the app's own
-    ///   localization the user gets (``AppLocalization``): an app localized in English and
+    ///   localization the user gets (`AppLocalization`): an app localized in English and
     ///   German, on a French device with German second, reads German.
     /// - `displayScale` is the main screen's where the platform has one (iOS, tvOS, visionOS,
     ///   macOS), and `device` comes from UIKit's idiom (`iphone`, `ipad`, `mac`, `tv`,

@@ -19,7 +19,7 @@ extension Condition {
     /// `nil`, `IN {…}`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `TRUEPREDICATE`,
     /// `FALSEPREDICATE` and dotted key paths.
     ///
-    /// - Throws: ``ConditionSyntaxError`` naming the column; also for a condition longer than
+    /// - Throws: `ConditionSyntaxError` naming the column; also for a condition longer than
     ///   ``maxLength`` bytes or nesting `!`, parentheses and lists deeper than ``maxNesting``, limits
     ///   that keep a hostile manifest from exhausting the stack.
     package init(parsing source: String) throws(ConditionSyntaxError) {
@@ -73,7 +73,7 @@ private struct ConditionParser {
     private var tokens: [Token] = []
     private var position = 0
     private var lexError: ConditionSyntaxError?
-    /// `!` and `(` currently open, against ``Condition/maxNesting``.
+    /// `!` and `(` currently open, against `Condition/maxNesting`.
     private var nesting = 0
 
     init(source: String) {

@@ -119,7 +119,7 @@ public struct ContentBundle: Sendable {
 
     /// One localization's table: `<localization>.lproj/<table>.strings`, else that language in
     /// `<table>.xcstrings`; `nil` when neither exists.
-    /// - Throws: ``StringsTable/SyntaxError`` or ``ManifestError`` for a malformed file.
+    /// - Throws: `StringsTable/SyntaxError` or `ManifestError` for a malformed file.
     package func stringsTable(named table: String, localization: String) throws -> StringsTable? {
         try tables.table(key: "\(localization)/\(table)") {
             for folder in ["\(localization).lproj", "Resources/\(localization).lproj"] {

@@ -40,7 +40,7 @@ package struct UpdatePromptState: Sendable, Hashable, Codable {
     }
 }
 
-/// Keeps ``UpdatePromptState``; replace it to keep the state in your own storage.
+/// Keeps `UpdatePromptState`; replace it to keep the state in your own storage.
 package protocol UpdatePromptStore: Sendable {
     /// The state last saved, or an empty one.
     func load() -> UpdatePromptState

@@ -1,12 +1,12 @@
 import Foundation
 import Synchronization
 
-/// Finds the blocks of a new file (its ``ChunkIndex``) in the copy a device has, so that only
+/// Finds the blocks of a new file (its `ChunkIndex`) in the copy a device has, so that only
 /// the others are fetched.
 ///
 /// Two ways, cheapest first. The old copy's own index, when one describes it, places every
 /// block that did not move without reading a byte. The rest of the old copy (all of it when
-/// there is no index) is searched by sliding a ``RollingHash`` over it one byte at a time: a
+/// there is no index) is searched by sliding a `RollingHash` over it one byte at a time: a
 /// window whose hash is a missing block's is confirmed by its SHA-256 prefix, and the search
 /// then jumps a whole block, so content that moved by any number of bytes is found at the cost
 /// of one hash per block. Matches rest on 64 bits, so the delta checks the assembled file's
@@ -111,7 +111,7 @@ struct BlockFinder {
 
     /// Slides the rolling hash over `regions` of the old copy for the whole blocks still
     /// missing, in up to `parts` parts (of `partSize` bytes at least) at once on
-    /// ``BlockingPool``'s threads: the hash is a chain of multiplications, one byte after the
+    /// `BlockingPool`'s threads: the hash is a chain of multiplications, one byte after the
     /// other, so one thread searches only about 700 MB a second. What the parts find is placed
     /// in file order, as one search would.
     private mutating func search(
@@ -194,7 +194,7 @@ struct BlockFinder {
     }
 }
 
-/// The rolling search of one part of the old copy (``BlockFinder``): it records where the
+/// The rolling search of one part of the old copy (`BlockFinder`): it records where the
 /// windows whose hash and SHA-256 prefix are a missing block's lie, and reads only its own
 /// part, so parts can be searched at once.
 private struct RollingScan: Sendable {

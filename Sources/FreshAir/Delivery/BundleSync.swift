@@ -50,7 +50,7 @@ public struct BundleSync: ContentUpdater {
         self.init(remote: remote, store: store, environment: environment, transport: base, configuration: configuration)
     }
 
-    /// The same, with any ``HTTPTransport`` (a test's, AsyncHTTPClient's).
+    /// The same, with any `HTTPTransport` (a test's, AsyncHTTPClient's).
     package init(
         remote: URL,
         store: BundleStore,

@@ -1,12 +1,12 @@
 import Foundation
 
 /// Builds a changed large file from the blocks of the copy a device has and the blocks it
-/// lacks, fetched with single-range `GET`s (see ``ChunkIndex``).
+/// lacks, fetched with single-range `GET`s (see `ChunkIndex`).
 ///
-/// ``BlockFinder`` places each of the new file's blocks in the old copy (by the index
+/// `BlockFinder` places each of the new file's blocks in the old copy (by the index
 /// installed beside it when it still describes it, and by a rolling search of the rest); the
 /// blocks not found are fetched, neighbouring ranges merged when the bytes between them are
-/// fewer than the policy's ``ChunkDeltaPolicy/mergeGap``. The file is assembled in its
+/// fewer than the policy's `ChunkDeltaPolicy/mergeGap`. The file is assembled in its
 /// partial file, then its whole SHA-256 must be the manifest's. Whatever goes wrong (a server
 /// that ignores `Range`, a block that does not match, a plan that would fetch most of the file
 /// anyway), the caller downloads the file whole: a delta never installs anything the plain
@@ -22,7 +22,7 @@ struct ChunkDelta {
     /// How ranges are merged, weighed against the whole file and fetched.
     let policy: ChunkDeltaPolicy
     /// Ranges larger than this are fetched in pieces, to bound memory: at most
-    /// ``ChunkDeltaPolicy/concurrency`` pieces are held at once (16 MB with the defaults).
+    /// `ChunkDeltaPolicy/concurrency` pieces are held at once (16 MB with the defaults).
     var pieceSize: Int64 = 2 << 20
 
     /// A delta that builds the file an index describes, or `nil` when the index cannot be
@@ -298,7 +298,7 @@ struct ChunkDelta {
 }
 
 /// The pieces of a delta written to its partial file so far, for the assembly pass that
-/// follows them (on a thread of ``BlockingPool``, so it may block here).
+/// follows them (on a thread of `BlockingPool`, so it may block here).
 final class LandedPieces: @unchecked Sendable {
     // `offsets` and `stopped` are guarded by `condition`.
     private let condition = NSCondition()

@@ -1,5 +1,5 @@
 /// When and how a changed large file is rebuilt from the chunks this device already has
-/// (see ``ChunkIndex``) instead of being downloaded whole.
+/// (see `ChunkIndex`) instead of being downloaded whole.
 ///
 /// A delta is only ever an optimisation: whatever this policy says, the assembled file must
 /// match its digest before it installs, and anything a delta cannot do comes whole.

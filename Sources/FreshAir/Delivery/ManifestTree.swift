@@ -23,7 +23,7 @@ struct ManifestTree {
     var keys: KeySet?
     /// The most bytes all manifests of the tree may add up to: a server cannot make a device
     /// hold many large child manifests at once. Children loaded together share it as they
-    /// load (``ManifestBudget``), so the bytes in flight never pass it either.
+    /// load (`ManifestBudget`), so the bytes in flight never pass it either.
     var maxTotalBytes = Int.max
     /// The most bytes one manifest may have.
     var maxDocumentBytes = Int.max
@@ -217,7 +217,7 @@ struct ManifestTree {
     }
 
     /// Loads one child manifest within the bytes `claimed` for it from the tree's budget (see
-    /// ``ManifestBudget/claim(upTo:)``; claimed here when not given), and settles the claim at
+    /// `ManifestBudget/claim(upTo:)`; claimed here when not given), and settles the claim at
     /// what it used.
     private func load(
         _ path: BundlePath,

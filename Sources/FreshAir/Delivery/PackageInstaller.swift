@@ -2,7 +2,7 @@ import Foundation
 
 /// Turns a verified package file into installed content.
 ///
-/// The default, ``ExtractingInstaller``, unpacks it into the version being assembled. An app
+/// The default, `ExtractingInstaller`, unpacks it into the version being assembled. An app
 /// that keeps content elsewhere (loading a database, say) supplies its own: it installs from
 /// the file, and answers whether an earlier install is still present.
 package protocol PackageInstaller: Sendable {
@@ -81,7 +81,7 @@ package struct ExtractingInstaller: PackageInstaller {
 
 /// Unpacks a `.tgz`, `.tar` or `.gz` into the version folder while it downloads (or while a
 /// delta rebuilds it), so the network and the unpacking overlap instead of taking turns, and a
-/// `.tar` is read once: its ``TarLayout`` is recorded on the way.
+/// `.tar` is read once: its `TarLayout` is recorded on the way.
 ///
 /// Unchecked `Sendable`: one thread at a time feeds it, the download's writing lane or a
 /// delta's assembly pass, and its owner reads the result after that thread is done.
@@ -118,7 +118,7 @@ final class StreamingExtraction: DownloadTee, @unchecked Sendable {
         }
     }
 
-    /// The `.tar`'s layout once ``finish()`` succeeded (see ``ArchiveStream/tarLayout``).
+    /// The `.tar`'s layout once ``finish()`` succeeded (see `ArchiveStream/tarLayout`).
     var tarLayout: TarLayout? { stream?.tarLayout }
 
     func finish() throws -> [String: FileRecord] {

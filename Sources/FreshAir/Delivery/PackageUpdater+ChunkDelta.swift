@@ -3,7 +3,7 @@ import Foundation
 // A `.tar` package rebuilt from the chunks of the package installed before it (see
 // ``ChunkDelta`` and ``TarLayout``).
 extension BundleStore {
-    /// Where a version installed from a `.tar` package keeps the package's ``TarLayout``.
+    /// Where a version installed from a `.tar` package keeps the package's `TarLayout`.
     func tarLayoutPath(_ id: Int) -> String { versionsPath + "/\(id).tar-layout" }
 
     /// Where a version installed from a `.tar` package by chunks keeps the package's index,

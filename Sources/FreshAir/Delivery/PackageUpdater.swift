@@ -7,11 +7,11 @@ import Foundation
 ///     remote: URL(string: "https://s3.amazonaws.com/my-bucket/content.tgz")!,
 ///     store: BundleStore(root: appSupport.appendingPathComponent("content.store")),
 ///     bundledPackage: Bundle.main.url(forResource: "content", withExtension: "tgz"))
-/// try await updater.update()          // in applicationDidBecomeActive
+/// try await updater.run()             // in applicationDidBecomeActive
 /// let folder = updater.contentDirectory
 /// ```
 ///
-/// Each ``update()``:
+/// Each ``run(reporting:)``:
 /// 1. installs the bundled copy when nothing is installed, or when its `.meta` sidecar
 ///    (`{"Last-Modified": "Sat, 10 Nov 2018 14:46:48 GMT"}`) dates it after what is installed;
 /// 2. asks the server with `If-Modified-Since` (the installed date) and `If-None-Match`;
@@ -104,7 +104,7 @@ public struct PackageUpdater: Sendable {
             /// copy's (``serverLastModified``): the installed copy (a newer bundled one, say) stays.
             case serverCopyNotNewer
             /// The server still offers only the package this device rolled back from
-            /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``); the live version stays.
+            /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:inForeground:)``); the live version stays.
             case keptAfterRollback
         }
 
@@ -119,7 +119,7 @@ public struct PackageUpdater: Sendable {
         /// HTTP requests sent, retries included.
         package var requests: Int
         /// Bytes of the package not downloaded: chunks of the installed package reused (a
-        /// signed `.tar` with a chunk index; see ``PackageSignature/chunkIndex``).
+        /// signed `.tar` with a chunk index; see `PackageSignature/chunkIndex`).
         package var bytesSaved: Int64 = 0
         /// Body bytes received and thrown away (see ``SyncSummary/bytesWasted``).
         package var bytesWasted: Int64 = 0
@@ -495,7 +495,7 @@ struct BundledPackageMeta {
 
 extension PackageUpdater: ContentUpdater {
     /// Runs one update, reporting it as every delivery mode does: the package is the one file,
-    /// and ``SyncSummary/package`` holds ``Result``.
+    /// and ``SyncSummary/package`` holds `Result`.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let result = try await update(reporting: report)

@@ -17,7 +17,7 @@ import Synchronization
 /// ```swift
 /// let level1 = Repository(source: URL(string: "https://s3.amazonaws.com/my-bucket/")!,
 ///                         id: "com.adm.level1", directory: caches.appendingPathComponent("level1"))
-/// try await level1.update()
+/// try await level1.run()
 /// let dogs = Repository.bundle(descriptor: "com.adm.level1.dogs", in: [level1])
 /// ```
 public struct Repository: Sendable {
@@ -46,7 +46,7 @@ public struct Repository: Sendable {
         case wholeRepository
     }
 
-    /// Creates a repository client; nothing happens until ``update(progress:)``.
+    /// Creates a repository client; nothing happens until ``run(reporting:)``.
     ///
     /// - Parameters:
     ///   - source: where `<id>/index.json` is published.
@@ -79,7 +79,7 @@ public struct Repository: Sendable {
         )
     }
 
-    /// The same, with any ``HTTPTransport`` (a test's, AsyncHTTPClient's).
+    /// The same, with any `HTTPTransport` (a test's, AsyncHTTPClient's).
     package init(
         source: URL,
         id: String,
@@ -150,7 +150,7 @@ public struct Repository: Sendable {
         /// Bundles already at the version the index names.
         package var unchanged: [String]
         /// Bundles whose store rolled back from the version the index names
-        /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``): kept until a newer one is published.
+        /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:inForeground:)``): kept until a newer one is published.
         package var keptAfterRollback: [String] = []
         /// Bundles the index no longer names, removed.
         package var removed: [String]
@@ -442,7 +442,7 @@ public struct Repository: Sendable {
 
 extension Repository: ContentUpdater {
     /// Runs one update, reporting it as every delivery mode does: the repository's bundles are
-    /// the files, and ``SyncSummary/repository`` holds ``Result``.
+    /// the files, and ``SyncSummary/repository`` holds `Result`.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let result = try await update(progress: { _ in }, reporting: report)

@@ -12,7 +12,7 @@ public struct SyncConfiguration: Sendable {
     /// it is cancelled; `nil`: no limit beyond each request's own.
     public var deadline: Duration? = .seconds(3600)
     /// How far ahead of this device's clock a server's `Last-Modified` may be and still be
-    /// remembered; a later one is ignored (see ``HTTPValidators``).
+    /// remembered; a later one is ignored (see `HTTPValidators`).
     public var clockSkewTolerance: Duration = .seconds(600)
     /// The slowest body tolerated: one below it for a whole window is abandoned (and
     /// resumed by the retry or the next sync), so no server can hold a sync open for ever.

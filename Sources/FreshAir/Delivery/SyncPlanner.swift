@@ -13,7 +13,7 @@ struct SelectedFile: Sendable {
 }
 
 /// A file a device would have, as ``BundleSync/selection()`` and
-/// ``LocalBundle/selection(folder:environment:maxDepth:)`` report it.
+/// `LocalBundle/selection(folder:environment:maxDepth:)` report it.
 package struct SelectedEntry: Sendable, Hashable, Codable {
     /// The file's path in the bundle.
     package var path: String

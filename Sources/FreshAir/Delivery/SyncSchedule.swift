@@ -14,7 +14,7 @@ import Synchronization
 /// ```
 ///
 /// Any delivery mode fits, through ``ContentUpdater`` (`schedule.runs(updater)`) or as a
-/// closure (`{ try await repository.update() }`). Ending the iteration (or cancelling its task)
+/// closure (`{ try await repository.run() }`). Ending the iteration (or cancelling its task)
 /// stops it.
 public struct SyncSchedule: Sendable {
     /// The average time between checks.

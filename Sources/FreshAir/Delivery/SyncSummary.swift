@@ -11,7 +11,7 @@ public struct SyncSummary: Sendable, Hashable, Codable {
         /// Nothing changed for this device.
         case alreadyCurrent
         /// The server still offers only the content this device rolled back from
-        /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``); the live version stays
+        /// (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:inForeground:)``); the live version stays
         /// until something new is published.
         case keptAfterRollback
     }
@@ -36,7 +36,7 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     /// their check. Zero on a clean network.
     public var bytesWasted: Int64 = 0
     /// Bytes of changed large files not downloaded because their unchanged chunks were
-    /// copied from the previous version (``ChunkIndex``).
+    /// copied from the previous version (`ChunkIndex`).
     public var bytesSaved: Int64 = 0
     /// Wall-clock time the update took.
     public var seconds: Double

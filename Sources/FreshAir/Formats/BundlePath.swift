@@ -14,7 +14,7 @@ import Foundation
 ///
 /// Two paths are equal when their bytes are: `é` written precomposed and `e` + U+0301 are
 /// two paths here, as they are on Linux. Apple file systems treat them (and `A`/`a`) as one
-/// name, so a set of paths that must not collide there goes through ``PathCollisions``.
+/// name, so a set of paths that must not collide there goes through `PathCollisions`.
 package struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
     /// The path with `/` separators, never starting or ending with one.
     package let string: String
@@ -33,7 +33,7 @@ package struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertib
         package var description: String { "unsafe path \"\(path.debugEscaped)\": \(reason)" }
     }
 
-    /// Checks `text`; see ``BundlePath`` for what is refused.
+    /// Checks `text`; see `BundlePath` for what is refused.
     package init(_ text: String) throws(Rejection) {
         try Self.check(text.utf8, shown: text)
         string = text
@@ -165,10 +165,13 @@ package struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertib
 }
 
 /// Refuses two paths of one bundle, package or index that name the same file on an Apple
-/// file system but not on Linux: they differ only by case (`Read.md`, `read.md`) or by
-/// Unicode normalization (`é` precomposed, `e` + U+0301). APFS and HFS+ are case- and
-/// normalization-insensitive by default, so one of the two would silently replace the other
-/// on a device, and which one wins would depend on the order they arrive in.
+/// file system but not on Linux: they differ only by case (`Read.md`, `read.md`, and, as
+/// Unicode case folding has it, `ſ`/`s`, `ς`/`σ`, `ß`/`ss`) or by Unicode normalization (`é`
+/// precomposed, `e` + U+0301). APFS is normalization-insensitive everywhere, and a Mac's APFS
+/// and HFS+ volumes are case-insensitive by default (an iPhone's APFS is case-sensitive), so
+/// on a Mac one of the two would silently replace the other, and which one wins would depend
+/// on the order they arrive in. Content is refused on every device alike: it is published once
+/// for all of them.
 ///
 /// Folders count too: `Art/a.png` and `art/b.png` land in one folder on a device.
 package struct PathCollisions: Sendable {
@@ -179,7 +182,14 @@ package struct PathCollisions: Sendable {
     package init() {}
 
     /// Whether exactly these bytes were recorded (as a path or a folder).
-    package func contains(_ path: BundlePath) -> Bool { spellings[path.string.lowercased()] == path }
+    package func contains(_ path: BundlePath) -> Bool { spellings[Self.folded(path.string)] == path }
+
+    /// The spelling a case-insensitive APFS volume compares: Unicode case folding, not
+    /// `lowercased()`, which leaves `ſ`, `ς` and `ß` apart from `s`, `σ` and `ss`. ASCII, most
+    /// names, takes the short way.
+    static func folded(_ name: String) -> String {
+        name.utf8.allSatisfy { $0 < 0x80 } ? name.lowercased() : name.folding(options: .caseInsensitive, locale: nil)
+    }
 
     /// Records `path` and every folder above it.
     ///
@@ -193,7 +203,7 @@ package struct PathCollisions: Sendable {
         while let entry = current {
             // `String` equality and hashing are canonical, so the folded key also catches
             // normalization.
-            let folded = entry.string.lowercased()
+            let folded = Self.folded(entry.string)
             if let earlier = spellings[folded] {
                 // A folder seen before: the folders above it were recorded then.
                 guard earlier != entry else { return !isPath }

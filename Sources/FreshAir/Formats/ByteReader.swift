@@ -1,5 +1,5 @@
 /// Reads little-endian integers and LEB128 lengths from bytes: the binary sidecars
-/// (``ChunkIndex``, ``TarLayout``). Every read answers `nil` past the end.
+/// (`ChunkIndex`, `TarLayout`). Every read answers `nil` past the end.
 struct ByteReader {
     let bytes: [UInt8]
     var position = 0
@@ -34,7 +34,7 @@ struct ByteReader {
     }
 }
 
-/// Appends LEB128 lengths and little-endian integers: ``ByteReader``'s counterpart.
+/// Appends LEB128 lengths and little-endian integers: `ByteReader`'s counterpart.
 struct ByteWriter {
     var bytes: [UInt8] = []
 

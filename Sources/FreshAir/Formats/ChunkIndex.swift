@@ -6,7 +6,7 @@ import Foundation
 /// `breeze hash` writes one beside every file of at least 8 MB, as `<file>.freshair-chunks`,
 /// and lists it in the same manifest with its own digest, so a signature over the root covers
 /// it. When such a file changes, a device finds each of the new file's blocks wherever it sits
-/// in the copy it has (sliding the ``RollingHash`` over it, so content that moved by any number
+/// in the copy it has (sliding the `RollingHash` over it, so content that moved by any number
 /// of bytes is found), fetches the blocks it lacks with single-range `GET`s, and checks the
 /// whole file's digest. Clients that do not know the format download it as any other small
 /// file.
@@ -28,7 +28,7 @@ package struct ChunkIndex: Sendable, Hashable {
     /// What the index records of one block; both parts must match for a block of the old copy
     /// to stand for it.
     package struct Block: Sendable, Hashable {
-        /// The high 32 bits of the block's ``RollingHash``.
+        /// The high 32 bits of the block's `RollingHash`.
         package var rolling: UInt32
         /// The first 4 bytes of the block's SHA-256, big-endian.
         package var digest: UInt32
@@ -67,7 +67,7 @@ package struct ChunkIndex: Sendable, Hashable {
 
     /// Reads an index (``serialized()``'s form).
     ///
-    /// - Throws: ``ChunkIndexError`` naming `source` and what is wrong: a device then
+    /// - Throws: `ChunkIndexError` naming `source` and what is wrong: a device then
     ///   downloads the file whole.
     package init(data: Data, source: String) throws(ChunkIndexError) {
         var reader = ByteReader(bytes: [UInt8](data))

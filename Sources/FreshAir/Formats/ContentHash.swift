@@ -49,7 +49,7 @@ package struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable
         return stride(from: 0, to: digits.count, by: 2).map { digits[$0] << 4 | digits[$0 + 1] }
     }
 
-    /// The first 4 bytes of the SHA-256 of `bytes`, big-endian: what a ``ChunkIndex`` records
+    /// The first 4 bytes of the SHA-256 of `bytes`, big-endian: what a `ChunkIndex` records
     /// of a block beside its rolling hash.
     static func prefix32(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var hasher = SHA256()

@@ -9,7 +9,7 @@ import Foundation
 ///   `gte`);
 /// - the object form `{"format": 2, "sequence": 7, "expires": "…", "files": [ …entries… ]}`,
 ///   whose entries may also give `size` in bytes, and whose root may carry `signatures`
-///   (see ``ManifestSignature``).
+///   (see `ManifestSignature`).
 package struct Manifest: Sendable, Hashable {
     /// Which of the accepted shapes the document had.
     package enum Form: Sendable, Hashable {
@@ -23,9 +23,9 @@ package struct Manifest: Sendable, Hashable {
     package var form: Form
     /// The entries in document order.
     package var entries: [ManifestEntry]
-    /// Identity, sequence, expiry and signatures (object form; see ``ReleaseFields``).
+    /// Identity, sequence, expiry and signatures (object form; see `ReleaseFields`).
     package var release = ReleaseFields()
-    /// Where the files are on the server (object form's `layout`; see ``ContentLayout``).
+    /// Where the files are on the server (object form's `layout`; see `ContentLayout`).
     /// Only a root manifest's counts: it decides for the whole tree.
     package var layout = ContentLayout.paths
 
@@ -44,7 +44,7 @@ package struct Manifest: Sendable, Hashable {
     package var identity: String? { release.identity }
     /// Ed25519 signatures over the manifest; checked against ``SyncConfiguration/trustedKeys``.
     package var signatures: [ManifestSignature] { release.signatures }
-    /// What ``signatures`` cover (see ``ManifestSignature/message(for:)``).
+    /// What ``signatures`` cover (see `ManifestSignature/message(for:)`).
     package var signedMessage: [UInt8]? { release.signedMessage }
 
     /// The members FreshAir reads in the object form's top level; `breeze validate` warns
@@ -66,7 +66,7 @@ package struct Manifest: Sendable, Hashable {
     /// - Parameters:
     ///   - data: the document's bytes, as served.
     ///   - source: where it came from (a URL or path), named in errors.
-    /// - Throws: ``ManifestError`` naming the source, the entry and what is wrong.
+    /// - Throws: `ManifestError` naming the source, the entry and what is wrong.
     package init(data: Data, source: String) throws(ManifestError) {
         try self.init(data: data, source: source, maxEntries: .max)
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A package's signed document, `<package>.sig` beside it, written by `breeze sign
 /// content.tgz`: what the package is (SHA-256 and size) and which release (see
-/// ``ReleaseFields``).
+/// `ReleaseFields`).
 ///
 /// ```json
 /// {"format": 1, "identity": "content.tgz", "sequence": 4, "expires": "2026-12-23T10:00:00Z",
@@ -15,7 +15,7 @@ import Foundation
 ///
 /// A `.tar` package's document can also name its chunk index (`"chunks": {"sha256": …,
 /// "size": …}`, `<package>.freshair-chunks` beside it): a device that installed an earlier
-/// package then fetches only the chunks it lacks (see ``ChunkIndex``).
+/// package then fetches only the chunks it lacks (see `ChunkIndex`).
 package struct PackageSignature: Sendable, Hashable {
     /// A file the document vouches for besides the package: its SHA-256 and size.
     package struct SignedFile: Sendable, Hashable {

@@ -8,7 +8,7 @@ import Foundation
 ///   the repository id), so that a signature on one cannot install another;
 /// - `sequence`: the release number, which devices never let go down;
 /// - `expires`: an ISO 8601 date after which devices refuse the document;
-/// - `signatures`: Ed25519 signatures (see ``ManifestSignature``) over the document without
+/// - `signatures`: Ed25519 signatures (see `ManifestSignature`) over the document without
 ///   this member.
 package struct ReleaseFields: Sendable, Hashable {
     /// What the document is for (the bundle folder's, package's or repository's name).
@@ -48,9 +48,9 @@ package struct ReleaseFields: Sendable, Hashable {
 
     /// Checks the document is signed by at least `keys.threshold` distinct keys of `keys`.
     ///
-    /// - Throws: ``ManifestError`` with ``ManifestError/Problem/unsigned``,
-    ///   ``ManifestError/Problem/untrustedSigner(_:)``, ``ManifestError/Problem/signatureInvalid``
-    ///   or ``ManifestError/Problem/belowThreshold(valid:required:)``.
+    /// - Throws: `ManifestError` with `ManifestError/Problem/unsigned`,
+    ///   `ManifestError/Problem/untrustedSigner(_:)`, `ManifestError/Problem/signatureInvalid`
+    ///   or `ManifestError/Problem/belowThreshold(valid:required:)`.
     package func verify(_ keys: KeySet, source: String) throws(ManifestError) {
         try Self.verify(signatures, message: signedMessage, against: keys, source: source)
     }
@@ -98,7 +98,7 @@ package struct ReleaseFields: Sendable, Hashable {
         }
     }
 
-    /// What ``FreshnessCheck`` reads, with the digest of the document's bytes.
+    /// What `FreshnessCheck` reads, with the digest of the document's bytes.
     func offered(digest: String) -> FreshnessCheck.Offered {
         FreshnessCheck.Offered(identity: identity, sequence: sequence, expires: expires, digest: digest)
     }

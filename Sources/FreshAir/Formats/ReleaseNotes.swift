@@ -71,7 +71,7 @@ public struct ReleaseNotes: Sendable, Hashable {
     }
 
     /// Reads a release-notes document.
-    /// - Throws: ``ManifestError`` naming `source`, the release and what is wrong.
+    /// - Throws: `ManifestError` naming `source`, the release and what is wrong.
     package init(data: Data, source: String) throws(ManifestError) {
         let object: JSONValue
         do { object = try JSONReader.parse(data, lenient: true) } catch {

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Each bundle may also carry a `digest` of its content (written by `breeze`), and, in a
 /// signed index, its archive's `sha256` and `size`; old clients ignore both. A signed index
-/// (`breeze sign REPO`, `breeze repo add --key`) also carries ``ReleaseFields``.
+/// (`breeze sign REPO`, `breeze repo add --key`) also carries `ReleaseFields`.
 package struct RepositoryIndex: Sendable, Hashable, Codable {
     /// One bundle of the repository: its version and archive.
     package struct Bundle: Sendable, Hashable, Codable {

@@ -1,4 +1,4 @@
-/// The rolling hash a ``ChunkIndex`` records for each block: a polynomial over the block's
+/// The rolling hash a `ChunkIndex` records for each block: a polynomial over the block's
 /// bytes, each byte first mapped through a fixed table of random 64-bit values, modulo 2^64.
 ///
 /// A device slides it over its old copy one byte at a time, at the cost of two

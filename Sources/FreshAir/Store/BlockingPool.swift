@@ -65,7 +65,7 @@ final class BlockingPool: Sendable {
     }
 }
 
-/// The parts of one ``BlockingPool/perform(_:_:)``: each thread that joins takes the next
+/// The parts of one `BlockingPool/perform(_:_:)`: each thread that joins takes the next
 /// part not yet taken until none is left.
 private final class SharedParts: @unchecked Sendable {
     private let count: Int
@@ -143,7 +143,7 @@ private final class JobQueue: @unchecked Sendable {
     }
 }
 
-/// Jobs that must run one after another, in order, on ``BlockingPool``: the chunks of one
+/// Jobs that must run one after another, in order, on `BlockingPool`: the chunks of one
 /// file. ``submit(_:)`` suspends only while `capacity` jobs wait, which keeps memory flat
 /// when the disk is slower than the network. One task submits; the first job that throws
 /// ends the lane, and its error is rethrown by the next ``submit(_:)`` or by ``finish()``.

@@ -5,7 +5,7 @@ import Foundation
 /// ```
 /// root/
 ///   versions/7/         the live version: a complete, verified tree
-///   versions/7.json     its ``VersionRecord``
+///   versions/7.json     its `VersionRecord`
 ///   versions/6/         the previous version, kept for rollBack()
 ///   staging/8/          the next version while it is being assembled
 ///   partials/           interrupted downloads, resumed by the next sync

@@ -1,5 +1,5 @@
-/// Bytes a chunk delta reuses: the previous copy of a file (``InputFile``), or a previous
-/// package rebuilt from the files it installed (``ReassembledPackage``).
+/// Bytes a chunk delta reuses: the previous copy of a file (`InputFile`), or a previous
+/// package rebuilt from the files it installed (`ReassembledPackage`).
 protocol ChunkSource: AnyObject {
     /// How many bytes there are.
     var size: Int64 { get throws }

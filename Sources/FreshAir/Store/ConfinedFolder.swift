@@ -16,7 +16,7 @@ import CSystemCalls
 /// is created relative to an open descriptor of the version's folder, never by a path the
 /// kernel resolves from `/`.
 ///
-/// Checks on paths (``BundlePath``) come first; this is what holds if one of them ever
+/// Checks on paths (`BundlePath`) come first; this is what holds if one of them ever
 /// misses. Each name is resolved below the folder with `openat2(RESOLVE_BENEATH |
 /// RESOLVE_NO_SYMLINKS)` where the kernel has it (Linux 5.6 and later), else one component
 /// at a time with `O_NOFOLLOW | O_DIRECTORY`, refusing `.`, `..` and empty names itself. No

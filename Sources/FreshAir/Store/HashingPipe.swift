@@ -8,7 +8,7 @@ import Foundation
 /// hashing thread hashes it and hands it back. Only full buffers change hands: a pass of
 /// thousands of small runs (a database's changed pages between kept ones) would otherwise wake
 /// the hashing thread for each, and pay more for the hand-offs than for the hashing. A thread
-/// of its own rather than ``BlockingPool``'s: a sender waiting for a buffer must never wait for
+/// of its own rather than `BlockingPool`'s: a sender waiting for a buffer must never wait for
 /// a pool thread that is itself waiting.
 ///
 /// One thread sends (``send(_:)``, then ``finish()``).

@@ -4,7 +4,7 @@ import Foundation
 /// that carried it.
 ///
 /// It only rises. Rolling content back (``BundleStore/rollBack()``,
-/// ``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``, `breeze rollback`) restores files
+/// ``BundleStore/rollBackIfUnconfirmed(allowedLaunches:inForeground:)``, `breeze rollback`) restores files
 /// but leaves the mark where it is, so an older document replayed by a server or a stale CDN
 /// copy is refused after a rollback too; and with keys pinned, a document with the same
 /// sequence is accepted only when it is byte for byte the one accepted before.

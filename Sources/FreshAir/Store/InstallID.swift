@@ -2,7 +2,7 @@ import Foundation
 
 extension BundleStore {
     /// A random identifier for this install, created on first use and kept in the store
-    /// (`install-id`); ``RolloutBucket`` derives from it. Two processes asking at once get the same.
+    /// (`install-id`); `RolloutBucket` derives from it. Two processes asking at once get the same.
     public func installID() throws -> String {
         let path = root.appendingPathComponent("install-id").path
         if let text = FileManager.default.contents(atPath: path).map({ String(decoding: $0, as: UTF8.self) }),

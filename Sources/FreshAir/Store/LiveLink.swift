@@ -13,15 +13,31 @@ enum LiveLink {
         try Disk.remove(path)
     }
 
-    /// Points the link at `link` to `target` atomically, relative when the target sits beside
-    /// or below the link so that both can move together, then flushes the link's folder.
+    /// Points the link at `link` to `target` atomically, then flushes the link's folder. The
+    /// link is always relative (`../Library/store/versions/7`), so that the two can move
+    /// together: an iOS app's container moves to a new path when the app is updated, and an
+    /// absolute link would then name nothing.
     static func point(_ link: URL, at target: String) throws {
         let parent = link.deletingLastPathComponent().path
-        let relative = target.hasPrefix(parent + "/") ? String(target.dropFirst(parent.count + 1)) : target
         try Disk.createDirectory(parent)
+        // Both resolved, so that `..` in the link means what it means on disk.
+        let relative = relativePath(
+            from: URL(fileURLWithPath: parent).resolvingSymlinksInPath().path,
+            to: URL(fileURLWithPath: target).resolvingSymlinksInPath().path
+        )
         try Disk.replaceSymbolicLink(at: link.path, target: relative)
         // The switch has happened. A folder that cannot be flushed only means that a power cut
         // could bring the previous link back, which names a complete version too.
         try? Durability.flush(directory: parent)
+    }
+
+    /// The path from folder `from` to `to`, both absolute and resolved: `..` for each of
+    /// `from`'s components past what they share, then the rest of `to`.
+    static func relativePath(from folder: String, to target: String) -> String {
+        let base = folder.split(separator: "/")
+        let goal = target.split(separator: "/")
+        let shared = zip(base, goal).prefix { $0 == $1 }.count
+        let steps = Array(repeating: "..", count: base.count - shared) + goal.dropFirst(shared).map(String.init)
+        return steps.isEmpty ? "." : steps.joined(separator: "/")
     }
 }

@@ -52,7 +52,7 @@ final class OutputFile {
         guard descriptor >= 0 else { throw Disk.failure("open for writing", path) }
     }
 
-    /// A file opened elsewhere (by ``ConfinedFolder``), written from its start.
+    /// A file opened elsewhere (by `ConfinedFolder`), written from its start.
     init(descriptor: Int32, path: String, startsWriteback: Bool) {
         self.descriptor = descriptor
         self.path = path

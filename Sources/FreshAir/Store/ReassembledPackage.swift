@@ -1,5 +1,5 @@
 /// The `.tar` package a version was installed from, read back from the version's files and
-/// its ``TarLayout``: the source a chunk delta reuses when the next package changes only in
+/// its `TarLayout`: the source a chunk delta reuses when the next package changes only in
 /// part. A file that is missing or no longer of its installed size reads as zeros, so its
 /// chunks are simply not found and are fetched; the whole result is checked in any case.
 final class ReassembledPackage: ChunkSource {

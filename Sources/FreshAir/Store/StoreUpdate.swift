@@ -119,7 +119,7 @@ struct StoreUpdate: Sendable {
 }
 
 /// A version being assembled in staging. Everything is written through its
-/// ``ConfinedFolder``, so nothing a server names can land outside it.
+/// `ConfinedFolder`, so nothing a server names can land outside it.
 struct StagedVersion: Sendable {
     let id: Int
     let folder: ConfinedFolder

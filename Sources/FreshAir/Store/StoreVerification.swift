@@ -69,7 +69,8 @@ extension BundleStore {
             report.bytesChecked += size
             if digest != expected.hash || size != expected.size { report.changed.append(path) }
         }
-        report.extra = Self.regularFiles(under: folder).filter { record.files[$0] == nil }.sorted()
+        report.extra = Self.regularFiles(under: folder)
+            .filter { record.files[$0] == nil && !Self.isSystemLitter($0) }.sorted()
         try writeDamage(
             report.isIntact ? nil : DamageMarks(version: id, paths: report.missing + report.changed + report.extra)
         )
@@ -97,6 +98,14 @@ extension BundleStore {
         }
         try Disk.createDirectory(root.path)
         try Disk.writeAtomically(try JSONEncoder().encode(marks), to: damagePath)
+    }
+
+    /// Files the system leaves in any folder a person opens (Finder's `.DS_Store`, its
+    /// AppleDouble `._name` and folder `Icon\r` files): not damage when a version does not
+    /// list them, since a Mac user browsing the live folder would otherwise mark it damaged.
+    static func isSystemLitter(_ path: String) -> Bool {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return name == ".DS_Store" || name == "Icon\r" || name.hasPrefix("._")
     }
 
     /// Every regular file below `folder`, relative to it; links are not followed (a package

@@ -4,7 +4,7 @@ import Foundation
 extension BundleStore {
     /// Tells the store the live version works: call it once the app has used new content
     /// successfully. A version that is never confirmed is rolled back by
-    /// ``rollBackIfUnconfirmed(allowedLaunches:)``.
+    /// ``rollBackIfUnconfirmed(allowedLaunches:inForeground:)``.
     public func confirmLive() async throws {
         try await update { update in
             guard var record = update.live, !record.confirmed else { return }
@@ -20,14 +20,21 @@ extension BundleStore {
     /// unusable), the previous version goes live again and the failed content is remembered,
     /// so syncs do not install it again until something new is published.
     ///
+    /// A background launch (a `BGAppRefreshTask`, a silent push) runs the app's start-up code
+    /// too, but shows the user nothing: pass `inForeground: false` there, and the launch is not
+    /// counted, so good content is never rolled back because the system woke the app.
+    ///
     /// - Returns: the version now live after a rollback, or `nil` when nothing was rolled back
-    ///   (confirmed, still within its launches, or nothing earlier to go back to).
+    ///   (confirmed, still within its launches, a background launch, or nothing earlier to go
+    ///   back to).
     @discardableResult
-    public func rollBackIfUnconfirmed(allowedLaunches: Int = 1) async throws -> Int? {
-        try await restoreIfUnconfirmed(allowedLaunches: allowedLaunches)?.id
+    public func rollBackIfUnconfirmed(allowedLaunches: Int = 1, inForeground: Bool = true) async throws -> Int? {
+        guard inForeground else { return nil }
+        return try await restoreIfUnconfirmed(allowedLaunches: allowedLaunches)?.id
     }
 
-    /// ``rollBackIfUnconfirmed(allowedLaunches:)``, returning the record of the version now live.
+    /// ``rollBackIfUnconfirmed(allowedLaunches:inForeground:)`` for a foreground launch,
+    /// returning the record of the version now live.
     package func restoreIfUnconfirmed(allowedLaunches: Int = 1) async throws -> VersionRecord? {
         try await update { (update: inout StoreUpdate) -> VersionRecord? in
             guard var record = update.live, !record.confirmed else { return nil }
@@ -52,7 +59,7 @@ extension BundleStore {
         }
     }
 
-    /// What a version rolled back by ``rollBackIfUnconfirmed(allowedLaunches:)`` was, so that
+    /// What a version rolled back by ``rollBackIfUnconfirmed(allowedLaunches:inForeground:)`` was, so that
     /// no delivery mode installs it again: every mode asks the server with its validators
     /// (a `304` means the server still has only that), and a bundle sync also compares the
     /// root manifest's digest, for servers that send no validators.

@@ -38,7 +38,7 @@ package struct VersionRecord: Sendable, Hashable {
     package var repository: String?
     /// The app confirmed this version worked (``BundleStore/confirmLive()``).
     package var confirmed: Bool
-    /// Launches of this version not yet confirmed (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:)``).
+    /// Launches of this version not yet confirmed (``BundleStore/rollBackIfUnconfirmed(allowedLaunches:inForeground:)``).
     package var unconfirmedLaunches: Int
     /// Facts this version of FreshAir does not know, kept as found (written by a newer one).
     package var otherFacts: [String: String]

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Where a response body goes: written to its file, hashed, and handed to a tee (a package
-/// unpacked as it arrives), in order, on ``BlockingPool``'s threads, while the task that owns
+/// unpacked as it arrives), in order, on `BlockingPool`'s threads, while the task that owns
 /// the body reads the next chunk from the network.
 ///
 /// A large body is hashed on a second lane, so that hashing and writing use two cores. Chunks

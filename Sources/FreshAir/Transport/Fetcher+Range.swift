@@ -14,7 +14,7 @@ extension Fetcher {
     /// No `If-Range`: a file replaced between two ranges makes an assembled file that fails
     /// its digest, and the caller then downloads it whole.
     ///
-    /// - Throws: ``RangeRefused`` when the answer is not that range of a file that size;
+    /// - Throws: `RangeRefused` when the answer is not that range of a file that size;
     ///   ``FreshAirError`` for HTTP errors and failures, after retries.
     func range(_ range: ClosedRange<Int64>, of url: URL, fileSize: Int64) async throws -> Data {
         let length = Int(range.upperBound - range.lowerBound + 1)

@@ -5,7 +5,7 @@ import Foundation
 /// credentials are not carried to another host.
 ///
 /// Every transport FreshAir ships follows redirects through ``following(_:send:handle:)``
-/// (their own HTTP clients' redirect handling is turned off); a custom ``HTTPTransport`` can
+/// (their own HTTP clients' redirect handling is turned off); a custom `HTTPTransport` can
 /// too.
 package enum HTTPRedirect {
     /// The most redirects one request follows.
@@ -14,7 +14,7 @@ package enum HTTPRedirect {
     /// Statuses that redirect a GET.
     static let statuses: Set<Int> = [301, 302, 303, 307, 308]
 
-    /// Where `location` sends a request for `url`, or a ``TransportError`` saying why not.
+    /// Where `location` sends a request for `url`, or a `TransportError` saying why not.
     static func target(of location: String, from url: URL, visited: [URL]) throws(TransportError) -> URL {
         guard let next = URL(string: location, relativeTo: url)?.absoluteURL, let scheme = next.scheme?.lowercased(),
             scheme == "http" || scheme == "https", next.host != nil
@@ -73,7 +73,7 @@ package enum HTTPRedirect {
     ///   - send: sends one GET without following redirects. A body left unread (a redirect's,
     ///     after its first 64 KB) must release its connection when it is no longer referenced.
     ///   - handle: receives the first response that is not a redirect.
-    /// - Throws: ``TransportError`` for a refused redirect, else what `send` or `handle` throw.
+    /// - Throws: `TransportError` for a refused redirect, else what `send` or `handle` throw.
     package static func following<Result: Sendable>(
         _ request: HTTPGetRequest,
         send: (HTTPGetRequest) async throws -> (HTTPResponseHead, ResponseBody),

@@ -2,19 +2,19 @@ import Foundation
 
 /// The one HTTP operation FreshAir needs: a GET whose response body is streamed.
 ///
-/// FreshAir ships ``URLSessionTransport`` (the default, on Apple platforms and on Linux) and
-/// ``LocalFileTransport`` (for `file://` URLs); the `FreshAirAsyncHTTPClient` product adds
+/// FreshAir ships `URLSessionTransport` (the default, on Apple platforms and on Linux) and
+/// `LocalFileTransport` (for `file://` URLs); the `FreshAirAsyncHTTPClient` product adds
 /// `AsyncHTTPClientTransport`, which the `breeze` tool uses. Anything else (a proxy, an app's
 /// own networking stack) can conform. The response is only valid inside `handle`, which lets an
 /// implementation release the connection as soon as the body has been read, or cancel it when
 /// `handle` throws.
 ///
-/// Redirects are the transport's to follow, by the rules of ``HTTPRedirect``; the transports
-/// here share ``HTTPRedirect/following(_:send:handle:)`` for that.
+/// Redirects are the transport's to follow, by the rules of `HTTPRedirect`; the transports
+/// here share `HTTPRedirect/following(_:send:handle:)` for that.
 package protocol HTTPTransport: Sendable {
     /// Sends `request` and hands the response head and streaming body to `handle`.
     ///
-    /// Throw ``TransportError`` for failures below HTTP (connection refused, reset,
+    /// Throw `TransportError` for failures below HTTP (connection refused, reset,
     /// timeout); any HTTP status, including 4xx and 5xx, is a response, not an error.
     func get<Result: Sendable>(
         _ request: HTTPGetRequest,

@@ -29,7 +29,7 @@ package struct ResponseBody: AsyncSequence {
         return data
     }
 
-    /// The body, abandoned with a ``TransportError/Kind/timeout`` once a window of
+    /// The body, abandoned with a `TransportError/Kind/timeout` once a window of
     /// `floor.window` has passed with fewer than `floor.bytesPerSecond` bytes a second: a server
     /// that dribbles a byte every few seconds never trips an idle timeout, and would hold a
     /// sync (and its store's lock) for ever.

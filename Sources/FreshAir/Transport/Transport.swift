@@ -19,7 +19,7 @@ import FoundationNetworking
 /// `Transport(_ client: AsyncHTTPClientTransport)`, which streams large bodies with
 /// back-pressure. `file://` URLs never use a transport: they are read from disk.
 public struct Transport: Sendable {
-    /// The implementation; any ``HTTPTransport`` inside the package.
+    /// The implementation; any `HTTPTransport` inside the package.
     package let base: any HTTPTransport
 
     /// Wraps an implementation (AsyncHTTPClient's, a test's).

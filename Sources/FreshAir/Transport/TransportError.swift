@@ -10,7 +10,7 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
         case timeout
         /// The connection closed before the body was complete.
         case interrupted
-        /// A redirect FreshAir does not follow (``HTTPRedirect``): to a scheme other than
+        /// A redirect FreshAir does not follow (`HTTPRedirect`): to a scheme other than
         /// http(s), from https to http, in a loop, or too many. The server must change, not the
         /// network: trying again gets the same answer.
         case redirect

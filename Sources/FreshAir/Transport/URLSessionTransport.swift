@@ -5,7 +5,7 @@ import Synchronization
 import FoundationNetworking
 #endif
 
-/// ``HTTPTransport`` over `URLSession`: the system's own HTTP stack on Apple platforms (HTTP/2
+/// `HTTPTransport` over `URLSession`: the system's own HTTP stack on Apple platforms (HTTP/2
 /// and HTTP/3, the system proxy and VPN settings, no extra code in the app), and
 /// FoundationNetworking's on Linux.
 ///
@@ -21,7 +21,7 @@ import FoundationNetworking
 ///
 /// Bodies stream with back-pressure: when more than 4 MB wait unread, the task is suspended
 /// until the reader catches up. Responses are never taken from or put in a cache, cookies are
-/// neither sent nor stored, and redirects follow ``HTTPRedirect``'s rules, not URLSession's.
+/// neither sent nor stored, and redirects follow `HTTPRedirect`'s rules, not URLSession's.
 package final class URLSessionTransport: HTTPTransport {
     private let session: URLSession
     private let exchanges: ExchangeRegistry
@@ -98,7 +98,7 @@ package final class URLSessionTransport: HTTPTransport {
         return (head, body)
     }
 
-    /// `URLError`s in the terms of ``TransportError``, which keeps the `URLError`.
+    /// `URLError`s in the terms of `TransportError`, which keeps the `URLError`.
     static func translate(_ error: any Error, url: URL, headTimedOut: Bool) -> any Error {
         TransportError.keeping(error, in: classify(error, url: url, headTimedOut: headTimedOut))
     }
@@ -135,8 +135,25 @@ package final class URLSessionTransport: HTTPTransport {
             return TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
         case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData:
             return TransportError(kind: .interrupted, url: url, detail: "the server's response was not valid HTTP")
+        case .appTransportSecurityRequiresSecureConnection:
+            // -1022: Info.plist allows no plain http to this host (a development server, most often).
+            return TransportError(
+                kind: .connect,
+                url: url,
+                detail:
+                    "App Transport Security allows no plain http here: serve over https, or, for a development server "
+                    + "on 127.0.0.1 or the local network, set NSAppTransportSecurity > NSAllowsLocalNetworking in "
+                    + "Info.plist (and, on a device, NSLocalNetworkUsageDescription)"
+            )
+        case .unknown:
+            // What FoundationNetworking reports for a connection cut mid-body.
+            return TransportError(kind: .interrupted, url: url, detail: "the transfer failed before it was complete")
         default:
-            return TransportError(kind: .other, url: url, detail: "URLError \(urlError.code.rawValue)")
+            return TransportError(
+                kind: .other,
+                url: url,
+                detail: "the request failed: \(urlError.localizedDescription) (URLError \(urlError.code.rawValue))"
+            )
         }
     }
 }
@@ -196,7 +213,7 @@ private final class Exchange: @unchecked Sendable {
         self.delegateQueue = delegateQueue
     }
 
-    /// Suspends or resumes the task as ``State/suspended`` now says; on `delegateQueue` only.
+    /// Suspends or resumes the task as `State/suspended` now says; on `delegateQueue` only.
     private func applyFlowControl() {
         let wanted = state.withLock { $0.suspended && $0.end == nil }
         guard wanted != taskSuspended else { return }
@@ -347,7 +364,7 @@ private final class ExchangeRegistry: Sendable {
     }
 }
 
-/// Routes the session's callbacks to each task's ``Exchange``.
+/// Routes the session's callbacks to each task's `Exchange`.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable {
     private let exchanges: ExchangeRegistry
 
@@ -374,7 +391,7 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         exchanges.remove(task)
     }
 
-    /// Redirects come back as responses: ``HTTPRedirect`` decides whether to follow them.
+    /// Redirects come back as responses: `HTTPRedirect` decides whether to follow them.
     func urlSession(
         _ session: URLSession,
         task: URLSessionTask,

@@ -43,11 +43,11 @@ package struct ExtractionLimits: Sendable, Hashable {
 }
 
 /// Writes archive entries into a folder, refusing anything that could reach outside it:
-/// `..` and absolute paths (via ``BundlePath``, on bytes), names that collide on Apple file
+/// `..` and absolute paths (via `BundlePath`, on bytes), names that collide on Apple file
 /// systems, symbolic links (unless allowed, and then only those that stay inside), entries
 /// written through a link, hard links to anything but an earlier file, and more bytes,
-/// entries or expansion than ``ExtractionLimits`` allow. Everything is created through a
-/// ``ConfinedFolder``, so a check that missed still could not escape. Every file is hashed as
+/// entries or expansion than `ExtractionLimits` allow. Everything is created through a
+/// `ConfinedFolder`, so a check that missed still could not escape. Every file is hashed as
 /// it is written, so the store can record what it installed.
 final class ArchiveExtractor {
     private let destination: ConfinedFolder

@@ -69,7 +69,7 @@ final class ArchiveStream {
     }
 
     /// `nil` for `.zip`, which is read through its central directory at the end of the file.
-    /// With `recordingLayout`, a `.tar`'s ``TarLayout`` is recorded as it is unpacked.
+    /// With `recordingLayout`, a `.tar`'s `TarLayout` is recorded as it is unpacked.
     init?(
         format: ArchiveFormat,
         destination: String,

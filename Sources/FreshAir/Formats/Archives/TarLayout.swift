@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a `.tar` package's bytes came from: its headers and padding kept as they were, each
 /// file's data named by the path it was installed at. With it a device can rebuild the
-/// package it installed from the installed files (``ReassembledPackage``) and reuse its
+/// package it installed from the installed files (`ReassembledPackage`) and reuse its
 /// chunks when the next package changes only in part, without keeping a second copy of the
 /// data: the layout of a 1 GB package of 300 files is about 50 KB.
 ///
@@ -41,9 +41,9 @@ struct TarLayout: Sendable, Hashable {
     /// Reads the tar at `path` (headers only matter, but it reads every byte: the parser is
     /// the extractor's) and notes where each installed file's data lies.
     ///
-    /// - Throws: ``FreshAirError`` when the file cannot be read, ``ArchiveError`` when it is
+    /// - Throws: ``FreshAirError`` when the file cannot be read, `ArchiveError` when it is
     ///   not a tar archive the extractor would install or its layout would keep more than
-    ///   `keptByteLimit` bytes (see ``TarLayoutRecorder``).
+    ///   `keptByteLimit` bytes (see `TarLayoutRecorder`).
     static func scan(
         tarAt path: String,
         keptByteLimit: Int = TarLayoutRecorder.defaultKeptByteLimit
@@ -59,7 +59,7 @@ struct TarLayout: Sendable, Hashable {
     }
 
     /// The layout as installed by an extractor that moved the archive's single top-level
-    /// folder `top` up (``ExtractingInstaller/topLevelFolderToStrip``): its files' data named
+    /// folder `top` up (`ExtractingInstaller/topLevelFolderToStrip`): its files' data named
     /// by the paths below it.
     func movingUp(_ top: String) -> TarLayout {
         let prefix = top + "/"
@@ -99,7 +99,7 @@ struct TarLayout: Sendable, Hashable {
     }
 
     /// Reads ``serialized()``'s form. The file is the device's own, but is checked as any
-    /// input: paths must be ``BundlePath``s and the lengths must add up.
+    /// input: paths must be `BundlePath`s and the lengths must add up.
     init(data: Data) throws(ChunkIndexError) {
         var reader = ByteReader(bytes: [UInt8](data))
         func fail(_ problem: String) -> ChunkIndexError { ChunkIndexError(source: "tar layout", problem: problem) }

@@ -1,5 +1,5 @@
-/// Builds a ``TarLayout`` from a tar archive's bytes as they pass through a ``TarParser``, in
-/// order: from a file (``TarLayout/scan(tarAt:)``), or from a package as it is unpacked while
+/// Builds a `TarLayout` from a tar archive's bytes as they pass through a `TarParser`, in
+/// order: from a file (`TarLayout/scan(tarAt:)`), or from a package as it is unpacked while
 /// it arrives, so that no one reads the package again to learn its layout.
 ///
 /// The layout keeps in memory every byte that is not a file's data (headers, and whatever

@@ -33,7 +33,7 @@ struct ArchiveEntry: Sendable, Hashable {
 /// names (`L`, `K`). Input arrives in chunks of any size; content is passed on without
 /// being copied or held.
 ///
-/// Refused with ``ArchiveError``: bad header checksums (which is also what an entry longer
+/// Refused with `ArchiveError`: bad header checksums (which is also what an entry longer
 /// than its header says looks like), device files and FIFOs, sparse and multi-volume
 /// entries, and input that ends inside an entry.
 struct TarParser {

@@ -1,4 +1,4 @@
-/// Reads JSON into ``JSONValue`` in one pass over the bytes.
+/// Reads JSON into `JSONValue` in one pass over the bytes.
 ///
 /// Strict by default (RFC 8259: no trailing commas, no comments, valid UTF-8, nesting capped
 /// so hostile input cannot exhaust the stack). `lenient` accepts what hand-written files of

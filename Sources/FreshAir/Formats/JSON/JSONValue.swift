@@ -1,7 +1,7 @@
 /// A JSON value as its author wrote it: object keys keep their order and spelling, numbers
 /// keep their text (`1.10` stays `1.10`), so a document can be read, edited and written back
 /// with only the intended change. Every JSON document FreshAir reads (manifests, release
-/// notes, version records, indexes) goes through this one model and ``JSONReader``.
+/// notes, version records, indexes) goes through this one model and `JSONReader`.
 package enum JSONValue: Sendable {
     /// Key–value pairs in document order.
     case object([(key: String, value: JSONValue)])
@@ -16,7 +16,7 @@ package enum JSONValue: Sendable {
     /// `null`.
     case null
 
-    /// Reads a JSON document; see ``JSONReader/parse(_:lenient:)``.
+    /// Reads a JSON document; see `JSONReader/parse(_:lenient:)`.
     package static func parse(
         _ bytes: some Collection<UInt8>,
         lenient: Bool = false
