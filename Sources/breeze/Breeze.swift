@@ -48,6 +48,7 @@ extension Breeze {
     static func main() async {
         if let typo = UnknownCommand(CommandLine.arguments.dropFirst().first) {
             FileHandle.standardError.write(Data("breeze: error: \(typo)\n".utf8))
+            if JSONError.requested { JSONError(message: "\(typo)", exitStatus: 64).print() }
             Foundation.exit(64)
         }
         do {
@@ -58,8 +59,15 @@ extension Breeze {
                 try command.run()
             }
         } catch let failure as CommandFailure {
+            if JSONError.requested { failure.json.print() }
             failure.exit()
         } catch {
+            // ArgumentParser's own: usage errors, --help and --version (exit 0, nothing to report),
+            // and a command's deliberate exit status, whose report it has already printed.
+            let status = exitCode(for: error).rawValue
+            if JSONError.requested, status != 0, !(error is ExitCode) {
+                JSONError(message: message(for: error), exitStatus: status).print()
+            }
             exit(withError: error)
         }
     }

@@ -449,6 +449,50 @@ struct BreezeCommandTests {
         }
         #expect(!FileManager.default.fileExists(atPath: work.path("p.tgz").path), "no empty package was written")
         #expect(!FileManager.default.fileExists(atPath: work.path("r").path), "no empty bundle was published")
+        // `keys/1.json`, as its help suggests, in a folder that does not exist yet.
+        let keys = try await BreezeBinary.run(["keys", "create", work.path("keys/1.json").path, "--key", key])
+        #expect(
+            keys.status == 0 && FileManager.default.fileExists(atPath: work.path("keys/1.json").path),
+            "\(keys.error)"
+        )
+    }
+
+    @Test("--json on every command that reports; with --json an error is an object with code, message and exit status")
+    func jsonEverywhere() async throws {
+        let work = try TemporaryFolder("json-errors")
+        let help = try await BreezeBinary.run(["--help"]).output
+        let commands = Set(
+            help.split(separator: "\n").compactMap { line -> String? in
+                guard line.hasPrefix("  "), !line.hasPrefix("   ") else { return nil }
+                return line.split(separator: " ").first.map(String.init)
+            }
+        ).subtracting(["-h,", "--version", "--help", "See"])
+        // serve runs until stopped and demo tells a story: neither reports a result.
+        for command in commands.subtracting(["serve", "demo"]) {
+            let sub = command == "repo" ? ["repo", "add"] : command == "keys" ? ["keys", "create"] : [command]
+            let usage = try await BreezeBinary.run(sub + ["--help"]).output
+            #expect(usage.contains("--json"), "breeze \(sub.joined(separator: " ")) has no --json")
+        }
+
+        func error(_ arguments: [String]) async throws -> (status: Int32, body: [String: Any]) {
+            let run = try await BreezeBinary.run(arguments + ["--json"])
+            let object = try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any]
+            return (run.status, try #require(object?["error"] as? [String: Any], "\(arguments): \(run.output)"))
+        }
+        let missing = try await error(["validate", work.path("nope").path])
+        #expect(
+            missing.status == 66 && missing.body["exitStatus"] as? Int == 66
+                && missing.body["code"] as? String == "not-found"
+        )
+        #expect((missing.body["message"] as? String)?.contains("no such file or folder") == true)
+        let offline = try LoopbackSocket(listening: false)
+        defer { offline.close() }
+        let refused = try await error(["sync", "http://127.0.0.1:\(offline.port)/B.freshair/", work.path("live").path])
+        #expect(refused.status == 75 && refused.body["code"] as? String == "transport", "\(refused.body)")
+        let usage = try await error(["release"])
+        #expect(usage.status == 64 && usage.body["code"] as? String == "usage", "\(usage.body)")
+        let typo = try await error(["synk"])
+        #expect(typo.status == 64 && (typo.body["message"] as? String)?.contains("did you mean 'sync'?") == true)
     }
 
     @Test("whatsnew and check-update name the releases this environment left out, and why")

@@ -29,9 +29,15 @@ package enum KeyDocumentWriter {
             }
             guard !FileManager.default.fileExists(atPath: url.path) else {
                 throw SigningError(
-                    "\(url.path) exists; a published key document is never overwritten (write the next version)"
+                    "\(url.path) exists; a published key document is never overwritten (write the next version)",
+                    kind: .cannotWrite
                 )
             }
+            // `keys/1.json`, as the help suggests, in a folder that may not exist yet.
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
             try data.write(to: url, options: .withoutOverwriting)
             return document
         } catch let error as ManifestError {

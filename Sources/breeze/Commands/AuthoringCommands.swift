@@ -11,11 +11,17 @@ struct InitCommand: AsyncParsableCommand {
     )
 
     @Argument(help: "The bundle folder to create.") var directory: String
+    @Flag(help: "Print JSON: {\"bundle\", \"files\"}.") var json = false
 
     func run() async throws {
         let bundle = URL(fileURLWithPath: directory)
         do {
             let report = try await BundleStarter.write(to: bundle)
+            struct Created: Encodable {
+                var bundle: String
+                var files: [String]
+            }
+            if json { return print(try JSONOutput.encode(Created(bundle: bundle.path, files: report.added))) }
             print(
                 "Created \(bundle.path) with \(report.added.count) files listed in manifest.json. Next: edit, then `breeze generate` and `breeze validate`."
             )
@@ -85,6 +91,7 @@ struct GenerateCommand: AsyncParsableCommand {
     @Flag(help: "Use SHA-256 even where a manifest uses SHA-1.") var sha256 = false
     @Option(help: "The language every device falls back to: its .lproj gets no language condition.")
     var developmentLanguage = "en"
+    @Flag(help: "Print JSON: {\"added\", \"removed\", \"digestsUpdated\", \"signaturesRemoved\"}.") var json = false
 
     func run() async throws {
         let report: ManifestGenerator.Report
@@ -95,6 +102,21 @@ struct GenerateCommand: AsyncParsableCommand {
                 developmentLanguage: developmentLanguage
             )
         } catch { throw CommandFailure(error) }
+        struct Generated: Encodable {
+            var added: [String]
+            var removed: [String]
+            var digestsUpdated: Int
+            var signaturesRemoved: Int
+        }
+        if json {
+            let generated = Generated(
+                added: report.added,
+                removed: report.removed,
+                digestsUpdated: report.hash.stale.count,
+                signaturesRemoved: report.hash.signaturesRemoved
+            )
+            return print(try JSONOutput.encode(generated))
+        }
         for path in report.added { print("added: \(path)") }
         for path in report.removed { print("removed: \(path)") }
         print(

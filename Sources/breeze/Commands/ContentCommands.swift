@@ -166,6 +166,7 @@ struct PreviewCommand: ParsableCommand {
     @Option(help: "The version the user had.") var from: String
     @Option(help: "The version the user has now.") var to: String
     @Option(name: .shortAndLong, help: "The page to write.") var output: String
+    @Flag(help: "Print JSON: {\"output\", \"features\"}.") var json = false
 
     func run() throws {
         let features = try content.features(from: from, to: to)
@@ -175,7 +176,12 @@ struct PreviewCommand: ParsableCommand {
             to: to,
             locale: content.locale ?? Locale.current.identifier
         )
-        try Data(page.utf8).write(to: URL(fileURLWithPath: output))
+        do { try Data(page.utf8).write(to: URL(fileURLWithPath: output)) } catch { throw CommandFailure(error) }
+        struct Written: Encodable {
+            var output: String
+            var features: Int
+        }
+        if json { return print(try JSONOutput.encode(Written(output: output, features: features.count))) }
         print("Wrote \(output): \(features.count) feature\(features.count == 1 ? "" : "s").")
     }
 }

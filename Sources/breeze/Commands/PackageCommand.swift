@@ -17,14 +17,34 @@ struct PackageCommand: ParsableCommand {
     @Flag(help: "Also write OUTPUT.meta with the newest file's date as Last-Modified.")
     var meta = false
 
+    @Flag(help: "Print JSON: {\"output\", \"files\", \"bytes\", \"lastModified\"}.") var json = false
+
     func run() throws {
         // A missing folder would otherwise make an empty package, which devices would install.
         try CommandFailure.requireFolder(folder)
-        let summary = try PackageWriter.write(
-            folder: URL(fileURLWithPath: folder),
-            to: URL(fileURLWithPath: output),
-            meta: meta
-        )
+        let summary: PackageWriter.Summary
+        do {
+            summary = try PackageWriter.write(
+                folder: URL(fileURLWithPath: folder),
+                to: URL(fileURLWithPath: output),
+                meta: meta
+            )
+        } catch { throw CommandFailure(error) }
+        struct Written: Encodable {
+            var output: String
+            var files: Int
+            var bytes: Int64
+            var lastModified: String
+        }
+        if json {
+            let written = Written(
+                output: output,
+                files: summary.files,
+                bytes: summary.bytes,
+                lastModified: summary.lastModified
+            )
+            return print(try JSONOutput.encode(written))
+        }
         print(
             "Wrote \(output): \(counted(summary.files, "file")), \(counted(Int(summary.bytes), "byte"))"
                 + (meta ? "; \(output).meta Last-Modified \(summary.lastModified)" : "")
@@ -62,18 +82,38 @@ struct RepositoryCommand: ParsableCommand {
         @Option(help: "With --key: days until devices refuse the index.")
         var expires = 30
 
+        @Flag(help: "Print JSON: {\"name\", \"version\", \"published\", \"archive\"}.") var json = false
+
         func run() throws {
             // A missing folder would otherwise publish an empty version of the bundle.
             try CommandFailure.requireFolder(folder)
             let source = URL(fileURLWithPath: folder)
-            let signingKeys = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
-            let outcome = try RepositoryPublisher.add(
-                folder: source,
-                as: name ?? source.lastPathComponent,
-                to: URL(fileURLWithPath: repository),
-                signingWith: signingKeys,
-                options: SigningOptions(validity: .seconds(max(1, expires) * 86_400))
-            )
+            let outcome: RepositoryPublisher.Outcome
+            do {
+                let signingKeys = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
+                outcome = try RepositoryPublisher.add(
+                    folder: source,
+                    as: name ?? source.lastPathComponent,
+                    to: URL(fileURLWithPath: repository),
+                    signingWith: signingKeys,
+                    options: SigningOptions(validity: .seconds(max(1, expires) * 86_400))
+                )
+            } catch { throw CommandFailure(error) }
+            struct Added: Encodable {
+                var name: String
+                var version: Int
+                var published: Bool
+                var archive: String?
+            }
+            if json {
+                let added = Added(
+                    name: outcome.name,
+                    version: outcome.version,
+                    published: outcome.published,
+                    archive: outcome.archive?.lastPathComponent
+                )
+                return print(try JSONOutput.encode(added))
+            }
             if outcome.published {
                 print("Published \(outcome.name) version \(outcome.version): \(outcome.archive!.lastPathComponent)")
             } else {

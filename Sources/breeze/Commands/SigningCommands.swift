@@ -159,6 +159,7 @@ struct KeysCommand: AsyncParsableCommand {
         @Option(help: "How many distinct member keys must sign content.") var threshold = 1
         @Option(name: .customLong("key"), help: "A private key file that signs this document; repeat.") var keys:
             [String]
+        @Flag(help: "Print JSON: {\"output\", \"version\", \"threshold\", \"keys\"}.") var json = false
 
         func write(previous: KeyDocument?, to output: String) throws {
             let signers = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
@@ -179,6 +180,21 @@ struct KeysCommand: AsyncParsableCommand {
                     to: URL(fileURLWithPath: output)
                 )
             } catch { throw CommandFailure(error) }
+            struct Written: Encodable {
+                var output: String
+                var version: Int
+                var threshold: Int
+                var keys: [String]
+            }
+            if json {
+                let written = Written(
+                    output: output,
+                    version: Int(document.version),
+                    threshold: document.keySet.threshold,
+                    keys: document.keySet.keys.map(\.base64)
+                )
+                return print(try JSONOutput.encode(written))
+            }
             print(
                 "Wrote \(output): version \(document.version), \(document.keySet.threshold) of \(document.keySet.keys.count) keys must sign."
             )
