@@ -226,6 +226,55 @@ struct CephTests {
         )
     }
 
+    @Test("Credentials, region and endpoint from an AWS profile in ~/.aws, as the AWS CLI reads them")
+    func awsProfile() async throws {
+        let ceph = try await CephGateway.shared()
+        let target = try await bucket("profiled", on: ceph)
+        let home = try TemporaryFolder("aws-home")
+        try FileManager.default.createDirectory(at: home.path(".aws"), withIntermediateDirectories: true)
+        try Data(
+            """
+            [default]
+            aws_access_key_id = wrong
+            aws_secret_access_key = wrong
+
+            # The gateway's user, as `aws configure --profile ceph` writes it.
+            [ceph]
+            aws_access_key_id = otakey
+            aws_secret_access_key = otasecret
+            """.utf8
+        ).write(to: home.path(".aws/credentials"))
+        try Data("[profile ceph]\nregion = us-east-1\nendpoint_url = \(ceph.endpoint)\n".utf8)
+            .write(to: home.path(".aws/config"))
+        let bundle = try ExampleBundle.write(in: home.url)
+        _ = try await BundleHasher.run(bundle: bundle)
+        // Nothing from the environment: no keys, no endpoint; only HOME and the profile's name.
+        let environment = [
+            "HOME": home.url.path, "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_PROFILE": "ceph",
+        ]
+        let published = try await BreezeBinary.run(
+            ["publish", bundle.path, target, "--json"],
+            environment: environment
+        )
+        #expect(published.status == 0, "\(published.error)")
+        let report = try JSONSerialization.jsonObject(with: Data(published.output.utf8)) as? [String: Any]
+        #expect((report?["uploaded"] as? [String])?.contains("manifest.json") == true, "\(published.output)")
+        // --profile names another; the default profile's keys are refused by the gateway.
+        let wrong = try await BreezeBinary.run(
+            ["publish", bundle.path, target, "--profile", "default", "--endpoint", ceph.endpoint],
+            environment: environment
+        )
+        #expect(wrong.status == 78 && wrong.error.contains("InvalidAccessKeyId"), "\(wrong.status) \(wrong.error)")
+        // A profile that signs in through SSO is named as such, not as missing keys.
+        try Data("[profile sso]\nsso_start_url = https://example.awsapps.com/start\n".utf8)
+            .write(to: home.path(".aws/config"))
+        let sso = try await BreezeBinary.run(
+            ["publish", bundle.path, target, "--profile", "sso", "--endpoint", ceph.endpoint],
+            environment: environment
+        )
+        #expect(sso.status == 78 && sso.error.contains("sso_start_url"), "\(sso.error)")
+    }
+
     @Test(
         "503 SlowDown is retried with back-off; S3 that keeps failing, a part it refuses, and a gateway that is down end clearly"
     )

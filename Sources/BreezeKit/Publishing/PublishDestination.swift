@@ -125,10 +125,6 @@ package struct LocalFile: Sendable {
 
 /// Reads a destination as the command line names it.
 package enum PublishDestinations {
-    /// Runs `body` with the destination `text` names: `s3://bucket/prefix` (region from
-    /// `region`, `AWS_REGION` or `AWS_DEFAULT_REGION`; an S3-compatible server from `endpoint`,
-    /// `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL`), or a folder path. An S3 destination's
-    /// connections are its own and closed when `body` returns or throws.
     /// A destination that starts like a URL (`s3:/bucket`, `S3://bucket`, `https://…`) is a
     /// mistake, not a folder named `s3:` in the current one: publishing there would exit 0 and
     /// leave the bucket as it was.
@@ -148,10 +144,17 @@ package enum PublishDestinations {
         )
     }
 
+    /// Runs `body` with the destination `text` names: `s3://bucket/prefix` (region from
+    /// `region`, `AWS_REGION`, `AWS_DEFAULT_REGION` or the AWS profile's config; an
+    /// S3-compatible server from `endpoint`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL` or the
+    /// profile's `endpoint_url`; credentials as the AWS CLI finds them, ``AWSProfile``), or a
+    /// folder path. An S3 destination's connections are its own and closed when `body`
+    /// returns or throws.
     package static func with<Result>(
         _ text: String,
         endpoint: String? = nil,
         region: String? = nil,
+        profile: String? = nil,
         options: S3Options = S3Options(),
         environment: [String: String] = ProcessInfo.processInfo.environment,
         _ body: (any PublishDestination) async throws -> Result
@@ -166,8 +169,11 @@ package enum PublishDestinations {
             throw PublishError("\(text): name a bucket, as in s3://bucket/prefix", kind: .configuration)
         }
         let prefix = rest.dropFirst(bucket.count).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
-        let region = region ?? environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"] ?? "us-east-1"
-        let endpointText = endpoint ?? environment["AWS_ENDPOINT_URL_S3"] ?? environment["AWS_ENDPOINT_URL"]
+        let awsProfile = AWSProfile.load(named: profile, environment: environment)
+        let region =
+            region ?? environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"] ?? awsProfile.region ?? "us-east-1"
+        let endpointText =
+            endpoint ?? environment["AWS_ENDPOINT_URL_S3"] ?? environment["AWS_ENDPOINT_URL"] ?? awsProfile.endpointURL
         var endpointURL: URL?
         if let endpointText {
             guard let url = URL(string: endpointText), url.scheme == "http" || url.scheme == "https", url.host != nil
@@ -179,7 +185,7 @@ package enum PublishDestinations {
         guard options.partSize >= S3Options.minimumPartSize else {
             throw PublishError("the part size must be at least 5 MiB, as S3 requires", kind: .configuration)
         }
-        let credentials = try S3Credentials.fromEnvironment(environment)
+        let credentials = try S3Credentials.fromEnvironment(environment, profile: awsProfile)
         let http = HTTPClient(
             eventLoopGroupProvider: .singleton,
             configuration: AsyncHTTPClientTransport.configuration(

@@ -13,19 +13,39 @@ package struct S3Credentials: Sendable {
         self.sessionToken = sessionToken
     }
 
-    /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and, for temporary credentials, `AWS_SESSION_TOKEN`.
+    /// As the AWS CLI finds them: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and, for
+    /// temporary credentials, `AWS_SESSION_TOKEN`; else the static keys of `profile`'s
+    /// section in the shared credentials and config files (see ``AWSProfile``).
     package static func fromEnvironment(
-        _ environment: [String: String] = ProcessInfo.processInfo.environment
+        _ environment: [String: String] = ProcessInfo.processInfo.environment,
+        profile: AWSProfile? = nil
     ) throws -> S3Credentials {
-        guard let id = environment["AWS_ACCESS_KEY_ID"], !id.isEmpty, let secret = environment["AWS_SECRET_ACCESS_KEY"],
+        if let id = environment["AWS_ACCESS_KEY_ID"], !id.isEmpty, let secret = environment["AWS_SECRET_ACCESS_KEY"],
             !secret.isEmpty
-        else {
+        {
+            return S3Credentials(
+                accessKeyID: id,
+                secretAccessKey: secret,
+                sessionToken: environment["AWS_SESSION_TOKEN"]
+            )
+        }
+        let profile = profile ?? AWSProfile.load(environment: environment)
+        if let id = profile.accessKeyID, !id.isEmpty, let secret = profile.secretAccessKey, !secret.isEmpty {
+            return S3Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: profile.sessionToken)
+        }
+        if let source = profile.unsupportedSource {
             throw PublishError(
-                "S3 needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones)",
+                "the AWS profile \(profile.name) gets its credentials through \(source), which breeze does not follow: "
+                    + "export them first (`aws configure export-credentials --profile \(profile.name) --format env`)",
                 kind: .configuration
             )
         }
-        return S3Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: environment["AWS_SESSION_TOKEN"])
+        throw PublishError(
+            "S3 needs credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary "
+                + "ones), or give the profile \(profile.name) aws_access_key_id and aws_secret_access_key in "
+                + "~/.aws/credentials (AWS_PROFILE or --profile names another)",
+            kind: .configuration
+        )
     }
 }
 

@@ -10,9 +10,11 @@ struct PublishCommand: AsyncParsableCommand {
             "Upload a bundle, package or repository folder to S3 or a served folder: only what changed, the root manifest last.",
         discussion: """
             DESTINATION is a folder (what nginx or any web server serves) or s3://BUCKET/PREFIX. \
-            S3 credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN; \
-            the region from --region, AWS_REGION or AWS_DEFAULT_REGION (default us-east-1); an \
-            S3-compatible server from --endpoint or AWS_ENDPOINT_URL (path-style addressing). \
+            S3 credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, else \
+            from the AWS profile (--profile, AWS_PROFILE, else default) in ~/.aws/credentials and ~/.aws/config \
+            (AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE), as the AWS CLI reads them; \
+            the region from --region, AWS_REGION, AWS_DEFAULT_REGION or the profile (default us-east-1); an \
+            S3-compatible server from --endpoint, AWS_ENDPOINT_URL or the profile's endpoint_url (path-style addressing). \
             A bundle is published only when its digests are current and its signatures match. \
             Content goes up first, then manifest.json and index.json files, deepest first, the root one last, \
             so a device never reads a manifest naming a file that is not there yet. In a folder, files are \
@@ -36,6 +38,10 @@ struct PublishCommand: AsyncParsableCommand {
     @Argument(help: "A folder, or s3://BUCKET/PREFIX.") var destination: String
     @Option(help: "An S3-compatible server's URL (MinIO, Ceph, R2).") var endpoint: String?
     @Option(help: "The bucket's region.") var region: String?
+    @Option(
+        help: "The AWS profile whose credentials, region and endpoint_url to use (default: AWS_PROFILE, else default)."
+    )
+    var profile: String?
     @Flag(
         help:
             "After the root manifest is in place, remove files the source no longer has. Devices that read the old manifest a moment before may then fail that one sync and retry."
@@ -112,6 +118,7 @@ struct PublishCommand: AsyncParsableCommand {
                 destination,
                 endpoint: endpoint,
                 region: region,
+                profile: profile,
                 options: options
             ) { target in
                 let report = try await Publisher.run(

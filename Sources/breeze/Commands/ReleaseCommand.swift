@@ -35,6 +35,10 @@ struct ReleaseCommand: AsyncParsableCommand {
     var layout: PublishCommand.LayoutName?
     @Option(help: "An S3-compatible server's URL (MinIO, Ceph, R2).") var endpoint: String?
     @Option(help: "The bucket's region.") var region: String?
+    @Option(
+        help: "The AWS profile whose credentials, region and endpoint_url to use (default: AWS_PROFILE, else default)."
+    )
+    var profile: String?
     @Option(help: "S3: a canned ACL for every object, such as public-read.") var acl: String?
     @Option(help: "S3: seconds to wait for an answer before a request is tried again.") var timeout = 60
     @Option(help: "Uploads at once.") var concurrency = 8
@@ -74,6 +78,7 @@ struct ReleaseCommand: AsyncParsableCommand {
                 destination,
                 endpoint: endpoint,
                 region: region,
+                profile: profile,
                 options: options
             ) { target in
                 let report = try await ReleasePipeline.run(
