@@ -63,3 +63,25 @@ struct AWSProfileTests {
         }
     }
 }
+
+@Suite("An upload's rate and time left, as a progress line says them")
+struct TransferEstimateTests {
+    @Test("Rate from bytes over time; time left at that rate; nothing before half a second or the first byte")
+    func estimates() {
+        #expect(
+            TransferProgress.estimate(done: 10_000_000, total: 30_000_000, elapsed: .seconds(2))
+                == "5.0 MB/s, about 4 s left"
+        )
+        #expect(
+            TransferProgress.estimate(done: 1 << 20, total: 301 << 20, elapsed: .seconds(1))
+                == "1.0 MB/s, about 5 min left"
+        )
+        #expect(TransferProgress.estimate(done: 6_000_000, total: 6_000_000, elapsed: .seconds(3)) == "2.0 MB/s, done")
+        #expect(
+            TransferProgress.estimate(done: 1_000_000, total: 7_201_000_000, elapsed: .seconds(1))
+                == "1.0 MB/s, about 2 h left"
+        )
+        #expect(TransferProgress.estimate(done: 5, total: 10, elapsed: .milliseconds(100)) == nil)
+        #expect(TransferProgress.estimate(done: 0, total: 10, elapsed: .seconds(5)) == nil)
+    }
+}

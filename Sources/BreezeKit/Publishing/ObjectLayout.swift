@@ -94,7 +94,8 @@ enum ObjectLayout {
         delete: Bool,
         dryRun: Bool,
         concurrency: Int,
-        collect: ObjectCollector?
+        collect: ObjectCollector?,
+        progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Publisher.Report {
         let (rootData, location) = try rootDocument(bundle: bundle, location: requested)
         let store = try destination.located(at: location)
@@ -136,8 +137,15 @@ enum ObjectLayout {
             if let collect { report.collected = try await collect.run(in: store, also: rootHex, dryRun: true) }
             return report
         }
+        let counter = UploadCounter(
+            files: missing.count + (rootUnchanged ? 0 : 1),
+            bytes: missing.reduce(0) { $0 + $1.size } + (rootUnchanged ? 0 : Int64(rootData.count)),
+            report: progress
+        )
         let sent = try await Publisher.inParallel(missing.indices, width: concurrency) { index in
-            try await store.upload(missing[index], replacing: nil)
+            let bytes = try await store.upload(missing[index], replacing: nil)
+            counter.finished(bytes: missing[index].size)
+            return bytes
         }
         report.bytesUploaded = sent.reduce(0, +)
         if !rootUnchanged {
@@ -147,6 +155,7 @@ enum ObjectLayout {
             try await PublishHistory.add(root: rootHex, for: destination, in: store)
             try await destination.upload(rootData, at: "manifest.json", replacing: here["manifest.json"])
             report.bytesUploaded += Int64(rootData.count)
+            counter.finished(bytes: Int64(rootData.count))
         }
         report.uploaded = names
         for path in stale {

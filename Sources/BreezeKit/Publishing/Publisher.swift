@@ -49,7 +49,8 @@ package enum Publisher {
         collect: ObjectCollector? = nil,
         delete: Bool = false,
         dryRun: Bool = false,
-        concurrency: Int = 8
+        concurrency: Int = 8,
+        progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Report {
         if let location = try objectLocation(source, requested: layout) {
             try await checkBundle(source.standardizedFileURL.resolvingSymlinksInPath())
@@ -61,7 +62,8 @@ package enum Publisher {
                 delete: delete,
                 dryRun: dryRun,
                 concurrency: concurrency,
-                collect: collect
+                collect: collect,
+                progress: progress
             )
         }
         if collect != nil {
@@ -97,14 +99,18 @@ package enum Publisher {
             report.deleted = stale
             return report
         }
+        let counter = UploadCounter(files: changed.count, bytes: changed.reduce(0) { $0 + $1.size }, report: progress)
         let sent = try await inParallel(content.indices, width: concurrency) { index in
-            try await destination.upload(content[index], replacing: existing[content[index].path])
+            let bytes = try await destination.upload(content[index], replacing: existing[content[index].path])
+            counter.finished(bytes: content[index].size)
+            return bytes
         }
         report.uploaded = content.map(\.path)
         report.bytesUploaded = sent.reduce(0, +)
         for file in pointers {
             report.bytesUploaded += try await destination.upload(file, replacing: existing[file.path])
             report.uploaded.append(file.path)
+            counter.finished(bytes: file.size)
         }
         for path in stale {
             try await destination.delete(path)

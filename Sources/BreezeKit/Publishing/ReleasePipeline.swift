@@ -40,7 +40,8 @@ package enum ReleasePipeline {
         validity: Duration = .seconds(30 * 86_400),
         layout: ContentLayout? = nil,
         dryRun: Bool = false,
-        concurrency: Int = 8
+        concurrency: Int = 8,
+        progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Report {
         let source = source.standardizedFileURL
         var isFolder: ObjCBool = false
@@ -76,7 +77,8 @@ package enum ReleasePipeline {
             to: destination,
             layout: layout,
             dryRun: dryRun,
-            concurrency: concurrency
+            concurrency: concurrency,
+            progress: progress
         )
         return report
     }
@@ -145,7 +147,7 @@ package enum ReleasePipeline {
             }
         }
         var isFolder: ObjCBool = false
-        FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder)
+        _ = FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder)
         guard isFolder.boolValue else {
             try link(source, copy)
             // A package's signature document and chunk index live beside it.

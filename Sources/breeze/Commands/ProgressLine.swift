@@ -1,3 +1,4 @@
+import BreezeKit
 import Foundation
 import FreshAir
 
@@ -7,6 +8,7 @@ final class ProgressLine: @unchecked Sendable {
     private let enabled: Bool
     private let lock = NSLock()
     private var drawn = false
+    private let started = ContinuousClock.now
 
     init(enabled: Bool) { self.enabled = enabled }
 
@@ -19,10 +21,30 @@ final class ProgressLine: @unchecked Sendable {
             case .checking(let url): "Checking \(url.absoluteString)"
             case .planned(let plan):
                 "Planned: \(plan.filesToDownload) to download, \(plan.filesToKeep) unchanged, \(plan.filesToRemove) to remove"
-            case .progress(let progress): Self.bar(progress)
+            case .progress(let progress): bar(progress)
             default: nil
             }
         guard let line else { return }
+        draw(line)
+    }
+
+    /// An upload's progress (publish, release): files, bytes, rate and time left.
+    func show(_ progress: TransferProgress) {
+        guard enabled else { return }
+        let fraction = progress.bytesTotal > 0 ? Double(progress.bytesDone) / Double(progress.bytesTotal) : 1
+        let rate = TransferProgress.estimate(
+            done: progress.bytesDone,
+            total: progress.bytesTotal,
+            elapsed: ContinuousClock.now - started
+        )
+        draw(
+            "\(Self.bar(fraction)) \(progress.filesDone)/\(progress.filesTotal) files, "
+                + "\(ByteCount(progress.bytesDone)) of \(ByteCount(progress.bytesTotal))"
+                + (rate.map { ", \($0)" } ?? "")
+        )
+    }
+
+    private func draw(_ line: String) {
         lock.withLock {
             FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
             drawn = true
@@ -36,12 +58,18 @@ final class ProgressLine: @unchecked Sendable {
         }
     }
 
-    private static func bar(_ progress: SyncProgress) -> String {
-        let width = 30
-        let filled = Int(progress.fractionCompleted * Double(width))
-        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+    private func bar(_ progress: SyncProgress) -> String {
         let expected = progress.bytesExpected.map { " of \(ByteCount($0))" } ?? ""
-        return
-            "[\(bar)] \(progress.filesCompleted)/\(progress.filesTotal) files, \(ByteCount(progress.bytesReceived))\(expected)"
+        let rate = progress.bytesExpected.flatMap {
+            TransferProgress.estimate(done: progress.bytesReceived, total: $0, elapsed: ContinuousClock.now - started)
+        }
+        return "\(Self.bar(progress.fractionCompleted)) \(progress.filesCompleted)/\(progress.filesTotal) files, "
+            + "\(ByteCount(progress.bytesReceived))\(expected)" + (rate.map { ", \($0)" } ?? "")
+    }
+
+    private static func bar(_ fraction: Double) -> String {
+        let width = 30
+        let filled = min(width, max(0, Int(fraction * Double(width))))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
     }
 }

@@ -113,6 +113,8 @@ struct PublishCommand: AsyncParsableCommand {
         options.onRetry = { note in FileHandle.standardError.write(Data("breeze: \(note)\n".utf8)) }
         let report: Publisher.Report
         let target: String
+        let line = ProgressLine(enabled: !json && !dryRun && ProgressLine.isTerminal)
+        defer { line.clear() }
         do {
             (report, target) = try await PublishDestinations.with(
                 destination,
@@ -128,11 +130,13 @@ struct PublishCommand: AsyncParsableCommand {
                     collect: gc ? ObjectCollector(keep: keep, grace: .seconds(gcGraceMinutes * 60)) : nil,
                     delete: delete,
                     dryRun: dryRun,
-                    concurrency: concurrency
+                    concurrency: concurrency,
+                    progress: { line.show($0) }
                 )
                 return (report, target.description)
             }
         } catch { throw CommandFailure(error) }
+        line.clear()
         if json {
             print(try JSONOutput.encode(report))
             return

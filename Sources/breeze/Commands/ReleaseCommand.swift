@@ -72,6 +72,8 @@ struct ReleaseCommand: AsyncParsableCommand {
         options.onRetry = { note in FileHandle.standardError.write(Data("breeze: \(note)\n".utf8)) }
         let report: ReleasePipeline.Report
         let target: String
+        let line = ProgressLine(enabled: !json && !dryRun && ProgressLine.isTerminal)
+        defer { line.clear() }
         do {
             let keys = try signingKeys()
             (report, target) = try await PublishDestinations.with(
@@ -88,13 +90,15 @@ struct ReleaseCommand: AsyncParsableCommand {
                     validity: .seconds(expires * 86_400),
                     layout: layout.map { $0 == .objects ? .objects(at: ContentLayout.defaultLocation) : .paths },
                     dryRun: dryRun,
-                    concurrency: concurrency
+                    concurrency: concurrency,
+                    progress: { line.show($0) }
                 )
                 return (report, target.description)
             }
         } catch let error as ValidationError {
             throw error
         } catch { throw CommandFailure(error) }
+        line.clear()
         if json {
             print(try JSONOutput.encode(report))
             return
