@@ -77,6 +77,10 @@ struct ReleaseCommandTests {
             )
             let current = try await device.run()
             #expect(current.notModified && current.requests == 1, "\(current.oneLine)")
+            // generate alone: nothing changed keeps the signatures, byte for byte.
+            let signed = try Data(contentsOf: bundle.appendingPathComponent("manifest.json"))
+            #expect(try await BreezeBinary.run(["generate", bundle.path]).status == 0)
+            #expect(try Data(contentsOf: bundle.appendingPathComponent("manifest.json")) == signed)
 
             // An edit: the next sequence, with the key from an environment variable as CI has it.
             let strings = bundle.appendingPathComponent("en.lproj/Feature.strings")

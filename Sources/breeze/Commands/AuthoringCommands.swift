@@ -122,6 +122,13 @@ struct GenerateCommand: AsyncParsableCommand {
         print(
             "\(report.added.count) added, \(report.removed.count) removed, \(report.hash.stale.count) digests updated."
         )
+        if report.hash.signaturesRemoved > 0 {
+            print(
+                "The content changed, so its \(counted(report.hash.signaturesRemoved, "signature")) no longer held and "
+                    + "\(report.hash.signaturesRemoved == 1 ? "was" : "were") removed: `breeze release` or `breeze sign` "
+                    + "signs the new release. With nothing changed, signatures are kept."
+            )
+        }
     }
 }
 
