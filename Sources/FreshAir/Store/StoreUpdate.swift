@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The store while one update holds its lock.
 struct StoreUpdate: Sendable {
@@ -58,7 +59,11 @@ struct StoreUpdate: Sendable {
         try Disk.rename(staged.path, to: store.versionPath(staged.id))
         try writeRecord(record)
         // Data, folders and record on disk before the link names them (see Durability).
-        try Durability.flush(tree: store.versionPath(staged.id))
+        try Durability.flush(
+            version: store.versionPath(staged.id),
+            record: store.recordPath(staged.id),
+            linked: staged.linkedPaths
+        )
         try pointLiveLink(at: staged.id)
         live = record
         // The new version is live: what follows is tidying, and a failure in it must not report
@@ -123,6 +128,11 @@ struct StoreUpdate: Sendable {
 struct StagedVersion: Sendable {
     let id: Int
     let folder: ConfinedFolder
+    /// Paths hard-linked from another version: their data is durable already.
+    private let linked = LinkedPaths()
+
+    /// The paths ``link(_:at:)`` carried over unchanged.
+    var linkedPaths: Set<String> { linked.paths.withLock { $0 } }
 
     /// The staged folder's path.
     var path: String { folder.path }
@@ -147,6 +157,7 @@ struct StagedVersion: Sendable {
     /// Hard-links an unchanged file from another version.
     func link(_ existing: String, at bundlePath: BundlePath) throws {
         try folder.link(external: existing, at: bundlePath)
+        linked.paths.withLock { _ = $0.insert(bundlePath.string) }
     }
 
     /// Hard-links a second path to a file already placed in this version.
@@ -158,4 +169,9 @@ struct StagedVersion: Sendable {
     func write(_ data: Data, at bundlePath: BundlePath) throws {
         try folder.write(data, at: bundlePath)
     }
+}
+
+/// The paths a staged version linked, shared by the tasks that assemble it.
+private final class LinkedPaths: Sendable {
+    let paths = Mutex<Set<String>>([])
 }

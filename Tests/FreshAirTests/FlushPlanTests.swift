@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+@testable import FreshAir
+
+@Suite("What an Apple device flushes before a version goes live, decided on Linux")
+struct FlushPlanTests {
+    @Test("Only what the update wrote, then the record; every folder deepest first; F_FULLFSYNC once, last")
+    func plan() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("flush-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let version = root.appendingPathComponent("versions/3")
+        for path in ["a/b/new.bin", "a/kept.txt", "top.txt", "kept-too.png"] {
+            let url = version.appendingPathComponent(path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try Data(path.utf8).write(to: url)
+        }
+        try FileManager.default.createSymbolicLink(
+            atPath: version.appendingPathComponent("link").path,
+            withDestinationPath: "top.txt"
+        )
+        let (files, folders) = Durability.treeContents(version.path)
+        #expect(Set(files) == ["a/b/new.bin", "a/kept.txt", "top.txt", "kept-too.png"], "links are not files")
+        #expect(Set(folders) == ["", "a", "a/b"])
+
+        let record = root.appendingPathComponent("versions/3.json").path
+        let plan = FlushPlan.make(
+            version: version.path,
+            record: record,
+            files: files,
+            folders: folders,
+            linked: ["a/kept.txt", "kept-too.png"]
+        )
+        #expect(plan.files == [version.path + "/a/b/new.bin", version.path + "/top.txt", record])
+        #expect(
+            plan.directories == [
+                version.path + "/a/b", version.path + "/a", version.path, root.appendingPathComponent("versions").path,
+            ]
+        )
+        #expect(plan.fullSync == root.appendingPathComponent("versions").path)
+    }
+
+    @Test("A version of 10,000 unchanged files and one new one flushes two files, not 10,001")
+    func unchangedFilesCostNothing() {
+        let files = (0..<10_000).map { "f\($0)" } + ["new"]
+        let plan = FlushPlan.make(
+            version: "/s/versions/9",
+            record: "/s/versions/9.json",
+            files: files,
+            folders: [""],
+            linked: Set(files.dropLast())
+        )
+        #expect(plan.files == ["/s/versions/9/new", "/s/versions/9.json"])
+    }
+}
