@@ -12,8 +12,8 @@ import Foundation
 ///
 /// Everything has a default that is true on the device:
 /// - the store is `Application Support/FreshAir/<name>` (`<name>` is the remote folder's,
-///   `App` for `…/App.freshair/`), excluded from nothing yet (see the DocC article on background
-///   updates for what is not yet decided on Apple platforms);
+///   `App` for `…/App.freshair/`), kept across launches and app updates; it is not yet
+///   excluded from iCloud backup, nor given a Data Protection class (issue #35);
 /// - the environment is ``ConditionEnvironment/current(appVersion:)``: platform, system and
 ///   app versions, the screen's scale, the device class and the app's own localization;
 /// - the app's copy is `<name>.freshair` in `Bundle.main`, installed through the same checks
