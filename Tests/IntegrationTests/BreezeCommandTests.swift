@@ -397,6 +397,17 @@ struct BreezeCommandTests {
         #expect(broken.status == 65 && broken.error.contains("invalid JSON"), "\(broken.status): \(broken.error)")
     }
 
+    /// The subcommands `breeze --help` lists.
+    static func subcommands() async throws -> Set<String> {
+        let help = try await BreezeBinary.run(["--help"]).output
+        return Set(
+            help.split(separator: "\n").compactMap { line -> String? in
+                guard line.hasPrefix("  "), !line.hasPrefix("   ") else { return nil }
+                return line.split(separator: " ").first.map(String.init)
+            }
+        ).subtracting(["-h,", "--version", "--help", "See"])
+    }
+
     @Test("Every subcommand's first mistake: a missing path or an existing file, its exit code, words only")
     func everySubcommandsFirstMistake() async throws {
         let work = try TemporaryFolder("first-mistake")
@@ -431,13 +442,7 @@ struct BreezeCommandTests {
             (["demo", "--workspace", "/proc/freshair-nope"], 66, "no such file or folder"),
         ]
         // Every subcommand `breeze --help` lists has a case here: a new one needs its own.
-        let help = try await BreezeBinary.run(["--help"]).output
-        let listed = Set(
-            help.split(separator: "\n").compactMap { line -> String? in
-                guard line.hasPrefix("  "), !line.hasPrefix("   ") else { return nil }
-                return line.split(separator: " ").first.map(String.init)
-            }
-        ).subtracting(["-h,", "--version", "--help", "See"])
+        let listed = try await Self.subcommands()
         #expect(listed == Set(cases.map(\.arguments[0])), "subcommands without a case: \(listed)")
         for (arguments, status, said) in cases {
             let run = try await BreezeBinary.run(arguments)
@@ -460,13 +465,7 @@ struct BreezeCommandTests {
     @Test("--json on every command that reports; with --json an error is an object with code, message and exit status")
     func jsonEverywhere() async throws {
         let work = try TemporaryFolder("json-errors")
-        let help = try await BreezeBinary.run(["--help"]).output
-        let commands = Set(
-            help.split(separator: "\n").compactMap { line -> String? in
-                guard line.hasPrefix("  "), !line.hasPrefix("   ") else { return nil }
-                return line.split(separator: " ").first.map(String.init)
-            }
-        ).subtracting(["-h,", "--version", "--help", "See"])
+        let commands = try await Self.subcommands()
         // serve runs until stopped and demo tells a story: neither reports a result.
         for command in commands.subtracting(["serve", "demo"]) {
             let sub = command == "repo" ? ["repo", "add"] : command == "keys" ? ["keys", "create"] : [command]

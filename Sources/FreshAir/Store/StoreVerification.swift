@@ -111,22 +111,7 @@ extension BundleStore {
     /// Every regular file below `folder`, relative to it; links are not followed (a package
     /// allowed to hold links keeps them unrecorded).
     static func regularFiles(under folder: String) -> [String] {
-        var found: [String] = []
-        var pending = [""]
-        while let relative = pending.popLast() {
-            let directory = relative.isEmpty ? folder : folder + "/" + relative
-            for name in Disk.contentsOfDirectory(directory) {
-                let path = relative.isEmpty ? name : relative + "/" + name
-                var info = stat()
-                guard lstat(folder + "/" + path, &info) == 0 else { continue }
-                switch info.st_mode & S_IFMT {
-                case S_IFDIR: pending.append(path)
-                case S_IFREG: found.append(path)
-                default: continue
-                }
-            }
-        }
-        return found
+        Durability.treeContents(folder).files
     }
 }
 
