@@ -20,7 +20,7 @@ package struct TransferProgress: Sendable, Equatable {
     /// (`4.2 MB/s, about 12 s left`); `nil` before a rate can be told (under half a second, or
     /// no bytes yet). A decision with no clock of its own: the caller says how long it has been.
     package static func estimate(done: Int64, total: Int64, elapsed: Duration) -> String? {
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         guard seconds >= 0.5, done > 0 else { return nil }
         let rate = Double(done) / seconds
         let left = max(0, Double(total - done)) / rate

@@ -300,5 +300,6 @@ public struct BundleSync: ContentUpdater {
 }
 
 extension Duration {
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    /// The duration in seconds, fractions included.
+    package var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

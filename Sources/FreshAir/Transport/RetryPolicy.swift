@@ -27,8 +27,7 @@ public struct RetryPolicy: Sendable {
             return min(requested, maximumDelay)
         }
         let ceiling = min(baseDelay * (1 << min(attempt - 1, 20)), maximumDelay)
-        let seconds = Double(ceiling.components.seconds) + Double(ceiling.components.attoseconds) / 1e18
-        return .seconds(Double.random(in: seconds / 2...seconds))
+        return .seconds(Double.random(in: ceiling.seconds / 2...ceiling.seconds))
     }
 
     /// `Retry-After` as seconds or as an HTTP date.

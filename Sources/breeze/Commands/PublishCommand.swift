@@ -104,13 +104,10 @@ struct PublishCommand: AsyncParsableCommand {
 
     func run() async throws {
         try CommandFailure.requireExisting(source)
-        var options = S3Options()
+        var options = S3Options.command(acl: acl, timeout: timeout)
         options.partSize = partSize << 20
         options.partConcurrency = max(1, concurrency / 2)
-        options.acl = acl
         options.cachePolicy = cache.policy
-        options.idleTimeout = .seconds(timeout)
-        options.onRetry = { note in FileHandle.standardError.write(Data("breeze: \(note)\n".utf8)) }
         let report: Publisher.Report
         let target: String
         let line = ProgressLine(enabled: !json && !dryRun && ProgressLine.isTerminal)
@@ -151,5 +148,17 @@ struct PublishCommand: AsyncParsableCommand {
             "\(dryRun ? "Dry run for" : "Published to") \(target): \(report.uploaded.count) \(verb) (\(ByteCount(report.bytesUploaded))), "
                 + "\(report.unchanged) unchanged, \(report.deleted.count) \(dryRun ? "to remove" : "removed")."
         )
+    }
+}
+
+extension S3Options {
+    /// What `publish` and `release` set alike from their flags: the ACL, how long to wait for
+    /// an answer, and each retry reported on standard error.
+    static func command(acl: String?, timeout: Int) -> S3Options {
+        var options = S3Options()
+        options.acl = acl
+        options.idleTimeout = .seconds(timeout)
+        options.onRetry = { note in FileHandle.standardError.write(Data("breeze: \(note)\n".utf8)) }
+        return options
     }
 }

@@ -66,10 +66,7 @@ struct ReleaseCommand: AsyncParsableCommand {
 
     func run() async throws {
         try CommandFailure.requireExisting(source)
-        var options = S3Options()
-        options.acl = acl
-        options.idleTimeout = .seconds(timeout)
-        options.onRetry = { note in FileHandle.standardError.write(Data("breeze: \(note)\n".utf8)) }
+        let options = S3Options.command(acl: acl, timeout: timeout)
         let report: ReleasePipeline.Report
         let target: String
         let line = ProgressLine(enabled: !json && !dryRun && ProgressLine.isTerminal)
