@@ -286,4 +286,69 @@ struct FailureTests {
             #expect(summary.outcome == .updated)
         }
     }
+
+    @Test(
+        "The lock is let go while a download waits: another process takes it, another update installs, and the first plans again"
+    )
+    func lockNotHeldDuringDownload() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = server.root.appendingPathComponent("Big.freshair")
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            let big = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
+            try big.write(to: bundle.appendingPathComponent("big.bin"))
+            try PublishedText.write(#"[{"filename": "big.bin"}]"#, to: bundle.appendingPathComponent("manifest.json"))
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            // The first request for big.bin stalls after 1,000 bytes; later ones pass.
+            try proxy.rules([
+                ["path": "/Big.freshair/big.bin", "fault": "stall", "offset": 1000, "seconds": 5, "times": 1]
+            ])
+            let client = try ExampleClient(published: server, path: "Big.freshair")
+            let sync = BundleSync(
+                remote: proxy.url.appendingPathComponent("Big.freshair/"),
+                store: client.sync.store,
+                environment: client.sync.environment,
+                configuration: client.sync.configuration
+            )
+            let staging = client.local.path("store/staging").path
+            let first = Task { try await sync.run() }
+            defer { first.cancel() }
+
+            // The first update is downloading into its leased staged folder: another process
+            // takes the store's lock at once (flock(1), without waiting).
+            var tookLock = false
+            for _ in 0..<400 where !tookLock {
+                let leases = (try? FileManager.default.contentsOfDirectory(atPath: staging))?.filter {
+                    $0.hasSuffix(".owner")
+                }
+                if leases?.isEmpty == false {
+                    let lock = client.local.path("store/lock").path
+                    let answer = try await shell(
+                        "flock -n '\(lock)' true && echo took || echo busy",
+                        in: client.local.url
+                    )
+                    // Taken while the lease still stands: the first update has not finished.
+                    tookLock =
+                        answer.hasPrefix("took")
+                        && leases?.allSatisfy { FileManager.default.fileExists(atPath: staging + "/" + $0) } == true
+                }
+                if !tookLock { try await Task.sleep(for: .milliseconds(25)) }
+            }
+            #expect(tookLock, "another process took the store's lock while a download waited")
+
+            // A second update of the same store, meanwhile: it leaves the first's staged folder
+            // (1) alone and makes version 2 live.
+            let second = try await sync.run()
+            #expect(second.outcome == .updated)
+            #expect(second.version == 2)
+
+            // The first finds the live version changed under it, plans again against it, and
+            // has nothing left to do.
+            let summary = try await first.value
+            #expect(summary.outcome == .alreadyCurrent)
+            #expect(summary.version == 2)
+            #expect(try Data(contentsOf: client.live.appendingPathComponent("big.bin")) == big)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: staging).isEmpty)
+        }
+    }
 }

@@ -131,23 +131,27 @@ public struct BundleSync: ContentUpdater {
             reused: live?.files.count ?? 0
         )
 
-        // The keys to verify with, after any rotation the publisher announced.
-        let keys = try await KeyRotation.currentKeys(
-            configuration: configuration,
-            statePath: store.keyDocumentPath,
-            fetcher: fetcher
-        )
+        // The keys to verify with, after any rotation the publisher announced, and the root:
+        // network waits, without the store's lock.
+        let (keys, answer) = try await update.withoutLock { [configuration, store] in
+            let keys = try await KeyRotation.currentKeys(
+                configuration: configuration,
+                statePath: store.keyDocumentPath,
+                fetcher: fetcher
+            )
+            report(.checking(manifestURL))
+            let answer = try await fetcher.document(
+                at: manifestURL,
+                validators: hasLiveRoot ? rejected?.validators ?? live?.validators : nil,
+                limit: configuration.maxDocumentSize
+            )
+            return (keys, answer)
+        }
         let fingerprint = planFingerprint(keys: keys)
-        report(.checking(manifestURL))
         let rootData: Data
         let validators: HTTPValidators?
         let notModified: Bool
-        switch try await fetcher.document(
-            at: manifestURL,
-            validators: hasLiveRoot ? rejected?.validators ?? live?.validators : nil,
-            limit: configuration.maxDocumentSize
-        )
-        {
+        switch answer {
         case .notModified, .notNewer:  // document(at:) answers only the first of these
             report(.notModified)
             if rejected?.validators != nil { return keptAfterRollback }
@@ -194,7 +198,7 @@ public struct BundleSync: ContentUpdater {
                 )
             } catch { throw FreshAirError.manifest(error) }
         }
-        let tree = try await walker.select(root: rootData, fetched: !notModified)
+        let tree = try await update.withoutLock { try await walker.select(root: rootData, fetched: !notModified) }
         // Raising the mark and checking every live file's size (thousands of `lstat`s) is disk
         // work: the blocking pool's.
         let plan = try await BlockingPool.run { [selected = tree.files, sequence = tree.sequence] in
@@ -232,16 +236,19 @@ public struct BundleSync: ContentUpdater {
         var downloaded: (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int, saved: Int64) = (
             [:], [], 0, 0, 0
         )
+        let (lock, liveID) = (update.lock, update.live?.id)
         let activated = try await update.assemble { staged in
-            downloaded = try await install(
-                plan,
-                layout: tree.layout,
-                into: &staged,
-                live: base,
-                liveDirectory: liveDirectory,
-                fetcher: fetcher,
-                report: report
-            )
+            downloaded = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
+                try await install(
+                    plan,
+                    layout: tree.layout,
+                    into: &staged,
+                    live: base,
+                    liveDirectory: liveDirectory,
+                    fetcher: fetcher,
+                    report: report
+                )
+            }
             var files: [String: FileRecord] = [:]
             for (file, action) in plan.actions {
                 switch action {

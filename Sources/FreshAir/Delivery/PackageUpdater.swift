@@ -218,21 +218,26 @@ public struct PackageUpdater: Sendable {
                 // With keys pinned, the signed `.sig` document is what is checked conditionally; the
                 // package is then fetched whole and must match its signed digest and size.
                 var signed: SignedPackage?
-                if let keys = try await KeyRotation.currentKeys(
-                    configuration: configuration,
-                    statePath: store.keyDocumentPath,
-                    fetcher: fetcher
-                ) {
+                // Network waits, here and below, without the store's lock.
+                let keys = try await update.withoutLock {
+                    try await KeyRotation.currentKeys(
+                        configuration: configuration,
+                        statePath: store.keyDocumentPath,
+                        fetcher: fetcher
+                    )
+                }
+                if let keys {
                     // A bundled copy's validators are the package's, not the document's: ask afresh.
                     let documentValidators = live?.origin == .bundled ? nil : known
-                    guard
-                        let release = try await signedRelease(
+                    let verified = try await update.withoutLock {
+                        try await self.signedRelease(
                             fetcher: fetcher,
                             keys: keys,
                             validators: documentValidators,
                             live: live
                         )
-                    else {
+                    }
+                    guard let release = verified else {
                         if let expires = live?.expires {
                             try FreshnessCheck.checkExpiryOrThrow(
                                 expires,
@@ -258,6 +263,7 @@ public struct PackageUpdater: Sendable {
                     job.validators = nil
                     signed = release
                 }
+                let (lock, liveID) = (update.lock, update.live?.id)
                 try await update.assemble { staged in
                     // The default installer unpacks while the package downloads; others get the file.
                     let streaming = (installer as? ExtractingInstaller).flatMap {
@@ -269,23 +275,26 @@ public struct PackageUpdater: Sendable {
                         )
                     }
                     let progress = ProgressCounter(filesTotal: 1, bytesExpected: job.expectedSize, report: report)
-                    let outcome: FetchOutcome<DownloadedFile>
-                    if let signed, let live, intact,
-                        let rebuilt = try await rebuildFromChunks(
-                            job,
-                            signed: signed.document,
-                            live: live,
-                            into: staged.id,
-                            fetcher: fetcher,
-                            streaming: streaming,
-                            progress: progress
+                    let (outcome, saved) = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
+                        [job, signed] () async throws -> (FetchOutcome<DownloadedFile>, Int64) in
+                        if let signed, let live, intact,
+                            let rebuilt = try await rebuildFromChunks(
+                                job,
+                                signed: signed.document,
+                                live: live,
+                                into: staged.id,
+                                fetcher: fetcher,
+                                streaming: streaming,
+                                progress: progress
+                            )
+                        {
+                            return (.fetched(rebuilt.file, signed.validators), rebuilt.saved)
+                        }
+                        return (
+                            try await fetcher.download(job, tee: streaming, progress: { progress.add(bytes: $0) }), 0
                         )
-                    {
-                        outcome = .fetched(rebuilt.file, signed.validators)
-                        result.bytesSaved = rebuilt.saved
-                    } else {
-                        outcome = try await fetcher.download(job, tee: streaming, progress: { progress.add(bytes: $0) })
                     }
+                    result.bytesSaved = saved
                     guard case .fetched(let file, let validators) = outcome else {
                         if case .notNewer(let date) = outcome {
                             (result.outcome, result.serverLastModified) = (.serverCopyNotNewer, date)

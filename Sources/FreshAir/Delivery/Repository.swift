@@ -213,27 +213,56 @@ public struct Repository: Sendable {
         try await BlockingPool.run { [stateFolder] in try Disk.createDirectory(stateFolder.path) }
         let lock = try await StoreLock(path: stateFolder.appendingPathComponent("lock").path, timeout: .seconds(60))
         defer { lock.release() }
+        // The lock is let go while the update waits on the network; when another update saved
+        // a new state meanwhile, this one starts again from that state, up to 3 times in all.
+        for attempt in 1...3 {
+            do {
+                return try await updateOnce(lock: lock, fetcher: fetcher, started: started, progress, report)
+            } catch is StoreChangedMeanwhile where attempt < 3 {
+                continue
+            } catch is StoreChangedMeanwhile {
+                break
+            }
+        }
+        throw FreshAirError.storeLocked(path: lock.path)
+    }
 
+    private func updateOnce(
+        lock: StoreLock,
+        fetcher: Fetcher,
+        started: ContinuousClock.Instant,
+        _ progress: @escaping @Sendable (_ fraction: Double) -> Void,
+        _ report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> Result {
         let statePath = stateFolder.appendingPathComponent("state.json").path
-        let saved = try? await BlockingPool.run { try JSONDecoder().decode(State.self, from: Disk.read(statePath)) }
+        let savedData = try? await BlockingPool.run { try Disk.read(statePath) }
+        let saved = savedData.flatMap { try? JSONDecoder().decode(State.self, from: $0) }
+        /// Runs `body` without the lock; it is stale if another update saved its state meanwhile.
+        func withoutLock<Value>(_ body: () async throws -> Value) async throws -> Value {
+            try await lock.released(while: body, unchanged: { (try? Disk.read(statePath)) == savedData })
+        }
         let indexURL = source.appendingPathComponent(id).appendingPathComponent("index.json")
         let index: RepositoryIndex
         let validators: HTTPValidators?
         let notModified: Bool
-        let keys = try await KeyRotation.currentKeys(
-            configuration: configuration,
-            statePath: stateFolder.appendingPathComponent("keys.json").path,
-            fetcher: fetcher
-        )
-        let keysPinned = keys != nil
-        report(.checking(indexURL))
-        // With keys pinned, only a state saved from a verified index counts.
-        let trustedSaved = keysPinned && saved?.sequence == nil ? nil : saved
-        switch try await fetcher.document(
-            at: indexURL,
-            validators: trustedSaved?.validators,
-            limit: configuration.maxDocumentSize
-        ) {
+        let (keys, answer) = try await withoutLock { [configuration, stateFolder] in
+            let keys = try await KeyRotation.currentKeys(
+                configuration: configuration,
+                statePath: stateFolder.appendingPathComponent("keys.json").path,
+                fetcher: fetcher
+            )
+            report(.checking(indexURL))
+            // With keys pinned, only a state saved from a verified index counts.
+            let trustedSaved = keys != nil && saved?.sequence == nil ? nil : saved
+            let answer = try await fetcher.document(
+                at: indexURL,
+                validators: trustedSaved?.validators,
+                limit: configuration.maxDocumentSize
+            )
+            return (keys, answer)
+        }
+        let trustedSaved = keys != nil && saved?.sequence == nil ? nil : saved
+        switch answer {
         case .notModified, .notNewer:  // document(at:) answers only the first of these
             (index, validators, notModified) = (trustedSaved!.index, trustedSaved?.validators, true)
             if let expires = trustedSaved?.expires {
@@ -281,23 +310,25 @@ public struct Repository: Sendable {
             report: report
         )
         var bytes: Int64 = 0
-        try await withThrowingTaskGroup(of: Int64.self) { group in
-            var pending = changed[...]
-            func startNext() {
-                guard let name = pending.popFirst() else { return }
-                let entry = index.bundles[name]!
-                group.addTask {
-                    let size = try await install(name, entry: entry, fetcher: fetcher) { counter.add(bytes: $0) }
-                    // The share of changed bundles installed, for `update(progress:)`.
-                    progress(Double(counter.completeFiles(1)) / Double(changed.count))
-                    report(.downloaded(path: name, bytes: size))
-                    return size
+        try await withoutLock {
+            try await withThrowingTaskGroup(of: Int64.self) { group in
+                var pending = changed[...]
+                func startNext() {
+                    guard let name = pending.popFirst() else { return }
+                    let entry = index.bundles[name]!
+                    group.addTask {
+                        let size = try await install(name, entry: entry, fetcher: fetcher) { counter.add(bytes: $0) }
+                        // The share of changed bundles installed, for `update(progress:)`.
+                        progress(Double(counter.completeFiles(1)) / Double(changed.count))
+                        report(.downloaded(path: name, bytes: size))
+                        return size
+                    }
                 }
-            }
-            for _ in 0..<max(1, configuration.concurrency) { startNext() }
-            while let size = try await group.next() {
-                bytes += size
-                startNext()
+                for _ in 0..<max(1, configuration.concurrency) { startNext() }
+                while let size = try await group.next() {
+                    bytes += size
+                    startNext()
+                }
             }
         }
 
@@ -394,9 +425,8 @@ public struct Repository: Sendable {
                 job.isTransient = true
                 let file: DownloadedFile
                 do {
-                    guard case .fetched(let fetched, _) = try await fetcher.download(job, progress: progress) else {
-                        continue
-                    }
+                    let outcome = try await update.withoutLock { try await fetcher.download(job, progress: progress) }
+                    guard case .fetched(let fetched, _) = outcome else { continue }
                     file = fetched
                 } catch let error as FreshAirError where error.status == 404 {
                     lastError = error

@@ -101,15 +101,29 @@ public struct BundleStore: Sendable {
 
     /// Runs `body` holding the store's lock, after setting aside what an interrupted update
     /// left (see ``setAsideInterruptedWork(liveID:)``). Every change to the store goes through here.
+    ///
+    /// `body` lets go of the lock while it waits on the network (``StoreUpdate/withoutLock(_:)``);
+    /// when another update made a version live meanwhile, `body` runs again from the start
+    /// against that version, up to 3 times in all.
     func update<Result>(_ body: (inout StoreUpdate) async throws -> Result) async throws -> Result {
         for path in [root.path, versionsPath, stagingPath, partialsPath] { try Disk.createDirectory(path) }
         let lock = try await StoreLock(path: root.appendingPathComponent("lock").path, timeout: lockTimeout)
         defer { lock.release() }
-        try LiveLink.claim(liveLink.path)
-        let live = try liveRecord()
-        try setAsideInterruptedWork(liveID: live?.id)
-        var update = StoreUpdate(store: self, live: live)
-        return try await body(&update)
+        var attempt = 0
+        while true {
+            attempt += 1
+            try LiveLink.claim(liveLink.path)
+            let live = try liveRecord()
+            try setAsideInterruptedWork(liveID: live?.id)
+            var update = StoreUpdate(store: self, live: live, lock: lock)
+            do {
+                return try await body(&update)
+            } catch is StoreChangedMeanwhile where attempt < 3 {
+                continue
+            } catch is StoreChangedMeanwhile {
+                throw FreshAirError.storeLocked(path: lock.path)
+            }
+        }
     }
 
 }

@@ -13,20 +13,45 @@ extension BundleStore {
 
     /// Moves leftover staging folders, and versions newer than the live one that never went
     /// live, to `interrupted/`. Called with the store's lock held, before an update begins.
+    /// A staged folder another update is still filling (``StagingLease``) stays where it is.
     func setAsideInterruptedWork(liveID: Int?) throws {
-        var leftovers = Disk.contentsOfDirectory(stagingPath).map { stagingPath + "/" + $0 }
+        var leftovers: [String] = []
+        for name in Disk.contentsOfDirectory(stagingPath) where !name.hasSuffix(".owner") {
+            let staged = stagingPath + "/" + name
+            if StagingLease.isHeld(staged) { continue }
+            StagingLease.drop(staged)
+            leftovers.append(staged)
+        }
+        // Owner files whose folder is gone (a process killed between the two writes).
+        for name in Disk.contentsOfDirectory(stagingPath) where name.hasSuffix(".owner") {
+            let staged = stagingPath + "/" + name.dropLast(".owner".count)
+            if !Disk.exists(staged), !StagingLease.isHeld(staged) { StagingLease.drop(staged) }
+        }
         for name in Disk.contentsOfDirectory(versionsPath) {
             // The record first (or alone): a version without one never went live.
             guard let id = Int(name), id > (liveID ?? 0), Disk.isDirectory(versionPath(id)) else { continue }
             try Disk.remove(recordPath(id))
             leftovers.append(versionPath(id))
         }
-        guard !leftovers.isEmpty else { return }
+        try setAside(leftovers)
+    }
+
+    /// Moves `folders` (staged or unfinished versions) to `interrupted/`.
+    func setAside(_ folders: [String]) throws {
+        guard !folders.isEmpty else { return }
         try Disk.createDirectory(interruptedPath)
-        for leftover in leftovers {
+        for leftover in folders {
             let destination = interruptedPath + "/" + URL(fileURLWithPath: leftover).lastPathComponent
             try Disk.remove(destination)
             try Disk.rename(leftover, to: destination)
+        }
+    }
+
+    /// Whether an update other than the one filling `staged` is filling a staged folder now.
+    func otherUpdateInProgress(than staged: String) -> Bool {
+        Disk.contentsOfDirectory(stagingPath).contains { name in
+            !name.hasSuffix(".owner") && stagingPath + "/" + name != staged
+                && StagingLease.isHeld(stagingPath + "/" + name)
         }
     }
 

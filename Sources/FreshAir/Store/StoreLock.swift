@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -11,12 +12,27 @@ import Darwin
 /// An exclusive `flock(2)` on the store's lock file, so two processes (or two stores in
 /// one process) never update the same store at once. The kernel releases it if the
 /// holder dies, so a killed sync never leaves the store locked.
-final class StoreLock {
-    private var descriptor: Int32
+///
+/// An update holds it for its local steps only and lets go while it waits on the network
+/// (``StoreUpdate/withoutLock(_:)``): iOS ends a suspended app that holds a file lock in a
+/// shared container (`0xdead10cc`), and a stalled download must not keep an app extension
+/// from the store.
+final class StoreLock: Sendable {
+    let path: String
+    private let timeout: Duration
+    /// The open lock file while the lock is held, else -1.
+    private let descriptor = Mutex<Int32>(-1)
 
     /// Waits up to `timeout` for the lock.
     init(path: String, timeout: Duration) async throws {
-        let descriptor = open(path, O_RDWR | O_CREAT, 0o644)
+        self.path = path
+        self.timeout = timeout
+        try await acquire()
+    }
+
+    /// Takes the lock again after ``release()``, waiting up to the same timeout.
+    func acquire() async throws {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Disk.failure("open lock file", path) }
         let deadline = ContinuousClock.now + timeout
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
@@ -29,15 +45,39 @@ final class StoreLock {
                 throw error
             }
         }
-        self.descriptor = descriptor
+        self.descriptor.withLock { $0 = descriptor }
+    }
+
+    /// Lets go of the lock while `body` runs (a wait on the network), then takes it again.
+    ///
+    /// - Throws: ``StoreChangedMeanwhile`` when `unchanged` says another update changed what
+    ///   the caller planned from (whatever `body` ended with), so the caller plans again; else
+    ///   what `body` threw.
+    func released<Result>(
+        while body: () async throws -> Result,
+        unchanged: () -> Bool
+    ) async throws -> Result {
+        release()
+        let outcome: Swift.Result<Result, any Error>
+        do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
+        try await acquire()
+        guard unchanged() else { throw StoreChangedMeanwhile() }
+        return try outcome.get()
     }
 
     func release() {
-        guard descriptor >= 0 else { return }
-        _ = flock(descriptor, LOCK_UN)
-        _ = close(descriptor)
-        descriptor = -1
+        let held = descriptor.withLock { held in
+            defer { held = -1 }
+            return held
+        }
+        guard held >= 0 else { return }
+        _ = flock(held, LOCK_UN)
+        _ = close(held)
     }
 
     deinit { release() }
 }
+
+/// Another update changed the store while this one waited on the network without its lock:
+/// what it planned is stale, so it plans again (see ``BundleStore/update(_:)``).
+struct StoreChangedMeanwhile: Error {}

@@ -6,6 +6,29 @@ struct StoreUpdate: Sendable {
     let store: BundleStore
     /// The live version: as the update began, then whatever it activated.
     private(set) var live: VersionRecord?
+    /// Held for the local steps, let go while the update waits on the network.
+    let lock: StoreLock
+
+    /// Lets go of the store's lock while `body` waits on the network, so a suspended app
+    /// holds no file lock and another process may use the store meanwhile; then takes it
+    /// again. Everything `body` writes goes to a leased staged folder or to `partials/`.
+    ///
+    /// - Throws: ``StoreChangedMeanwhile`` when another update changed the live version in the
+    ///   meantime (whatever `body` ended with: its plan was made against the old one), so the
+    ///   caller plans again; else what `body` threw.
+    func withoutLock<Result>(_ body: () async throws -> Result) async throws -> Result {
+        try await Self.withoutLock(lock, store: store, liveID: live?.id, body)
+    }
+
+    /// ``withoutLock(_:)`` for a caller that cannot borrow the update (inside ``assemble(_:)``).
+    static func withoutLock<Result>(
+        _ lock: StoreLock,
+        store: BundleStore,
+        liveID: Int?,
+        _ body: () async throws -> Result
+    ) async throws -> Result {
+        try await lock.released(while: body, unchanged: { store.liveVersionID == liveID })
+    }
 
     /// The live version's folder, where unchanged files are carried over from.
     var liveDirectory: String? { live.map { store.versionPath($0.id) } }
@@ -16,6 +39,7 @@ struct StoreUpdate: Sendable {
             .compactMap { Int($0.split(separator: ".").first ?? "") }
         let id = (ids.max() ?? 0) + 1
         let path = store.stagingPath + "/\(id)"
+        try StagingLease.claim(path)
         try Disk.createDirectory(path)
         return try StagedVersion(id: id, path: path)
     }
@@ -32,7 +56,10 @@ struct StoreUpdate: Sendable {
         var staged = try await BlockingPool.run { [self] in try stage() }
         do {
             guard let record = try await fill(&staged) else {
-                try await BlockingPool.run { [staged] in try Disk.remove(staged.path) }
+                try await BlockingPool.run { [staged] in
+                    try Disk.remove(staged.path)
+                    StagingLease.drop(staged.path)
+                }
                 return nil
             }
             // Moving, flushing and tidying block on the disk: done on the blocking pool.
@@ -44,7 +71,10 @@ struct StoreUpdate: Sendable {
             return live
         } catch {
             // What was downloaded and verified so far stays for the next update to reuse.
-            try? await BlockingPool.run { [store, live] in try store.setAsideInterruptedWork(liveID: live?.id) }
+            try? await BlockingPool.run { [store, staged] in
+                try store.setAside([staged.path])
+                StagingLease.drop(staged.path)
+            }
             throw error
         }
     }
@@ -57,6 +87,7 @@ struct StoreUpdate: Sendable {
         record.id = staged.id
         record.previous = live?.id
         try Disk.rename(staged.path, to: store.versionPath(staged.id))
+        StagingLease.drop(staged.path)
         try writeRecord(record)
         // Data, folders and record on disk before the link names them (see Durability).
         try Durability.flush(
@@ -71,7 +102,9 @@ struct StoreUpdate: Sendable {
         try? store.forgetRejected(from: record.source)
         try? collectGarbage()
         try? store.removeInterruptedWork()
-        // Every planned download completed: nothing is left to resume.
+        // Every planned download completed: nothing is left to resume, unless another update
+        // is downloading into partials/ now.
+        guard !store.otherUpdateInProgress(than: staged.path) else { return }
         for partial in Disk.contentsOfDirectory(store.partialsPath) {
             try? Disk.remove(store.partialsPath + "/" + partial)
         }

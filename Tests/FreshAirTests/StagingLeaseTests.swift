@@ -1,0 +1,50 @@
+import Foundation
+import Testing
+
+@testable import FreshAir
+
+@Suite("Staging leases: a staged folder is another update's while its process lives, for a day at most")
+struct StagingLeaseTests {
+    @Test("The decision: a living process within a day holds; a gone one, an old lease or no number does not")
+    func decision() {
+        let alive: (Int32) -> Bool = { $0 == 42 }
+        #expect(StagingLease.isHeld(owner: 42, age: 60, processExists: alive))
+        #expect(!StagingLease.isHeld(owner: 43, age: 60, processExists: alive))
+        #expect(!StagingLease.isHeld(owner: 42, age: StagingLease.longest + 1, processExists: alive))
+        #expect(!StagingLease.isHeld(owner: nil, age: 60, processExists: { _ in true }))
+        #expect(!StagingLease.isHeld(owner: 0, age: 60, processExists: { _ in true }))
+        #expect(!StagingLease.isHeld(owner: -1, age: 60, processExists: { _ in true }))
+    }
+
+    @Test(
+        "On disk: this process's lease holds; one whose process exited does not, and the next update sets its folder aside"
+    )
+    func onDisk() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("lease-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let store = BundleStore(root: root)
+        try FileManager.default.createDirectory(atPath: store.stagingPath, withIntermediateDirectories: true)
+        let mine = store.stagingPath + "/1"
+        try StagingLease.claim(mine)
+        try FileManager.default.createDirectory(atPath: mine, withIntermediateDirectories: false)
+        #expect(StagingLease.isHeld(mine))
+
+        // A process that has exited: its number names nobody now.
+        let exited = Process()
+        exited.executableURL = URL(fileURLWithPath: "/bin/true")
+        try exited.run()
+        exited.waitUntilExit()
+        let theirs = store.stagingPath + "/2"
+        try Data("\(exited.processIdentifier)\n".utf8).write(
+            to: URL(fileURLWithPath: StagingLease.ownerPath(of: theirs))
+        )
+        try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: false)
+        #expect(!StagingLease.isHeld(theirs))
+
+        try store.setAsideInterruptedWork(liveID: nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingPath).sorted() == ["1", "1.owner"])
+        #expect(FileManager.default.fileExists(atPath: store.interruptedPath + "/2"))
+        #expect(store.otherUpdateInProgress(than: store.stagingPath + "/9"))
+        #expect(!store.otherUpdateInProgress(than: mine))
+    }
+}
