@@ -81,6 +81,8 @@ struct DeviceClassTests {
                 == "Levels"
         )
         #expect(FreshAirContent.name(of: URL(string: "https://cdn.example.com/")!) == "Content")
-        #expect(FreshAirContent.defaultFolder(name: "App").path.hasSuffix("/FreshAir/App"))
+        let content = FreshAirContent(remote: URL(string: "https://cdn.example.com/App.freshair/")!)
+        #expect(content.store.root.path.hasSuffix("/FreshAir/App"))
+        #expect(content.store.stateFolder.path.hasSuffix("/FreshAir/App.state"))
     }
 }

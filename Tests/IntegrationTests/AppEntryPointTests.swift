@@ -112,6 +112,36 @@ struct AppEntryPointTests {
         #expect(content.live.localizedString(forKey: "welcome.title", table: "Feature") == "Offline")
     }
 
+    @Test("a damaged bundled copy is passed over for the server's content; installBundledCopy() says what is wrong")
+    func damagedBundledCopy() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let app = try TemporaryFolder("app-damaged")
+            try await Self.makeBundle(at: app.path("Res/App.freshair"), title: "Bundled", blob: Data(count: 10))
+            try Data("changed after the manifest was made".utf8).write(to: app.path("Res/App.freshair/blob.bin"))
+            try await Self.makeBundle(
+                at: server.root.appendingPathComponent("App.freshair"),
+                title: "Server",
+                blob: Data(count: 10)
+            )
+            let content = FreshAirContent(
+                remote: server.url.appendingPathComponent("App.freshair/"),
+                folder: app.path("Store"),
+                bundledIn: Bundle(url: app.path("Res")),
+                environment: Self.environment(appVersion: "1.0"),
+                configuration: Self.configuration()
+            )
+            await #expect {
+                try await content.installBundledCopy()
+            } throws: { error in
+                "\(error)".contains("blob.bin")
+            }
+            #expect(content.store.liveVersionID == nil)
+            let summary = try await content.run()
+            #expect(summary.outcome == .updated)
+            #expect(content.live.localizedString(forKey: "welcome.title", table: "Feature") == "Server")
+        }
+    }
+
     @Test("the model: idle, current, what's new after an app upgrade, downloading, failed with the live version kept")
     @MainActor
     func model() async throws {

@@ -215,6 +215,42 @@ struct SignedBundleFreshnessTests {
         }
     }
 
+    @Test(
+        "A purged store heals on the next sync; the install ID and the anti-rollback floor, kept apart, survive the purge"
+    )
+    func purgedContentKeepsTheFloor() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = try await publishSigned(server, text: "v1\n")
+            let rootURL = bundle.appendingPathComponent("manifest.json")
+            let v1 = try Data(contentsOf: rootURL)
+            _ = try await publishSigned(server, text: "v2\n", options: .init(sequence: 2))
+            var client = try client(server)
+            // Content where the system may purge it (tvOS's Caches), state apart (StoragePlan).
+            client.sync.store = BundleStore(
+                root: client.local.path("Caches/store"),
+                liveLink: client.local.path("live"),
+                stateFolder: client.local.path("Application Support/store.state")
+            )
+            try await client.sync.run()
+            #expect(bar(client) == "v2\n")
+            let installID = try client.sync.store.installID()
+
+            // The system empties Caches: the live link dangles, nothing reads as installed.
+            try FileManager.default.removeItem(at: client.local.path("Caches"))
+            #expect(client.sync.store.liveVersionID == nil)
+            let healed = try await client.sync.run()
+            #expect(healed.outcome == .updated)
+            #expect(bar(client) == "v2\n")
+            #expect(try client.sync.store.installID() == installID, "the same rollout bucket after the purge")
+
+            // Purged again, and a hostile server offers the genuine, older v1: the floor held.
+            try FileManager.default.removeItem(at: client.local.path("Caches"))
+            try PublishedText.write(String(decoding: v1, as: UTF8.self), to: rootURL)
+            #expect(await problem(client) == .olderSequence(installed: 2, offered: 1))
+            #expect(client.sync.store.liveVersionID == nil)
+        }
+    }
+
     @Test("Freeze and fresh installs: an expired manifest, and an old one below the app's minimum")
     func freezeAndMinimum() async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -63,7 +63,10 @@ public final class ContentModel {
     /// Keeps `source` current; what the user has seen and when they were last asked to update
     /// are remembered in a file in its store's folder.
     public convenience init(_ source: FreshAirContent) {
-        self.init(source, prompts: FileUpdatePromptStore(url: source.store.root.appendingPathComponent("prompts.json")))
+        self.init(
+            source,
+            prompts: FileUpdatePromptStore(url: source.store.stateFolder.appendingPathComponent("prompts.json"))
+        )
     }
 
     /// The same, remembering in `prompts`.

@@ -11,9 +11,15 @@ import Foundation
 /// ```
 ///
 /// Everything has a default that is true on the device:
-/// - the store is `Application Support/FreshAir/<name>` (`<name>` is the remote folder's,
-///   `App` for `…/App.freshair/`), kept across launches and app updates; it is not yet
-///   excluded from iCloud backup, nor given a Data Protection class (issue #35);
+/// - the content is in `Application Support/FreshAir/<name>` (`<name>` is the remote folder's,
+///   `App` for `…/App.freshair/`), kept across launches and app updates and excluded from
+///   backups, since it can be downloaded again; on tvOS, which keeps no local storage for
+///   certain, it is in `Caches`. The little that must outlive a purge (install ID,
+///   anti-rollback marks, rotated keys, what was rolled back from) is in
+///   `Application Support/FreshAir/<name>.state` (``BundleStore/stateFolder``). On iOS and
+///   visionOS both folders have the Data Protection class
+///   `completeUntilFirstUserAuthentication`: a background sync works while the device is
+///   locked, but not before its first unlock after a restart;
 /// - the environment is ``ConditionEnvironment/current(appVersion:)``: platform, system and
 ///   app versions, the screen's scale, the device class and the app's own localization;
 /// - the app's copy is `<name>.freshair` in `Bundle.main`, installed through the same checks
@@ -38,7 +44,8 @@ public struct FreshAirContent: ContentUpdater {
 
     /// - Parameters:
     ///   - remote: the bundle folder on the server (`…/App.freshair/`) or its `manifest.json`.
-    ///   - folder: where the store lives; by default `Application Support/FreshAir/<name>`.
+    ///   - folder: where the store lives, its state included; by default as above. A folder in
+    ///     an App Group container lets extensions share the store.
     ///   - bundle: where the app's own copy is, as `<name>.freshair` (a folder reference in
     ///     Xcode's Copy Bundle Resources); by default `Bundle.main`. `nil` for no bundled copy.
     ///   - environment: by default ``ConditionEnvironment/current(appVersion:)``.
@@ -55,7 +62,12 @@ public struct FreshAirContent: ContentUpdater {
     ) {
         let name = Self.name(of: remote)
         self.remote = remote
-        self.store = BundleStore(root: folder ?? Self.defaultFolder(name: name))
+        if let folder {
+            self.store = BundleStore(root: folder)
+        } else {
+            let folders = StoragePlan.current.folders(name: name, base: StoragePlan.systemFolder)
+            self.store = BundleStore(root: folders.content, stateFolder: folders.state)
+        }
         self.bundled = bundle?.url(forResource: name, withExtension: "freshair")
         self.environment = environment
         self.configuration = configuration
@@ -80,10 +92,16 @@ public struct FreshAirContent: ContentUpdater {
     /// The bundled copy needs no network, so there is content even when the server cannot be
     /// reached; the server's version then reuses every file the two share. When the bundled
     /// copy went live but the server could not be checked, this throws
-    /// ``FreshAirError/Code/bundledCopyOnly``, whose underlying error says why.
+    /// ``FreshAirError/Code/bundledCopyOnly``, whose underlying error says why. A bundled copy
+    /// that fails its checks is passed over for the server's content; call
+    /// ``installBundledCopy(reporting:)`` in a test to see why it fails.
+    ///
+    /// The store's folders are created first, with the platform's Data Protection class and
+    /// backup exclusion (see above).
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
-        let installedBundled = try await installBundledCopy(reporting: report)
+        try await BlockingPool.run { [store] in try StoragePlan.current.prepare(store) }
+        let installedBundled = (try? await installBundledCopy(reporting: report)) ?? false
         do {
             return try await sync(from: remote).run(reporting: report)
         } catch let error as FreshAirError where installedBundled {
@@ -122,11 +140,4 @@ public struct FreshAirContent: ContentUpdater {
         return name.isEmpty || name == "/" ? "Content" : name
     }
 
-    /// `Application Support/FreshAir/<name>`: kept across launches and app updates.
-    static func defaultFolder(name: String) -> URL {
-        let support =
-            FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask).first
-            ?? FileManager.default.temporaryDirectory
-        return support.appendingPathComponent("FreshAir").appendingPathComponent(name)
-    }
 }

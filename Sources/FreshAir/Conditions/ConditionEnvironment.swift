@@ -171,7 +171,7 @@ public struct ConditionEnvironment: Sendable, Hashable {
     }
 
     /// The platform this code was compiled for.
-    private static var compiledPlatform: String {
+    static var compiledPlatform: String {
         #if os(iOS)
         return "iOS"
         #elseif os(tvOS)

@@ -12,6 +12,7 @@ import Foundation
 ///   interrupted/        what a killed or failed update assembled, reused by the next
 ///   lock
 /// liveLink -> root/versions/7   (default: root/live)
+/// stateFolder/          (default: root) install-id, high-water.json, keys.json, rejected.json
 /// ```
 ///
 /// A new version is assembled in `staging/` (unchanged files are hard-linked from the live
@@ -23,6 +24,11 @@ public struct BundleStore: Sendable {
     public let root: URL
     /// The path that always leads to the live version (a symbolic link the store replaces).
     public let liveLink: URL
+    /// Where the store keeps the little it must not lose when its content is purged: the install
+    /// ID (rollout buckets), the high-water marks and rotated keys (anti-rollback), and what was
+    /// rolled back from. By default ``root`` itself; a folder of its own lets the content live
+    /// where the system may purge it (tvOS's Caches) or outside backups, while this stays.
+    public let stateFolder: URL
     /// How long an update waits for another process's update to finish.
     public var lockTimeout: Duration = .seconds(60)
 
@@ -30,9 +36,12 @@ public struct BundleStore: Sendable {
     ///   - root: the store's own folder; created when first needed.
     ///   - liveLink: where the live version appears; defaults to `root/live`. It must not
     ///     exist yet, be empty, or be a link this store made.
-    public init(root: URL, liveLink: URL? = nil) {
+    ///   - stateFolder: where the small state that must survive a purge of `root` is kept;
+    ///     defaults to `root`.
+    public init(root: URL, liveLink: URL? = nil, stateFolder: URL? = nil) {
         self.root = root.standardizedFileURL
         self.liveLink = (liveLink ?? root.appendingPathComponent("live")).standardizedFileURL
+        self.stateFolder = (stateFolder ?? root).standardizedFileURL
     }
 
     var versionsPath: String { root.appendingPathComponent("versions").path }
@@ -106,7 +115,9 @@ public struct BundleStore: Sendable {
     /// when another update made a version live meanwhile, `body` runs again from the start
     /// against that version, up to 3 times in all.
     func update<Result>(_ body: (inout StoreUpdate) async throws -> Result) async throws -> Result {
-        for path in [root.path, versionsPath, stagingPath, partialsPath] { try Disk.createDirectory(path) }
+        for path in [root.path, versionsPath, stagingPath, partialsPath, stateFolder.path] {
+            try Disk.createDirectory(path)
+        }
         let lock = try await StoreLock(path: root.appendingPathComponent("lock").path, timeout: lockTimeout)
         defer { lock.release() }
         var attempt = 0

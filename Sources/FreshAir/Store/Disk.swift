@@ -27,9 +27,20 @@ enum Disk {
         .fileSystem(
             operation: operation,
             path: path,
-            reason: String(cString: strerror(code)),
+            reason: reason(code, dataProtection: StoragePlan.current.protection != nil),
             underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) }
         )
+    }
+
+    /// The system's words for `code`; where files have a Data Protection class, a refusal also
+    /// says what it most likely means there: the device is locked (or not yet unlocked since it
+    /// restarted) and the file's class keeps it closed until then.
+    static func reason(_ code: Int32, dataProtection: Bool) -> String {
+        let words = String(cString: strerror(code))
+        guard dataProtection, code == EPERM || code == EACCES else { return words }
+        return words
+            + " (on a locked device, Data Protection closes the store's files until the first unlock"
+            + " after a restart: sync again once the device is unlocked)"
     }
 
     static func exists(_ path: String) -> Bool {

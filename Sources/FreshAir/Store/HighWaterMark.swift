@@ -64,8 +64,10 @@ struct HighWaterMarks {
 
 extension BundleStore {
     /// Where the newest key document accepted through ``KeyRotation`` is kept.
-    var keyDocumentPath: String { root.appendingPathComponent("keys.json").path }
+    var keyDocumentPath: String { stateFolder.appendingPathComponent("keys.json").path }
 
     /// The high-water marks of everything this store installed.
-    var highWaterMarks: HighWaterMarks { HighWaterMarks(path: root.appendingPathComponent("high-water.json").path) }
+    var highWaterMarks: HighWaterMarks {
+        HighWaterMarks(path: stateFolder.appendingPathComponent("high-water.json").path)
+    }
 }

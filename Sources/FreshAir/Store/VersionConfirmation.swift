@@ -93,7 +93,7 @@ extension BundleStore {
         }
     }
 
-    var rejectedPath: String { root.appendingPathComponent("rejected.json").path }
+    var rejectedPath: String { stateFolder.appendingPathComponent("rejected.json").path }
 
     /// What was rolled back from `source`, while nothing newer from it has been installed.
     func rejected(from source: String) throws -> RejectedContent? {
