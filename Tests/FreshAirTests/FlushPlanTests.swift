@@ -55,4 +55,19 @@ struct FlushPlanTests {
         )
         #expect(plan.files == ["/s/versions/9/new", "/s/versions/9.json"])
     }
+
+    @Test("A repository's snapshot, hard links to flushed versions only: no file's data again, the record, its folders")
+    func snapshotOfLinks() {
+        let files = (0..<500).map { "Bundle\($0 % 5)/f\($0)" }
+        let plan = FlushPlan.make(
+            version: "/r/snapshots/4",
+            record: "/r/state/snapshot.json",
+            files: files,
+            folders: [""] + (0..<5).map { "Bundle\($0)" },
+            linked: Set(files)
+        )
+        #expect(plan.files == ["/r/state/snapshot.json"])
+        #expect(plan.directories.count == 7 && plan.directories.last == "/r/snapshots")
+        #expect(plan.fullSync == "/r/snapshots")
+    }
 }

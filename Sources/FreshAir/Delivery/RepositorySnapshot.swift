@@ -39,7 +39,7 @@ struct RepositorySnapshot {
             try Self.linkTree(from: repository.store(forBundle: name).versionPath(id), to: snapshot + "/" + name)
         }
         try Disk.writeAtomically(try JSONEncoder().encode(Record(snapshot: number, bundles: wanted)), to: recordPath)
-        try Durability.flush(tree: snapshot)
+        try Durability.flush(linkedTree: snapshot, record: recordPath)
         try LiveLink.point(repository.directory, at: snapshot)
         removeSnapshots(except: number)
     }

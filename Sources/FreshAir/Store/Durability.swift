@@ -73,6 +73,26 @@ enum Durability {
         #endif
     }
 
+    /// Flushes a tree made only of hard links to files already flushed (a repository's
+    /// snapshot) and the record written for it, before a link names the tree. Linux: one
+    /// `syncfs`. Apple platforms: the tree's folders, the record and its folder, no file's data
+    /// again (``FlushPlan`` with every file linked), and one `F_FULLFSYNC`.
+    static func flush(linkedTree path: String, record: String) throws(FreshAirError) {
+        #if os(Linux)
+        try flush(tree: path)
+        #else
+        let (files, folders) = treeContents(path)
+        let plan = FlushPlan.make(version: path, record: record, files: files, folders: folders, linked: Set(files))
+        for file in plan.files { try flush(file: file) }
+        for folder in plan.directories + [(record as NSString).deletingLastPathComponent] { try flush(file: folder) }
+        let descriptor = try open(plan.fullSync)
+        defer { _ = close(descriptor) }
+        guard fcntl(descriptor, F_FULLFSYNC) == 0 || fsync(descriptor) == 0 else {
+            throw Disk.failure("flush (F_FULLFSYNC)", plan.fullSync)
+        }
+        #endif
+    }
+
     /// The regular files and the folders below `path`, relative to it (`""` is `path`
     /// itself); links are not followed.
     static func treeContents(_ path: String) -> (files: [String], folders: [String]) {
