@@ -50,6 +50,10 @@ struct ReleaseCommandTests {
             #expect(first.status == 0, "\(first.error)")
             #expect(first.output.contains("Signed sequence") && first.output.contains("The signature expires"))
             #expect(first.output.contains("in 29 days") || first.output.contains("in 30 days"), "\(first.output)")
+            let firstSequence = try #require(
+                try Manifest(data: Data(contentsOf: bundle.appendingPathComponent("manifest.json")), source: "m")
+                    .sequence
+            )
             let local = try TemporaryFolder("release-device")
             var configuration = SyncConfiguration()
             configuration.trustedKeys = [key.publicKey]
@@ -98,7 +102,11 @@ struct ReleaseCommandTests {
             )
             #expect(edited.status == 0, "\(edited.error)")
             let report = try JSONSerialization.jsonObject(with: Data(edited.output.utf8)) as? [String: Any]
-            #expect((report?["sequence"] as? Int ?? 0) > 1, "a later release than the first: \(edited.output)")
+            // One release, one step: generate and sign do not both move it.
+            #expect(
+                report?["sequence"] as? Int == firstSequence + 1,
+                "the next release after the first: \(edited.output)"
+            )
             #expect(try await device.run().outcome == .updated)
             #expect(welcome().localizedString(forKey: "welcome.title", table: "Feature") == "Released")
             #expect(title != "Released")

@@ -40,7 +40,8 @@ package enum BundleHasher {
         bundle: URL,
         check: Bool = false,
         sha256: Bool = false,
-        chunkThreshold: Int64? = ChunkIndex.defaultThreshold
+        chunkThreshold: Int64? = ChunkIndex.defaultThreshold,
+        movesSequence: Bool = true
     ) async throws -> Report {
         let root = bundle.standardizedFileURL
         var documents = try ManifestTreeOrder.postOrder(bundle: root)
@@ -128,7 +129,8 @@ package enum BundleHasher {
             }
             document.entries = entries
             // Changed content gets the next sequence, so devices take it and refuse older copies.
-            if document.folder.isEmpty, let sequence = document.json["sequence"]?.integer {
+            // (Not when a signing follows at once, which moves it itself: one release, one step.)
+            if movesSequence, document.folder.isEmpty, let sequence = document.json["sequence"]?.integer {
                 document.json.set("sequence", JSONValue(sequence + 1))
                 report.sequence = Int(sequence + 1)
             }

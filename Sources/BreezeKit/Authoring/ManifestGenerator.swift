@@ -22,12 +22,13 @@ package enum ManifestGenerator {
     package static func run(
         bundle: URL,
         sha256: Bool = false,
-        developmentLanguage: String = "en"
+        developmentLanguage: String = "en",
+        movesSequence: Bool = true
     ) async throws -> Report {
         let root = bundle.standardizedFileURL
         var report = Report()
         try generate(root: root, folder: "", developmentLanguage: developmentLanguage, report: &report)
-        report.hash = try await BundleHasher.run(bundle: root, sha256: sha256)
+        report.hash = try await BundleHasher.run(bundle: root, sha256: sha256, movesSequence: movesSequence)
         return report
     }
 

@@ -90,7 +90,8 @@ package enum ReleasePipeline {
         options: SigningOptions,
         report: inout Report
     ) async throws {
-        let generated = try await ManifestGenerator.run(bundle: bundle)
+        // With keys, the signing moves the sequence on; generate must not move it as well.
+        let generated = try await ManifestGenerator.run(bundle: bundle, movesSequence: keys.isEmpty)
         report.added = generated.added
         report.removed = generated.removed
         report.digestsUpdated = generated.hash.stale.count
