@@ -430,6 +430,7 @@ struct BreezeCommandTests {
             (["sign", nope, "--key", key], 66, "no such file or folder"),
             (["sign", bundle, "--key", nope], 66, "no such signing key file"),
             (["release", nope, work.path("site").path], 66, "no such file or folder"),
+            (["revert", nope], 66, "no such file or folder"),
             (["publish", nope, work.path("site").path], 66, "no such file or folder"),
             (["serve", nope], 66, "no such file or folder"),
             (["plan", nope], 66, "no such file or folder"),

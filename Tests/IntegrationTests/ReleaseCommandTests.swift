@@ -148,4 +148,128 @@ struct ReleaseCommandTests {
         let other = SigningKey.generate().publicKey
         #expect(ReleasePipeline.needsSigning(try manifest(expiresIn: 20, signedBy: other), by: [key], now: Date()))
     }
+
+    @Test(
+        "A staged release reaches 10% of the beta channel and nobody else; widened, stopped by revert, promoted, reverted"
+    )
+    func stagedReleaseAndRevert() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let work = try TemporaryFolder("staged-release")
+            let bundle = work.path("Content.freshair")
+            let site = server.root.appendingPathComponent("Content.freshair")
+            let keyPath = work.path("release.key").path
+            #expect(try await BreezeBinary.run(["init", bundle.path]).status == 0)
+            #expect(try await BreezeBinary.run(["keygen", keyPath]).status == 0)
+            let key = try SigningKey(contentsOf: work.path("release.key"))
+            let strings = bundle.appendingPathComponent("en.lproj/Feature.strings")
+            let starter = try String(contentsOf: strings, encoding: .utf8)
+            func retitle(_ title: String) throws {
+                try Data(starter.replacingOccurrences(of: "\"Welcome\"", with: "\"\(title)\"").utf8).write(to: strings)
+            }
+            func release(_ options: [String]) async throws -> BreezeBinary.Run {
+                try await BreezeBinary.run(["release", bundle.path, site.path, "--key", keyPath] + options)
+            }
+
+            // Devices that pin the key: on the beta channel or not, in a low or a high bucket.
+            struct Device {
+                let sync: BundleSync
+                let environment: ConditionEnvironment
+                let live: URL
+                var title: String? {
+                    ContentBundle(root: live, environment: environment).localizedString(
+                        forKey: "welcome.title",
+                        table: "Feature"
+                    )
+                }
+            }
+            let local = try TemporaryFolder("staged-devices")
+            let devices = [("beta", 5), ("beta", 50), (nil, 5), (nil, 90)].map { channel, bucket in
+                var configuration = SyncConfiguration()
+                configuration.trustedKeys = [key.publicKey]
+                configuration.retry = RetryPolicy(maxAttempts: 1)
+                var environment = ConditionEnvironment()
+                environment["language"] = "en"
+                environment[RolloutBucket.key] = .number(String(bucket))
+                if let channel { environment["channel"] = .string(channel) }
+                let name = "\(channel ?? "none")-\(bucket)"
+                let live = local.path("\(name)/live")
+                let sync = BundleSync(
+                    remote: server.url.appendingPathComponent("Content.freshair/"),
+                    store: BundleStore(root: local.path("\(name)/store"), liveLink: live),
+                    environment: environment,
+                    configuration: configuration
+                )
+                return Device(sync: sync, environment: environment, live: live)
+            }
+            func titlesAfterSync() async throws -> [String?] {
+                var titles: [String?] = []
+                for device in devices {
+                    try await device.sync.run()
+                    titles.append(device.title)
+                }
+                return titles
+            }
+
+            // To everyone, in the object layout.
+            #expect(try await release(["--layout", "objects"]).status == 0)
+            #expect(try await titlesAfterSync() == ["Welcome", "Welcome", "Welcome", "Welcome"])
+
+            // Staged: 10% of the beta channel.
+            try retitle("Beta")
+            let staged = try await release(["--rollout", "10", "--channel", "beta"])
+            #expect(staged.status == 0, "\(staged.error)")
+            #expect(staged.output.contains("Staged: 10% of installs on the channel beta"), "\(staged.output)")
+            #expect(try await titlesAfterSync() == ["Beta", "Welcome", "Welcome", "Welcome"])
+
+            // Widened to 60%: the second beta device too; nobody off the channel.
+            #expect(try await release(["--rollout", "60", "--channel", "beta"]).status == 0)
+            #expect(try await titlesAfterSync() == ["Beta", "Beta", "Welcome", "Welcome"])
+
+            // Stopped: the release before it, to everyone, under a new sequence devices accept;
+            // nothing but manifest.json goes up.
+            let objects = try FileManager.default.contentsOfDirectory(
+                atPath: site.appendingPathComponent("objects").path
+            )
+            let stop = try await BreezeBinary.run(["revert", site.path, "--key", keyPath])
+            #expect(stop.status == 0, "\(stop.error)")
+            #expect(stop.output.contains("the release before the staged one, to everyone"), "\(stop.output)")
+            #expect(try await titlesAfterSync() == ["Welcome", "Welcome", "Welcome", "Welcome"])
+
+            // Promoted: released to everyone.
+            #expect(try await release([]).status == 0)
+            #expect(try await titlesAfterSync() == ["Beta", "Beta", "Beta", "Beta"])
+
+            // The publisher's rollback: the release before, as the next sequence; only a new root.
+            let back = try await BreezeBinary.run(["revert", site.path, "--key", keyPath, "--json"])
+            #expect(back.status == 0, "\(back.error)")
+            let report = try JSONSerialization.jsonObject(with: Data(back.output.utf8)) as? [String: Any]
+            let sequence = try #require(report?["sequence"] as? Int)
+            #expect(try await titlesAfterSync() == ["Welcome", "Welcome", "Welcome", "Welcome"])
+            let released = try Manifest(
+                data: Data(contentsOf: site.appendingPathComponent("manifest.json")),
+                source: "m"
+            )
+            #expect(released.sequence == sequence)
+            let after = try FileManager.default.contentsOfDirectory(atPath: site.appendingPathComponent("objects").path)
+            #expect(Set(after).subtracting(objects).allSatisfy { $0 == "history" || $0.count == 64 })
+            #expect(
+                Set(after).subtracting(objects).count <= 4,
+                "the new roots only: \(Set(after).subtracting(objects))"
+            )
+
+            // Mistakes, in words: everyone is not a stage; the path layout cannot keep two releases.
+            let hundred = try await release(["--rollout", "100"])
+            #expect(hundred.status == 78 && hundred.error.contains("release without --rollout"), "\(hundred.error)")
+            let plain = work.path("Plain.freshair").path
+            let paths = server.root.appendingPathComponent("Plain.freshair").path
+            #expect(try await BreezeBinary.run(["init", plain]).status == 0)
+            #expect(try await BreezeBinary.run(["release", plain, paths, "--key", keyPath]).status == 0)
+            let staging = try await BreezeBinary.run([
+                "release", plain, paths, "--key", keyPath, "--rollout", "10",
+            ])
+            #expect(staging.status == 78 && staging.error.contains("--layout objects"), "\(staging.error)")
+            let revertPaths = try await BreezeBinary.run(["revert", paths, "--key", keyPath])
+            #expect(revertPaths.status == 78 && revertPaths.error.contains("path layout"), "\(revertPaths.error)")
+        }
+    }
 }

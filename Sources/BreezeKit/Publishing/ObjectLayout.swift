@@ -87,6 +87,8 @@ enum ObjectLayout {
     }
 
     /// Publishes `bundle` in the object layout; see the type's summary for the order.
+    /// `root`, when given, goes up in place of the bundle's own root manifest (a staged
+    /// release's, which also names the previous release's objects, already in the store).
     static func publish(
         bundle: URL,
         location requested: String?,
@@ -95,9 +97,11 @@ enum ObjectLayout {
         dryRun: Bool,
         concurrency: Int,
         collect: ObjectCollector?,
+        root: Data? = nil,
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Publisher.Report {
-        let (rootData, location) = try rootDocument(bundle: bundle, location: requested)
+        let (bundleRoot, location) = try rootDocument(bundle: bundle, location: requested)
+        let rootData = root ?? bundleRoot
         let store = try destination.located(at: location)
         let inside = !location.hasPrefix("../")
         let here = try await destination.list()
@@ -149,11 +153,7 @@ enum ObjectLayout {
         }
         report.bytesUploaded = sent.reduce(0, +)
         if !rootUnchanged {
-            if stored[rootHex] == nil {
-                try await store.upload(rootData, at: rootHex, immutable: true, replacing: nil)
-            }
-            try await PublishHistory.add(root: rootHex, for: destination, in: store)
-            try await destination.upload(rootData, at: "manifest.json", replacing: here["manifest.json"])
+            try await switchRoot(to: rootData, at: destination, store: store, stored: stored, replacing: here)
             report.bytesUploaded += Int64(rootData.count)
             counter.finished(bytes: Int64(rootData.count))
         }
@@ -164,6 +164,26 @@ enum ObjectLayout {
         }
         if let collect { report.collected = try await collect.run(in: store, also: rootHex, dryRun: false) }
         return report
+    }
+}
+
+extension ObjectLayout {
+    /// Makes `rootData` the destination's root manifest, every object it names being in the
+    /// store already: stored as an object itself, named first in the history, then written as
+    /// `manifest.json`, the one write devices see.
+    static func switchRoot(
+        to rootData: Data,
+        at destination: any PublishDestination,
+        store: any PublishDestination,
+        stored: [String: PublishedObject],
+        replacing here: [String: PublishedObject]
+    ) async throws {
+        let rootHex = ContentHash.of(rootData, using: .sha256).hex
+        if stored[rootHex] == nil {
+            try await store.upload(rootData, at: rootHex, immutable: true, replacing: nil)
+        }
+        try await PublishHistory.add(root: rootHex, for: destination, in: store)
+        try await destination.upload(rootData, at: "manifest.json", replacing: here["manifest.json"])
     }
 }
 

@@ -42,6 +42,8 @@ package enum Publisher {
     ///     does not say); `.objects(at: "")`: objects, where the root records or in `objects/`.
     ///     Packages and repositories always keep their paths.
     ///   - collect: in the object layout, remove objects older versions no longer need.
+    ///   - root: in the object layout, the root manifest to publish in place of the bundle's own
+    ///     (a staged release's; see ``StagedRelease``).
     package static func run(
         source: URL,
         to destination: any PublishDestination,
@@ -50,6 +52,7 @@ package enum Publisher {
         delete: Bool = false,
         dryRun: Bool = false,
         concurrency: Int = 8,
+        root: Data? = nil,
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Report {
         if let location = try objectLocation(source, requested: layout) {
@@ -63,7 +66,14 @@ package enum Publisher {
                 dryRun: dryRun,
                 concurrency: concurrency,
                 collect: collect,
+                root: root,
                 progress: progress
+            )
+        }
+        guard root == nil else {
+            throw PublishError(
+                "a staged root manifest needs the object layout (--layout objects)",
+                kind: .configuration
             )
         }
         if collect != nil {

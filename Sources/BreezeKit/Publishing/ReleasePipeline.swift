@@ -28,6 +28,8 @@ package enum ReleasePipeline {
         package var warnings: [String] = []
         package var published = Publisher.Report()
         package var dryRun = false
+        /// Who a staged release reaches; `nil` for everyone.
+        package var staged: StagedRelease.Gate?
     }
 
     /// A signature expiring sooner than this is renewed even when nothing changed.
@@ -39,6 +41,7 @@ package enum ReleasePipeline {
         keys: [SigningKey],
         validity: Duration = .seconds(30 * 86_400),
         layout: ContentLayout? = nil,
+        staged gate: StagedRelease.Gate? = nil,
         dryRun: Bool = false,
         concurrency: Int = 8,
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
@@ -54,16 +57,36 @@ package enum ReleasePipeline {
             : FileManager.default.fileExists(atPath: source.appendingPathComponent("index.json").path)
                 && !FileManager.default.fileExists(atPath: source.appendingPathComponent("manifest.json").path)
                 ? "repository" : "bundle"
+        if gate != nil, kind != "bundle" {
+            throw PublishError(
+                "--rollout and --channel stage a bundle's release; a \(kind) is released to everyone",
+                kind: .configuration
+            )
+        }
         // A dry run works on a copy whose files are links to the source's: every tool here
-        // replaces a file by renaming a new one over it, so the source is never written.
-        let scratch = dryRun ? try linkedCopy(of: source) : nil
+        // replaces a file by renaming a new one over it, so the source is never written. So
+        // does a staged release, whose root is not the source's.
+        let scratch = dryRun || gate != nil ? try linkedCopy(of: source) : nil
         defer { if let scratch { try? FileManager.default.removeItem(at: scratch.deletingLastPathComponent()) } }
         let working = scratch ?? source
-        var report = Report(kind: kind, dryRun: dryRun)
+        var report = Report(kind: kind, dryRun: dryRun, staged: gate)
         let options = SigningOptions(validity: validity, layout: layout)
+        var stagedRoot: Data?
         switch kind {
         case "bundle":
-            try await prepareBundle(working, keys: keys, options: options, report: &report)
+            let current = try await StagedRelease.currentRoot(at: destination)
+            try await prepareBundle(working, keys: keys, options: options, current: current, report: &report)
+            if let gate {
+                stagedRoot = try stage(
+                    working,
+                    gate: gate,
+                    current: current,
+                    layout: layout,
+                    keys: keys,
+                    validity: validity,
+                    report: &report
+                )
+            }
         case "package":
             if !keys.isEmpty { report.signed = try PackageSigner.sign(package: working, with: keys, options: options) }
         default:
@@ -78,9 +101,59 @@ package enum ReleasePipeline {
             layout: layout,
             dryRun: dryRun,
             concurrency: concurrency,
+            root: stagedRoot,
             progress: progress
         )
         return report
+    }
+
+    /// The root of a staged release of the prepared bundle `working`, signed as the release
+    /// after `current`'s (see ``StagedRelease``).
+    private static func stage(
+        _ working: URL,
+        gate: StagedRelease.Gate,
+        current: (json: JSONValue, manifest: Manifest)?,
+        layout: ContentLayout?,
+        keys: [SigningKey],
+        validity: Duration,
+        report: inout Report
+    ) throws -> Data {
+        guard let location = try Publisher.objectLocation(working, requested: layout) else {
+            throw PublishError(
+                "a staged release keeps both releases' files side by side, which the object layout does: "
+                    + "add --layout objects",
+                kind: .configuration
+            )
+        }
+        guard let current else {
+            throw PublishError(
+                "nothing is published there yet, so there is no release for the others to keep: "
+                    + "release it to everyone first (without --rollout and --channel)",
+                kind: .configuration
+            )
+        }
+        guard case .objects = current.manifest.layout else {
+            throw PublishError(
+                "the release published there is in the path layout, whose files this one would overwrite: "
+                    + "release once to everyone with --layout objects, then stage the next",
+                kind: .configuration
+            )
+        }
+        let (nextData, _) = try ObjectLayout.rootDocument(bundle: working, location: location.isEmpty ? nil : location)
+        var root = StagedRelease.stagedRoot(next: try JSONReader.parse(nextData), current: current.json, gate: gate)
+        report.signed = try StagedRelease.release(
+            &root,
+            after: current.manifest.sequence,
+            keys: keys,
+            validity: validity,
+            identity: working.lastPathComponent
+        )
+        report.signaturesKept = false
+        var bytes = root.serializedBytes(indent: 2)
+        bytes.append(UInt8(ascii: "\n"))
+        let manifest = try Manifest(data: Data(bytes), source: "manifest.json")
+        (report.sequence, report.expires) = (manifest.sequence, manifest.expires)
+        return Data(bytes)
     }
 
     /// Generates, signs when needed, validates, and checks the bundle as a pinning device would.
@@ -88,6 +161,7 @@ package enum ReleasePipeline {
         _ bundle: URL,
         keys: [SigningKey],
         options: SigningOptions,
+        current: (json: JSONValue, manifest: Manifest)?,
         report: inout Report
     ) async throws {
         // With keys, the signing moves the sequence on; generate must not move it as well.
@@ -97,8 +171,19 @@ package enum ReleasePipeline {
         report.digestsUpdated = generated.hash.stale.count
         let manifestURL = bundle.appendingPathComponent("manifest.json")
         let before = try Manifest(data: Data(contentsOf: manifestURL), source: "manifest.json")
+        // A release already there with this sequence or a later one, and other content (a staged
+        // release being promoted, another machine's release): the next sequence is above it.
+        let published = current.flatMap { current -> Int? in
+            guard let sequence = current.manifest.sequence, sequence >= before.sequence ?? 0,
+                let source = try? JSONReader.parse(Data(contentsOf: manifestURL)),
+                source.serializedBytes(indent: 0) != current.json.serializedBytes(indent: 0)
+            else { return nil }
+            return sequence
+        }
         if !keys.isEmpty {
-            if needsSigning(before, by: keys.map(\.publicKey), now: Date()) {
+            if needsSigning(before, by: keys.map(\.publicKey), now: Date()) || published != nil {
+                var options = options
+                if let published { options.sequence = published + 1 }
                 report.signed = try await ManifestSigner.sign(bundle: bundle, with: keys, options: options)
             } else {
                 report.signaturesKept = true

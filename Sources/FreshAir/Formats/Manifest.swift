@@ -47,11 +47,12 @@ package struct Manifest: Sendable, Hashable {
     /// What ``signatures`` cover (see `ManifestSignature/message(for:)`).
     package var signedMessage: [UInt8]? { release.signedMessage }
 
-    /// The members FreshAir reads in the object form's top level; `breeze validate` warns
-    /// about any other (a misspelt `expires` would otherwise go unnoticed).
+    /// The members FreshAir reads in the object form's top level, and `staged`, which breeze
+    /// writes for itself (a staged release's previous files) and devices ignore; `breeze
+    /// validate` warns about any other (a misspelt `expires` would otherwise go unnoticed).
     package static let knownMembers: Set<String> = [
         "format", "files", "identity", "sequence", "expires", ManifestSignature.member,
-        ContentLayout.member, ContentLayout.locationMember,
+        ContentLayout.member, ContentLayout.locationMember, "staged",
     ]
 
     /// An in-memory manifest.

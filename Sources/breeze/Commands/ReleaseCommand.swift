@@ -18,6 +18,10 @@ struct ReleaseCommand: AsyncParsableCommand {
             The key comes from --key FILE, --key - (standard input) or --key-env NAME (an environment \
             variable holding the key file's text, as CI secrets are). \
             --dry-run changes nothing, the source included: it lists what would be uploaded. \
+            --rollout PERCENT and --channel NAME stage a bundle's release (object layout): installs whose \
+            rollout bucket is below PERCENT, or whose app sets the channel NAME, get it; every other device \
+            keeps the release published now. Release again with another --rollout to widen it, without \
+            either to promote it to everyone, or stop it with `breeze revert DESTINATION`. \
             Exit codes: 65 the source is not fit to publish (validation errors, a signature a device would refuse); \
             66 SOURCE does not exist; 69 the server refused; 75 the network failed (release again); \
             78 credentials, endpoint or options are wrong.
@@ -26,66 +30,35 @@ struct ReleaseCommand: AsyncParsableCommand {
 
     @Argument(help: "The bundle folder, package file or repository folder.") var source: String
     @Argument(help: "A folder, or s3://BUCKET/PREFIX.") var destination: String
-    @Option(name: .customLong("key"), help: "A private key file from `breeze keygen`, or - for standard input.")
-    var keyFiles: [String] = []
-    @Option(help: "The name of an environment variable holding a private key file's text.") var keyEnv: String?
-    @Option(help: "Days until devices refuse a newly signed release.") var expires = 30
+    @OptionGroup var keys: SigningKeyOptions
     @Flag(help: "Say what would be signed and uploaded; change nothing, the source included.") var dryRun = false
     @Option(help: "A bundle's layout: paths or objects (see `breeze publish --help`).")
     var layout: PublishCommand.LayoutName?
-    @Option(help: "An S3-compatible server's URL (MinIO, Ceph, R2).") var endpoint: String?
-    @Option(help: "The bucket's region.") var region: String?
-    @Option(
-        help: "The AWS profile whose credentials, region and endpoint_url to use (default: AWS_PROFILE, else default)."
-    )
-    var profile: String?
-    @Option(help: "S3: a canned ACL for every object, such as public-read.") var acl: String?
-    @Option(help: "S3: seconds to wait for an answer before a request is tried again.") var timeout = 60
+    @Option(help: "Stage a bundle's release: only installs whose rollout bucket (0-99) is below this get it.")
+    var rollout: Int?
+    @Option(help: "Stage a bundle's release: only apps that set this channel get it.") var channel: String?
+    @OptionGroup var s3: S3DestinationOptions
     @Option(help: "Uploads at once.") var concurrency = 8
     @Flag(help: "Print JSON.") var json = false
 
-    func validate() throws {
-        guard expires > 0 else { throw ValidationError("--expires takes a number of days above 0.") }
-        guard timeout >= 1 else { throw ValidationError("--timeout takes a number of seconds, at least 1.") }
-        if keyFiles.filter({ $0 == "-" }).count > 1 { throw ValidationError("--key - can be given once.") }
-    }
-
-    /// The signing keys, from files, standard input and the environment.
-    func signingKeys() throws -> [SigningKey] {
-        var keys = try keyFiles.map { path in
-            try SigningKey(contentsOf: URL(fileURLWithPath: path == "-" ? "/dev/stdin" : path))
-        }
-        if let keyEnv {
-            guard let text = ProcessInfo.processInfo.environment[keyEnv], !text.isEmpty else {
-                throw ValidationError("--key-env \(keyEnv): no such environment variable, or it is empty.")
-            }
-            keys.append(try SigningKey(text: text, origin: "the environment variable \(keyEnv)"))
-        }
-        return keys
-    }
-
     func run() async throws {
         try CommandFailure.requireExisting(source)
-        let options = S3Options.command(acl: acl, timeout: timeout)
         let report: ReleasePipeline.Report
         let target: String
         let line = ProgressLine(enabled: !json && !dryRun && ProgressLine.isTerminal)
         defer { line.clear() }
         do {
-            let keys = try signingKeys()
-            (report, target) = try await PublishDestinations.with(
-                destination,
-                endpoint: endpoint,
-                region: region,
-                profile: profile,
-                options: options
-            ) { target in
+            let signingKeys = try keys.signingKeys()
+            let gate =
+                rollout == nil && channel == nil ? nil : try StagedRelease.Gate(percent: rollout, channel: channel)
+            (report, target) = try await s3.with(destination) { target in
                 let report = try await ReleasePipeline.run(
                     source: URL(fileURLWithPath: source),
                     to: target,
-                    keys: keys,
-                    validity: .seconds(expires * 86_400),
+                    keys: signingKeys,
+                    validity: keys.validity,
                     layout: layout.map { $0 == .objects ? .objects(at: ContentLayout.defaultLocation) : .paths },
+                    staged: gate,
                     dryRun: dryRun,
                     concurrency: concurrency,
                     progress: { line.show($0) }
@@ -124,6 +97,13 @@ struct ReleaseCommand: AsyncParsableCommand {
             )
         } else if report.kind != "bundle" || report.sequence == nil {
             lines.append("Not signed: devices that pin a key will refuse it (give --key).")
+        }
+        if let gate = report.staged {
+            lines.append(
+                "Staged: \(gate.description) \(report.dryRun ? "would get" : "get") this release; every other device "
+                    + "keeps the one published before. Widen it with another --rollout, promote it to everyone by "
+                    + "releasing without --rollout and --channel, or stop it with `breeze revert \(target)`."
+            )
         }
         if let expires = report.expires {
             let days = Int((expires.timeIntervalSince(now) / 86_400).rounded(.down))

@@ -1,0 +1,65 @@
+import ArgumentParser
+import BreezeKit
+import Foundation
+
+/// Where `release` and `revert` take signing keys from: files, standard input, or an
+/// environment variable (as CI secrets are), so a key never has to be a file on disk.
+struct SigningKeyOptions: ParsableArguments {
+    @Option(name: .customLong("key"), help: "A private key file from `breeze keygen`, or - for standard input.")
+    var keyFiles: [String] = []
+    @Option(help: "The name of an environment variable holding a private key file's text.") var keyEnv: String?
+    @Option(help: "Days until devices refuse a newly signed release.") var expires = 30
+
+    func validate() throws {
+        guard expires > 0 else { throw ValidationError("--expires takes a number of days above 0.") }
+        if keyFiles.filter({ $0 == "-" }).count > 1 { throw ValidationError("--key - can be given once.") }
+    }
+
+    /// How long a newly signed release is accepted.
+    var validity: Duration { .seconds(expires * 86_400) }
+
+    /// The signing keys, from files, standard input and the environment.
+    func signingKeys() throws -> [SigningKey] {
+        var keys = try keyFiles.map { path in
+            try SigningKey(contentsOf: URL(fileURLWithPath: path == "-" ? "/dev/stdin" : path))
+        }
+        if let keyEnv {
+            guard let text = ProcessInfo.processInfo.environment[keyEnv], !text.isEmpty else {
+                throw ValidationError("--key-env \(keyEnv): no such environment variable, or it is empty.")
+            }
+            keys.append(try SigningKey(text: text, origin: "the environment variable \(keyEnv)"))
+        }
+        return keys
+    }
+}
+
+/// How `release` and `revert` reach an S3 destination.
+struct S3DestinationOptions: ParsableArguments {
+    @Option(help: "An S3-compatible server's URL (MinIO, Ceph, R2).") var endpoint: String?
+    @Option(help: "The bucket's region.") var region: String?
+    @Option(
+        help: "The AWS profile whose credentials, region and endpoint_url to use (default: AWS_PROFILE, else default)."
+    )
+    var profile: String?
+    @Option(help: "S3: a canned ACL for every object, such as public-read.") var acl: String?
+    @Option(help: "S3: seconds to wait for an answer before a request is tried again.") var timeout = 60
+
+    func validate() throws {
+        guard timeout >= 1 else { throw ValidationError("--timeout takes a number of seconds, at least 1.") }
+    }
+
+    /// Runs `body` with `destination` (a folder or s3://BUCKET/PREFIX) opened.
+    func with<Result: Sendable>(
+        _ destination: String,
+        _ body: (any PublishDestination) async throws -> Result
+    ) async throws -> Result {
+        try await PublishDestinations.with(
+            destination,
+            endpoint: endpoint,
+            region: region,
+            profile: profile,
+            options: S3Options.command(acl: acl, timeout: timeout),
+            body
+        )
+    }
+}
