@@ -174,7 +174,13 @@ package enum BundleHasher {
                         guard start < paths.count else { return results }
                         for (path, algorithm) in paths[start..<min(start + runLength, paths.count)] {
                             // A listed file that does not exist is reported as missing, not an error.
-                            guard let digest = try hasher.hash(atPath: rootPath + "/" + path, using: algorithm) else {
+                            guard
+                                let digest = try FileDigests.digest(
+                                    atPath: rootPath + "/" + path,
+                                    using: algorithm,
+                                    hasher: hasher
+                                )
+                            else {
                                 continue
                             }
                             results.append((path, digest))

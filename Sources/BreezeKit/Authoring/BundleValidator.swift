@@ -202,7 +202,7 @@ package enum BundleValidator {
                 continue
             }
             if entry.hash != nil || entry.size != nil,
-                let (digest, size) = try? ContentHash.ofFile(at: url, using: entry.hash?.algorithm ?? .sha256)
+                let (digest, size) = try? FileDigests.digest(of: url, using: entry.hash?.algorithm ?? .sha256)
             {
                 if let expected = entry.hash, expected != digest {
                     walk.problems.append(

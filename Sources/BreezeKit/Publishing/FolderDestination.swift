@@ -33,8 +33,8 @@ package struct FolderDestination: PublishDestination {
 
     package func holds(_ file: LocalFile, as object: PublishedObject) async throws -> Bool {
         guard object.size == file.size else { return false }
-        let there = try ContentHash.ofFile(at: root.appendingPathComponent(file.path), using: .sha256).hash
-        return there == (try ContentHash.ofFile(at: file.url, using: .sha256).hash)
+        let there = try FileDigests.digest(of: root.appendingPathComponent(file.path), using: .sha256).hash
+        return there == (try FileDigests.digest(of: file.url, using: .sha256).hash)
     }
 
     package func upload(_ file: LocalFile, replacing existing: PublishedObject?) async throws -> Int64 {
