@@ -115,6 +115,67 @@ struct CephTests {
         )
     }
 
+    @Test("A staged release on the gateway reaches the beta channel only; breeze revert stops it with one new root")
+    func stagedReleaseOnS3() async throws {
+        let ceph = try await CephGateway.shared()
+        let target = try await bucket("staged", on: ceph, prefix: "Content.freshair")
+        let author = try TemporaryFolder("ceph-staged")
+        let bundle = author.path("Content.freshair")
+        let keyPath = author.path("release.key").path
+        #expect(try await BreezeBinary.run(["init", bundle.path]).status == 0)
+        #expect(try await BreezeBinary.run(["keygen", keyPath]).status == 0)
+        let key = try SigningKey(contentsOf: author.path("release.key"))
+        let s3 = ["--endpoint", ceph.endpoint, "--acl", "public-read", "--key", keyPath]
+        func breeze(_ arguments: [String]) async throws -> BreezeBinary.Run {
+            try await BreezeBinary.run(arguments + s3, environment: ceph.credentials)
+        }
+
+        let local = try TemporaryFolder("ceph-staged-devices")
+        let devices = ["beta", "stable"].map { channel in
+            var configuration = SyncConfiguration()
+            configuration.trustedKeys = [key.publicKey]
+            configuration.retry = RetryPolicy(maxAttempts: 1)
+            var environment = ConditionEnvironment()
+            environment["language"] = "en"
+            environment["channel"] = .string(channel)
+            return BundleSync(
+                remote: ceph.url("staged", "Content.freshair/"),
+                store: BundleStore(root: local.path("\(channel)/store"), liveLink: local.path("\(channel)/live")),
+                environment: environment,
+                configuration: configuration
+            )
+        }
+        func titles() async throws -> [String?] {
+            var titles: [String?] = []
+            for device in devices {
+                try await device.run()
+                titles.append(
+                    ContentBundle(root: device.store.liveLink, environment: device.environment)
+                        .localizedString(forKey: "welcome.title", table: "Feature")
+                )
+            }
+            return titles
+        }
+
+        let first = try await breeze(["release", bundle.path, target, "--layout", "objects"])
+        #expect(first.status == 0, "\(first.error)")
+        #expect(try await titles() == ["Welcome", "Welcome"])
+
+        let strings = bundle.appendingPathComponent("en.lproj/Feature.strings")
+        let text = try String(contentsOf: strings, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "\"Welcome\"", with: "\"Beta\"").utf8).write(to: strings)
+        let staged = try await breeze(["release", bundle.path, target, "--channel", "beta"])
+        #expect(staged.status == 0, "\(staged.error)")
+        #expect(try await titles() == ["Beta", "Welcome"])
+
+        let stopped = try await breeze(["revert", target, "--json"])
+        #expect(stopped.status == 0, "\(stopped.error)")
+        let report = (try? JSONSerialization.jsonObject(with: Data(stopped.output.utf8))) as? [String: Any] ?? [:]
+        #expect(report["stoppedStagedRelease"] as? Bool == true, "\(stopped.output)")
+        #expect((report["bytesUploaded"] as? Int ?? .max) < 8_000, "manifest.json only: \(stopped.output)")
+        #expect(try await titles() == ["Welcome", "Welcome"])
+    }
+
     @Test("A package and a repository: published to the gateway and installed from it")
     func packageAndRepository() async throws {
         let ceph = try await CephGateway.shared()
