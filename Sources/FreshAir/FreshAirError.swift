@@ -223,7 +223,11 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         switch reason {
         case .httpStatus(let status, let url) where url.isFileURL:
             // A file:// source is read from disk: no server answered, whatever the status says.
-            let what = status == 403 ? "not readable by this user" : "no such file"
+            // On a device, a file its Data Protection class closes reads as refused too.
+            let locked =
+                StoragePlan.current.protection != nil
+                ? " (or closed by Data Protection while the device is locked)" : ""
+            let what = status == 403 ? "not readable by this user\(locked)" : "no such file"
             return "\(url.path): \(what). Check the path: a file:// source is a folder or file on this machine."
         case .httpStatus(let status, let url):
             return "HTTP \(status) for \(url): \(Self.advice(forStatus: status))"
