@@ -257,7 +257,8 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     }
 }
 
-/// Lets the body closure advance AsyncHTTPClient's iterator; used by one task at a time.
+/// Lets the body closure advance AsyncHTTPClient's iterator. Unchecked `Sendable`: used by one
+/// task at a time, the one reading the body, never concurrently.
 private final class IteratorBox<Base: AsyncIteratorProtocol>: @unchecked Sendable where Base.Element == ByteBuffer {
     private var base: Base
     init(_ base: Base) { self.base = base }

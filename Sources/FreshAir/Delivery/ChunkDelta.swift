@@ -298,7 +298,8 @@ struct ChunkDelta {
 }
 
 /// The pieces of a delta written to its partial file so far, for the assembly pass that
-/// follows them (on a thread of `BlockingPool`, so it may block here).
+/// follows them (on a thread of `BlockingPool`, so it may block here). Unchecked `Sendable`:
+/// its state is guarded by `condition`.
 final class LandedPieces: @unchecked Sendable {
     // `offsets` and `stopped` are guarded by `condition`.
     private let condition = NSCondition()

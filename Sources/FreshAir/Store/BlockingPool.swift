@@ -66,7 +66,8 @@ final class BlockingPool: Sendable {
 }
 
 /// The parts of one `BlockingPool/perform(_:_:)`: each thread that joins takes the next
-/// part not yet taken until none is left.
+/// part not yet taken until none is left. Unchecked `Sendable`: its counters and errors are
+/// guarded by `condition`, and `count` and `body` never change.
 private final class SharedParts: @unchecked Sendable {
     private let count: Int
     private let body: @Sendable (Int) throws -> Void
@@ -117,6 +118,7 @@ private final class SharedParts: @unchecked Sendable {
 }
 
 /// The pool's queue: its threads wait here, on a condition of their own, for the next job.
+/// Unchecked `Sendable`: `jobs` and `head` are touched only with `condition` locked.
 private final class JobQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []

@@ -12,6 +12,9 @@ import Foundation
 /// a pool thread that is itself waiting.
 ///
 /// One thread sends (``send(_:)``, then ``finish()``).
+///
+/// Unchecked `Sendable`: what both threads touch is guarded by `condition`; the buffer being
+/// filled belongs to the one sending thread.
 final class HashingPipe: @unchecked Sendable {
     // `full` (in order), `empty`, `closed` and `digest` are guarded by `condition`.
     private let condition = NSCondition()

@@ -7,6 +7,9 @@ import Foundation
 /// A large body is hashed on a second lane, so that hashing and writing use two cores. Chunks
 /// are shared between lanes, not copied; at most 16 wait on each, which keeps memory flat when
 /// the disk or the hash falls behind the network.
+///
+/// Unchecked `Sendable`: its one mutable value, `hasher`, is touched only by the jobs of one
+/// lane, which run one after another; the rest never changes.
 final class BodySink: @unchecked Sendable {
     private let writing = BlockingLane()
     private let hashing: BlockingLane?

@@ -172,6 +172,8 @@ extension URLSessionTransport {
 }
 
 /// One request's response, handed from the session's delegate queue to the task reading it.
+/// Unchecked `Sendable`: shared state is in a `Mutex`; `taskSuspended` is touched only on the
+/// serial delegate queue.
 private final class Exchange: @unchecked Sendable {
     /// Buffered bytes above which the task is suspended, and below which it resumes.
     static let highWater = 4 << 20

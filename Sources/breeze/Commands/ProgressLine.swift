@@ -4,6 +4,7 @@ import FreshAir
 
 /// A one-line progress bar on standard error, redrawn in place; silent when standard error
 /// is not a terminal, so logs and pipes stay clean.
+/// Unchecked `Sendable`: `drawn` and the terminal are touched only with `lock` held.
 final class ProgressLine: @unchecked Sendable {
     private let enabled: Bool
     private let lock = NSLock()
