@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "FreshAir", targets: ["FreshAir"]),
         // The AsyncHTTPClient transport, for servers and tools on Linux (breeze uses it).
         .library(name: "FreshAirAsyncHTTPClient", targets: ["FreshAirAsyncHTTPClient"]),
+        // For an app's tests: a static host in memory, answering as nginx or S3 would.
+        .library(name: "FreshAirTesting", targets: ["FreshAirTesting"]),
         .executable(name: "breeze", targets: ["breeze"]),
     ],
     dependencies: [
@@ -53,6 +55,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .target(name: "FreshAirTesting", dependencies: ["FreshAir"], swiftSettings: strict),
         .target(
             name: "BreezeKit",
             dependencies: [
@@ -80,7 +83,7 @@ let package = Package(
         ),
         .testTarget(
             name: "FreshAirTests",
-            dependencies: ["FreshAir"],
+            dependencies: ["FreshAir", "FreshAirTesting"],
             swiftSettings: strict
         ),
         .testTarget(

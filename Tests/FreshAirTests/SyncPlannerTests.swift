@@ -190,19 +190,34 @@ struct ManifestTreeTests {
             files: ["a.md": FileRecord(hash: a, size: 1), "b.md": FileRecord(hash: a, size: 1)]
         )
         record.plannedFor = device.fingerprint
-        let current = try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json")
+        let current = try BundleSync.unchanged(
+            record,
+            plannedFor: device.fingerprint,
+            source: "http://x/manifest.json",
+            now: Date()
+        )
         #expect(current?.outcome == .alreadyCurrent)
         #expect(current?.filesReused == 2)
 
         // Any change of a value, nested ones included, means re-planning from the stored manifests.
         device["defaults"] = .map(["flag": false])
         #expect(
-            try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json") == nil
+            try BundleSync.unchanged(
+                record,
+                plannedFor: device.fingerprint,
+                source: "http://x/manifest.json",
+                now: Date()
+            ) == nil
         )
         // So does a record written before fingerprints were kept.
         record.plannedFor = nil
         #expect(
-            try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json") == nil
+            try BundleSync.unchanged(
+                record,
+                plannedFor: device.fingerprint,
+                source: "http://x/manifest.json",
+                now: Date()
+            ) == nil
         )
         // Values that merely look alike are different environments.
         #expect(ConditionEnvironment(["k": "1"]).fingerprint != ConditionEnvironment(["k": .number("1")]).fingerprint)
@@ -216,7 +231,12 @@ struct ManifestTreeTests {
         record.plannedFor = device.fingerprint
         record.expires = Date().addingTimeInterval(-60)
         #expect {
-            try BundleSync.unchanged(record, plannedFor: device.fingerprint, source: "http://x/manifest.json")
+            try BundleSync.unchanged(
+                record,
+                plannedFor: device.fingerprint,
+                source: "http://x/manifest.json",
+                now: Date()
+            )
         } throws: { error in
             guard let problem = (error as? FreshAirError)?.manifestError, case .expired = problem.problem else {
                 return false

@@ -209,8 +209,13 @@ struct AttackMatrixTests {
         try await PublishedFolder.with(.nginx) { server in
             let deployment = try SignedDeployment(mode, on: server, key: key)
             try await deployment.publish("short-lived", options: .init(validity: .seconds(1)))
-            try await Task.sleep(for: .seconds(2))
-            let problem = await manifestProblem { try await deployment.update { $0.clockSkewTolerance = .zero } }
+            // Five seconds on by the device's clock, not a real wait.
+            let problem = await manifestProblem {
+                try await deployment.update {
+                    $0.clockSkewTolerance = .zero
+                    $0.clock = { Date().addingTimeInterval(5) }
+                }
+            }
             guard case .expired = problem else {
                 Issue.record("\(String(describing: problem))")
                 return

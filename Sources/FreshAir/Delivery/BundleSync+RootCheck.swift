@@ -32,11 +32,12 @@ extension BundleSync {
         _ live: VersionRecord,
         plannedFor fingerprint: String,
         source: String,
-        clockSkew: Duration = .zero
+        clockSkew: Duration = .zero,
+        now: Date
     ) throws -> SyncSummary? {
         guard live.plannedFor == fingerprint else { return nil }
         if let expires = live.expires {
-            try FreshnessCheck.checkExpiryOrThrow(expires, source: source, clockSkew: clockSkew)
+            try FreshnessCheck.checkExpiryOrThrow(expires, source: source, clockSkew: clockSkew, now: now)
         }
         return .nothingInstalled(.alreadyCurrent, version: live.id, notModified: true, reused: live.files.count)
     }

@@ -160,7 +160,8 @@ public struct BundleSync: ContentUpdater {
                     live,
                     plannedFor: fingerprint,
                     source: manifestURL.absoluteString,
-                    clockSkew: configuration.clockSkewTolerance
+                    clockSkew: configuration.clockSkewTolerance,
+                    now: configuration.clock()
                 )
             {
                 return current

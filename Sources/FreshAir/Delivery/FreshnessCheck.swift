@@ -28,6 +28,7 @@ struct FreshnessCheck {
     var identityIsExplicit: Bool
     var minimumSequence: Int?
     var clockSkew: Duration
+    var clock: @Sendable () -> Date
 
     /// The fields of a document that this check reads.
     struct Offered {
@@ -45,13 +46,14 @@ struct FreshnessCheck {
         identityIsExplicit = configuration.expectedIdentity != nil
         minimumSequence = configuration.minimumSequence
         clockSkew = configuration.clockSkewTolerance
+        clock = configuration.clock
     }
 
     /// Whether an accepted document's sequence is kept as a high-water mark that outlives the
     /// version it came with: only a signed one (see the type's notes).
     var recordsMark: Bool { keysPinned }
 
-    func check(_ offered: Offered, mark: HighWaterMark?, liveSequence: Int?, now: Date = Date()) throws(ManifestError) {
+    func check(_ offered: Offered, mark: HighWaterMark?, liveSequence: Int?) throws(ManifestError) {
         func refuse(_ problem: ManifestError.Problem) -> ManifestError {
             ManifestError(source: source, problem: problem)
         }
@@ -80,13 +82,13 @@ struct FreshnessCheck {
             throw refuse(.missingSignedField("sequence"))
         }
         if let expires = offered.expires {
-            try Self.checkExpiry(expires, source: source, clockSkew: clockSkew, now: now)
+            try Self.checkExpiry(expires, source: source, clockSkew: clockSkew, now: clock())
         }
     }
 
     /// ``checkExpiry(_:source:clockSkew:now:)`` as a ``FreshAirError``, for callers that throw those.
-    static func checkExpiryOrThrow(_ expires: Date, source: String, clockSkew: Duration) throws {
-        do { try checkExpiry(expires, source: source, clockSkew: clockSkew) } catch {
+    static func checkExpiryOrThrow(_ expires: Date, source: String, clockSkew: Duration, now: Date) throws {
+        do { try checkExpiry(expires, source: source, clockSkew: clockSkew, now: now) } catch {
             throw FreshAirError.manifest(error)
         }
     }
@@ -96,7 +98,7 @@ struct FreshnessCheck {
         _ expires: Date,
         source: String,
         clockSkew: Duration,
-        now: Date = Date()
+        now: Date
     ) throws(ManifestError) {
         if expires.addingTimeInterval(clockSkew.seconds) < now {
             throw ManifestError(source: source, problem: .expired(expires))

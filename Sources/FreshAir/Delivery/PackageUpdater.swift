@@ -242,7 +242,8 @@ public struct PackageUpdater: Sendable {
                             try FreshnessCheck.checkExpiryOrThrow(
                                 expires,
                                 source: signatureURL.absoluteString,
-                                clockSkew: configuration.clockSkewTolerance
+                                clockSkew: configuration.clockSkewTolerance,
+                                now: configuration.clock()
                             )
                         }
                         if rejected?.validators != nil { result.outcome = .keptAfterRollback }

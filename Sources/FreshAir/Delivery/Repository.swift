@@ -269,7 +269,8 @@ public struct Repository: Sendable {
                 try FreshnessCheck.checkExpiryOrThrow(
                     expires,
                     source: indexURL.absoluteString,
-                    clockSkew: configuration.clockSkewTolerance
+                    clockSkew: configuration.clockSkewTolerance,
+                    now: configuration.clock()
                 )
             }
         case .fetched(let data, let newValidators):

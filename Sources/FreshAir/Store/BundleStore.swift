@@ -91,7 +91,9 @@ public struct BundleStore: Sendable {
     }
 
     /// Makes the previous version live again, e.g. when the app finds the new content
-    /// unusable. The version rolled back from is removed.
+    /// unusable. The version rolled back from is removed, and is not installed again: the next
+    /// sync keeps the rollback (``SyncSummary/Outcome/keptAfterRollback``) until something new
+    /// is published.
     ///
     /// - Returns: the number of the version now live.
     /// - Throws: ``FreshAirError/Code/noPreviousVersion`` when there is none to go back to.
@@ -103,7 +105,10 @@ public struct BundleStore: Sendable {
     /// ``rollBack()``, returning the record of the version now live.
     package func restorePrevious() async throws -> VersionRecord {
         try await update { update in
-            guard let previousID = update.restorableID else { throw FreshAirError.noPreviousVersion }
+            guard let previousID = update.restorableID, let rolledBack = update.live else {
+                throw FreshAirError.noPreviousVersion
+            }
+            try rememberRejected(rolledBack)
             return try update.restore(previousID)
         }
     }

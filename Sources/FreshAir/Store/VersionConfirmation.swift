@@ -44,13 +44,7 @@ extension BundleStore {
                 try update.writeRecord(record)
                 return nil
             }
-            try rememberRejected(
-                RejectedContent(
-                    source: record.source,
-                    validators: record.validators,
-                    rootDigest: record.files["manifest.json"]?.hash.hex
-                )
-            )
+            try rememberRejected(record)
             var previous = try update.restore(previousID)
             // The version gone back to worked before: it needs no confirmation now.
             previous.confirmed = true
@@ -107,6 +101,17 @@ extension BundleStore {
             let items = (try? JSONReader.parse(data))?.array?.compactMap(RejectedContent.init(json:))
         else { return [:] }
         return Dictionary(items.map { ($0.source, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// Remembers `record`'s content as rolled back from, so that no sync installs it again.
+    func rememberRejected(_ record: VersionRecord) throws {
+        try rememberRejected(
+            RejectedContent(
+                source: record.source,
+                validators: record.validators,
+                rootDigest: record.files["manifest.json"]?.hash.hex
+            )
+        )
     }
 
     private func rememberRejected(_ content: RejectedContent) throws {
