@@ -22,7 +22,10 @@ let package = Package(
         // build (scripts/check-readme compares each with its article).
         .target(
             name: "DocSnippets",
-            dependencies: [.product(name: "FreshAir", package: "FreshAir")]
+            dependencies: [
+                .product(name: "FreshAir", package: "FreshAir"),
+                .product(name: "FreshAirTesting", package: "FreshAir"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

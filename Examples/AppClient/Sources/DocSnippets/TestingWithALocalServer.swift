@@ -1,5 +1,6 @@
 import Foundation
 import FreshAir
+import FreshAirTesting
 
 enum TestingWithALocalServer {
     static func fixture(resources: Bundle, temporaryFolder: URL) async throws {
@@ -11,5 +12,27 @@ enum TestingWithALocalServer {
         )
         try await content.run()
         // snippet: end
+    }
+
+    /// What an app's test checks, with `FreshAirTesting`: the first launch installs, the next
+    /// check costs one conditional request, and a server that is down keeps the content.
+    static func inMemory(bundle: URL, store: URL) async throws -> Bool {
+        // snippet: in-memory
+        let server = InMemoryServer()
+        try server.publish(folder: bundle, at: "App.freshair")  // a bundle made with breeze
+        let content = FreshAirContent(
+            remote: server.url("App.freshair/"),
+            folder: store,
+            bundledIn: nil,
+            transport: server.transport
+        )
+        try await content.run()
+        let again = try await content.run()
+        let oneRequest = again.notModified && server.requests.last?.status == 304
+
+        server.answer("App.freshair/manifest.json", with: 503)  // or cut(_:after:), isOffline
+        let keptWhenDown = (try? await content.run()) == nil && content.store.liveVersionID != nil
+        // snippet: end
+        return oneRequest && keptWhenDown
     }
 }
