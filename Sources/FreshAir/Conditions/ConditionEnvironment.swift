@@ -151,17 +151,6 @@ public struct ConditionEnvironment: Sendable, Hashable {
         #endif
     }
 
-    /// A digest of every key and value: equal environments have equal fingerprints. A sync
-    /// keeps it with the version it installed, to know a `304` needs no re-planning.
-    var fingerprint: String {
-        var text = ""
-        for key in values.keys.sorted() {
-            ConditionValue.string(key).appendCanonical(to: &text)
-            values[key]!.appendCanonical(to: &text)
-        }
-        return ContentHash.of(Array(text.utf8), using: .sha256).hex
-    }
-
     /// Splits `pt_BR`, `pt-BR` or `zh-Hant_TW` into language and region.
     static func split(locale identifier: String) -> (language: String, region: String?) {
         let parts = identifier.split(whereSeparator: { $0 == "_" || $0 == "-" }).map(String.init)

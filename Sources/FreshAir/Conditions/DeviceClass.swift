@@ -38,6 +38,12 @@ enum DeviceClass {
         compiled == "iOS" && runningOnMac ? "macOS" : compiled
     }
 
+    /// Whether the platform gives files a Data Protection class (closed while the device is
+    /// locked, by class): iOS and the platforms built on it.
+    static func hasDataProtection(platform: String) -> Bool {
+        ["iOS", "visionOS", "watchOS"].contains(platform)
+    }
+
     /// What an unknown idiom or model falls back to: the platform's usual device.
     static func fallback(platform: String) -> String {
         switch platform {

@@ -42,3 +42,16 @@ extension BundleSync {
         return .nothingInstalled(.alreadyCurrent, version: live.id, notModified: true, reused: live.files.count)
     }
 }
+
+extension ConditionEnvironment {
+    /// A digest of every key and value: equal environments have equal fingerprints. A sync
+    /// keeps it with the version it installed, to know a `304` needs no re-planning.
+    var fingerprint: String {
+        var text = ""
+        for key in values.keys.sorted() {
+            ConditionValue.string(key).appendCanonical(to: &text)
+            values[key]!.appendCanonical(to: &text)
+        }
+        return ContentHash.of(Array(text.utf8), using: .sha256).hex
+    }
+}

@@ -105,3 +105,10 @@ struct FreshnessCheck {
         }
     }
 }
+
+extension ReleaseFields {
+    /// What `FreshnessCheck` reads, with the digest of the document's bytes.
+    func offered(digest: String) -> FreshnessCheck.Offered {
+        FreshnessCheck.Offered(identity: identity, sequence: sequence, expires: expires, digest: digest)
+    }
+}

@@ -98,8 +98,4 @@ package struct ReleaseFields: Sendable, Hashable {
         }
     }
 
-    /// What `FreshnessCheck` reads, with the digest of the document's bytes.
-    func offered(digest: String) -> FreshnessCheck.Offered {
-        FreshnessCheck.Offered(identity: identity, sequence: sequence, expires: expires, digest: digest)
-    }
 }

@@ -27,7 +27,10 @@ enum Disk {
         .fileSystem(
             operation: operation,
             path: path,
-            reason: reason(code, dataProtection: StoragePlan.current.protection != nil),
+            reason: reason(
+                code,
+                dataProtection: DeviceClass.hasDataProtection(platform: ConditionEnvironment.compiledPlatform)
+            ),
             underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) }
         )
     }

@@ -58,16 +58,6 @@ package struct ResponseBody: AsyncSequence {
         }
     }
 
-    /// The body, each chunk counted as received in `ledger`.
-    func counted(by ledger: TransferLedger) -> ResponseBody {
-        var iterator = makeAsyncIterator()
-        return ResponseBody {
-            guard let chunk = try await iterator.next() else { return nil }
-            ledger.receive(Int64(chunk.count))
-            return chunk
-        }
-    }
-
     /// Thrown by ``collect(upTo:)``.
     package struct BodyTooLarge: Error, Sendable {
         /// The cap that was passed.

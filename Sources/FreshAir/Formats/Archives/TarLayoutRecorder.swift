@@ -47,7 +47,7 @@ struct TarLayoutRecorder {
             guard !abandoned else { return }
             switch event {
             case .begin(let entry):
-                current = entry.kind == .file ? try ArchiveExtractor.sanitize(entry.path) : nil
+                current = entry.kind == .file ? try ArchivePath.sanitize(entry.path) : nil
             case .content(let data):
                 guard let path = current else { return }
                 // The parser passes file data as slices of its input; anything else cannot be placed.

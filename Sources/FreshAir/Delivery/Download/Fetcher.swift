@@ -469,20 +469,6 @@ struct Fetcher: Sendable {
     }
 }
 
-/// An error status on its way through ``RetryPolicy``, carrying `Retry-After`; callers
-/// see ``FreshAirError/Code/httpStatus``.
-struct StatusFailure: Error {
-    var status: Int
-    var url: URL
-    var retryAfter: String?
-
-    init(_ head: HTTPResponseHead, url: URL) {
-        status = head.status
-        self.url = url
-        retryAfter = head["Retry-After"]
-    }
-}
-
 /// What an attempt at a small download kept for the next attempt of the same call to resume.
 final class KeptResumption: Sendable {
     private let point = Mutex<ResumePoint?>(nil)
@@ -531,5 +517,17 @@ struct ContentRange {
         self.start = start
         self.end = Int64(parts[0][parts[0].index(after: dash)...]).flatMap { $0 >= start ? $0 : nil }
         self.total = Int64(parts[1])
+    }
+}
+
+extension ResponseBody {
+    /// The body, each chunk counted as received in `ledger`.
+    func counted(by ledger: TransferLedger) -> ResponseBody {
+        var iterator = makeAsyncIterator()
+        return ResponseBody {
+            guard let chunk = try await iterator.next() else { return nil }
+            ledger.receive(Int64(chunk.count))
+            return chunk
+        }
     }
 }

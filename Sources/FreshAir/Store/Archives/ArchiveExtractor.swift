@@ -81,7 +81,7 @@ final class ArchiveExtractor {
         guard entries <= limits.maxEntries else {
             throw ArchiveError(.tooLarge, "more than \(limits.maxEntries) entries")
         }
-        guard let path = try Self.sanitize(entry.path) else { return }  // "./" itself
+        guard let path = try ArchivePath.sanitize(entry.path) else { return }  // "./" itself
         do { try names.insert(path) } catch { throw ArchiveError(.unsafeEntry, error.reason, entry: entry.path) }
         if let parent = path.parent { try makeFolder(parent, for: entry.path) }
         switch entry.kind {
@@ -110,7 +110,7 @@ final class ArchiveExtractor {
                     entry: entry.path
                 )
             }
-            guard Self.staysInside(linkTarget, from: path) else {
+            guard ArchivePath.staysInside(linkTarget, from: path) else {
                 throw ArchiveError(
                     .unsafeEntry,
                     "link to \"\(linkTarget.debugEscaped)\" points outside the package",
@@ -122,7 +122,7 @@ final class ArchiveExtractor {
             }
             links.insert(path.string)
         case .hardLink(let linkTarget):
-            guard let source = try? Self.sanitize(linkTarget), let record = records[source.string] else {
+            guard let source = try? ArchivePath.sanitize(linkTarget), let record = records[source.string] else {
                 throw ArchiveError(
                     .unsafeEntry,
                     "hard link to \"\(linkTarget)\", which is not an earlier file of the package",
@@ -171,35 +171,6 @@ final class ArchiveExtractor {
             throw ArchiveError(.truncated, "\(entry.written) of \(declared) bytes", entry: entry.path.string)
         }
         records[entry.path.string] = FileRecord(hash: entry.hasher.finalize(), size: entry.written)
-    }
-
-    /// Archive paths may start with `./` and folders end with `/`; anything else unusual is
-    /// refused. Returns `nil` for the archive's own root (`./`).
-    static func sanitize(_ raw: String) throws(ArchiveError) -> BundlePath? {
-        var bytes = Substring(raw).utf8[...]
-        while bytes.starts(with: "./".utf8) { bytes = bytes.dropFirst(2) }
-        while bytes.last == UInt8(ascii: "/") { bytes = bytes.dropLast() }
-        if bytes.isEmpty || bytes.elementsEqual(".".utf8) { return nil }
-        do { return try BundlePath(String(Substring(bytes))) } catch {
-            throw ArchiveError(.unsafeEntry, error.reason, entry: raw)
-        }
-    }
-
-    /// Whether a relative link target, resolved from the link's folder, stays inside. On
-    /// bytes, as the kernel resolves it: split on 0x2F, `.` and `..` exactly; no control bytes.
-    static func staysInside(_ target: String, from link: BundlePath) -> Bool {
-        let bytes = target.utf8
-        guard let first = bytes.first, first != UInt8(ascii: "/"), !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F })
-        else {
-            return false
-        }
-        var depth = link.components.count - 1
-        for component in bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true) {
-            if component.elementsEqual(".".utf8) { continue }
-            depth += component.elementsEqual("..".utf8) ? -1 : 1
-            if depth < 0 { return false }
-        }
-        return true
     }
 
     /// Runs a confined write, reporting a refusal as an unsafe entry.
