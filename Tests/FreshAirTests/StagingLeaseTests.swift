@@ -44,7 +44,15 @@ struct StagingLeaseTests {
         try store.setAsideInterruptedWork(liveID: nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingPath).sorted() == ["1", "1.owner"])
         #expect(FileManager.default.fileExists(atPath: store.interruptedPath + "/2"))
-        #expect(store.otherUpdateInProgress(than: store.stagingPath + "/9"))
-        #expect(!store.otherUpdateInProgress(than: mine))
+
+        // partials/ is the first update's; one that starts while it is held gets its own.
+        let first = try store.claimPartials()
+        #expect(first == store.partialsPath)
+        let second = try store.claimPartials()
+        #expect(second != first && FileManager.default.fileExists(atPath: second))
+        store.releasePartials(second)
+        #expect(!FileManager.default.fileExists(atPath: second))
+        store.releasePartials(first)
+        #expect(try store.claimPartials() == store.partialsPath, "free again")
     }
 }

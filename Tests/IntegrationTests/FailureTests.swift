@@ -351,4 +351,45 @@ struct FailureTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: staging).isEmpty)
         }
     }
+
+    @Test("Two updates downloading one file at once each write their own partial file: the content stays whole")
+    func concurrentDownloadsNeverShareAPartial() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = server.root.appendingPathComponent("Big.freshair")
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            let big = Data((0..<600_000).map { UInt8(truncatingIfNeeded: $0 * 13) })
+            try big.write(to: bundle.appendingPathComponent("big.bin"))
+            // No digest: only the bytes themselves can show two writers mixed them.
+            try PublishedText.write(#"[{"filename": "big.bin"}]"#, to: bundle.appendingPathComponent("manifest.json"))
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            // The first request stalls early; the second stalls later and longer, so the first
+            // resumes while the second is still writing its own copy.
+            try proxy.rules([
+                ["path": "/Big.freshair/big.bin", "fault": "stall", "offset": 1000, "seconds": 3, "times": 1],
+                ["path": "/Big.freshair/big.bin", "fault": "stall", "offset": 300_000, "seconds": 5, "times": 1],
+            ])
+            let client = try ExampleClient(published: server, path: "Big.freshair")
+            let sync = BundleSync(
+                remote: proxy.url.appendingPathComponent("Big.freshair/"),
+                store: client.sync.store,
+                environment: client.sync.environment,
+                configuration: client.sync.configuration
+            )
+            let first = Task { try await sync.run() }
+            let staging = client.local.path("store/staging").path
+            for _ in 0..<400 {
+                let leases = (try? FileManager.default.contentsOfDirectory(atPath: staging))?.filter {
+                    $0.hasSuffix(".owner")
+                }
+                if leases?.isEmpty == false { break }
+                try await Task.sleep(for: .milliseconds(25))
+            }
+            let second = try await sync.run()
+            let one = try await first.value
+            #expect([one.outcome, second.outcome].sorted { "\($0)" < "\($1)" } == [.alreadyCurrent, .updated])
+            #expect(try Data(contentsOf: client.live.appendingPathComponent("big.bin")) == big)
+            #expect(try client.sync.store.verify()?.isIntact == true)
+        }
+    }
 }

@@ -78,7 +78,7 @@ extension BundleSync {
                 partialPath = staged.path + "/" + file.path.string
             } else {
                 let key = (file.hash ?? ContentHash.of(Array(file.path.string.utf8), using: .sha256)).hex
-                partialPath = store.partialsPath + "/" + key
+                partialPath = staged.partialsPath + "/" + key
             }
             let job = DownloadJob(
                 label: file.path.string,
@@ -117,57 +117,41 @@ extension BundleSync {
         var order: [String] = []
         var bytes: Int64 = 0
         var saved: Int64 = 0
-        try await withThrowingTaskGroup(of: (Int, DownloadedFile, ChunkDeltaResult?).self) { group in
-            var next = 0
-            func startNext() {
-                guard next < jobs.count else { return }
-                let index = next
-                let job = jobs[index].job
-                let delta = deltaOfJob[index]
-                next += 1
-                group.addTask {
-                    var result: ChunkDeltaResult?
-                    if let delta {
-                        result = try await rebuild(job, from: delta, fetcher: fetcher, progress: progress)
-                        if let file = result?.file { return (index, file, result) }
-                    }
-                    guard
-                        case .fetched(let file, _) = try await fetcher.download(
-                            job,
-                            progress: { progress.add(bytes: $0) }
-                        )
-                    else {
-                        throw FreshAirError.httpStatus(304, url: job.url)
-                    }
-                    return (index, file, result)
-                }
+        let work = jobs.indices.map { ($0, jobs[$0].job, deltaOfJob[$0]) }
+        try await forEachConcurrently(work, width: configuration.concurrency) { index, job, delta in
+            var result: ChunkDeltaResult?
+            if let delta {
+                result = try await rebuild(job, from: delta, fetcher: fetcher, progress: progress)
+                if let file = result?.file { return (index, file, result) }
             }
-            for _ in 0..<max(1, configuration.concurrency) { startNext() }
-            while let (index, file, delta) = try await group.next() {
-                if let delta {
-                    // The index came with its file (and stays beside it, for the next update).
-                    let path = delta.indexFile.path
-                    try staged.write(delta.indexData, at: path)
-                    records[path.string] = FileRecord(hash: delta.indexFile.hash!, size: Int64(delta.indexData.count))
-                    order.append(path.string)
-                    report(.downloaded(path: path.string, bytes: Int64(delta.indexData.count)))
-                    bytes += Int64(delta.indexData.count)
-                    progress.completeFiles(1)
-                    saved += delta.saved
-                }
-                let paths = jobs[index].paths
-                try staged.place(file.path, at: paths[0])
-                for extra in paths.dropFirst() { try staged.duplicate(paths[0], at: extra) }
-                for path in paths {
-                    // Every bundle file is hashed as it arrives (only transient packages are not).
-                    if let hash = file.hash { records[path.string] = FileRecord(hash: hash, size: file.size) }
-                    order.append(path.string)
-                    report(.downloaded(path: path.string, bytes: file.size))
-                }
-                bytes += file.size - (delta?.saved ?? 0)  // a rebuilt file's copied chunks did not cross the network
-                progress.completeFiles(paths.count)
-                startNext()
+            guard case .fetched(let file, _) = try await fetcher.download(job, progress: { progress.add(bytes: $0) })
+            else {
+                throw FreshAirError.httpStatus(304, url: job.url)
             }
+            return (index, file, result)
+        } take: { (index: Int, file: DownloadedFile, delta: ChunkDeltaResult?) in
+            if let delta {
+                // The index came with its file (and stays beside it, for the next update).
+                let path = delta.indexFile.path
+                try staged.write(delta.indexData, at: path)
+                records[path.string] = FileRecord(hash: delta.indexFile.hash!, size: Int64(delta.indexData.count))
+                order.append(path.string)
+                report(.downloaded(path: path.string, bytes: Int64(delta.indexData.count)))
+                bytes += Int64(delta.indexData.count)
+                progress.completeFiles(1)
+                saved += delta.saved
+            }
+            let paths = jobs[index].paths
+            try staged.place(file.path, at: paths[0])
+            for extra in paths.dropFirst() { try staged.duplicate(paths[0], at: extra) }
+            for path in paths {
+                // Every bundle file is hashed as it arrives (only transient packages are not).
+                if let hash = file.hash { records[path.string] = FileRecord(hash: hash, size: file.size) }
+                order.append(path.string)
+                report(.downloaded(path: path.string, bytes: file.size))
+            }
+            bytes += file.size - (delta?.saved ?? 0)  // a rebuilt file's copied chunks did not cross the network
+            progress.completeFiles(paths.count)
         }
         return (records, order, bytes, reused, saved)
     }

@@ -188,23 +188,14 @@ struct ChunkDelta {
         }
         var fetchedNow: Int64 = 0
         do {
-            try await withThrowingTaskGroup(of: (Int64, Data).self) { group in
-                var next = 0
-                func startNext() {
-                    guard next < remaining.count else { return }
-                    let piece = remaining[next]
-                    next += 1
-                    group.addTask { (piece.lowerBound, try await fetcher.range(piece, of: url, fileSize: size)) }
-                }
-                for _ in 0..<max(1, policy.concurrency) { startNext() }
-                while let (offset, data) = try await group.next() {
-                    fetchedNow += Int64(data.count)
-                    try data.withUnsafeBytes { try output.write($0, at: offset) }
-                    try recording.record(offset)
-                    landed.land(offset)
-                    progress(Int64(data.count))
-                    startNext()
-                }
+            try await forEachConcurrently(remaining, width: policy.concurrency) { piece in
+                (piece.lowerBound, try await fetcher.range(piece, of: url, fileSize: size))
+            } take: { (offset, data) in
+                fetchedNow += Int64(data.count)
+                try data.withUnsafeBytes { try output.write($0, at: offset) }
+                try recording.record(offset)
+                landed.land(offset)
+                progress(Int64(data.count))
             }
         } catch {
             landed.stop()  // the pass must not wait for a piece that will not come

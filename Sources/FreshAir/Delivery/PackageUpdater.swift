@@ -195,7 +195,7 @@ public struct PackageUpdater: Sendable {
                 let intact = installer.packageExists(liveFolder: store.liveDirectory) && !store.liveVersionIsDamaged
                 let known = intact ? (rejected?.validators ?? live?.validators) : nil
                 let partial =
-                    store.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
+                    update.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
                 var job = DownloadJob(
                     label: remote.lastPathComponent,
                     url: remote,

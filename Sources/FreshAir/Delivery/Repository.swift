@@ -312,24 +312,15 @@ public struct Repository: Sendable {
         )
         var bytes: Int64 = 0
         try await withoutLock {
-            try await withThrowingTaskGroup(of: Int64.self) { group in
-                var pending = changed[...]
-                func startNext() {
-                    guard let name = pending.popFirst() else { return }
-                    let entry = index.bundles[name]!
-                    group.addTask {
-                        let size = try await install(name, entry: entry, fetcher: fetcher) { counter.add(bytes: $0) }
-                        // The share of changed bundles installed, for `update(progress:)`.
-                        progress(Double(counter.completeFiles(1)) / Double(changed.count))
-                        report(.downloaded(path: name, bytes: size))
-                        return size
-                    }
-                }
-                for _ in 0..<max(1, configuration.concurrency) { startNext() }
-                while let size = try await group.next() {
-                    bytes += size
-                    startNext()
-                }
+            let work = changed.map { ($0, index.bundles[$0]!) }
+            try await forEachConcurrently(work, width: configuration.concurrency) { name, entry in
+                let size = try await install(name, entry: entry, fetcher: fetcher) { counter.add(bytes: $0) }
+                // The share of changed bundles installed, for `update(progress:)`.
+                progress(Double(counter.completeFiles(1)) / Double(changed.count))
+                report(.downloaded(path: name, bytes: size))
+                return size
+            } take: { size in
+                bytes += size
             }
         }
 
@@ -417,7 +408,7 @@ public struct Repository: Sendable {
                 var job = DownloadJob(
                     label: "\(id)/\(fileName)",
                     url: url,
-                    partialPath: store.partialsPath + "/\(fileName)",
+                    partialPath: update.partialsPath + "/\(fileName)",
                     expectedHash: signed,
                     expectedSize: signed == nil ? nil : entry.size,
                     limit: configuration.sizeCap(declared: signed != nil),

@@ -8,7 +8,8 @@ import Foundation
 ///   versions/7.json     its `VersionRecord`
 ///   versions/6/         the previous version, kept for rollBack()
 ///   staging/8/          the next version while it is being assembled
-///   partials/           interrupted downloads, resumed by the next sync
+///   partials/           interrupted downloads, resumed by the next sync (partials.owner:
+///                       the update using it; another update meanwhile gets partials-<id>/)
 ///   interrupted/        what a killed or failed update assembled, reused by the next
 ///   lock
 /// liveLink -> root/versions/7   (default: root/live)
@@ -125,13 +126,15 @@ public struct BundleStore: Sendable {
         }
         let lock = try await StoreLock(path: root.appendingPathComponent("lock").path, timeout: lockTimeout)
         defer { lock.release() }
+        let partials = try claimPartials()
+        defer { releasePartials(partials) }
         var attempt = 0
         while true {
             attempt += 1
             try LiveLink.claim(liveLink.path)
             let live = try liveRecord()
             try setAsideInterruptedWork(liveID: live?.id)
-            var update = StoreUpdate(store: self, live: live, lock: lock)
+            var update = StoreUpdate(store: self, live: live, lock: lock, partialsPath: partials)
             do {
                 return try await body(&update)
             } catch is StoreChangedMeanwhile where attempt < 3 {

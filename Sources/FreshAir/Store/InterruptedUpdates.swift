@@ -47,12 +47,32 @@ extension BundleStore {
         }
     }
 
-    /// Whether an update other than the one filling `staged` is filling a staged folder now.
-    func otherUpdateInProgress(than staged: String) -> Bool {
-        Disk.contentsOfDirectory(stagingPath).contains { name in
-            !name.hasSuffix(".owner") && stagingPath + "/" + name != staged
-                && StagingLease.isHeld(stagingPath + "/" + name)
+    /// The partials folder for an update starting now, with the lock held: the store's
+    /// `partials/` (whose interrupted downloads it resumes), unless another update that let go
+    /// of the lock is downloading into it; then a folder of this update's own, removed when it
+    /// ends. Own folders that a killed update left are removed here.
+    func claimPartials() throws -> String {
+        for name in Disk.contentsOfDirectory(root.path) where name.hasPrefix("partials-") && !name.hasSuffix(".owner") {
+            let folder = root.path + "/" + name
+            if !StagingLease.isHeld(folder) {
+                try Disk.remove(folder)
+                StagingLease.drop(folder)
+            }
         }
+        if !StagingLease.isHeld(partialsPath) {
+            try StagingLease.claim(partialsPath)
+            return partialsPath
+        }
+        let own = root.path + "/partials-" + UUID().uuidString.prefix(8)
+        try StagingLease.claim(own)
+        try Disk.createDirectory(own)
+        return own
+    }
+
+    /// Ends an update's claim on its partials folder (see ``claimPartials()``).
+    func releasePartials(_ folder: String) {
+        if folder != partialsPath { try? Disk.remove(folder) }
+        StagingLease.drop(folder)
     }
 
     /// The folders interrupted updates left, newest first: listed once per update, since most

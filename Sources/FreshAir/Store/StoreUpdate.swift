@@ -8,6 +8,10 @@ struct StoreUpdate: Sendable {
     private(set) var live: VersionRecord?
     /// Held for the local steps, let go while the update waits on the network.
     let lock: StoreLock
+    /// Where this update's interrupted downloads go and are resumed from: the store's
+    /// `partials/`, or a folder of its own while another update is using that (see
+    /// ``BundleStore/claimPartials()``), so two updates never write one file.
+    let partialsPath: String
 
     /// Lets go of the store's lock while `body` waits on the network, so a suspended app
     /// holds no file lock and another process may use the store meanwhile; then takes it
@@ -41,7 +45,7 @@ struct StoreUpdate: Sendable {
         let path = store.stagingPath + "/\(id)"
         try StagingLease.claim(path)
         try Disk.createDirectory(path)
-        return try StagedVersion(id: id, path: path)
+        return try StagedVersion(id: id, path: path, partialsPath: partialsPath)
     }
 
     /// Assembles and activates the next version, the one way every delivery mode installs:
@@ -102,11 +106,10 @@ struct StoreUpdate: Sendable {
         try? store.forgetRejected(from: record.source)
         try? collectGarbage()
         try? store.removeInterruptedWork()
-        // Every planned download completed: nothing is left to resume, unless another update
-        // is downloading into partials/ now.
-        guard !store.otherUpdateInProgress(than: staged.path) else { return }
-        for partial in Disk.contentsOfDirectory(store.partialsPath) {
-            try? Disk.remove(store.partialsPath + "/" + partial)
+        // Every planned download completed: nothing is left to resume (this update's own
+        // partials only: another update may be downloading into its own now).
+        for partial in Disk.contentsOfDirectory(partialsPath) {
+            try? Disk.remove(partialsPath + "/" + partial)
         }
     }
 
@@ -161,6 +164,8 @@ struct StoreUpdate: Sendable {
 struct StagedVersion: Sendable {
     let id: Int
     let folder: ConfinedFolder
+    /// Where the update that stages this version keeps its partial downloads.
+    let partialsPath: String
     /// Paths hard-linked from another version: their data is durable already.
     private let linked = LinkedPaths()
 
@@ -170,8 +175,9 @@ struct StagedVersion: Sendable {
     /// The staged folder's path.
     var path: String { folder.path }
 
-    init(id: Int, path: String) throws {
+    init(id: Int, path: String, partialsPath: String) throws {
         self.id = id
+        self.partialsPath = partialsPath
         folder = try ConfinedFolder(path: path)
     }
 
