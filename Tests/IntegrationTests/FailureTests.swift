@@ -287,29 +287,56 @@ struct FailureTests {
         }
     }
 
+    /// `Big.freshair` on `server`: one file of `size` bytes, listed without a digest (so only its
+    /// bytes can show that two writers mixed them), and a sync of it through a fault proxy
+    /// that applies `rules` to `big.bin`. Returns the file, the proxy (stop it) and the sync.
+    func bigBundleThroughProxy(
+        on server: PublishedFolder,
+        size: Int,
+        stalls rules: [(offset: Int, seconds: Int)]
+    ) throws -> (big: Data, proxy: FaultProxy, client: ExampleClient, sync: BundleSync) {
+        let bundle = server.root.appendingPathComponent("Big.freshair")
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        let big = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        try big.write(to: bundle.appendingPathComponent("big.bin"))
+        try PublishedText.write(#"[{"filename": "big.bin"}]"#, to: bundle.appendingPathComponent("manifest.json"))
+        let proxy = try FaultProxy(upstream: server.url)
+        // Each rule is used once, in order: the first request for big.bin meets the first.
+        try proxy.rules(
+            rules.map {
+                [
+                    "path": "/Big.freshair/big.bin", "fault": "stall", "offset": $0.offset, "seconds": $0.seconds,
+                    "times": 1,
+                ]
+            }
+        )
+        let client = try ExampleClient(published: server, path: "Big.freshair")
+        let sync = BundleSync(
+            remote: proxy.url.appendingPathComponent("Big.freshair/"),
+            store: client.sync.store,
+            environment: client.sync.environment,
+            configuration: client.sync.configuration
+        )
+        return (big, proxy, client, sync)
+    }
+
+    /// The owner files of staged folders an update is filling (`staging/N.owner`).
+    func stagingLeases(_ staging: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? []).filter { $0.hasSuffix(".owner") }
+    }
+
     @Test(
         "The lock is let go while a download waits: another process takes it, another update installs, and the first plans again"
     )
     func lockNotHeldDuringDownload() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            let bundle = server.root.appendingPathComponent("Big.freshair")
-            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
-            let big = Data((0..<400_000).map { UInt8(truncatingIfNeeded: $0 * 7) })
-            try big.write(to: bundle.appendingPathComponent("big.bin"))
-            try PublishedText.write(#"[{"filename": "big.bin"}]"#, to: bundle.appendingPathComponent("manifest.json"))
-            let proxy = try FaultProxy(upstream: server.url)
-            defer { proxy.stop() }
             // The first request for big.bin stalls after 1,000 bytes; later ones pass.
-            try proxy.rules([
-                ["path": "/Big.freshair/big.bin", "fault": "stall", "offset": 1000, "seconds": 5, "times": 1]
-            ])
-            let client = try ExampleClient(published: server, path: "Big.freshair")
-            let sync = BundleSync(
-                remote: proxy.url.appendingPathComponent("Big.freshair/"),
-                store: client.sync.store,
-                environment: client.sync.environment,
-                configuration: client.sync.configuration
+            let (big, proxy, client, sync) = try bigBundleThroughProxy(
+                on: server,
+                size: 400_000,
+                stalls: [(1000, 5)]
             )
+            defer { proxy.stop() }
             let staging = client.local.path("store/staging").path
             let first = Task { try await sync.run() }
             defer { first.cancel() }
@@ -318,10 +345,8 @@ struct FailureTests {
             // takes the store's lock at once (flock(1), without waiting).
             var tookLock = false
             for _ in 0..<400 where !tookLock {
-                let leases = (try? FileManager.default.contentsOfDirectory(atPath: staging))?.filter {
-                    $0.hasSuffix(".owner")
-                }
-                if leases?.isEmpty == false {
+                let leases = stagingLeases(staging)
+                if !leases.isEmpty {
                     let lock = client.local.path("store/lock").path
                     let answer = try await shell(
                         "flock -n '\(lock)' true && echo took || echo busy",
@@ -330,7 +355,7 @@ struct FailureTests {
                     // Taken while the lease still stands: the first update has not finished.
                     tookLock =
                         answer.hasPrefix("took")
-                        && leases?.allSatisfy { FileManager.default.fileExists(atPath: staging + "/" + $0) } == true
+                        && leases.allSatisfy { FileManager.default.fileExists(atPath: staging + "/" + $0) }
                 }
                 if !tookLock { try await Task.sleep(for: .milliseconds(25)) }
             }
@@ -355,34 +380,18 @@ struct FailureTests {
     @Test("Two updates downloading one file at once each write their own partial file: the content stays whole")
     func concurrentDownloadsNeverShareAPartial() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            let bundle = server.root.appendingPathComponent("Big.freshair")
-            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
-            let big = Data((0..<600_000).map { UInt8(truncatingIfNeeded: $0 * 13) })
-            try big.write(to: bundle.appendingPathComponent("big.bin"))
-            // No digest: only the bytes themselves can show two writers mixed them.
-            try PublishedText.write(#"[{"filename": "big.bin"}]"#, to: bundle.appendingPathComponent("manifest.json"))
-            let proxy = try FaultProxy(upstream: server.url)
-            defer { proxy.stop() }
             // The first request stalls early; the second stalls later and longer, so the first
             // resumes while the second is still writing its own copy.
-            try proxy.rules([
-                ["path": "/Big.freshair/big.bin", "fault": "stall", "offset": 1000, "seconds": 3, "times": 1],
-                ["path": "/Big.freshair/big.bin", "fault": "stall", "offset": 300_000, "seconds": 5, "times": 1],
-            ])
-            let client = try ExampleClient(published: server, path: "Big.freshair")
-            let sync = BundleSync(
-                remote: proxy.url.appendingPathComponent("Big.freshair/"),
-                store: client.sync.store,
-                environment: client.sync.environment,
-                configuration: client.sync.configuration
+            let (big, proxy, client, sync) = try bigBundleThroughProxy(
+                on: server,
+                size: 600_000,
+                stalls: [(1000, 3), (300_000, 5)]
             )
+            defer { proxy.stop() }
             let first = Task { try await sync.run() }
             let staging = client.local.path("store/staging").path
             for _ in 0..<400 {
-                let leases = (try? FileManager.default.contentsOfDirectory(atPath: staging))?.filter {
-                    $0.hasSuffix(".owner")
-                }
-                if leases?.isEmpty == false { break }
+                if !stagingLeases(staging).isEmpty { break }
                 try await Task.sleep(for: .milliseconds(25))
             }
             let second = try await sync.run()
