@@ -103,36 +103,111 @@ public struct BundleSync: ContentUpdater {
         return finished
     }
 
+    /// What the store holds for this bundle as a sync begins.
+    private struct LocalState {
+        /// Any live version: a base to reuse files from, matched by digest (the bundled copy an
+        /// app installed first, say).
+        var base: VersionRecord?
+        var liveDirectory: String?
+        /// The live version when it came from this bundle: only then do its validators,
+        /// sequence and rollback history count.
+        var live: VersionRecord?
+        var liveRootPath: String?
+        /// Files `verify()` found damaged: fetched again, and the stored root is not trusted then.
+        var damaged: Set<String>
+        var hasLiveRoot: Bool
+        /// What was rolled back from, while the server may still offer it.
+        var rejected: BundleStore.RejectedContent?
+
+        var keptAfterRollback: SyncSummary {
+            .nothingInstalled(.keptAfterRollback, version: live?.id, notModified: true, reused: live?.files.count ?? 0)
+        }
+    }
+
+    /// The root manifest this sync goes on with, and what it was checked against.
+    private struct CheckedRoot {
+        var keys: KeySet?
+        var fingerprint: String
+        var data: Data
+        var validators: HTTPValidators?
+        var notModified: Bool
+    }
+
+    /// One sync with the store's lock taken: the local state, the root, the plan, the install.
     private func sync(
         update: inout StoreUpdate,
         fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> SyncSummary {
-        let manifestURL = baseURL.appendingPathComponent("manifest.json")
-        // Any live version is a base to reuse files from, matched by digest (the bundled copy an
-        // app installed first, say); its validators, sequence and rollback history count only if
-        // it came from this bundle.
+        let state = try await localState(of: update)
+        let root: CheckedRoot
+        switch try await checkRoot(state, update: update, fetcher: fetcher, report: report) {
+        case .finished(let summary): return summary
+        case .goOn(let checked): root = checked
+        }
+        let (tree, plan) = try await planFrom(root, state, update: update, fetcher: fetcher)
+        report(.planned(plan.summary))
+
+        let keptCount = plan.actions.count(where: { if case .keep = $0.action { true } else { false } })
+        let summary = SyncSummary.nothingInstalled(
+            .alreadyCurrent,
+            version: state.live?.id,
+            notModified: root.notModified,
+            reused: keptCount
+        )
+        // From another source, even identical content becomes a version of its own: its record
+        // names this bundle and its validators, so the next check is one conditional request.
+        if plan.changesNothing, state.damaged.isEmpty, state.live != nil || state.base == nil {
+            if let record = state.live {
+                // Same content under new validators, sequence or environment (a re-upload, an
+                // app upgrade that changed nothing here): remember them, so the next 304 is final.
+                // The store's own facts (confirmation) stay as they are.
+                var updated = record
+                updated.validators = root.validators
+                Self.record(tree, plannedFor: root.fingerprint, in: &updated)
+                if updated != record { try await update.persist(updated) }
+            }
+            return summary
+        }
+        return try await installing(plan, tree, root, state, summary, update: &update, fetcher: fetcher, report: report)
+    }
+
+    /// The store's own small files, read off the cooperative pool in one hop.
+    private func localState(of update: StoreUpdate) async throws -> LocalState {
         let base = update.live
         let liveDirectory = base == nil ? nil : update.liveDirectory
         let live = base?.source == baseURL.absoluteString ? base : nil
         let liveRootPath = liveDirectory.map { $0 + "/manifest.json" }
-        // The store's own small files, read off the cooperative pool in one hop: files `verify()`
-        // found damaged are fetched again (the stored root is not trusted then), and after a
-        // rollback the check asks whether the server still has what was rolled back from.
-        let (damaged, hasLiveRoot, rejected) = try await BlockingPool.run { [store, baseURL] in
+        return try await BlockingPool.run { [store, baseURL] in
             let damaged = store.damagedPaths(of: base?.id)
-            let hasLiveRoot = damaged.isEmpty && (liveRootPath.map(Disk.exists) ?? false)
-            return (damaged, hasLiveRoot, live == nil ? nil : try store.rejected(from: baseURL.absoluteString))
+            return LocalState(
+                base: base,
+                liveDirectory: liveDirectory,
+                live: live,
+                liveRootPath: liveRootPath,
+                damaged: damaged,
+                hasLiveRoot: damaged.isEmpty && (liveRootPath.map(Disk.exists) ?? false),
+                rejected: live == nil ? nil : try store.rejected(from: baseURL.absoluteString)
+            )
         }
-        let keptAfterRollback = SyncSummary.nothingInstalled(
-            .keptAfterRollback,
-            version: live?.id,
-            notModified: true,
-            reused: live?.files.count ?? 0
-        )
+    }
 
-        // The keys to verify with, after any rotation the publisher announced, and the root:
-        // network waits, without the store's lock.
+    private enum RootCheck {
+        /// Nothing more to do: a 304 for a version planned for this environment, or the
+        /// content rolled back from offered again.
+        case finished(SyncSummary)
+        case goOn(CheckedRoot)
+    }
+
+    /// The keys to verify with, after any rotation the publisher announced, and the root
+    /// manifest, asked for with the live version's validators: network waits, without the lock.
+    private func checkRoot(
+        _ state: LocalState,
+        update: StoreUpdate,
+        fetcher: Fetcher,
+        report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> RootCheck {
+        let manifestURL = baseURL.appendingPathComponent("manifest.json")
         let (keys, answer) = try await update.withoutLock { [configuration, store] in
             let keys = try await KeyRotation.currentKeys(
                 configuration: configuration,
@@ -142,20 +217,17 @@ public struct BundleSync: ContentUpdater {
             report(.checking(manifestURL))
             let answer = try await fetcher.document(
                 at: manifestURL,
-                validators: hasLiveRoot ? rejected?.validators ?? live?.validators : nil,
+                validators: state.hasLiveRoot ? state.rejected?.validators ?? state.live?.validators : nil,
                 limit: configuration.maxDocumentSize
             )
             return (keys, answer)
         }
         let fingerprint = planFingerprint(keys: keys)
-        let rootData: Data
-        let validators: HTTPValidators?
-        let notModified: Bool
         switch answer {
         case .notModified, .notNewer:  // document(at:) answers only the first of these
             report(.notModified)
-            if rejected?.validators != nil { return keptAfterRollback }
-            if let live,
+            if state.rejected?.validators != nil { return .finished(state.keptAfterRollback) }
+            if let live = state.live,
                 let current = try Self.unchanged(
                     live,
                     plannedFor: fingerprint,
@@ -164,45 +236,82 @@ public struct BundleSync: ContentUpdater {
                     now: configuration.clock()
                 )
             {
-                return current
+                return .finished(current)
             }
-            let stored = try await BlockingPool.run { try Disk.read(liveRootPath!) }
-            (rootData, validators, notModified) = (stored, live?.validators, true)
-        case .fetched(let data, let newValidators):
-            (rootData, validators, notModified) = (data, newValidators, false)
-            if let digest = rejected?.rootDigest, ContentHash.of(data, using: .sha256).hex == digest {
-                var kept = keptAfterRollback  // a server without validators, still offering the rejected manifest
+            let stored = try await BlockingPool.run { [path = state.liveRootPath!] in try Disk.read(path) }
+            return .goOn(
+                CheckedRoot(
+                    keys: keys,
+                    fingerprint: fingerprint,
+                    data: stored,
+                    validators: state.live?.validators,
+                    notModified: true
+                )
+            )
+        case .fetched(let data, let validators):
+            if let digest = state.rejected?.rootDigest, ContentHash.of(data, using: .sha256).hex == digest {
+                var kept = state.keptAfterRollback  // a server without validators, still offering the rejected manifest
                 kept.notModified = false
-                return kept
+                return .finished(kept)
             }
+            return .goOn(
+                CheckedRoot(
+                    keys: keys,
+                    fingerprint: fingerprint,
+                    data: data,
+                    validators: validators,
+                    notModified: false
+                )
+            )
         }
+    }
 
-        // Identity, sequence and expiry, checked on the root before any child is fetched; the
-        // high-water mark rises as soon as the root passes.
-        let rootDigest = ContentHash.of(rootData, using: .sha256).hex
+    /// Checks the root's identity, sequence and expiry before any child is fetched, walks the
+    /// tree (without the lock), raises the high-water mark and plans from digests.
+    private func planFrom(
+        _ root: CheckedRoot,
+        _ state: LocalState,
+        update: StoreUpdate,
+        fetcher: Fetcher
+    ) async throws -> (ManifestTree.Selection, SyncPlan) {
+        let rootDigest = ContentHash.of(root.data, using: .sha256).hex
         let freshness = FreshnessCheck(
-            source: manifestURL.absoluteString,
+            source: baseURL.appendingPathComponent("manifest.json").absoluteString,
             configuration: configuration,
             defaultIdentity: baseURL.lastPathComponent
         )
         let marks = store.highWaterMarks
         let source = baseURL.absoluteString
         let mark = try await BlockingPool.run { try marks.mark(for: source) }
-        let liveSequence = live?.sequence
-        var walker = manifestTree(fetcher: fetcher, live: base, liveDirectory: liveDirectory, keys: keys)
-        walker.acceptRoot = { root in
+        let liveSequence = state.live?.sequence
+        var walker = manifestTree(
+            fetcher: fetcher,
+            live: state.base,
+            liveDirectory: state.liveDirectory,
+            keys: root.keys
+        )
+        walker.acceptRoot = { manifest in
             do throws(ManifestError) {
                 try freshness.check(
-                    .init(identity: root.identity, sequence: root.sequence, expires: root.expires, digest: rootDigest),
+                    .init(
+                        identity: manifest.identity,
+                        sequence: manifest.sequence,
+                        expires: manifest.expires,
+                        digest: rootDigest
+                    ),
                     mark: mark,
                     liveSequence: liveSequence
                 )
             } catch { throw FreshAirError.manifest(error) }
         }
-        let tree = try await update.withoutLock { try await walker.select(root: rootData, fetched: !notModified) }
+        let tree = try await update.withoutLock { try await walker.select(root: root.data, fetched: !root.notModified) }
         // Raising the mark and checking every live file's size (thousands of `lstat`s) is disk
         // work: the blocking pool's.
-        let plan = try await BlockingPool.run { [selected = tree.files, sequence = tree.sequence] in
+        let plan = try await BlockingPool.run {
+            [
+                selected = tree.files, sequence = tree.sequence, base = state.base, damaged = state.damaged,
+                liveDirectory = state.liveDirectory
+            ] in
             if let sequence, freshness.recordsMark {
                 try marks.raise(HighWaterMark(sequence: sequence, digest: rootDigest), for: source)
             }
@@ -210,30 +319,21 @@ public struct BundleSync: ContentUpdater {
                 !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
             }
         }
-        report(.planned(plan.summary))
+        return (tree, plan)
+    }
 
-        let keptCount = plan.actions.count(where: { if case .keep = $0.action { true } else { false } })
-        var summary = SyncSummary.nothingInstalled(
-            .alreadyCurrent,
-            version: live?.id,
-            notModified: notModified,
-            reused: keptCount
-        )
-        // From another source, even identical content becomes a version of its own: its record
-        // names this bundle and its validators, so the next check is one conditional request.
-        if plan.changesNothing, damaged.isEmpty, live != nil || base == nil {
-            if let record = live {
-                // Same content under new validators, sequence or environment (a re-upload, an
-                // app upgrade that changed nothing here): remember them, so the next 304 is final.
-                // The store's own facts (confirmation) stay as they are.
-                var updated = record
-                updated.validators = validators
-                Self.record(tree, plannedFor: fingerprint, in: &updated)
-                if updated != record { try await update.persist(updated) }
-            }
-            return summary
-        }
-
+    /// Downloads what the plan needs into a staged version (without the lock), makes it live,
+    /// and completes `summary`.
+    private func installing(
+        _ plan: SyncPlan,
+        _ tree: ManifestTree.Selection,
+        _ root: CheckedRoot,
+        _ state: LocalState,
+        _ summary: SyncSummary,
+        update: inout StoreUpdate,
+        fetcher: Fetcher,
+        report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> SyncSummary {
         var downloaded: (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int, saved: Int64) = (
             [:], [], 0, 0, 0
         )
@@ -244,8 +344,8 @@ public struct BundleSync: ContentUpdater {
                     plan,
                     layout: tree.layout,
                     into: &staged,
-                    live: base,
-                    liveDirectory: liveDirectory,
+                    live: state.base,
+                    liveDirectory: state.liveDirectory,
                     fetcher: fetcher,
                     report: report
                 )
@@ -260,12 +360,13 @@ public struct BundleSync: ContentUpdater {
             var record = VersionRecord(
                 id: staged.id,
                 source: baseURL.absoluteString,
-                validators: validators,
+                validators: root.validators,
                 files: files
             )
-            Self.record(tree, plannedFor: fingerprint, in: &record)
+            Self.record(tree, plannedFor: root.fingerprint, in: &record)
             return record
         }
+        var summary = summary
         let version = activated?.id
         if let version { report(.activated(version: version)) }
         summary.outcome = .updated
