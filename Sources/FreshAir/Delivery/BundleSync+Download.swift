@@ -14,41 +14,13 @@ extension BundleSync {
         fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int, saved: Int64) {
-        // Unchanged files are linked from the live version, manifests written: thousands of
-        // system calls, made on the blocking pool.
-        let carried = plan.actions.filter {
-            if case .download = $0.action { false } else { true }
-        }
-        try await BlockingPool.run { [staged] in
-            for (file, action) in carried {
-                switch action {
-                case .keep: try staged.link(liveDirectory! + "/" + file.path.string, at: file.path)
-                case .write(let data, _): try staged.write(data, at: file.path)
-                case .download: break
-                }
-            }
-        }
+        try await carryOver(plan, into: staged, liveDirectory: liveDirectory)
 
         // One job per distinct content; its other paths are linked to the first.
         var jobs: [(job: DownloadJob, paths: [BundlePath])] = []
         var jobIndex: [ContentHash: Int] = [:]
         var records: [String: FileRecord] = [:]
-        // What an update that was killed or failed already downloaded and verified, found by
-        // hashing its files again: on the blocking pool.
-        let interrupted = store.interruptedFolders()
-        let reusable: [BundlePath: String] =
-            interrupted.isEmpty
-            ? [:]
-            : try await BlockingPool.run { [store, downloads = plan.downloads] in
-                var found: [BundlePath: String] = [:]
-                for file in downloads {
-                    guard let hash = file.hash, let size = file.size,
-                        let copy = store.interruptedCopy(of: file.path, hash: hash, size: size, in: interrupted)
-                    else { continue }
-                    found[file.path] = copy
-                }
-                return found
-            }
+        let reusable = try await interruptedCopies(of: plan.downloads)
         // Large files with a chunk index and an older copy here (and none from an interrupted
         // update): rebuilt from chunks, their index fetched by the same task.
         let deltas = chunkDeltas(
@@ -70,27 +42,7 @@ extension BundleSync {
                 records[file.path.string] = FileRecord(hash: hash, size: size)
                 return
             }
-            // A small file goes straight to its place in the staged tree: one create in its own
-            // folder instead of a create, a rename and side-file checks in one shared folder.
-            let small = (file.size ?? .max) < Fetcher.resumableSize
-            let partialPath: String
-            if small {
-                partialPath = staged.path + "/" + file.path.string
-            } else {
-                let key = (file.hash ?? ContentHash.of(Array(file.path.string.utf8), using: .sha256)).hex
-                partialPath = staged.partialsPath + "/" + key
-            }
-            let job = DownloadJob(
-                label: file.path.string,
-                url: layout.url(for: file.path, hash: file.hash, base: baseURL),
-                partialPath: partialPath,
-                expectedHash: file.hash,
-                expectedSize: file.size,
-                limit: configuration.sizeCap(declared: file.size != nil),
-                validators: nil,
-                resumable: !small,
-                confined: small ? ConfinedTarget(folder: staged.folder, path: file.path) : nil
-            )
+            let job = downloadJob(for: file, into: staged, layout: layout)
             if let hash = file.hash { jobIndex[hash] = jobs.count }
             if let delta = deltas[file.path] {
                 deltaOfJob[jobs.count] = delta
@@ -114,22 +66,111 @@ extension BundleSync {
         )
         let reused = records.count
         progress.completeFiles(reused)
+        var landed = Landed(records: records)
+        let work = jobs.indices.map { ($0, jobs[$0].job, deltaOfJob[$0]) }
+        try await forEachConcurrently(work, width: configuration.concurrency) { index, job, delta in
+            let (file, result) = try await fetch(job, delta: delta, fetcher: fetcher, progress: progress)
+            return (index, file, result)
+        } take: { (index: Int, file: DownloadedFile, delta: ChunkDeltaResult?) in
+            try landed.place(file, at: jobs[index].paths, delta: delta, in: staged, progress: progress, report: report)
+        }
+        return (landed.records, landed.order, landed.bytes, reused, landed.saved)
+    }
+
+    /// Links unchanged files from the live version and writes the manifests: thousands of
+    /// system calls, made on the blocking pool.
+    private func carryOver(_ plan: SyncPlan, into staged: StagedVersion, liveDirectory: String?) async throws {
+        let carried = plan.actions.filter {
+            if case .download = $0.action { false } else { true }
+        }
+        try await BlockingPool.run { [staged] in
+            for (file, action) in carried {
+                switch action {
+                case .keep: try staged.link(liveDirectory! + "/" + file.path.string, at: file.path)
+                case .write(let data, _): try staged.write(data, at: file.path)
+                case .download: break
+                }
+            }
+        }
+    }
+
+    /// What an update that was killed or failed already downloaded and verified, found by
+    /// hashing its files again (on the blocking pool), by the path it is for.
+    private func interruptedCopies(of downloads: [SelectedFile]) async throws -> [BundlePath: String] {
+        let interrupted = store.interruptedFolders()
+        guard !interrupted.isEmpty else { return [:] }
+        return try await BlockingPool.run { [store] in
+            var found: [BundlePath: String] = [:]
+            for file in downloads {
+                guard let hash = file.hash, let size = file.size,
+                    let copy = store.interruptedCopy(of: file.path, hash: hash, size: size, in: interrupted)
+                else { continue }
+                found[file.path] = copy
+            }
+            return found
+        }
+    }
+
+    /// The download of `file`. A small file goes straight to its place in the staged tree: one
+    /// create in its own folder instead of a create, a rename and side-file checks in one shared
+    /// folder; a large one to the update's partials, where an interruption leaves it to resume.
+    private func downloadJob(for file: SelectedFile, into staged: StagedVersion, layout: ContentLayout) -> DownloadJob {
+        let small = (file.size ?? .max) < Fetcher.resumableSize
+        let partialPath: String
+        if small {
+            partialPath = staged.path + "/" + file.path.string
+        } else {
+            let key = (file.hash ?? ContentHash.of(Array(file.path.string.utf8), using: .sha256)).hex
+            partialPath = staged.partialsPath + "/" + key
+        }
+        return DownloadJob(
+            label: file.path.string,
+            url: layout.url(for: file.path, hash: file.hash, base: baseURL),
+            partialPath: partialPath,
+            expectedHash: file.hash,
+            expectedSize: file.size,
+            limit: configuration.sizeCap(declared: file.size != nil),
+            validators: nil,
+            resumable: !small,
+            confined: small ? ConfinedTarget(folder: staged.folder, path: file.path) : nil
+        )
+    }
+
+    /// One file: rebuilt from its chunks when it has a delta that works, else downloaded whole.
+    private func fetch(
+        _ job: DownloadJob,
+        delta: ChunkDeltaSource?,
+        fetcher: Fetcher,
+        progress: ProgressCounter
+    ) async throws -> (DownloadedFile, ChunkDeltaResult?) {
+        var result: ChunkDeltaResult?
+        if let delta {
+            result = try await rebuild(job, from: delta, fetcher: fetcher, progress: progress)
+            if let file = result?.file { return (file, result) }
+        }
+        guard case .fetched(let file, _) = try await fetcher.download(job, progress: { progress.add(bytes: $0) }) else {
+            throw FreshAirError.httpStatus(304, url: job.url)
+        }
+        return (file, result)
+    }
+
+    /// What an install's downloads added up to, as they landed, in order.
+    private struct Landed {
+        var records: [String: FileRecord]
         var order: [String] = []
         var bytes: Int64 = 0
         var saved: Int64 = 0
-        let work = jobs.indices.map { ($0, jobs[$0].job, deltaOfJob[$0]) }
-        try await forEachConcurrently(work, width: configuration.concurrency) { index, job, delta in
-            var result: ChunkDeltaResult?
-            if let delta {
-                result = try await rebuild(job, from: delta, fetcher: fetcher, progress: progress)
-                if let file = result?.file { return (index, file, result) }
-            }
-            guard case .fetched(let file, _) = try await fetcher.download(job, progress: { progress.add(bytes: $0) })
-            else {
-                throw FreshAirError.httpStatus(304, url: job.url)
-            }
-            return (index, file, result)
-        } take: { (index: Int, file: DownloadedFile, delta: ChunkDeltaResult?) in
+
+        /// Puts a downloaded (or rebuilt) file at its first path in the staged tree and links
+        /// its other paths to it; a rebuilt file's chunk index comes with it.
+        mutating func place(
+            _ file: DownloadedFile,
+            at paths: [BundlePath],
+            delta: ChunkDeltaResult?,
+            in staged: StagedVersion,
+            progress: ProgressCounter,
+            report: @Sendable (SyncEvent) -> Void
+        ) throws {
             if let delta {
                 // The index came with its file (and stays beside it, for the next update).
                 let path = delta.indexFile.path
@@ -141,7 +182,6 @@ extension BundleSync {
                 progress.completeFiles(1)
                 saved += delta.saved
             }
-            let paths = jobs[index].paths
             try staged.place(file.path, at: paths[0])
             for extra in paths.dropFirst() { try staged.duplicate(paths[0], at: extra) }
             for path in paths {
@@ -153,6 +193,5 @@ extension BundleSync {
             bytes += file.size - (delta?.saved ?? 0)  // a rebuilt file's copied chunks did not cross the network
             progress.completeFiles(paths.count)
         }
-        return (records, order, bytes, reused, saved)
     }
 }
