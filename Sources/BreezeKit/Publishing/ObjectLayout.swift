@@ -102,16 +102,8 @@ enum ObjectLayout {
     ) async throws -> Publisher.Report {
         let (bundleRoot, location) = try rootDocument(bundle: bundle, location: requested)
         let rootData = root ?? bundleRoot
-        let store = try destination.located(at: location)
+        let (store, here, stored) = try await listing(of: destination, objectsAt: location)
         let inside = !location.hasPrefix("../")
-        let here = try await destination.list()
-        // Objects inside the destination are in its listing already: no second listing.
-        let stored =
-            inside
-            ? here.reduce(into: [String: PublishedObject]()) { result, item in
-                if item.key.hasPrefix(location) { result[String(item.key.dropFirst(location.count))] = item.value }
-            }
-            : try await store.list()
 
         let rootHex = ContentHash.of(rootData, using: .sha256).hex
         var rootUnchanged = false
@@ -168,6 +160,24 @@ enum ObjectLayout {
 }
 
 extension ObjectLayout {
+    /// The object store at `location` (relative to `destination`), what `destination` holds,
+    /// and what the store holds, by object name. Objects inside the destination are in its
+    /// listing already: no second listing.
+    static func listing(
+        of destination: any PublishDestination,
+        objectsAt location: String
+    ) async throws -> (
+        store: any PublishDestination, here: [String: PublishedObject], stored: [String: PublishedObject]
+    ) {
+        let store = try destination.located(at: location)
+        let here = try await destination.list()
+        guard !location.hasPrefix("../") else { return (store, here, try await store.list()) }
+        let stored = here.reduce(into: [String: PublishedObject]()) { result, item in
+            if item.key.hasPrefix(location) { result[String(item.key.dropFirst(location.count))] = item.value }
+        }
+        return (store, here, stored)
+    }
+
     /// Makes `rootData` the destination's root manifest, every object it names being in the
     /// store already: stored as an object itself, named first in the history, then written as
     /// `manifest.json`, the one write devices see.

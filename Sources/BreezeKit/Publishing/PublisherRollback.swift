@@ -54,7 +54,7 @@ package enum PublisherRollback {
                 kind: .configuration
             )
         }
-        let store = try destination.located(at: location)
+        let (store, here, stored) = try await ObjectLayout.listing(of: destination, objectsAt: location)
         var report = Report(dryRun: dryRun)
         var root: JSONValue
         if current.json[StagedRelease.member] != nil, sequence == nil {
@@ -69,27 +69,24 @@ package enum PublisherRollback {
             root = earlier.json
             report.restoredSequence = earlier.manifest.sequence
         }
-        let stored = try await store.list()
         try await requireObjects(of: root, in: store, listed: stored)
-        report.signed = try StagedRelease.release(
-            &root,
+        let released = try StagedRelease.release(
+            root,
             after: current.manifest.sequence,
             keys: keys,
             validity: validity,
             identity: current.manifest.identity ?? "manifest"
         )
-        let released = try Manifest(data: Data(root.serializedBytes(indent: 2)), source: "manifest.json")
-        (report.sequence, report.expires) = (released.sequence, released.expires)
-        var bytes = root.serializedBytes(indent: 2)
-        bytes.append(UInt8(ascii: "\n"))
-        report.bytesUploaded = Int64(bytes.count)
+        report.signed = released.signed
+        (report.sequence, report.expires) = (released.manifest.sequence, released.manifest.expires)
+        report.bytesUploaded = Int64(released.data.count)
         if !dryRun {
             try await ObjectLayout.switchRoot(
-                to: Data(bytes),
+                to: released.data,
                 at: destination,
                 store: store,
                 stored: stored,
-                replacing: try await destination.list()
+                replacing: here
             )
         }
         return report

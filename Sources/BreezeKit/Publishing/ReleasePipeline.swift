@@ -140,20 +140,17 @@ package enum ReleasePipeline {
             )
         }
         let (nextData, _) = try ObjectLayout.rootDocument(bundle: working, location: location.isEmpty ? nil : location)
-        var root = StagedRelease.stagedRoot(next: try JSONReader.parse(nextData), current: current.json, gate: gate)
-        report.signed = try StagedRelease.release(
-            &root,
+        let released = try StagedRelease.release(
+            StagedRelease.stagedRoot(next: try JSONReader.parse(nextData), current: current.json, gate: gate),
             after: current.manifest.sequence,
             keys: keys,
             validity: validity,
             identity: working.lastPathComponent
         )
+        report.signed = released.signed
         report.signaturesKept = false
-        var bytes = root.serializedBytes(indent: 2)
-        bytes.append(UInt8(ascii: "\n"))
-        let manifest = try Manifest(data: Data(bytes), source: "manifest.json")
-        (report.sequence, report.expires) = (manifest.sequence, manifest.expires)
-        return Data(bytes)
+        (report.sequence, report.expires) = (released.manifest.sequence, released.manifest.expires)
+        return released.data
     }
 
     /// Generates, signs when needed, validates, and checks the bundle as a pinning device would.
@@ -170,12 +167,13 @@ package enum ReleasePipeline {
         report.removed = generated.removed
         report.digestsUpdated = generated.hash.stale.count
         let manifestURL = bundle.appendingPathComponent("manifest.json")
-        let before = try Manifest(data: Data(contentsOf: manifestURL), source: "manifest.json")
+        let generatedRoot = try Data(contentsOf: manifestURL)
+        let before = try Manifest(data: generatedRoot, source: "manifest.json")
         // A release already there with this sequence or a later one, and other content (a staged
         // release being promoted, another machine's release): the next sequence is above it.
         let published = current.flatMap { current -> Int? in
             guard let sequence = current.manifest.sequence, sequence >= before.sequence ?? 0,
-                let source = try? JSONReader.parse(Data(contentsOf: manifestURL)),
+                let source = try? JSONReader.parse(generatedRoot),
                 source.serializedBytes(indent: 0) != current.json.serializedBytes(indent: 0)
             else { return nil }
             return sequence

@@ -131,40 +131,57 @@ package enum StagedRelease {
         return root
     }
 
-    /// Makes `root` the release after `currentSequence`: signed with `keys` (or, unsigned, its
+    /// A root manifest as it is published: its bytes, and the manifest devices read from them.
+    struct Released {
+        var data: Data
+        var manifest: Manifest
+        /// The signing this release did; `nil` when unsigned.
+        var signed: SigningReport?
+    }
+
+    /// `root` as the release after `currentSequence`: signed with `keys` (or, unsigned, its
     /// sequence moved on when it has one), then checked as a device pinning the keys checks it.
     static func release(
-        _ root: inout JSONValue,
+        _ root: JSONValue,
         after currentSequence: Int?,
         keys: [SigningKey],
         validity: Duration,
         identity: String
-    ) throws -> SigningReport? {
-        let data = Data(root.serializedBytes(indent: 2))
-        let existing = try Manifest(data: data, source: "manifest.json").release
+    ) throws -> Released {
+        var root = root
+        let existing = try Manifest(data: Data(root.serializedBytes(indent: 2)), source: "manifest.json").release
         // After what devices have now; the document's own number is a scratch copy's.
         let sequence = (currentSequence ?? existing.sequence ?? 0) + 1
-        guard !keys.isEmpty else {
+        var signed: SigningReport?
+        if keys.isEmpty {
             if root["sequence"] != nil { root.set("sequence", JSONValue(sequence)) }
-            return nil
+        } else {
+            // Signed anew; the number to be above is the destination's, given in `sequence`.
+            var unsigned = existing
+            (unsigned.signatures, unsigned.signedMessage, unsigned.sequence) = ([], nil, nil)
+            signed = try ReleaseSigning.sign(
+                &root,
+                existing: unsigned,
+                with: keys,
+                options: SigningOptions(
+                    validity: validity,
+                    identity: existing.identity ?? identity,
+                    sequence: sequence
+                ),
+                defaultIdentity: identity
+            )
         }
-        // Signed anew; the number to be above is the destination's, given in `sequence`.
-        var unsigned = existing
-        (unsigned.signatures, unsigned.signedMessage, unsigned.sequence) = ([], nil, nil)
-        let report = try ReleaseSigning.sign(
-            &root,
-            existing: unsigned,
-            with: keys,
-            options: SigningOptions(validity: validity, identity: existing.identity ?? identity, sequence: sequence),
-            defaultIdentity: identity
-        )
-        let signed = try Manifest(data: Data(root.serializedBytes(indent: 2)), source: "manifest.json")
-        do {
-            try signed.verify(KeySet(keys: keys.map(\.publicKey)), source: "manifest.json")
-        } catch {
-            throw PublishError("a device pinning the key would refuse this release: \(error.detail)")
+        var bytes = root.serializedBytes(indent: 2)
+        bytes.append(UInt8(ascii: "\n"))
+        let manifest = try Manifest(data: Data(bytes), source: "manifest.json")
+        if !keys.isEmpty {
+            do {
+                try manifest.verify(KeySet(keys: keys.map(\.publicKey)), source: "manifest.json")
+            } catch {
+                throw PublishError("a device pinning the key would refuse this release: \(error.detail)")
+            }
         }
-        return report
+        return Released(data: Data(bytes), manifest: manifest, signed: signed)
     }
 
     /// The root manifest published at `destination`, parsed, or `nil` when there is none.

@@ -36,12 +36,7 @@ struct PublishCommand: AsyncParsableCommand {
 
     @Argument(help: "The bundle folder, package file or repository folder.") var source: String
     @Argument(help: "A folder, or s3://BUCKET/PREFIX.") var destination: String
-    @Option(help: "An S3-compatible server's URL (MinIO, Ceph, R2).") var endpoint: String?
-    @Option(help: "The bucket's region.") var region: String?
-    @Option(
-        help: "The AWS profile whose credentials, region and endpoint_url to use (default: AWS_PROFILE, else default)."
-    )
-    var profile: String?
+    @OptionGroup var s3: S3DestinationOptions
     @Flag(
         help:
             "After the root manifest is in place, remove files the source no longer has. Devices that read the old manifest a moment before may then fail that one sync and retry."
@@ -70,10 +65,6 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(help: "Uploads at once.") var concurrency = 8
     @Option(help: "S3: files larger than this many MiB go up in parts of this size (at least 5).")
     var partSize: Int64 = 8
-    @Option(help: "S3: a canned ACL for every object, such as public-read for a bucket devices read over HTTP.")
-    var acl: String?
-    @Option(help: "S3: seconds to wait for an answer before a request is tried again (4 tries in all).")
-    var timeout = 60
     @OptionGroup var cache: CacheOptions
     @Flag(help: "Print JSON.") var json = false
 
@@ -88,7 +79,6 @@ struct PublishCommand: AsyncParsableCommand {
         }
         guard keep >= 1 else { throw ValidationError("--keep takes a number of versions, at least 1.") }
         guard gcGraceMinutes >= 0 else { throw ValidationError("--gc-grace-minutes cannot be negative.") }
-        guard timeout >= 1 else { throw ValidationError("--timeout takes a number of seconds, at least 1.") }
     }
 
     /// What `--layout` and `--objects` ask for; `nil`: what the root manifest records.
@@ -104,7 +94,7 @@ struct PublishCommand: AsyncParsableCommand {
 
     func run() async throws {
         try CommandFailure.requireExisting(source)
-        var options = S3Options.command(acl: acl, timeout: timeout)
+        var options = s3.options
         options.partSize = partSize << 20
         options.partConcurrency = max(1, concurrency / 2)
         options.cachePolicy = cache.policy
@@ -113,13 +103,7 @@ struct PublishCommand: AsyncParsableCommand {
         let line = ProgressLine(enabled: !json && !dryRun && ProgressLine.isTerminal)
         defer { line.clear() }
         do {
-            (report, target) = try await PublishDestinations.with(
-                destination,
-                endpoint: endpoint,
-                region: region,
-                profile: profile,
-                options: options
-            ) { target in
+            (report, target) = try await s3.with(destination, options: options) { target in
                 let report = try await Publisher.run(
                     source: URL(fileURLWithPath: source),
                     to: target,
@@ -148,17 +132,5 @@ struct PublishCommand: AsyncParsableCommand {
             "\(dryRun ? "Dry run for" : "Published to") \(target): \(report.uploaded.count) \(verb) (\(ByteCount(report.bytesUploaded))), "
                 + "\(report.unchanged) unchanged, \(report.deleted.count) \(dryRun ? "to remove" : "removed")."
         )
-    }
-}
-
-extension S3Options {
-    /// What `publish` and `release` set alike from their flags: the ACL, how long to wait for
-    /// an answer, and each retry reported on standard error.
-    static func command(acl: String?, timeout: Int) -> S3Options {
-        var options = S3Options()
-        options.acl = acl
-        options.idleTimeout = .seconds(timeout)
-        options.onRetry = { note in FileHandle.standardError.write(Data("breeze: \(note)\n".utf8)) }
-        return options
     }
 }

@@ -33,7 +33,7 @@ struct SigningKeyOptions: ParsableArguments {
     }
 }
 
-/// How `release` and `revert` reach an S3 destination.
+/// How `publish`, `release` and `revert` reach an S3 destination.
 struct S3DestinationOptions: ParsableArguments {
     @Option(help: "An S3-compatible server's URL (MinIO, Ceph, R2).") var endpoint: String?
     @Option(help: "The bucket's region.") var region: String?
@@ -41,16 +41,30 @@ struct S3DestinationOptions: ParsableArguments {
         help: "The AWS profile whose credentials, region and endpoint_url to use (default: AWS_PROFILE, else default)."
     )
     var profile: String?
-    @Option(help: "S3: a canned ACL for every object, such as public-read.") var acl: String?
-    @Option(help: "S3: seconds to wait for an answer before a request is tried again.") var timeout = 60
+    @Option(help: "S3: a canned ACL for every object, such as public-read for a bucket devices read over HTTP.")
+    var acl: String?
+    @Option(help: "S3: seconds to wait for an answer before a request is tried again (4 tries in all).")
+    var timeout = 60
 
     func validate() throws {
         guard timeout >= 1 else { throw ValidationError("--timeout takes a number of seconds, at least 1.") }
     }
 
-    /// Runs `body` with `destination` (a folder or s3://BUCKET/PREFIX) opened.
+    /// What these flags set alike for every command: the ACL, how long to wait for an answer,
+    /// and each retry reported on standard error.
+    var options: S3Options {
+        var options = S3Options()
+        options.acl = acl
+        options.idleTimeout = .seconds(timeout)
+        options.onRetry = { note in FileHandle.standardError.write(Data("breeze: \(note)\n".utf8)) }
+        return options
+    }
+
+    /// Runs `body` with `destination` (a folder or s3://BUCKET/PREFIX) opened, with `options`
+    /// (by default ``options``; a command adds its own to those).
     func with<Result: Sendable>(
         _ destination: String,
+        options: S3Options? = nil,
         _ body: (any PublishDestination) async throws -> Result
     ) async throws -> Result {
         try await PublishDestinations.with(
@@ -58,7 +72,7 @@ struct S3DestinationOptions: ParsableArguments {
             endpoint: endpoint,
             region: region,
             profile: profile,
-            options: S3Options.command(acl: acl, timeout: timeout),
+            options: options ?? self.options,
             body
         )
     }
