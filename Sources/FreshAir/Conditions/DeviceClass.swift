@@ -44,6 +44,9 @@ enum DeviceClass {
         ["iOS", "visionOS", "watchOS"].contains(platform)
     }
 
+    /// ``hasDataProtection(platform:)`` for the platform this code was built for.
+    static var hasDataProtectionHere: Bool { hasDataProtection(platform: ConditionEnvironment.compiledPlatform) }
+
     /// What an unknown idiom or model falls back to: the platform's usual device.
     static func fallback(platform: String) -> String {
         switch platform {

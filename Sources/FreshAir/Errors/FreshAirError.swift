@@ -225,8 +225,7 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
             // A file:// source is read from disk: no server answered, whatever the status says.
             // On a device, a file its Data Protection class closes reads as refused too.
             let locked =
-                DeviceClass.hasDataProtection(platform: ConditionEnvironment.compiledPlatform)
-                ? " (or closed by Data Protection while the device is locked)" : ""
+                DeviceClass.hasDataProtectionHere ? " (or closed by Data Protection while the device is locked)" : ""
             let what = status == 403 ? "not readable by this user\(locked)" : "no such file"
             return "\(url.path): \(what). Check the path: a file:// source is a folder or file on this machine."
         case .httpStatus(let status, let url):

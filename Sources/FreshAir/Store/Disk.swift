@@ -27,10 +27,7 @@ enum Disk {
         .fileSystem(
             operation: operation,
             path: path,
-            reason: reason(
-                code,
-                dataProtection: DeviceClass.hasDataProtection(platform: ConditionEnvironment.compiledPlatform)
-            ),
+            reason: reason(code, dataProtection: DeviceClass.hasDataProtectionHere),
             underlying: POSIXErrorCode(rawValue: code).map { POSIXError($0) }
         )
     }

@@ -57,7 +57,10 @@ enum Durability {
     /// files it downloaded or wrote (not those hard-linked from the previous version, whose
     /// data is on disk already), the record, every folder of the version and `versions/`
     /// itself, then one `F_FULLFSYNC`.
-    static func flush(version path: String, record: String, linked: Set<String>) throws(FreshAirError) {
+    ///
+    /// `linked: nil` says every file is a link (a repository's snapshot): see
+    /// ``flush(linkedTree:record:)``.
+    static func flush(version path: String, record: String, linked: Set<String>?) throws(FreshAirError) {
         #if os(Linux)
         try flush(tree: path)
         #else
@@ -74,23 +77,10 @@ enum Durability {
     }
 
     /// Flushes a tree made only of hard links to files already flushed (a repository's
-    /// snapshot) and the record written for it, before a link names the tree. Linux: one
-    /// `syncfs`. Apple platforms: the tree's folders, the record and its folder, no file's data
-    /// again (``FlushPlan`` with every file linked), and one `F_FULLFSYNC`.
+    /// snapshot) and the record written for it, before a link names the tree: as a version
+    /// whose every file is linked, so no file's data is flushed again.
     static func flush(linkedTree path: String, record: String) throws(FreshAirError) {
-        #if os(Linux)
-        try flush(tree: path)
-        #else
-        let (files, folders) = treeContents(path)
-        let plan = FlushPlan.make(version: path, record: record, files: files, folders: folders, linked: Set(files))
-        for file in plan.files { try flush(file: file) }
-        for folder in plan.directories + [(record as NSString).deletingLastPathComponent] { try flush(file: folder) }
-        let descriptor = try open(plan.fullSync)
-        defer { _ = close(descriptor) }
-        guard fcntl(descriptor, F_FULLFSYNC) == 0 || fsync(descriptor) == 0 else {
-            throw Disk.failure("flush (F_FULLFSYNC)", plan.fullSync)
-        }
-        #endif
+        try flush(version: path, record: record, linked: nil)
     }
 
     /// The regular files and the folders below `path`, relative to it (`""` is `path`
@@ -145,7 +135,8 @@ enum Durability {
 struct FlushPlan: Equatable {
     /// Files whose data this update wrote, then the record.
     var files: [String]
-    /// Folders whose entries changed, deepest first, `versions/` last.
+    /// Folders whose entries changed, deepest first, then the record's folder when it is not
+    /// `versions/`, `versions/` last.
     var directories: [String]
     /// Where the one `F_FULLFSYNC` goes.
     var fullSync: String
@@ -155,14 +146,18 @@ struct FlushPlan: Equatable {
         record: String,
         files: [String],
         folders: [String],
-        linked: Set<String>
+        linked: Set<String>?
     ) -> FlushPlan {
         let versions = (version as NSString).deletingLastPathComponent
+        let recordFolder = (record as NSString).deletingLastPathComponent
         let depth = { (path: String) in path.isEmpty ? 0 : path.split(separator: "/").count }
         let deepestFirst = folders.sorted { (depth($0), $0) > (depth($1), $1) }
+        // nil: every file is a link to data flushed before.
+        let written = linked.map { linked in files.filter { !linked.contains($0) } } ?? []
         return FlushPlan(
-            files: files.filter { !linked.contains($0) }.sorted().map { version + "/" + $0 } + [record],
-            directories: deepestFirst.map { $0.isEmpty ? version : version + "/" + $0 } + [versions],
+            files: written.sorted().map { version + "/" + $0 } + [record],
+            directories: deepestFirst.map { $0.isEmpty ? version : version + "/" + $0 }
+                + (recordFolder == versions ? [] : [recordFolder]) + [versions],
             fullSync: versions
         )
     }

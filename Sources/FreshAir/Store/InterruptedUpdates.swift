@@ -13,19 +13,19 @@ extension BundleStore {
 
     /// Moves leftover staging folders, and versions newer than the live one that never went
     /// live, to `interrupted/`. Called with the store's lock held, before an update begins.
-    /// A staged folder another update is still filling (``StagingLease``) stays where it is.
+    /// A staged folder another update is still filling (``FolderLease``) stays where it is.
     func setAsideInterruptedWork(liveID: Int?) throws {
         var leftovers: [String] = []
         for name in Disk.contentsOfDirectory(stagingPath) where !name.hasSuffix(".owner") {
             let staged = stagingPath + "/" + name
-            if StagingLease.isHeld(staged) { continue }
-            StagingLease.drop(staged)
+            if FolderLease.isHeld(staged) { continue }
+            FolderLease.drop(staged)
             leftovers.append(staged)
         }
         // Owner files whose folder is gone (a process killed between the two writes).
         for name in Disk.contentsOfDirectory(stagingPath) where name.hasSuffix(".owner") {
             let staged = stagingPath + "/" + name.dropLast(".owner".count)
-            if !Disk.exists(staged), !StagingLease.isHeld(staged) { StagingLease.drop(staged) }
+            if !Disk.exists(staged), !FolderLease.isHeld(staged) { FolderLease.drop(staged) }
         }
         for name in Disk.contentsOfDirectory(versionsPath) {
             // The record first (or alone): a version without one never went live.
@@ -54,17 +54,17 @@ extension BundleStore {
     func claimPartials() throws -> String {
         for name in Disk.contentsOfDirectory(root.path) where name.hasPrefix("partials-") && !name.hasSuffix(".owner") {
             let folder = root.path + "/" + name
-            if !StagingLease.isHeld(folder) {
+            if !FolderLease.isHeld(folder) {
                 try Disk.remove(folder)
-                StagingLease.drop(folder)
+                FolderLease.drop(folder)
             }
         }
-        if !StagingLease.isHeld(partialsPath) {
-            try StagingLease.claim(partialsPath)
+        if !FolderLease.isHeld(partialsPath) {
+            try FolderLease.claim(partialsPath)
             return partialsPath
         }
         let own = root.path + "/partials-" + UUID().uuidString.prefix(8)
-        try StagingLease.claim(own)
+        try FolderLease.claim(own)
         try Disk.createDirectory(own)
         return own
     }
@@ -72,7 +72,7 @@ extension BundleStore {
     /// Ends an update's claim on its partials folder (see ``claimPartials()``).
     func releasePartials(_ folder: String) {
         if folder != partialsPath { try? Disk.remove(folder) }
-        StagingLease.drop(folder)
+        FolderLease.drop(folder)
     }
 
     /// The folders interrupted updates left, newest first: listed once per update, since most

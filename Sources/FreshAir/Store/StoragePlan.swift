@@ -36,32 +36,14 @@ package struct StoragePlan: Equatable, Sendable {
     /// The plan for the platform the app was built for (`iOS`, `tvOS`, `macOS`, …), which an
     /// iOS app on a Mac keeps: its container and file APIs are still the iOS SDK's.
     package static func forPlatform(_ platform: String) -> StoragePlan {
-        switch platform {
-        case "iOS", "visionOS", "watchOS":
-            StoragePlan(
-                content: .applicationSupport,
-                state: .applicationSupport,
-                excludeContentFromBackup: true,
-                protection: .completeUntilFirstUserAuthentication
-            )
-        case "tvOS":
-            // Caches is never backed up: nothing to exclude.
-            StoragePlan(content: .caches, state: .applicationSupport, excludeContentFromBackup: false, protection: nil)
-        case "macOS":
-            StoragePlan(
-                content: .applicationSupport,
-                state: .applicationSupport,
-                excludeContentFromBackup: true,
-                protection: nil
-            )
-        default:
-            StoragePlan(
-                content: .applicationSupport,
-                state: .applicationSupport,
-                excludeContentFromBackup: false,
-                protection: nil
-            )
-        }
+        // tvOS keeps content in Caches, which is never backed up: nothing to exclude there.
+        let tvOS = platform == "tvOS"
+        return StoragePlan(
+            content: tvOS ? .caches : .applicationSupport,
+            state: .applicationSupport,
+            excludeContentFromBackup: ["iOS", "visionOS", "watchOS", "macOS"].contains(platform),
+            protection: DeviceClass.hasDataProtection(platform: platform) ? .completeUntilFirstUserAuthentication : nil
+        )
     }
 
     /// The files of a ``BundleStore/stateFolder``.

@@ -43,7 +43,7 @@ struct StoreUpdate: Sendable {
             .compactMap { Int($0.split(separator: ".").first ?? "") }
         let id = (ids.max() ?? 0) + 1
         let path = store.stagingPath + "/\(id)"
-        try StagingLease.claim(path)
+        try FolderLease.claim(path)
         try Disk.createDirectory(path)
         return try StagedVersion(id: id, path: path, partialsPath: partialsPath)
     }
@@ -62,7 +62,7 @@ struct StoreUpdate: Sendable {
             guard let record = try await fill(&staged) else {
                 try await BlockingPool.run { [staged] in
                     try Disk.remove(staged.path)
-                    StagingLease.drop(staged.path)
+                    FolderLease.drop(staged.path)
                 }
                 return nil
             }
@@ -77,7 +77,7 @@ struct StoreUpdate: Sendable {
             // What was downloaded and verified so far stays for the next update to reuse.
             try? await BlockingPool.run { [store, staged] in
                 try store.setAside([staged.path])
-                StagingLease.drop(staged.path)
+                FolderLease.drop(staged.path)
             }
             throw error
         }
@@ -91,7 +91,7 @@ struct StoreUpdate: Sendable {
         record.id = staged.id
         record.previous = live?.id
         try Disk.rename(staged.path, to: store.versionPath(staged.id))
-        StagingLease.drop(staged.path)
+        FolderLease.drop(staged.path)
         try writeRecord(record)
         // Data, folders and record on disk before the link names them (see Durability).
         try Durability.flush(

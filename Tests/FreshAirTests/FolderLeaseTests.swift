@@ -3,17 +3,17 @@ import Testing
 
 @testable import FreshAir
 
-@Suite("Staging leases: a staged folder is another update's while its process lives, for a day at most")
-struct StagingLeaseTests {
+@Suite("Folder leases: a staged or partials folder is another update's while its process lives, for a day at most")
+struct FolderLeaseTests {
     @Test("The decision: a living process within a day holds; a gone one, an old lease or no number does not")
     func decision() {
         let alive: (Int32) -> Bool = { $0 == 42 }
-        #expect(StagingLease.isHeld(owner: 42, age: 60, processExists: alive))
-        #expect(!StagingLease.isHeld(owner: 43, age: 60, processExists: alive))
-        #expect(!StagingLease.isHeld(owner: 42, age: StagingLease.longest + 1, processExists: alive))
-        #expect(!StagingLease.isHeld(owner: nil, age: 60, processExists: { _ in true }))
-        #expect(!StagingLease.isHeld(owner: 0, age: 60, processExists: { _ in true }))
-        #expect(!StagingLease.isHeld(owner: -1, age: 60, processExists: { _ in true }))
+        #expect(FolderLease.isHeld(owner: 42, age: 60, processExists: alive))
+        #expect(!FolderLease.isHeld(owner: 43, age: 60, processExists: alive))
+        #expect(!FolderLease.isHeld(owner: 42, age: FolderLease.longest + 1, processExists: alive))
+        #expect(!FolderLease.isHeld(owner: nil, age: 60, processExists: { _ in true }))
+        #expect(!FolderLease.isHeld(owner: 0, age: 60, processExists: { _ in true }))
+        #expect(!FolderLease.isHeld(owner: -1, age: 60, processExists: { _ in true }))
     }
 
     @Test(
@@ -25,9 +25,9 @@ struct StagingLeaseTests {
         let store = BundleStore(root: root)
         try FileManager.default.createDirectory(atPath: store.stagingPath, withIntermediateDirectories: true)
         let mine = store.stagingPath + "/1"
-        try StagingLease.claim(mine)
+        try FolderLease.claim(mine)
         try FileManager.default.createDirectory(atPath: mine, withIntermediateDirectories: false)
-        #expect(StagingLease.isHeld(mine))
+        #expect(FolderLease.isHeld(mine))
 
         // A process that has exited: its number names nobody now.
         let exited = Process()
@@ -36,10 +36,10 @@ struct StagingLeaseTests {
         exited.waitUntilExit()
         let theirs = store.stagingPath + "/2"
         try Data("\(exited.processIdentifier)\n".utf8).write(
-            to: URL(fileURLWithPath: StagingLease.ownerPath(of: theirs))
+            to: URL(fileURLWithPath: FolderLease.ownerPath(of: theirs))
         )
         try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: false)
-        #expect(!StagingLease.isHeld(theirs))
+        #expect(!FolderLease.isHeld(theirs))
 
         try store.setAsideInterruptedWork(liveID: nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingPath).sorted() == ["1", "1.owner"])

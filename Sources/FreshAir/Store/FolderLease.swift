@@ -8,32 +8,33 @@ import Musl
 import Darwin
 #endif
 
-/// Which staged folders belong to an update still running.
+/// Which folders belong to an update still running: staged versions and partials folders.
 ///
 /// An update lets go of the store's lock while it downloads (see ``StoreLock``), so another
-/// update can start meanwhile and must not take a staged folder that is still being filled
-/// for an interrupted one. Each staged folder `staging/8/` has an owner file `staging/8.owner`
-/// naming the process that fills it; the folder counts as interrupted once that process is
-/// gone, or after a day, whichever comes first (a process number can be reused).
-enum StagingLease {
+/// update can start meanwhile and must not take a folder that is still being filled for an
+/// interrupted one. Each such folder (`staging/8/`, `partials/`) has an owner file beside it
+/// (`staging/8.owner`, `partials.owner`) naming the process that fills it; the folder counts as
+/// abandoned once that process is gone, or after a day, whichever comes first (a process
+/// number can be reused).
+enum FolderLease {
     /// How long a lease holds at most, whatever its process.
     static let longest: TimeInterval = 24 * 60 * 60
 
-    static func ownerPath(of staged: String) -> String { staged + ".owner" }
+    static func ownerPath(of folder: String) -> String { folder + ".owner" }
 
-    /// Marks `staged` as this process's, before the folder exists.
-    static func claim(_ staged: String) throws(FreshAirError) {
-        try Disk.writeAtomically(Data("\(getpid())\n".utf8), to: ownerPath(of: staged))
+    /// Marks `folder` as this process's, before the folder exists.
+    static func claim(_ folder: String) throws(FreshAirError) {
+        try Disk.writeAtomically(Data("\(getpid())\n".utf8), to: ownerPath(of: folder))
     }
 
-    /// Ends the lease on `staged`, once the folder went live or was set aside.
-    static func drop(_ staged: String) {
-        try? Disk.remove(ownerPath(of: staged))
+    /// Ends the lease on `folder`, once it went live, was set aside or was removed.
+    static func drop(_ folder: String) {
+        try? Disk.remove(ownerPath(of: folder))
     }
 
-    /// Whether an update still fills `staged`.
-    static func isHeld(_ staged: String) -> Bool {
-        let owner = ownerPath(of: staged)
+    /// Whether an update still fills `folder`.
+    static func isHeld(_ folder: String) -> Bool {
+        let owner = ownerPath(of: folder)
         guard let data = try? Disk.read(owner), let modified = Disk.status(owner)?.modified else { return false }
         let pid = Int32(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         return isHeld(
