@@ -40,18 +40,28 @@ struct AppEntryPointTests {
         return environment
     }
 
+    /// An app 1.0's content from `remote`, its store in `app`'s `Store`, its bundled copy in
+    /// `app`'s `resources` folder.
+    static func content(from remote: URL, app: TemporaryFolder, resources: String) -> FreshAirContent {
+        FreshAirContent(
+            remote: remote,
+            folder: app.path("Store"),
+            bundledIn: Bundle(url: app.path(resources)),
+            environment: environment(appVersion: "1.0"),
+            configuration: configuration()
+        )
+    }
+
     @Test("the bundled copy goes live without the network; the server's reuses what they share; then one request")
     func bundledCopyThenServer() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let app = try TemporaryFolder("app")
             let blob = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) })
             try await Self.makeBundle(at: app.path("AppResources/App.freshair"), title: "Bundled", blob: blob)
-            let content = FreshAirContent(
-                remote: server.url.appendingPathComponent("App.freshair/"),
-                folder: app.path("Store"),
-                bundledIn: Bundle(url: app.path("AppResources")),
-                environment: Self.environment(appVersion: "1.0"),
-                configuration: Self.configuration()
+            let content = Self.content(
+                from: server.url.appendingPathComponent("App.freshair/"),
+                app: app,
+                resources: "AppResources"
             )
             #expect(content.bundled?.lastPathComponent == "App.freshair")
 
@@ -94,12 +104,10 @@ struct AppEntryPointTests {
         try await Self.makeBundle(at: app.path("Res/Offline.freshair"), title: "Offline", blob: Data(count: 10))
         let socket = try LoopbackSocket(listening: false)
         defer { socket.close() }
-        let content = FreshAirContent(
-            remote: URL(string: "http://127.0.0.1:\(socket.port)/Offline.freshair/")!,
-            folder: app.path("Store"),
-            bundledIn: Bundle(url: app.path("Res")),
-            environment: Self.environment(appVersion: "1.0"),
-            configuration: Self.configuration()
+        let content = Self.content(
+            from: URL(string: "http://127.0.0.1:\(socket.port)/Offline.freshair/")!,
+            app: app,
+            resources: "Res"
         )
         do {
             try await content.run()
@@ -123,12 +131,10 @@ struct AppEntryPointTests {
                 title: "Server",
                 blob: Data(count: 10)
             )
-            let content = FreshAirContent(
-                remote: server.url.appendingPathComponent("App.freshair/"),
-                folder: app.path("Store"),
-                bundledIn: Bundle(url: app.path("Res")),
-                environment: Self.environment(appVersion: "1.0"),
-                configuration: Self.configuration()
+            let content = Self.content(
+                from: server.url.appendingPathComponent("App.freshair/"),
+                app: app,
+                resources: "Res"
             )
             await #expect {
                 try await content.installBundledCopy()
