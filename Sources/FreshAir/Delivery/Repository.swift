@@ -215,16 +215,9 @@ public struct Repository: Sendable {
         defer { lock.release() }
         // The lock is let go while the update waits on the network; when another update saved
         // a new state meanwhile, this one starts again from that state, up to 3 times in all.
-        for attempt in 1...3 {
-            do {
-                return try await updateOnce(lock: lock, fetcher: fetcher, started: started, progress, report)
-            } catch is StoreChangedMeanwhile where attempt < 3 {
-                continue
-            } catch is StoreChangedMeanwhile {
-                break
-            }
+        return try await lock.replanningWhenChanged {
+            try await updateOnce(lock: lock, fetcher: fetcher, started: started, progress, report)
         }
-        throw FreshAirError.storeLocked(path: lock.path)
     }
 
     private func updateOnce(
@@ -245,7 +238,7 @@ public struct Repository: Sendable {
         let index: RepositoryIndex
         let validators: HTTPValidators?
         let notModified: Bool
-        let (keys, answer) = try await withoutLock { [configuration, stateFolder] in
+        let (keys, trustedSaved, answer) = try await withoutLock { [configuration, stateFolder] in
             let keys = try await KeyRotation.currentKeys(
                 configuration: configuration,
                 statePath: stateFolder.appendingPathComponent("keys.json").path,
@@ -259,9 +252,8 @@ public struct Repository: Sendable {
                 validators: trustedSaved?.validators,
                 limit: configuration.maxDocumentSize
             )
-            return (keys, answer)
+            return (keys, trustedSaved, answer)
         }
-        let trustedSaved = keys != nil && saved?.sequence == nil ? nil : saved
         switch answer {
         case .notModified, .notNewer:  // document(at:) answers only the first of these
             (index, validators, notModified) = (trustedSaved!.index, trustedSaved?.validators, true)

@@ -128,20 +128,12 @@ public struct BundleStore: Sendable {
         defer { lock.release() }
         let partials = try claimPartials()
         defer { releasePartials(partials) }
-        var attempt = 0
-        while true {
-            attempt += 1
+        return try await lock.replanningWhenChanged {
             try LiveLink.claim(liveLink.path)
             let live = try liveRecord()
             try setAsideInterruptedWork(liveID: live?.id)
             var update = StoreUpdate(store: self, live: live, lock: lock, partialsPath: partials)
-            do {
-                return try await body(&update)
-            } catch is StoreChangedMeanwhile where attempt < 3 {
-                continue
-            } catch is StoreChangedMeanwhile {
-                throw FreshAirError.storeLocked(path: lock.path)
-            }
+            return try await body(&update)
         }
     }
 

@@ -65,6 +65,16 @@ final class StoreLock: Sendable {
         return try outcome.get()
     }
 
+    /// Runs `body` (a whole update), and again from the start when it finds the store changed
+    /// while it did not hold the lock (``StoreChangedMeanwhile``), up to 3 times in all; then
+    /// the store counts as busy with other updates.
+    func replanningWhenChanged<Result>(_ body: () async throws -> Result) async throws -> Result {
+        for attempt in 1...3 {
+            do { return try await body() } catch is StoreChangedMeanwhile where attempt < 3 { continue }
+        }
+        throw FreshAirError.storeLocked(path: path)
+    }
+
     func release() {
         let held = descriptor.withLock { held in
             defer { held = -1 }
