@@ -272,4 +272,72 @@ struct ReleaseCommandTests {
             #expect(revertPaths.status == 78 && revertPaths.error.contains("path layout"), "\(revertPaths.error)")
         }
     }
+
+    @Test(
+        "Whoever writes to the bucket without the key gets nothing signed: a changed root or history object is refused, a huge sequence is an error"
+    )
+    func tamperedStoreIsNeverSignedAgain() async throws {
+        let work = try TemporaryFolder("tampered-release")
+        let bundle = work.path("Content.freshair")
+        let site = work.path("site/Content.freshair")
+        let root = site.appendingPathComponent("manifest.json")
+        let keyPath = work.path("release.key").path
+        #expect(try await BreezeBinary.run(["init", bundle.path]).status == 0)
+        #expect(try await BreezeBinary.run(["keygen", keyPath]).status == 0)
+        let strings = bundle.appendingPathComponent("en.lproj/Feature.strings")
+        let starter = try String(contentsOf: strings, encoding: .utf8)
+        func retitle(_ title: String) throws {
+            try Data(starter.replacingOccurrences(of: "\"Welcome\"", with: "\"\(title)\"").utf8).write(to: strings)
+        }
+        func breeze(_ arguments: [String]) async throws -> BreezeBinary.Run {
+            try await BreezeBinary.run(arguments + ["--key", keyPath])
+        }
+        /// `data` as a JSON object with `change` applied, as a bucket writer would edit it.
+        func edited(_ data: Data, _ change: (inout [String: Any]) -> Void) throws -> Data {
+            var json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            change(&json)
+            return try JSONSerialization.data(withJSONObject: json)
+        }
+        #expect(try await breeze(["release", bundle.path, site.path, "--layout", "objects"]).status == 0)
+        try retitle("Two")
+        #expect(try await breeze(["release", bundle.path, site.path]).status == 0)
+        // The writer's file: any object in the store, under a name of their choosing.
+        let stored = try FileManager.default.contentsOfDirectory(atPath: site.appendingPathComponent("objects").path)
+        let evil: [String: Any] = ["filename": "evil.txt", "sha": try #require(stored.first { $0.count == 64 })]
+        let good = try Data(contentsOf: root)
+
+        // A root that claims a staged release whose "previous" files are the writer's.
+        let forged = try edited(good) { $0["staged"] = ["percent": 10, "previous": [evil]] }
+        try forged.write(to: root)
+        try retitle("Three")
+        let staged = try await breeze(["release", bundle.path, site.path, "--rollout", "10"])
+        #expect(staged.status != 0 && staged.error.contains("not signed by the given key"), "\(staged.error)")
+        let stop = try await breeze(["revert", site.path])
+        #expect(stop.status != 0 && stop.error.contains("not signed by the given key"), "\(stop.error)")
+        #expect(try Data(contentsOf: root) == forged, "nothing published over it")
+
+        // An earlier root in the publish history, changed in place under its name.
+        try good.write(to: root)
+        let history = site.appendingPathComponent("objects/history")
+        let historyFile = try #require(try FileManager.default.contentsOfDirectory(atPath: history.path).first)
+        let roots =
+            try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: history.appendingPathComponent(historyFile)))
+                    as? [String: Any]
+            )["roots"] as? [[String: Any]]
+        let earlier = try #require(roots?.last?["sha256"] as? String)
+        let earlierObject = site.appendingPathComponent("objects/\(earlier)")
+        try edited(try Data(contentsOf: earlierObject)) {
+            $0["files"] = (($0["files"] as? [Any]) ?? []) + [evil]
+        }.write(to: earlierObject)
+        let back = try await breeze(["revert", site.path])
+        #expect(back.status != 0 && back.error.contains("not signed by the given key"), "\(back.error)")
+        #expect(back.error.contains(earlier), "names the object: \(back.error)")
+        #expect(try Data(contentsOf: root) == good)
+
+        // The largest sequence a manifest holds: no release can follow it, and breeze says so.
+        try edited(good) { $0["sequence"] = Int64.max }.write(to: root)
+        let after = try await breeze(["release", bundle.path, site.path])
+        #expect(after.status == 69 && after.error.contains("largest"), "\(after.status): \(after.error)")
+    }
 }

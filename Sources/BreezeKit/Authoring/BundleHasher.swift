@@ -131,8 +131,9 @@ package enum BundleHasher {
             // Changed content gets the next sequence, so devices take it and refuse older copies.
             // (Not when a signing follows at once, which moves it itself: one release, one step.)
             if movesSequence, document.folder.isEmpty, let sequence = document.json["sequence"]?.integer {
-                document.json.set("sequence", JSONValue(sequence + 1))
-                report.sequence = Int(sequence + 1)
+                let next = try ReleaseSequence.after(Int(sequence), in: "manifest.json", kind: .source)
+                document.json.set("sequence", JSONValue(next))
+                report.sequence = next
             }
             // Signatures cover the old content: devices would refuse them. `breeze sign` again.
             if document.folder.isEmpty, let signatures = document.json[ManifestSignature.member]?.array {

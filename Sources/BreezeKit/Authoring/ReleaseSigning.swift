@@ -94,7 +94,8 @@ enum ReleaseSigning {
                 report.kept.append(signature.key)
             }
         } else {
-            let sequence = options.sequence ?? (existing.sequence ?? 0) + 1
+            let sequence =
+                try options.sequence ?? ReleaseSequence.after(existing.sequence, in: "manifest.json", kind: .source)
             if let current = existing.sequence, sequence <= current {
                 throw SigningError("sequence \(sequence) is not above the current \(current): devices would refuse it")
             }

@@ -58,7 +58,14 @@ package enum PublisherRollback {
         var report = Report(dryRun: dryRun)
         var root: JSONValue
         if current.json[StagedRelease.member] != nil, sequence == nil {
-            // Stopping a staged release: its previous files to everyone.
+            // Stopping a staged release: its previous files to everyone, once the publisher's.
+            try StagedRelease.requireSigned(
+                current.manifest,
+                by: keys,
+                source: "the published manifest.json",
+                otherwise:
+                    "Release the folder you want devices to have again instead (`breeze release FOLDER \(destination)`)."
+            )
             root = current.json
             root.set("files", .array(StagedRelease.base(of: current.json)))
             root.remove(StagedRelease.member)
@@ -66,6 +73,12 @@ package enum PublisherRollback {
             report.restoredSequence = nil
         } else {
             let earlier = try await earlierRoot(in: store, for: destination, current: current, sequence: sequence)
+            try StagedRelease.requireSigned(
+                earlier.manifest,
+                by: keys,
+                source: "the earlier release \(earlier.source) in the object store",
+                otherwise: "Release that version's folder again instead (`breeze release FOLDER \(destination)`)."
+            )
             root = earlier.json
             report.restoredSequence = earlier.manifest.sequence
         }
@@ -99,7 +112,7 @@ package enum PublisherRollback {
         for destination: any PublishDestination,
         current: (json: JSONValue, manifest: Manifest),
         sequence: Int?
-    ) async throws -> (json: JSONValue, manifest: Manifest) {
+    ) async throws -> (json: JSONValue, manifest: Manifest, source: String) {
         let historyPath = PublishHistory.path(for: destination)
         guard let history = try await store.read(historyPath) else {
             throw PublishError("\(destination) has no publish history in its object store: nothing to roll back to")
@@ -111,11 +124,11 @@ package enum PublisherRollback {
                 let manifest = try? Manifest(data: data, source: hex)
             else { continue }
             if let sequence {
-                if manifest.sequence == sequence { return (json, manifest) }
+                if manifest.sequence == sequence { return (json, manifest, hex) }
                 continue
             }
             if StagedRelease.base(of: json).map({ $0.serializedBytes(indent: 0) }) != currentFiles {
-                return (json, manifest)
+                return (json, manifest, hex)
             }
         }
         throw PublishError(

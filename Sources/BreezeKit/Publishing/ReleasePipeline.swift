@@ -139,6 +139,15 @@ package enum ReleasePipeline {
                 kind: .configuration
             )
         }
+        // The other installs keep the published release's files, signed again here: only if
+        // the publisher signed them.
+        try StagedRelease.requireSigned(
+            current.manifest,
+            by: keys,
+            source: "the published manifest.json",
+            otherwise:
+                "Release this folder to everyone with the key (without --rollout and --channel), then stage the next."
+        )
         let (nextData, _) = try ObjectLayout.rootDocument(bundle: working, location: location.isEmpty ? nil : location)
         let released = try StagedRelease.release(
             StagedRelease.stagedRoot(next: try JSONReader.parse(nextData), current: current.json, gate: gate),
@@ -181,7 +190,13 @@ package enum ReleasePipeline {
         if !keys.isEmpty {
             if needsSigning(before, by: keys.map(\.publicKey), now: Date()) || published != nil {
                 var options = options
-                if let published { options.sequence = published + 1 }
+                if let published {
+                    options.sequence = try ReleaseSequence.after(
+                        published,
+                        in: "the published manifest.json",
+                        kind: .server
+                    )
+                }
                 report.signed = try await ManifestSigner.sign(bundle: bundle, with: keys, options: options)
             } else {
                 report.signaturesKept = true

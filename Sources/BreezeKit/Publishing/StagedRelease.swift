@@ -151,7 +151,11 @@ package enum StagedRelease {
         var root = root
         let existing = try Manifest(data: Data(root.serializedBytes(indent: 2)), source: "manifest.json").release
         // After what devices have now; the document's own number is a scratch copy's.
-        let sequence = (currentSequence ?? existing.sequence ?? 0) + 1
+        let sequence = try ReleaseSequence.after(
+            currentSequence ?? existing.sequence,
+            in: currentSequence == nil ? "manifest.json" : "the published manifest.json",
+            kind: currentSequence == nil ? .source : .server
+        )
         var signed: SigningReport?
         if keys.isEmpty {
             if root["sequence"] != nil { root.set("sequence", JSONValue(sequence)) }
@@ -182,6 +186,39 @@ package enum StagedRelease {
             }
         }
         return Released(data: Data(bytes), manifest: manifest, signed: signed)
+    }
+
+    /// Checks that `manifest`, read from the store at `source`, is signed by `keys` before any
+    /// of its entries are signed again. Whoever can write to the bucket can write a root or a
+    /// history object; without this, breeze would put the publisher's signature on what they
+    /// wrote. Expiry does not matter here (the entries get a new signature and expiry), only
+    /// who signed them. Unsigned releases (no keys) sign nothing, so there is nothing to check.
+    ///
+    /// - Throws: ``PublishError`` naming `source`, why it fails, and `advice`.
+    static func requireSigned(
+        _ manifest: Manifest,
+        by keys: [SigningKey],
+        source: String,
+        otherwise advice: String
+    ) throws(PublishError) {
+        guard !keys.isEmpty else { return }
+        do {
+            try manifest.verify(KeySet(keys: keys.map(\.publicKey)), source: source)
+        } catch {
+            let why =
+                switch error.problem {
+                case .unsigned: "it has no signature"
+                case .untrustedSigner(let signers): "it is signed by another key, \(signers.joined(separator: ", "))"
+                case .signatureInvalid: "its content changed after it was signed"
+                case .belowThreshold(let valid, let required): "\(valid) of the \(required) keys needed signed it"
+                default: error.detail
+                }
+            throw PublishError(
+                "\(source) is not signed by the given key (\(why)), so breeze will not sign its entries again: "
+                    + "someone without the key changed it in the store, or a key since replaced signed it. \(advice)",
+                kind: .server
+            )
+        }
     }
 
     /// The root manifest published at `destination`, parsed, or `nil` when there is none.

@@ -23,7 +23,8 @@ struct ReleaseCommand: AsyncParsableCommand {
             keeps the release published now. Release again with another --rollout to widen it, without \
             either to promote it to everyone, or stop it with `breeze revert DESTINATION`. \
             Exit codes: 65 the source is not fit to publish (validation errors, a signature a device would refuse); \
-            66 SOURCE does not exist; 69 the server refused; 75 the network failed (release again); \
+            66 SOURCE does not exist; 69 the server refused, or what is published there is not \
+            signed by the key (a staged release signs it again); 75 the network failed (release again); \
             78 credentials, endpoint or options are wrong.
             """
     )

@@ -15,7 +15,7 @@ struct RevertCommand: AsyncParsableCommand {
             manifest.json is uploaded: every file is in the object store already. A staged release \
             (--rollout, --channel) is stopped: the release before it, to everyone. In the path layout each \
             release overwrote the one before: release that version's folder again instead. \
-            Exit codes: 65 an object is gone from the store, or nothing to go back to; 69 the server refused; \
+            Exit codes: 65 an object is gone from the store, or nothing to go back to; 69 the server refused, or the release to sign again is not signed by the key; \
             75 the network failed; 78 the path layout, a missing key, credentials or options.
             """
     )
