@@ -81,6 +81,18 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Benchmarks/fleet's devices: many apps in one process, each with its own store.
+        .executableTarget(
+            name: "FleetDevices",
+            dependencies: [
+                "FreshAir",
+                "FreshAirAsyncHTTPClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Benchmarks/FleetDevices",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "FreshAirTests",
             dependencies: ["FreshAir", "FreshAirTesting"],

@@ -39,6 +39,7 @@ struct ReleaseCommand: AsyncParsableCommand {
     var rollout: Int?
     @Option(help: "Stage a bundle's release: only apps that set this channel get it.") var channel: String?
     @OptionGroup var s3: S3DestinationOptions
+    @OptionGroup var cache: CacheOptions
     @Option(help: "Uploads at once.") var concurrency = 8
     @Flag(help: "Print JSON.") var json = false
 
@@ -52,7 +53,9 @@ struct ReleaseCommand: AsyncParsableCommand {
             let signingKeys = try keys.signingKeys()
             let gate =
                 rollout == nil && channel == nil ? nil : try StagedRelease.Gate(percent: rollout, channel: channel)
-            (report, target) = try await s3.with(destination) { target in
+            var options = s3.options
+            options.cachePolicy = cache.policy
+            (report, target) = try await s3.with(destination, options: options) { target in
                 let report = try await ReleasePipeline.run(
                     source: URL(fileURLWithPath: source),
                     to: target,

@@ -122,7 +122,7 @@ final class CephGateway: Sendable {
         }
     }
 
-    private static func isInstalled(_ name: String) -> Bool {
+    static func isInstalled(_ name: String) -> Bool {
         (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
             FileManager.default.isExecutableFile(atPath: "\($0)/\(name)")
         }
