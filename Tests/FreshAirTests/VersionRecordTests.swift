@@ -43,6 +43,56 @@ struct VersionRecordTests {
         #expect(try JSONReader.parse(record.jsonBytes)["metadata"]?.pairs?.isEmpty == true)
     }
 
+    @Test("Files read later, as they were written: paths that need escapes, one named files, and the empty set")
+    func filesReadLater() throws {
+        let sha = { (n: Int) in ContentHash(hex: String(repeating: String(n % 10), count: 64))! }
+        var files: [String: FileRecord] = [:]
+        for (index, path) in [
+            "files", "a \"quoted\" name.txt", #"back\slash"#, "tab\there", "é/ünïcode/日本.png", #"x","files":{"#,
+            "d00/f00001.bin",
+        ].enumerated() {
+            files[path] = FileRecord(hash: sha(index), size: Int64(index) * 1_000_000_007)
+        }
+        files["old.sha1"] = FileRecord(hash: ContentHash(hex: String(repeating: "a", count: 40))!, size: 0)
+        var record = VersionRecord(
+            id: 9,
+            source: #"https://cdn.example.com/a,"files":{/"#,
+            created: Date(timeIntervalSince1970: 1_800_000_000),
+            validators: HTTPValidators(etag: #""abc""#, lastModified: nil),
+            files: files
+        )
+        record.sequence = 4
+        let bytes = record.jsonBytes
+        // FreshAir's own shape: taken as bytes now, decoded when read.
+        let split = try #require(RecordFiles.split(bytes))
+        #expect(RecordFiles(checked: Array(bytes[split.filesStart..<split.end])) != nil)
+        let read = try VersionRecord(json: bytes)
+        #expect(read.id == 9 && read.sequence == 4 && read.validators == record.validators)
+        #expect(read.source == record.source)
+        #expect(read.files == files)
+        #expect(read == record)
+
+        // Any other shape (spaces, another member in an entry, a future key) is read at once.
+        let spaced = try VersionRecord(json: JSONReader.parse(bytes).serializedBytes(indent: 2))
+        #expect(spaced == record)
+        let other = Array(#"{"id":1,"source":"s","files":{"a":{"h":"sha256:\#(sha(1).hex)","s":3,"x":1}}}"#.utf8)
+        #expect(
+            RecordFiles(checked: Array(other[try #require(RecordFiles.split(other)).filesStart..<other.count - 1]))
+                == nil
+        )
+        #expect(try VersionRecord(json: other).files == ["a": FileRecord(hash: sha(1), size: 3)])
+        // Damage is still found when the record is read, not when its files are.
+        for damaged in [
+            #"{"id":1,"source":"s","files":{"a":{"h":"sha256:12","s":3}}}"#,
+            #"{"id":1,"source":"s","files":{"a":{"h":"sha256:\#(sha(1).hex)","s":-3}}"#,
+            #"{"id":1,"source":"s","files":{"a":{"h":"sha256:\#(sha(1).hex)","s":99999999999999999999}}}"#,
+        ] {
+            #expect(throws: VersionRecordError.self, "\(damaged)") { try VersionRecord(json: Array(damaged.utf8)) }
+        }
+        let empty = try VersionRecord(json: VersionRecord(id: 1, source: "s").jsonBytes)
+        #expect(empty.files.isEmpty)
+    }
+
     func facts(_ bytes: [UInt8]) throws -> [String: String] {
         var facts: [String: String] = [:]
         for (key, value) in try JSONReader.parse(bytes)["metadata"]?.pairs ?? [] { facts[key] = value.string }

@@ -39,7 +39,7 @@ extension BundleSync {
         if let expires = live.expires {
             try FreshnessCheck.checkExpiryOrThrow(expires, source: source, clockSkew: clockSkew, now: now)
         }
-        return .nothingInstalled(.alreadyCurrent, version: live.id, notModified: true, reused: live.files.count)
+        return .nothingInstalled(.alreadyCurrent, version: live.id, notModified: true, reused: live.fileCount)
     }
 }
 

@@ -120,7 +120,7 @@ public struct BundleSync: ContentUpdater {
         var rejected: BundleStore.RejectedContent?
 
         var keptAfterRollback: SyncSummary {
-            .nothingInstalled(.keptAfterRollback, version: live?.id, notModified: true, reused: live?.files.count ?? 0)
+            .nothingInstalled(.keptAfterRollback, version: live?.id, notModified: true, reused: live?.fileCount ?? 0)
         }
     }
 

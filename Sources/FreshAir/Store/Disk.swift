@@ -134,6 +134,15 @@ enum Disk {
         }
     }
 
+    /// Writes `data` in place, without flushing: for files whose loss in a crash costs nothing
+    /// (a lease's owner, which names a process a crash ends anyway). No `fsync`, which an
+    /// atomic write pays on every check.
+    static func writeInPlace(_ data: Data, to path: String) throws(FreshAirError) {
+        do { try data.write(to: URL(fileURLWithPath: path)) } catch {
+            throw .fileSystem(operation: "write", path: path, reason: error.localizedDescription, underlying: error)
+        }
+    }
+
     static func read(_ path: String) throws(FreshAirError) -> Data {
         guard let data = FileManager.default.contents(atPath: path) else { throw failure("read", path) }
         return data

@@ -24,7 +24,9 @@ enum FolderLease {
 
     /// Marks `folder` as this process's, before the folder exists.
     static func claim(_ folder: String) throws(FreshAirError) {
-        try Disk.writeAtomically(Data("\(getpid())\n".utf8), to: ownerPath(of: folder))
+        // In place and unflushed: claims are made and checked under the store's lock, and a
+        // crash that could lose the file ends the process it names.
+        try Disk.writeInPlace(Data("\(getpid())\n".utf8), to: ownerPath(of: folder))
     }
 
     /// Ends the lease on `folder`, once it went live, was set aside or was removed.

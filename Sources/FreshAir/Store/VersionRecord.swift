@@ -14,8 +14,15 @@ package struct VersionRecord: Sendable, Hashable {
     package var created: Date
     /// `ETag`/`Last-Modified` of the root document (manifest, package or index).
     package var validators: HTTPValidators?
-    /// Every file in the version and what it was verified to be.
-    package var files: [String: FileRecord]
+    /// Every file in the version and what it was verified to be (decoded from disk when
+    /// first read: see ``RecordFiles``).
+    package var files: [String: FileRecord] {
+        get { storedFiles.value }
+        set { storedFiles = RecordFiles(newValue) }
+    }
+    private var storedFiles: RecordFiles
+    /// How many files, without decoding them.
+    package var fileCount: Int { storedFiles.count }
     /// The version that was live before this one, kept for ``BundleStore/rollBack()``.
     package var previous: Int?
     /// The signed release this version came from: its `sequence` and `expires` (bundles and
@@ -64,7 +71,7 @@ package struct VersionRecord: Sendable, Hashable {
         self.source = source
         self.created = created
         self.validators = validators
-        self.files = files
+        self.storedFiles = RecordFiles(files)
         self.previous = previous
         confirmed = false
         unconfirmedLaunches = 0
@@ -90,14 +97,24 @@ package struct FileRecord: Sendable, Hashable {
 // (`{"h": "sha256:…", "s": 123}`) since a record may list many thousands.
 extension VersionRecord {
     init(json data: some Collection<UInt8>) throws(VersionRecordError) {
+        let bytes = Array(data)
+        // As FreshAir writes it: the small members parsed now, the files when first read.
+        var lazyFiles: RecordFiles?
+        var head = bytes[...]
+        if let (filesStart, end) = RecordFiles.split(bytes),
+            let files = RecordFiles(checked: Array(bytes[filesStart..<end]))
+        {
+            lazyFiles = files
+            head = bytes[..<(filesStart - #","files":"#.utf8.count)] + [UInt8(ascii: "}")]
+        }
         let document: JSONValue
-        do { document = try JSONReader.parse(data) } catch { throw VersionRecordError(detail: "\(error)") }
+        do { document = try JSONReader.parse(head) } catch { throw VersionRecordError(detail: "\(error)") }
         guard let id = document["id"]?.integer.flatMap({ Int(exactly: $0) }), let source = document["source"]?.string
         else {
             throw VersionRecordError(detail: "\"id\" or \"source\" is missing")
         }
         var files: [String: FileRecord] = [:]
-        let listed = document["files"]?.pairs ?? []
+        let listed = lazyFiles == nil ? document["files"]?.pairs ?? [] : []
         files.reserveCapacity(listed.count)
         for (path, file) in listed {
             guard let text = file["h"]?.string, let colon = text.firstIndex(of: ":"),
@@ -117,6 +134,7 @@ extension VersionRecord {
             files: files,
             previous: document["previous"]?.integer.flatMap { Int(exactly: $0) }
         )
+        if let lazyFiles { storedFiles = lazyFiles }
         var facts: [String: String] = [:]
         for (key, value) in document["metadata"]?.pairs ?? [] { facts[key] = value.string }
         self.facts = facts
