@@ -49,16 +49,10 @@ package enum BundleHasher {
 
         // Hash every content file at once, across cores; manifests are hashed as they are rewritten.
         let algorithms = documents.map { Self.algorithm(of: $0, forceSHA256: sha256) }
-        // In manifest order (authors list a folder's files together), each path once.
-        var jobs: [(path: String, algorithm: ContentHash.Algorithm)] = []
-        var listed: Set<String> = manifestPaths
-        for (document, algorithm) in zip(documents, algorithms) {
-            for filename in document.entries.compactMap({ $0["filename"]?.string }) {
-                let path = document.bundlePath(of: filename)
-                if listed.insert(path).inserted { jobs.append((path, algorithm)) }
-            }
-        }
-        var digests = try await hashAll(jobs, in: root)
+        var digests = try await hashAll(
+            contentFiles(of: documents, algorithms: algorithms, besides: manifestPaths),
+            in: root
+        )
         var report = Report(filesHashed: digests.count)
         var restructured: Set<Int> = []
         if let chunkThreshold {
@@ -77,47 +71,17 @@ package enum BundleHasher {
         var manifestBytes: [String: Data] = [:]  // each processed manifest as it now stands, for its parent
         for index in documents.indices {
             var document = documents[index]
-            let algorithm = algorithms[index]
             var entries = document.entries
-            var changed = restructured.contains(index)
-            // Entries current but for a missing `size` (older tools wrote none): not stale, and
-            // given their size only when this manifest is rewritten anyway.
-            var sizeless: [(index: Int, key: String, size: Int64)] = []
-            for entryIndex in entries.indices {
-                guard let filename = entries[entryIndex]["filename"]?.string else { continue }
-                let path = document.bundlePath(of: filename)
-                let actual: (ContentHash, Int64)
-                if let data = manifestBytes[path] {
-                    actual = (ContentHash.of(data, using: algorithm), Int64(data.count))
-                } else if let digest = digests[path] {
-                    actual = digest
-                } else {
-                    report.missing.append(path)
-                    continue
-                }
-                let key = entries[entryIndex]["SHA"] != nil && entries[entryIndex]["sha"] == nil ? "SHA" : "sha"
-                let recorded = entries[entryIndex][key]?.string
-                let recordedSize: Int64? =
-                    if case .number(let text)? = entries[entryIndex]["size"] { Int64(text) } else { nil }
-                let sizeIsStale = recordedSize.map { $0 != actual.1 } ?? false
-                if recorded?.lowercased() == actual.0.hex, !sizeIsStale {
-                    if recordedSize == nil { sizeless.append((entryIndex, key, actual.1)) }
-                } else {
-                    report.stale.append(
-                        Stale(
-                            manifest: document.url.path.replacingOccurrences(of: root.path + "/", with: ""),
-                            filename: filename,
-                            recorded: recorded,
-                            actual: actual.0.hex,
-                            recordedSize: recordedSize,
-                            actualSize: actual.1
-                        )
-                    )
-                    entries[entryIndex].set(key, .string(actual.0.hex), after: "filename")
-                    entries[entryIndex].set("size", .number(String(actual.1)), after: key)
-                    changed = true
-                }
-            }
+            let (stale, sizeless) = refresh(
+                &entries,
+                of: document,
+                algorithm: algorithms[index],
+                digests: digests,
+                manifestBytes: manifestBytes,
+                root: root,
+                report: &report
+            )
+            let changed = stale || restructured.contains(index)
             let path = document.folder.isEmpty ? "manifest.json" : "\(document.folder)/manifest.json"
             // An untouched manifest is neither re-serialized nor rewritten.
             guard changed else {
@@ -146,6 +110,80 @@ package enum BundleHasher {
             documents[index] = document
         }
         return report
+    }
+
+    /// Brings `entries` (of `document`) up to the files' digests and sizes, reporting each
+    /// stale or missing one. A child manifest's digest is of its bytes as rewritten just before
+    /// (`manifestBytes`: manifests are processed children first).
+    ///
+    /// - Returns: whether any entry was stale, and the entries current but for a missing
+    ///   `size` (older tools wrote none): not stale, given their size only when the manifest is
+    ///   rewritten anyway.
+    private static func refresh(
+        _ entries: inout [JSONValue],
+        of document: ManifestDocument,
+        algorithm: ContentHash.Algorithm,
+        digests: [String: (ContentHash, Int64)],
+        manifestBytes: [String: Data],
+        root: URL,
+        report: inout Report
+    ) -> (stale: Bool, sizeless: [(index: Int, key: String, size: Int64)]) {
+        var stale = false
+        var sizeless: [(index: Int, key: String, size: Int64)] = []
+        for entryIndex in entries.indices {
+            guard let filename = entries[entryIndex]["filename"]?.string else { continue }
+            let path = document.bundlePath(of: filename)
+            let actual: (ContentHash, Int64)
+            if let data = manifestBytes[path] {
+                actual = (ContentHash.of(data, using: algorithm), Int64(data.count))
+            } else if let digest = digests[path] {
+                actual = digest
+            } else {
+                report.missing.append(path)
+                continue
+            }
+            let key = entries[entryIndex]["SHA"] != nil && entries[entryIndex]["sha"] == nil ? "SHA" : "sha"
+            let recorded = entries[entryIndex][key]?.string
+            let recordedSize: Int64? =
+                if case .number(let text)? = entries[entryIndex]["size"] { Int64(text) } else { nil }
+            let sizeIsStale = recordedSize.map { $0 != actual.1 } ?? false
+            if recorded?.lowercased() == actual.0.hex, !sizeIsStale {
+                if recordedSize == nil { sizeless.append((entryIndex, key, actual.1)) }
+                continue
+            }
+            report.stale.append(
+                Stale(
+                    manifest: document.url.path.replacingOccurrences(of: root.path + "/", with: ""),
+                    filename: filename,
+                    recorded: recorded,
+                    actual: actual.0.hex,
+                    recordedSize: recordedSize,
+                    actualSize: actual.1
+                )
+            )
+            entries[entryIndex].set(key, .string(actual.0.hex), after: "filename")
+            entries[entryIndex].set("size", .number(String(actual.1)), after: key)
+            stale = true
+        }
+        return (stale, sizeless)
+    }
+
+    /// The content files the manifests list, each once, with the algorithm of the manifest
+    /// that lists it first: in manifest order, since authors list a folder's files together.
+    private static func contentFiles(
+        of documents: [ManifestDocument],
+        algorithms: [ContentHash.Algorithm],
+        besides manifestPaths: Set<String>
+    ) -> [(path: String, algorithm: ContentHash.Algorithm)] {
+        var jobs: [(path: String, algorithm: ContentHash.Algorithm)] = []
+        var listed = manifestPaths
+        for (document, algorithm) in zip(documents, algorithms) {
+            for filename in document.entries.compactMap({ $0["filename"]?.string }) {
+                let path = document.bundlePath(of: filename)
+                if listed.insert(path).inserted { jobs.append((path, algorithm)) }
+            }
+        }
+        return jobs
     }
 
     /// SHA-1 when the manifest already uses it (and no upgrade was asked), else SHA-256.

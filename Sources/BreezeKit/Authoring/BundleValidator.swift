@@ -127,6 +127,65 @@ package enum BundleValidator {
         folder.isEmpty ? name : "\(folder)/\(name)"
     }
 
+    /// Devices refuse an expired root manifest: an error then, and a week's notice before.
+    static func expiryProblems(_ expires: Date, file: String, now: Date) -> [Problem] {
+        if expires < now {
+            return [
+                Problem(
+                    severity: .error,
+                    file: file,
+                    message:
+                        "expired at \(expires.formatted(.iso8601)): devices will refuse it; set a later \"expires\""
+                )
+            ]
+        }
+        guard expires < now.addingTimeInterval(7 * 86_400) else { return [] }
+        return [
+            Problem(
+                severity: .warning,
+                file: file,
+                message:
+                    "expires at \(expires.formatted(.iso8601)), within a week: publish a fresh manifest before then"
+            )
+        ]
+    }
+
+    /// What is wrong with the file that entry `index` of `manifestPath` names at `path`, if
+    /// anything; `stop` when there is nothing more to look into (a link out of the bundle, no
+    /// file). A stale digest or size is reported and the entry looked into further.
+    private static func fileProblem(
+        _ entry: ManifestEntry,
+        index: Int,
+        path: String,
+        root: URL,
+        manifest manifestPath: String
+    ) -> (problem: Problem, stop: Bool)? {
+        let url = root.appendingPathComponent(path)
+        if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) {
+            let resolved = url.deletingLastPathComponent().appendingPathComponent(target).standardizedFileURL.path
+            if target.hasPrefix("/") || !resolved.hasPrefix(root.path + "/") {
+                let message = "entry \(index) is a link to \(target), outside the bundle"
+                return (Problem(severity: .error, file: path, message: message), true)
+            }
+        }
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            let message = "entry \(index) (\"\(entry.path)\"): the file does not exist"
+            return (Problem(severity: .error, file: manifestPath, message: message), true)
+        }
+        guard entry.hash != nil || entry.size != nil,
+            let (digest, size) = try? FileDigests.digest(of: url, using: entry.hash?.algorithm ?? .sha256)
+        else { return nil }
+        if let expected = entry.hash, expected != digest {
+            let message = "entry \(index) (\"\(entry.path)\"): digest is stale (run `breeze hash`)"
+            return (Problem(severity: .error, file: manifestPath, message: message), false)
+        }
+        if let expected = entry.size, expected != size {
+            let message = "entry \(index) (\"\(entry.path)\"): size \(expected) is stale, the file has \(size) bytes"
+            return (Problem(severity: .error, file: manifestPath, message: message), false)
+        }
+        return nil
+    }
+
     private static func checkManifest(root: URL, folder: String, depth: Int, walk: inout ManifestWalk) {
         let manifestPath = relative(folder, "manifest.json")
         walk.listed.insert(manifestPath)
@@ -146,26 +205,7 @@ package enum BundleValidator {
             walk.problems += unknownMembers(ofManifest: document, file: manifestPath)
         }
         if depth == 0, let expires = manifest.expires {
-            // Devices refuse an expired root manifest; a week's notice before that.
-            if expires < Date() {
-                walk.problems.append(
-                    Problem(
-                        severity: .error,
-                        file: manifestPath,
-                        message:
-                            "expired at \(expires.formatted(.iso8601)): devices will refuse it; set a later \"expires\""
-                    )
-                )
-            } else if expires < Date().addingTimeInterval(7 * 86_400) {
-                walk.problems.append(
-                    Problem(
-                        severity: .warning,
-                        file: manifestPath,
-                        message:
-                            "expires at \(expires.formatted(.iso8601)), within a week: publish a fresh manifest before then"
-                    )
-                )
-            }
+            walk.problems += expiryProblems(expires, file: manifestPath, now: Date())
         }
         if depth == 0, !manifest.signatures.isEmpty {
             checkSignatures(manifest, file: manifestPath, problems: &walk.problems)
@@ -177,51 +217,9 @@ package enum BundleValidator {
             walk.platforms.formUnion(entry.condition.values(comparedWith: "platform"))
             walk.images.add(path: path, condition: entry.condition)
             if entry.defect != nil { walk.defects.append((manifestPath, index, entry)) }
-            let url = root.appendingPathComponent(path)
-            if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) {
-                let resolved = url.deletingLastPathComponent().appendingPathComponent(target).standardizedFileURL.path
-                if target.hasPrefix("/") || !resolved.hasPrefix(root.path + "/") {
-                    walk.problems.append(
-                        Problem(
-                            severity: .error,
-                            file: path,
-                            message: "entry \(index) is a link to \(target), outside the bundle"
-                        )
-                    )
-                    continue
-                }
-            }
-            guard FileManager.default.fileExists(atPath: url.path) else {
-                walk.problems.append(
-                    Problem(
-                        severity: .error,
-                        file: manifestPath,
-                        message: "entry \(index) (\"\(entry.path)\"): the file does not exist"
-                    )
-                )
-                continue
-            }
-            if entry.hash != nil || entry.size != nil,
-                let (digest, size) = try? FileDigests.digest(of: url, using: entry.hash?.algorithm ?? .sha256)
-            {
-                if let expected = entry.hash, expected != digest {
-                    walk.problems.append(
-                        Problem(
-                            severity: .error,
-                            file: manifestPath,
-                            message: "entry \(index) (\"\(entry.path)\"): digest is stale (run `breeze hash`)"
-                        )
-                    )
-                } else if let expected = entry.size, expected != size {
-                    walk.problems.append(
-                        Problem(
-                            severity: .error,
-                            file: manifestPath,
-                            message:
-                                "entry \(index) (\"\(entry.path)\"): size \(expected) is stale, the file has \(size) bytes"
-                        )
-                    )
-                }
+            if let (problem, stop) = fileProblem(entry, index: index, path: path, root: root, manifest: manifestPath) {
+                walk.problems.append(problem)
+                if stop { continue }
             }
             if entry.isChildManifest {
                 guard depth < 8 else {

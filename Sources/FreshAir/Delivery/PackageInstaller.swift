@@ -18,6 +18,24 @@ package protocol PackageInstaller: Sendable {
     func packageExists(liveFolder: URL?) -> Bool
 }
 
+extension PackageInstaller {
+    /// ``install(package:format:into:)``, its errors naming `source`, where the package came
+    /// from (its URL, or the bundled copy's path), not the partial file it was downloaded to.
+    /// Packages and repository bundles install through here.
+    func install(
+        package: URL,
+        from source: String,
+        format: ArchiveFormat,
+        into folder: String
+    ) async throws -> [String: FileRecord] {
+        do {
+            return try await install(package: package, format: format, into: URL(fileURLWithPath: folder))
+        } catch let failure as FreshAirError {
+            throw failure.namingPackage(source)
+        }
+    }
+}
+
 /// Unpacks `.tgz`/`.tar.gz`, `.tar`, `.gz` and `.zip` packages into the version folder,
 /// refusing hostile entries (see docs/SECURITY.md: paths, links, sizes, expansion).
 package struct ExtractingInstaller: PackageInstaller {

@@ -436,22 +436,17 @@ public struct PackageUpdater: Sendable {
         validators: HTTPValidators,
         origin: VersionRecord.Origin
     ) async throws -> VersionRecord {
+        // Errors are named by where the package came from, not by the partial file.
+        let source = origin == .bundled ? package.path : remote.absoluteString
         let records: [String: FileRecord]
-        do {
-            if let unpacked {
-                records = try unpacked.finish()
-            } else {
-                // What unpacking as it downloaded wrote before the body was cut and resumed.
-                try Disk.empty(staged.path)
-                records = try await installer.install(
-                    package: package,
-                    format: format,
-                    into: URL(fileURLWithPath: staged.path)
-                )
+        if let unpacked {
+            do { records = try unpacked.finish() } catch let failure as FreshAirError {
+                throw failure.namingPackage(source)
             }
-        } catch let failure as FreshAirError {
-            // Named by where it came from, not by the partial file it was downloaded to.
-            throw failure.namingPackage(origin == .bundled ? package.path : remote.absoluteString)
+        } else {
+            // What unpacking as it downloaded wrote before the body was cut and resumed.
+            try Disk.empty(staged.path)
+            records = try await installer.install(package: package, from: source, format: format, into: staged.path)
         }
         // The files a `.tar` unpacked to, for the next package to reuse its chunks from: the
         // layout recorded as it unpacked on the way, else read from the file it was unpacked

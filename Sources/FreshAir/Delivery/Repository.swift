@@ -423,16 +423,12 @@ public struct Repository: Sendable {
                         limits: configuration.extraction,
                         topLevelFolderToStrip: "\(name)-\(version)"
                     )
-                    let records: [String: FileRecord]
-                    do {
-                        records = try await installer.install(
-                            package: URL(fileURLWithPath: file.path),
-                            format: format,
-                            into: URL(fileURLWithPath: staged.path)
-                        )
-                    } catch let failure as FreshAirError {
-                        throw failure.namingPackage(url.absoluteString)
-                    }
+                    let records = try await installer.install(
+                        package: URL(fileURLWithPath: file.path),
+                        from: url.absoluteString,
+                        format: format,
+                        into: staged.path
+                    )
                     var record = VersionRecord(id: staged.id, source: url.absoluteString, files: records)
                     record.bundleVersion = version
                     record.repository = id
