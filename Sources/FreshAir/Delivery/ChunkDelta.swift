@@ -138,20 +138,7 @@ struct ChunkDelta {
         let found = try await BlockingPool.run { [oldIndex, openOld, index] in
             try BlockFinder.find(index, opening: openOld, oldIndex: oldIndex).offsets
         }
-        let (copies, fetches) = Self.plan(new: index, found: found, mergeGap: policy.mergeGap)
-        let toFetch = fetches.reduce(Int64(0)) { $0 + $1.upperBound - $1.lowerBound + 1 }
-        let cost = Double(toFetch + Int64(fetches.count) * policy.requestCost)
-        guard cost <= policy.maximumShare * Double(index.fileSize) else {
-            throw Fetcher.RangeRefused(
-                url: url,
-                detail: "\(fetches.count) ranges of \(toFetch) bytes would cost about as much as the whole file"
-            )
-        }
-        let pieces = fetches.flatMap { range in
-            stride(from: range.lowerBound, through: range.upperBound, by: Int(pieceSize)).map {
-                $0...min($0 + pieceSize - 1, range.upperBound)
-            }
-        }
+        let (copies, pieces, toFetch) = try worthwhilePlan(found: found)
         // What an earlier attempt at this same file fetched, when its record is there.
         let journal = DeltaJournal(path: partialPath + ".delta", file: index.fileDigest)
         let done = try await BlockingPool.run { [size = index.fileSize] in
@@ -211,6 +198,30 @@ struct ChunkDelta {
         // The ranges are in the file now; a delta that gave way counts them as wasted.
         fetcher.ledger.use(fetchedNow)
         return toFetch
+    }
+
+    /// What to copy and what to fetch, the fetches cut into pieces of at most `pieceSize`.
+    ///
+    /// - Throws: ``Fetcher/RangeRefused`` when the ranges (with a request's cost each) would
+    ///   cost more than `policy.maximumShare` of the whole file.
+    private func worthwhilePlan(
+        found: [Int64?]
+    ) throws -> (copies: [Copy], pieces: [ClosedRange<Int64>], toFetch: Int64) {
+        let (copies, fetches) = Self.plan(new: index, found: found, mergeGap: policy.mergeGap)
+        let toFetch = fetches.reduce(Int64(0)) { $0 + $1.upperBound - $1.lowerBound + 1 }
+        let cost = Double(toFetch + Int64(fetches.count) * policy.requestCost)
+        guard cost <= policy.maximumShare * Double(index.fileSize) else {
+            throw Fetcher.RangeRefused(
+                url: url,
+                detail: "\(fetches.count) ranges of \(toFetch) bytes would cost about as much as the whole file"
+            )
+        }
+        let pieces = fetches.flatMap { range in
+            stride(from: range.lowerBound, through: range.upperBound, by: Int(pieceSize)).map {
+                $0...min($0 + pieceSize - 1, range.upperBound)
+            }
+        }
+        return (copies, pieces, toFetch)
     }
 
     /// The pass in file order: kept runs copied from `old` into the partial file (shared with
