@@ -35,7 +35,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -44,14 +43,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts" / "lib"))
+from loopback import free_port  # noqa: E402  (the ports bench.py and the kill sweep use)
+
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "otakey", "AWS_SECRET_ACCESS_KEY": "otasecret", "AWS_REGION": "us-east-1"}
 EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def log(message):

@@ -87,14 +87,8 @@ struct ReleaseCommandTests {
             #expect(try Data(contentsOf: bundle.appendingPathComponent("manifest.json")) == signed)
 
             // An edit: the next sequence, with the key from an environment variable as CI has it.
-            let strings = bundle.appendingPathComponent("en.lproj/Feature.strings")
-            let starter = try String(contentsOf: strings, encoding: .utf8)
-            func retitle(_ title: String) throws {
-                let lines = starter.split(separator: "\n", omittingEmptySubsequences: false).map { line in
-                    line.hasPrefix("\"welcome.title\"") ? "\"welcome.title\" = \"\(title)\";" : String(line)
-                }
-                try Data(lines.joined(separator: "\n").utf8).write(to: strings)
-            }
+            let edit = try StarterTitle(bundle: bundle)
+            let retitle = edit.set
             try retitle("Released")
             let edited = try await BreezeBinary.run(
                 ["release", bundle.path, site, "--key-env", "RELEASE_KEY", "--json"],
@@ -116,7 +110,7 @@ struct ReleaseCommandTests {
             let unsigned = try await BreezeBinary.run(["release", bundle.path, site])
             #expect(unsigned.status == 65, "\(unsigned.status) \(unsigned.error)")
             // A table devices cannot read: validation stops the release before any upload.
-            try Data("\"welcome.title\" = ".utf8).write(to: strings)
+            try Data("\"welcome.title\" = ".utf8).write(to: edit.strings)
             let published = try Data(contentsOf: URL(fileURLWithPath: site).appendingPathComponent("manifest.json"))
             let broken = try await BreezeBinary.run([
                 "release", bundle.path, site, "--key", work.path("release.key").path,
@@ -161,11 +155,7 @@ struct ReleaseCommandTests {
             #expect(try await BreezeBinary.run(["init", bundle.path]).status == 0)
             #expect(try await BreezeBinary.run(["keygen", keyPath]).status == 0)
             let key = try SigningKey(contentsOf: work.path("release.key"))
-            let strings = bundle.appendingPathComponent("en.lproj/Feature.strings")
-            let starter = try String(contentsOf: strings, encoding: .utf8)
-            func retitle(_ title: String) throws {
-                try Data(starter.replacingOccurrences(of: "\"Welcome\"", with: "\"\(title)\"").utf8).write(to: strings)
-            }
+            let retitle = try StarterTitle(bundle: bundle).set
             func release(_ options: [String]) async throws -> BreezeBinary.Run {
                 try await BreezeBinary.run(["release", bundle.path, site.path, "--key", keyPath] + options)
             }
@@ -284,11 +274,7 @@ struct ReleaseCommandTests {
         let keyPath = work.path("release.key").path
         #expect(try await BreezeBinary.run(["init", bundle.path]).status == 0)
         #expect(try await BreezeBinary.run(["keygen", keyPath]).status == 0)
-        let strings = bundle.appendingPathComponent("en.lproj/Feature.strings")
-        let starter = try String(contentsOf: strings, encoding: .utf8)
-        func retitle(_ title: String) throws {
-            try Data(starter.replacingOccurrences(of: "\"Welcome\"", with: "\"\(title)\"").utf8).write(to: strings)
-        }
+        let retitle = try StarterTitle(bundle: bundle).set
         func breeze(_ arguments: [String]) async throws -> BreezeBinary.Run {
             try await BreezeBinary.run(arguments + ["--key", keyPath])
         }
@@ -339,5 +325,23 @@ struct ReleaseCommandTests {
         try edited(good) { $0["sequence"] = Int64.max }.write(to: root)
         let after = try await breeze(["release", bundle.path, site.path])
         #expect(after.status == 69 && after.error.contains("largest"), "\(after.status): \(after.error)")
+    }
+}
+
+/// An author's edit of a `breeze init` starter: its English welcome title set to another.
+struct StarterTitle {
+    let strings: URL
+    let starter: String
+
+    init(bundle: URL) throws {
+        strings = bundle.appendingPathComponent("en.lproj/Feature.strings")
+        starter = try String(contentsOf: strings, encoding: .utf8)
+    }
+
+    func set(_ title: String) throws {
+        let lines = starter.split(separator: "\n", omittingEmptySubsequences: false).map { line in
+            line.hasPrefix("\"welcome.title\"") ? "\"welcome.title\" = \"\(title)\";" : String(line)
+        }
+        try Data(lines.joined(separator: "\n").utf8).write(to: strings)
     }
 }

@@ -78,7 +78,7 @@ public struct FreshAirContent: ContentUpdater {
     /// live link, so they see each new version as it goes live; a value caches the string
     /// tables it read, so take a new one after an update.
     public var live: ContentBundle {
-        let development = Bundle.main.object(forInfoDictionaryKey: "CFBundleDevelopmentRegion") as? String
+        let development = MainBundle.info("CFBundleDevelopmentRegion")
         return ContentBundle(
             root: store.liveLink,
             environment: environment,

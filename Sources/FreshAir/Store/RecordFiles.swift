@@ -10,21 +10,17 @@ import Synchronization
 struct RecordFiles: Sendable, Hashable {
     private let box: Box
 
-    init(_ files: [String: FileRecord]) {
-        box = Box(.decoded(files), count: files.count)
-        count = files.count
-    }
+    init(_ files: [String: FileRecord]) { box = Box(.decoded(files), count: files.count) }
 
     /// The `files` member's bytes, or `nil` when they are not in the shape FreshAir writes.
     init?(checked bytes: [UInt8]) {
         guard let entries = Self.entriesInWrittenShape(bytes) else { return nil }
         box = Box(.encoded(bytes), count: entries)
-        count = entries
     }
 
     var value: [String: FileRecord] { box.value }
     /// How many files, known without decoding them (a summary's "reused" after a `304`).
-    let count: Int
+    var count: Int { box.count }
 
     static func == (lhs: Self, rhs: Self) -> Bool { lhs.box === rhs.box || lhs.value == rhs.value }
     func hash(into hasher: inout Hasher) { hasher.combine(value) }
@@ -37,7 +33,7 @@ struct RecordFiles: Sendable, Hashable {
     /// Shared by copies of one record; decoded once, under its lock.
     private final class Box: Sendable {
         private let state: Mutex<State>
-        private let count: Int
+        let count: Int
         init(_ state: State, count: Int) {
             self.state = Mutex(state)
             self.count = count

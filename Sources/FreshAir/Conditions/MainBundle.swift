@@ -1,0 +1,24 @@
+import Foundation
+
+/// The app's Info.plist and localizations, where apps have them. A Linux executable has
+/// neither, and asking Foundation there lists the executable's folder (all of `/usr/bin` for a
+/// tool installed there) to find nothing: a fifth of a no-change `breeze sync` (perf,
+/// 2026-11-26). On Linux, pass `appVersion` and set `language` yourself; content lookups
+/// fall back to English as the development localization.
+enum MainBundle {
+    static func info(_ key: String) -> String? {
+        #if canImport(Darwin)
+        Bundle.main.object(forInfoDictionaryKey: key) as? String
+        #else
+        nil
+        #endif
+    }
+
+    static var localizations: [String] {
+        #if canImport(Darwin)
+        Bundle.main.localizations
+        #else
+        []
+        #endif
+    }
+}
