@@ -87,21 +87,7 @@ struct ManifestTree {
         guard depth <= maxDepth else {
             throw FreshAirError.manifest(ManifestError(source: source, problem: .tooDeep(limit: maxDepth)))
         }
-        let manifest: Manifest
-        do {
-            manifest = try Manifest(data: data, source: source, maxEntries: budget.entriesLeft)
-            if let keys {
-                if depth == 0 {
-                    try manifest.verify(keys, source: source)
-                } else {
-                    try manifest.requireDigests(source: source)
-                }
-            }
-        } catch {
-            // Named with the tree's cap: what this manifest was allowed is what the others left.
-            if case .tooManyEntries = error.problem { throw budget.tooManyEntries(in: source) }
-            throw FreshAirError.manifest(error)
-        }
+        let manifest = try parse(data, source: source, isRoot: depth == 0, budget: budget)
         try budget.count(entries: manifest.entries.count, in: source)
         if depth == 0 {
             try acceptRoot?(manifest)
@@ -110,20 +96,7 @@ struct ManifestTree {
             )
         }
         let layout = depth == 0 ? manifest.layout : rootLayout
-        let applicable = manifest.entries.filter { $0.condition.evaluate(in: environment) }
-        if case .objects = layout {
-            do { try manifest.requireObjectDigests(applicable, source: source) } catch {
-                throw FreshAirError.manifest(error)
-            }
-        }
-        // An entry this device selects must be whole; a broken one it skips is another device's.
-        if let index = manifest.entries.firstIndex(where: { $0.defect != nil && $0.condition.evaluate(in: environment) }
-        ) {
-            let entry = manifest.entries[index]
-            throw FreshAirError.manifest(
-                ManifestError(source: source, problem: .entry(index: index, filename: entry.path.string, entry.defect!))
-            )
-        }
+        let applicable = try entries(of: manifest, applyingHere: layout, source: source)
         // This manifest's children are loaded together; the walk below still takes them in
         // document order, so the result is the same as loading them one by one.
         let children = try await loadAll(
@@ -168,6 +141,49 @@ struct ManifestTree {
                 budget: budget
             )
         }
+    }
+
+    /// Reads one manifest of the tree, within what the tree's budget has left; with keys, the
+    /// root must be signed by them and every child must give each entry's digest.
+    private func parse(_ data: Data, source: String, isRoot: Bool, budget: ManifestBudget) throws -> Manifest {
+        do {
+            let manifest = try Manifest(data: data, source: source, maxEntries: budget.entriesLeft)
+            if let keys {
+                if isRoot {
+                    try manifest.verify(keys, source: source)
+                } else {
+                    try manifest.requireDigests(source: source)
+                }
+            }
+            return manifest
+        } catch {
+            // Named with the tree's cap: what this manifest was allowed is what the others left.
+            if case .tooManyEntries = error.problem { throw budget.tooManyEntries(in: source) }
+            throw FreshAirError.manifest(error)
+        }
+    }
+
+    /// The entries of `manifest` whose conditions hold on this device, each whole: an entry
+    /// this device selects must be, while a broken one it skips is another device's business.
+    private func entries(
+        of manifest: Manifest,
+        applyingHere layout: ContentLayout,
+        source: String
+    ) throws -> [ManifestEntry] {
+        let applicable = manifest.entries.filter { $0.condition.evaluate(in: environment) }
+        if case .objects = layout {
+            do { try manifest.requireObjectDigests(applicable, source: source) } catch {
+                throw FreshAirError.manifest(error)
+            }
+        }
+        if let index = manifest.entries.firstIndex(where: { $0.defect != nil && $0.condition.evaluate(in: environment) }
+        ) {
+            let entry = manifest.entries[index]
+            throw FreshAirError.manifest(
+                ManifestError(source: source, problem: .entry(index: index, filename: entry.path.string, entry.defect!))
+            )
+        }
+        return applicable
     }
 
     func url(for path: BundlePath) -> URL { path.url(relativeTo: baseURL) }

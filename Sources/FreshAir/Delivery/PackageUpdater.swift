@@ -171,167 +171,238 @@ public struct PackageUpdater: Sendable {
             localRoot: remote.isFileURL ? remote.deletingLastPathComponent() : nil
         )
         return try await store.update { update in
-            var installedBundled = false
-            if let bundled = try bundledCandidate(live: update.live) {
-                try await update.assemble { staged in
-                    try await record(
-                        installing: bundled.file,
-                        into: staged,
-                        unpacked: nil,
-                        validators: HTTPValidators(lastModified: bundled.lastModified),
-                        origin: .bundled
-                    )
-                }
-                installedBundled = true
-            }
+            let installedBundled = try await installBundledIfNewer(&update)
             // Once the bundled copy is live, a server that cannot be asked must not read as if
             // nothing were installed.
             do {
-                let live = update.live
-                report(.checking(remote))
-                // After a rollback, ask whether the server still has what was rolled back from.
-                let rejected = live == nil ? nil : try store.rejected(from: remote.absoluteString)
-                // A package found damaged (`verify()`) is fetched whole, as if nothing were installed.
-                let intact = installer.packageExists(liveFolder: store.liveDirectory) && !store.liveVersionIsDamaged
-                let known = intact ? (rejected?.validators ?? live?.validators) : nil
-                let partial =
-                    update.partialsPath + "/" + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex
-                var job = DownloadJob(
-                    label: remote.lastPathComponent,
-                    url: remote,
-                    partialPath: partial,
-                    expectedHash: nil,
-                    expectedSize: nil,
-                    limit: configuration.sizeCap(declared: false),
-                    validators: known ?? HTTPValidators()
-                )
-                job.isTransient = true
-                var result = Result(
-                    outcome: .notModified,
-                    installedBundled: installedBundled,
-                    version: live?.id,
-                    bytesDownloaded: 0,
-                    requests: 0,
-                    lastModified: live?.validators?.lastModified,
-                    seconds: 0
-                )
-                // With keys pinned, the signed `.sig` document is what is checked conditionally; the
-                // package is then fetched whole and must match its signed digest and size.
-                var signed: SignedPackage?
-                // Network waits, here and below, without the store's lock.
-                let keys = try await update.withoutLock {
-                    try await KeyRotation.currentKeys(
-                        configuration: configuration,
-                        statePath: store.keyDocumentPath,
-                        fetcher: fetcher
-                    )
-                }
-                if let keys {
-                    // A bundled copy's validators are the package's, not the document's: ask afresh.
-                    let documentValidators = live?.origin == .bundled ? nil : known
-                    let verified = try await update.withoutLock {
-                        try await self.signedRelease(
-                            fetcher: fetcher,
-                            keys: keys,
-                            validators: documentValidators,
-                            live: live
-                        )
-                    }
-                    guard let release = verified else {
-                        if let expires = live?.expires {
-                            try FreshnessCheck.checkExpiryOrThrow(
-                                expires,
-                                source: signatureURL.absoluteString,
-                                clockSkew: configuration.clockSkewTolerance,
-                                now: configuration.clock()
-                            )
-                        }
-                        if rejected?.validators != nil { result.outcome = .keptAfterRollback }
-                        return finished(result, started: started, fetcher: fetcher)
-                    }
-                    if var current = live, intact,
-                        current.packageDigest == release.document.sha256.hex
-                    {
-                        // The same package under a newer signed document: remember the document.
-                        current.validators = release.validators
-                        release.record(in: &current)
-                        try await update.persist(current)
-                        return finished(result, started: started, fetcher: fetcher)
-                    }
-                    job.expectedHash = release.document.sha256
-                    job.expectedSize = release.document.size
-                    job.limit = configuration.maxFileSize
-                    job.validators = nil
-                    signed = release
-                }
-                let (lock, liveID) = (update.lock, update.live?.id)
-                try await update.assemble { staged in
-                    // The default installer unpacks while the package downloads; others get the file.
-                    let streaming = (installer as? ExtractingInstaller).flatMap {
-                        StreamingExtraction(
-                            installer: $0,
-                            format: format,
-                            folder: URL(fileURLWithPath: staged.path),
-                            package: remote.absoluteString
-                        )
-                    }
-                    let progress = ProgressCounter(filesTotal: 1, bytesExpected: job.expectedSize, report: report)
-                    let (outcome, saved) = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
-                        [job, signed] () async throws -> (FetchOutcome<DownloadedFile>, Int64) in
-                        if let signed, let live, intact,
-                            let rebuilt = try await rebuildFromChunks(
-                                job,
-                                signed: signed.document,
-                                live: live,
-                                into: staged.id,
-                                fetcher: fetcher,
-                                streaming: streaming,
-                                progress: progress
-                            )
-                        {
-                            return (.fetched(rebuilt.file, signed.validators), rebuilt.saved)
-                        }
-                        return (
-                            try await fetcher.download(job, tee: streaming, progress: { progress.add(bytes: $0) }), 0
-                        )
-                    }
-                    result.bytesSaved = saved
-                    guard case .fetched(let file, let validators) = outcome else {
-                        if case .notNewer(let date) = outcome {
-                            (result.outcome, result.serverLastModified) = (.serverCopyNotNewer, date)
-                        }
-                        if rejected?.validators != nil { result.outcome = .keptAfterRollback }
-                        return nil
-                    }
-                    progress.completeFiles(1)
-                    // The package itself is not kept: gone before activation flushes the disk.
-                    defer { try? Disk.remove(file.path) }
-                    result.outcome = .downloaded
-                    result.bytesDownloaded = file.size - result.bytesSaved
-                    result.lastModified = validators.lastModified
-                    var installed: VersionRecord
-                    do {
-                        installed = try await record(
-                            installing: URL(fileURLWithPath: file.path),
-                            into: staged,
-                            unpacked: file.teedWholeBody ? streaming : nil,
-                            validators: signed?.validators ?? validators,
-                            origin: .remote
-                        )
-                    } catch let error as FreshAirError where error.isContentCheckFailure && file.contentEncoding != nil
-                    {
-                        // An encoded body that unpacks is kept (an intact .tgz stored with
-                        // Content-Encoding metadata); one that does not is the encoding's fault.
-                        throw FreshAirError.unrequestedEncoding(url: remote, encoding: file.contentEncoding!)
-                    }
-                    signed?.record(in: &installed)
-                    return installed
-                }
-                result.version = update.live?.id
+                var result = try await fetchAndInstall(&update, fetcher: fetcher, report: report)
+                result.installedBundled = installedBundled
                 return finished(result, started: started, fetcher: fetcher)
             } catch let error as FreshAirError where installedBundled {
                 throw FreshAirError.bundledCopyOnly(error)
             }
+        }
+    }
+
+    /// Installs the bundled copy when nothing usable is installed or its `.meta` is newer;
+    /// `true` when it did.
+    private func installBundledIfNewer(_ update: inout StoreUpdate) async throws -> Bool {
+        guard let bundled = try bundledCandidate(live: update.live) else { return false }
+        _ = try await update.assemble { staged in
+            try await record(
+                installing: bundled.file,
+                into: staged,
+                unpacked: nil,
+                validators: HTTPValidators(lastModified: bundled.lastModified),
+                origin: .bundled
+            )
+        }
+        return true
+    }
+
+    /// What the device has, as far as asking the server goes.
+    private struct Installed {
+        var live: VersionRecord?
+        /// What this device rolled back from, when the server may still offer it.
+        var rejected: BundleStore.RejectedContent?
+        /// The live package is there and `verify()` found nothing damaged.
+        var intact: Bool
+        /// The validators to ask with: `nil` to fetch whole.
+        var known: HTTPValidators?
+    }
+
+    /// Asks the server (the signed document first, when keys are pinned) and installs what it
+    /// offers, when that is new.
+    private func fetchAndInstall(
+        _ update: inout StoreUpdate,
+        fetcher: Fetcher,
+        report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> Result {
+        let live = update.live
+        report(.checking(remote))
+        // After a rollback, ask whether the server still has what was rolled back from.
+        let rejected = live == nil ? nil : try store.rejected(from: remote.absoluteString)
+        // A package found damaged (`verify()`) is fetched whole, as if nothing were installed.
+        let intact = installer.packageExists(liveFolder: store.liveDirectory) && !store.liveVersionIsDamaged
+        let installed = Installed(
+            live: live,
+            rejected: rejected,
+            intact: intact,
+            known: intact ? (rejected?.validators ?? live?.validators) : nil
+        )
+        var job = DownloadJob(
+            label: remote.lastPathComponent,
+            url: remote,
+            partialPath: update.partialsPath + "/"
+                + ContentHash.of(Array(remote.absoluteString.utf8), using: .sha256).hex,
+            expectedHash: nil,
+            expectedSize: nil,
+            limit: configuration.sizeCap(declared: false),
+            validators: installed.known ?? HTTPValidators()
+        )
+        job.isTransient = true
+        var result = Result(
+            outcome: .notModified,
+            installedBundled: false,
+            version: live?.id,
+            bytesDownloaded: 0,
+            requests: 0,
+            lastModified: live?.validators?.lastModified,
+            seconds: 0
+        )
+        // With keys pinned, the signed `.sig` document is what is checked conditionally; the
+        // package is then fetched whole and must match its signed digest and size.
+        var signed: SignedPackage?
+        // Network waits, here and below, without the store's lock.
+        let keys = try await update.withoutLock {
+            try await KeyRotation.currentKeys(
+                configuration: configuration,
+                statePath: store.keyDocumentPath,
+                fetcher: fetcher
+            )
+        }
+        if let keys {
+            switch try await checkSignedDocument(&update, keys: keys, installed: installed, fetcher: fetcher) {
+            case .notModified:
+                if rejected?.validators != nil { result.outcome = .keptAfterRollback }
+                return result
+            case .samePackage:
+                return result
+            case .newPackage(let release):
+                job.expectedHash = release.document.sha256
+                job.expectedSize = release.document.size
+                job.limit = configuration.maxFileSize
+                job.validators = nil
+                signed = release
+            }
+        }
+        try await download(
+            job,
+            signed: signed,
+            installed: installed,
+            into: &update,
+            result: &result,
+            fetcher: fetcher,
+            report: report
+        )
+        result.version = update.live?.id
+        return result
+    }
+
+    /// What the signed document said.
+    private enum SignedAnswer {
+        /// `304`: the document is the one installed (and not expired).
+        case notModified
+        /// A newer document for the package installed: recorded, nothing to download.
+        case samePackage
+        /// A package to download, to match the document's digest and size.
+        case newPackage(SignedPackage)
+    }
+
+    /// Fetches and verifies `<package>.sig`, and decides from it whether the package is new.
+    private func checkSignedDocument(
+        _ update: inout StoreUpdate,
+        keys: KeySet,
+        installed: Installed,
+        fetcher: Fetcher
+    ) async throws -> SignedAnswer {
+        let live = installed.live
+        // A bundled copy's validators are the package's, not the document's: ask afresh.
+        let documentValidators = live?.origin == .bundled ? nil : installed.known
+        let verified = try await update.withoutLock {
+            try await self.signedRelease(fetcher: fetcher, keys: keys, validators: documentValidators, live: live)
+        }
+        guard let release = verified else {
+            if let expires = live?.expires {
+                try FreshnessCheck.checkExpiryOrThrow(
+                    expires,
+                    source: signatureURL.absoluteString,
+                    clockSkew: configuration.clockSkewTolerance,
+                    now: configuration.clock()
+                )
+            }
+            return .notModified
+        }
+        if var current = live, installed.intact, current.packageDigest == release.document.sha256.hex {
+            // The same package under a newer signed document: remember the document.
+            current.validators = release.validators
+            release.record(in: &current)
+            try await update.persist(current)
+            return .samePackage
+        }
+        return .newPackage(release)
+    }
+
+    /// Downloads the package (or rebuilds it from the installed one's chunks), unpacking it
+    /// into a new version as it arrives, and activates that version.
+    private func download(
+        _ job: DownloadJob,
+        signed: SignedPackage?,
+        installed: Installed,
+        into update: inout StoreUpdate,
+        result: inout Result,
+        fetcher: Fetcher,
+        report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws {
+        let (lock, liveID) = (update.lock, update.live?.id)
+        _ = try await update.assemble { staged in
+            // The default installer unpacks while the package downloads; others get the file.
+            let streaming = (installer as? ExtractingInstaller).flatMap {
+                StreamingExtraction(
+                    installer: $0,
+                    format: format,
+                    folder: URL(fileURLWithPath: staged.path),
+                    package: remote.absoluteString
+                )
+            }
+            let progress = ProgressCounter(filesTotal: 1, bytesExpected: job.expectedSize, report: report)
+            let (outcome, saved) = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
+                [staged] () async throws -> (FetchOutcome<DownloadedFile>, Int64) in
+                if let signed, let live = installed.live, installed.intact,
+                    let rebuilt = try await rebuildFromChunks(
+                        job,
+                        signed: signed.document,
+                        live: live,
+                        into: staged.id,
+                        fetcher: fetcher,
+                        streaming: streaming,
+                        progress: progress
+                    )
+                {
+                    return (.fetched(rebuilt.file, signed.validators), rebuilt.saved)
+                }
+                return (try await fetcher.download(job, tee: streaming, progress: { progress.add(bytes: $0) }), 0)
+            }
+            result.bytesSaved = saved
+            guard case .fetched(let file, let validators) = outcome else {
+                if case .notNewer(let date) = outcome {
+                    (result.outcome, result.serverLastModified) = (.serverCopyNotNewer, date)
+                }
+                if installed.rejected?.validators != nil { result.outcome = .keptAfterRollback }
+                return nil
+            }
+            progress.completeFiles(1)
+            // The package itself is not kept: gone before activation flushes the disk.
+            defer { try? Disk.remove(file.path) }
+            result.outcome = .downloaded
+            result.bytesDownloaded = file.size - result.bytesSaved
+            result.lastModified = validators.lastModified
+            var record: VersionRecord
+            do {
+                record = try await self.record(
+                    installing: URL(fileURLWithPath: file.path),
+                    into: staged,
+                    unpacked: file.teedWholeBody ? streaming : nil,
+                    validators: signed?.validators ?? validators,
+                    origin: .remote
+                )
+            } catch let error as FreshAirError where error.isContentCheckFailure && file.contentEncoding != nil {
+                // An encoded body that unpacks is kept (an intact .tgz stored with
+                // Content-Encoding metadata); one that does not is the encoding's fault.
+                throw FreshAirError.unrequestedEncoding(url: remote, encoding: file.contentEncoding!)
+            }
+            signed?.record(in: &record)
+            return record
         }
     }
 

@@ -220,6 +220,8 @@ public struct Repository: Sendable {
         }
     }
 
+    /// One pass of an update under the repository's lock: the index, then the bundles it
+    /// changed, then the bundles it dropped, then the state the next update asks from.
     private func updateOnce(
         lock: StoreLock,
         fetcher: Fetcher,
@@ -229,16 +231,63 @@ public struct Repository: Sendable {
     ) async throws -> Result {
         let statePath = stateFolder.appendingPathComponent("state.json").path
         let savedData = try? await BlockingPool.run { try Disk.read(statePath) }
-        let saved = savedData.flatMap { try? JSONDecoder().decode(State.self, from: $0) }
-        /// Runs `body` without the lock; it is stale if another update saved its state meanwhile.
-        func withoutLock<Value>(_ body: () async throws -> Value) async throws -> Value {
+        let pass = UnlockedWait(lock: lock, statePath: statePath, savedData: savedData)
+        let (index, validators, notModified) = try await currentIndex(
+            saved: savedData.flatMap { try? JSONDecoder().decode(State.self, from: $0) },
+            pass: pass,
+            fetcher: fetcher,
+            report: report
+        )
+        let plan = try plan(index)
+        let bytes = try await pass.run {
+            try await installAll(plan.changed, of: index, fetcher: fetcher, progress, report)
+        }
+        let removed = try await removeDropped(keeping: Set(index.bundles.keys))
+        let state = State(
+            validators: validators,
+            index: index,
+            sequence: index.release.sequence,
+            expires: index.release.expires
+        )
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let stateData = try encoder.encode(state)
+        try await BlockingPool.run { try Disk.writeAtomically(stateData, to: statePath) }
+        return Result(
+            indexNotModified: notModified,
+            updated: Dictionary(uniqueKeysWithValues: plan.changed.map { ($0, index.bundles[$0]!.version) }),
+            unchanged: index.bundles.keys.filter { !plan.moved.contains($0) }.sorted(),
+            keptAfterRollback: plan.kept,
+            removed: removed.sorted(),
+            bytesDownloaded: bytes,
+            requests: fetcher.requests.value,
+            bytesWasted: fetcher.ledger.wasted,
+            seconds: (ContinuousClock.now - started).seconds
+        )
+    }
+
+    /// Lets the lock go while waiting on the network; the pass is stale if another update saved
+    /// its state meanwhile (and then starts again from that state).
+    private struct UnlockedWait {
+        var lock: StoreLock
+        var statePath: String
+        var savedData: Data?
+
+        func run<Value>(_ body: () async throws -> Value) async throws -> Value {
             try await lock.released(while: body, unchanged: { (try? Disk.read(statePath)) == savedData })
         }
+    }
+
+    /// The index to install from: fetched and verified, or the saved one on `304` (when not
+    /// expired). Raises the high-water mark of a signed one.
+    private func currentIndex(
+        saved: State?,
+        pass: UnlockedWait,
+        fetcher: Fetcher,
+        report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> (RepositoryIndex, HTTPValidators?, notModified: Bool) {
         let indexURL = source.appendingPathComponent(id).appendingPathComponent("index.json")
-        let index: RepositoryIndex
-        let validators: HTTPValidators?
-        let notModified: Bool
-        let (keys, trustedSaved, answer) = try await withoutLock { [configuration, stateFolder] in
+        let (keys, trustedSaved, answer) = try await pass.run { [configuration, stateFolder] in
             let keys = try await KeyRotation.currentKeys(
                 configuration: configuration,
                 statePath: stateFolder.appendingPathComponent("keys.json").path,
@@ -256,7 +305,6 @@ public struct Repository: Sendable {
         }
         switch answer {
         case .notModified, .notNewer:  // document(at:) answers only the first of these
-            (index, validators, notModified) = (trustedSaved!.index, trustedSaved?.validators, true)
             if let expires = trustedSaved?.expires {
                 try FreshnessCheck.checkExpiryOrThrow(
                     expires,
@@ -265,8 +313,10 @@ public struct Repository: Sendable {
                     now: configuration.clock()
                 )
             }
+            return (trustedSaved!.index, trustedSaved?.validators, true)
         case .fetched(let data, let newValidators):
             let digest = ContentHash.of(data, using: .sha256).hex
+            let index: RepositoryIndex
             do throws(ManifestError) {
                 index = try RepositoryIndex(data: data, source: indexURL.absoluteString)
                 if let keys {
@@ -280,9 +330,13 @@ public struct Repository: Sendable {
                     for: indexURL.absoluteString
                 )
             }
-            (validators, notModified) = (newValidators, false)
+            return (index, newValidators, false)
         }
+    }
 
+    /// Which bundles the index moves (`moved`), which of those this device rolled back from and
+    /// keeps (`kept`), and which to install (`changed`).
+    private func plan(_ index: RepositoryIndex) throws -> (moved: [String], kept: [String], changed: [String]) {
         // A bundle that `verify()` found damaged is installed again, whatever its version.
         let moved = index.bundles.keys.sorted().filter {
             installedVersion(of: $0) != index.bundles[$0]!.version || store(forBundle: $0).liveVersionIsDamaged
@@ -294,7 +348,17 @@ public struct Repository: Sendable {
                 try store.rejected(from: $0.url.absoluteString) != nil
             }
         }
-        let changed = moved.filter { !kept.contains($0) }
+        return (moved, kept, moved.filter { !kept.contains($0) })
+    }
+
+    /// Installs each changed bundle, `concurrency` at a time; returns the bytes downloaded.
+    private func installAll(
+        _ changed: [String],
+        of index: RepositoryIndex,
+        fetcher: Fetcher,
+        _ progress: @escaping @Sendable (_ fraction: Double) -> Void,
+        _ report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> Int64 {
         // Bytes as they arrive, for every mode's progress events; expected when the index lists sizes.
         let sizes = changed.compactMap { index.bundles[$0]?.size }
         let counter = ProgressCounter(
@@ -303,21 +367,23 @@ public struct Repository: Sendable {
             report: report
         )
         var bytes: Int64 = 0
-        try await withoutLock {
-            let work = changed.map { ($0, index.bundles[$0]!) }
-            try await forEachConcurrently(work, width: configuration.concurrency) { name, entry in
-                let size = try await install(name, entry: entry, fetcher: fetcher) { counter.add(bytes: $0) }
-                // The share of changed bundles installed, for `update(progress:)`.
-                progress(Double(counter.completeFiles(1)) / Double(changed.count))
-                report(.downloaded(path: name, bytes: size))
-                return size
-            } take: { size in
-                bytes += size
-            }
+        let work = changed.map { ($0, index.bundles[$0]!) }
+        try await forEachConcurrently(work, width: configuration.concurrency) { name, entry in
+            let size = try await install(name, entry: entry, fetcher: fetcher) { counter.add(bytes: $0) }
+            // The share of changed bundles installed, for `update(progress:)`.
+            progress(Double(counter.completeFiles(1)) / Double(changed.count))
+            report(.downloaded(path: name, bytes: size))
+            return size
+        } take: { size in
+            bytes += size
         }
+        return bytes
+    }
 
-        // Removing dropped bundles and linking a whole-repository snapshot block on the disk.
-        let removed = try await BlockingPool.run { [self, names = Set(index.bundles.keys)] in
+    /// Removes the bundles the index no longer lists, and links a whole-repository snapshot;
+    /// returns the names removed.
+    private func removeDropped(keeping names: Set<String>) async throws -> [String] {
+        try await BlockingPool.run { [self] in
             var removed: [String] = []
             let bundlesFolder = stateFolder.appendingPathComponent("bundles").path
             for name in Disk.contentsOfDirectory(bundlesFolder) where !names.contains(name) {
@@ -330,27 +396,6 @@ public struct Repository: Sendable {
             }
             return removed
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let state = State(
-            validators: validators,
-            index: index,
-            sequence: index.release.sequence,
-            expires: index.release.expires
-        )
-        let stateData = try encoder.encode(state)
-        try await BlockingPool.run { try Disk.writeAtomically(stateData, to: statePath) }
-        return Result(
-            indexNotModified: notModified,
-            updated: Dictionary(uniqueKeysWithValues: changed.map { ($0, index.bundles[$0]!.version) }),
-            unchanged: index.bundles.keys.filter { !moved.contains($0) }.sorted(),
-            keptAfterRollback: kept,
-            removed: removed.sorted(),
-            bytesDownloaded: bytes,
-            requests: fetcher.requests.value,
-            bytesWasted: fetcher.ledger.wasted,
-            seconds: (ContinuousClock.now - started).seconds
-        )
     }
 
     var highWaterPath: String { stateFolder.appendingPathComponent("high-water.json").path }

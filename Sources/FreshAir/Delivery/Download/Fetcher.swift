@@ -249,6 +249,8 @@ struct Fetcher: Sendable {
         }
     }
 
+    /// Takes the answer to one attempt: decides what it is (``DownloadAnswer``), then streams
+    /// the body to disk and checks it, keeping what a cut attempt received for the next.
     private func receive(
         _ job: DownloadJob,
         head: HTTPResponseHead,
@@ -259,166 +261,57 @@ struct Fetcher: Sendable {
         tee: (any DownloadTee)?,
         progress: @Sendable (Int64) -> Void
     ) async throws -> FetchOutcome<DownloadedFile> {
-        var offset = requestedOffset
-        let total: Int64?
         // Bytes nobody asked to be encoded are not the published file's: never resumed, never
         // kept, and a failed check then blames the encoding, not the publisher.
         let encoding = Self.contentEncoding(head)
-        switch head.status {
-        case 304 where job.validators != nil && offset == 0:
-            return .notModified
-        case 200 where Self.isNoNewerThan(head, job.validators?.droppingDate(after: latestAcceptableDate)):
-            // Date-only validation against a server that matches If-Modified-Since exactly
-            // (nginx's default): its copy is not newer than ours, so skip the body.
-            return .notNewer(serverLastModified: head["Last-Modified"] ?? "")
-        case 200:
-            offset = 0  // A full body: the server ignored the range, or the file changed.
-            total = head.contentLength
-        case 206 where encoding != nil:
+        let validators = job.validators?.droppingDate(after: latestAcceptableDate)
+        let offset: Int64
+        let total: Int64?
+        switch DownloadAnswer.decide(head, for: job, resumingAt: requestedOffset, validators: validators) {
+        case .notModified: return .notModified
+        case .notNewer(let date): return .notNewer(serverLastModified: date)
+        case .body(let start, let size): (offset, total) = (start, size)
+        case .startOver(let detail):
             try discard(job, sidecar: sidecar)
-            throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding!)
-        case 206:
-            guard let range = ContentRange(head["Content-Range"]), range.start == offset else {
-                try discard(job, sidecar: sidecar)
-                throw FreshAirError.transport(
-                    TransportError(
-                        kind: .interrupted,
-                        url: job.url,
-                        detail: "the server answered a different range; starting over"
-                    )
-                )
-            }
-            total = range.total
-        case 416:
-            // The partial file is not a prefix of what the server has now: start over.
+            throw FreshAirError.transport(TransportError(kind: .interrupted, url: job.url, detail: detail))
+        case .encodedRange(let encoding):
             try discard(job, sidecar: sidecar)
-            throw FreshAirError.transport(
-                TransportError(kind: .interrupted, url: job.url, detail: "range not satisfiable; starting over")
-            )
-        default:
-            throw StatusFailure(head, url: job.url)
+            throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding)
+        case .refused: throw StatusFailure(head, url: job.url)
         }
-        if let total {
-            if let expected = job.expectedSize, total != expected {
-                if let encoding { throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding) }
-                throw FreshAirError.declaredSizeMismatch(
-                    path: job.label,
-                    url: job.url,
-                    expected: expected,
-                    declared: total
-                )
-            }
-            if total > job.limit { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
-        }
-        let ceiling = total ?? job.expectedSize ?? job.limit
+        try Self.checkAnnounced(total, of: job, encoding: encoding)
 
-        let hashes = job.expectedHash != nil || !job.isTransient
-        var hasher = ContentHasher(job.expectedHash?.algorithm ?? .sha256)
-        let file: OutputFile
-        if offset > 0 {
-            // Resuming: the digest must cover the bytes already on disk.
-            if hashes {
-                hasher = try await BlockingPool.run { [hasher, path = job.partialPath] in
-                    var hasher = hasher
-                    _ = try Disk.hash(path, into: &hasher)
-                    return hasher
-                }
-            }
-            file =
-                try job.confined.map { try $0.folder.appendToFile($0.path, startsWriteback: !job.isTransient) }
-                ?? OutputFile(path: job.partialPath, append: true, startsWriteback: !job.isTransient)
-            progress(offset)
-        } else {
-            file =
-                try job.confined.map {
-                    try $0.folder.createFile($0.path, replacing: true, startsWriteback: !job.isTransient)
-                }
-                ?? OutputFile(path: job.partialPath, append: false, startsWriteback: !job.isTransient)
-            let validators = self.validators(head)
-            if let sidecar {
-                if encoding == nil, let ifRange = validators.ifRange,
-                    (total ?? Self.resumableSize) >= Self.resumableSize
-                {
-                    try ResumePoint(url: job.url.absoluteString, ifRange: ifRange).save(sidecar)
-                } else {
-                    try Disk.remove(sidecar)  // an earlier attempt's, for bytes this body replaces
-                }
-            }
-        }
+        let (file, hasher) = try await open(job, head: head, offset: offset, total: total, sidecar: sidecar)
         defer { file.close() }
-        if job.url.isFileURL, let mode = LocalFileTransport.installedMode(head[LocalFileTransport.modeHeader]) {
-            file.setMode(mode)  // never readable by more users than the source file is
-        }
+        if offset > 0 { progress(offset) }
         let teeing = offset == 0 ? tee : nil
         try teeing?.restart()
-
         // Written, hashed and teed on the blocking pool while this task reads the next chunk;
         // a large body is hashed on another core than the one writing it.
         let sink = BodySink(
             file: file,
-            hasher: hashes ? hasher : nil,
+            hasher: hasher,
             tee: teeing,
             hashingApart: (total ?? 0) >= Self.backgroundHashingSize
         )
         var received = offset
         let digest: ContentHash?
         do {
-            do {
-                for try await chunk in body {
-                    let count = Int64(chunk.count)
-                    if received + count > ceiling {
-                        try await sink.settle()
-                        try discard(job, sidecar: sidecar)
-                        if total == nil, job.expectedSize == nil {
-                            throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit)
-                        }
-                        throw FreshAirError.sizeMismatch(
-                            path: job.label,
-                            url: job.url,
-                            expected: ceiling,
-                            actual: received + count
-                        )
-                    }
-                    try await sink.write(chunk)
-                    received += count
-                    progress(count)
-                }
-                digest = try await sink.finish()
-            } catch {
-                // Nothing may still be writing when the file is closed, kept or removed. A chunk
-                // that already failed (a tee's check, a full disk) says more than how the
-                // connection ended: the bytes were wrong, so resuming them would not help.
-                let interrupted = Self.isInterruption(error)
-                do { try await sink.settle() } catch let failure { if interrupted { throw failure } }
-                throw error
-            }
-            if let expected = total ?? job.expectedSize, received != expected {
-                // Cut short: keep the partial file so the retry resumes it.
-                throw FreshAirError.transport(
-                    TransportError(
-                        kind: .interrupted,
-                        url: job.url,
-                        detail: "received \(received) of \(expected) bytes"
-                    )
-                )
-            }
-            if let expected = job.expectedHash, let digest, expected != digest {
-                try discard(job, sidecar: sidecar)
-                throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)
-            }
+            digest = try await stream(
+                body,
+                of: job,
+                into: sink,
+                total: total,
+                sidecar: sidecar,
+                received: &received,
+                progress: progress
+            )
+            try check(job, received: received, total: total, digest: digest, sidecar: sidecar)
         } catch let error as FreshAirError where encoding != nil && error.isContentCheckFailure {
             try discard(job, sidecar: sidecar)
             throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding!)
         } catch  where Self.isInterruption(error) {
-            // Cut short: what arrived stays for the next attempt to resume, or is wasted.
-            if let sidecar, Disk.exists(sidecar) {
-                ledger.keep(received - offset, in: job.partialPath)
-            } else if job.confined != nil, encoding == nil, received > 0,
-                let ifRange = validators(head).ifRange
-            {  // a 206 carries the validator it was asked for
-                kept.keep(ResumePoint(url: job.url.absoluteString, ifRange: ifRange, size: received))
-                ledger.keep(received - offset, in: job.partialPath)
-            }
+            keepCut(job, received: received, offset: offset, head: head, sidecar: sidecar, kept: kept)
             throw error
         }
         ledger.use(received - offset, partial: job.partialPath, resumedFrom: offset)
@@ -431,17 +324,146 @@ struct Fetcher: Sendable {
                 teedWholeBody: teeing != nil,
                 contentEncoding: encoding
             ),
-            validators(head)
+            self.validators(head)
         )
     }
 
-    /// `true` when we validated by date alone and the response's `Last-Modified` is not
-    /// after that date.
-    static func isNoNewerThan(_ head: HTTPResponseHead, _ validators: HTTPValidators?) -> Bool {
-        guard let validators, validators.etag == nil, let ours = validators.lastModified.flatMap(HTTPDate.parse),
-            let theirs = head["Last-Modified"].flatMap(HTTPDate.parse)
-        else { return false }
-        return theirs <= ours
+    /// Cut short: what arrived stays for the next attempt to resume (on disk beside its resume
+    /// point, or in memory for a small file written into staging), else it is counted wasted.
+    private func keepCut(
+        _ job: DownloadJob,
+        received: Int64,
+        offset: Int64,
+        head: HTTPResponseHead,
+        sidecar: String?,
+        kept: KeptResumption
+    ) {
+        if let sidecar, Disk.exists(sidecar) {
+            ledger.keep(received - offset, in: job.partialPath)
+        } else if job.confined != nil, Self.contentEncoding(head) == nil, received > 0,
+            let ifRange = validators(head).ifRange
+        {  // a 206 carries the validator it was asked for
+            kept.keep(ResumePoint(url: job.url.absoluteString, ifRange: ifRange, size: received))
+            ledger.keep(received - offset, in: job.partialPath)
+        }
+    }
+
+    /// Refuses a body whose announced size is not the listed one, or is over the limit.
+    private static func checkAnnounced(_ total: Int64?, of job: DownloadJob, encoding: String?) throws {
+        guard let total else { return }
+        if let expected = job.expectedSize, total != expected {
+            if let encoding { throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding) }
+            throw FreshAirError.declaredSizeMismatch(path: job.label, url: job.url, expected: expected, declared: total)
+        }
+        if total > job.limit { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
+    }
+
+    /// Opens the file a body goes to, and the digest it continues. A resumed body appends, and
+    /// its digest first covers the bytes already on disk; a body from the first byte replaces
+    /// the file, and leaves a resume point beside it when it is large enough to resume.
+    private func open(
+        _ job: DownloadJob,
+        head: HTTPResponseHead,
+        offset: Int64,
+        total: Int64?,
+        sidecar: String?
+    ) async throws -> (OutputFile, ContentHasher?) {
+        let hashes = job.expectedHash != nil || !job.isTransient
+        var hasher = ContentHasher(job.expectedHash?.algorithm ?? .sha256)
+        let writesBack = !job.isTransient
+        let file: OutputFile
+        if offset > 0 {
+            if hashes {
+                hasher = try await BlockingPool.run { [hasher, path = job.partialPath] in
+                    var hasher = hasher
+                    _ = try Disk.hash(path, into: &hasher)
+                    return hasher
+                }
+            }
+            file =
+                try job.confined.map { try $0.folder.appendToFile($0.path, startsWriteback: writesBack) }
+                ?? OutputFile(path: job.partialPath, append: true, startsWriteback: writesBack)
+        } else {
+            file =
+                try job.confined.map { try $0.folder.createFile($0.path, replacing: true, startsWriteback: writesBack) }
+                ?? OutputFile(path: job.partialPath, append: false, startsWriteback: writesBack)
+            if let sidecar {
+                if Self.contentEncoding(head) == nil, let ifRange = validators(head).ifRange,
+                    (total ?? Self.resumableSize) >= Self.resumableSize
+                {
+                    try ResumePoint(url: job.url.absoluteString, ifRange: ifRange).save(sidecar)
+                } else {
+                    try Disk.remove(sidecar)  // an earlier attempt's, for bytes this body replaces
+                }
+            }
+        }
+        if job.url.isFileURL, let mode = LocalFileTransport.installedMode(head[LocalFileTransport.modeHeader]) {
+            file.setMode(mode)  // never readable by more users than the source file is
+        }
+        return (file, hashes ? hasher : nil)
+    }
+
+    /// Streams `body` into `sink`, counting into `received` as it goes (also when it throws),
+    /// and returns the digest of the whole file. Refuses bytes past what was announced.
+    private func stream(
+        _ body: ResponseBody,
+        of job: DownloadJob,
+        into sink: BodySink,
+        total: Int64?,
+        sidecar: String?,
+        received: inout Int64,
+        progress: @Sendable (Int64) -> Void
+    ) async throws -> ContentHash? {
+        let ceiling = total ?? job.expectedSize ?? job.limit
+        do {
+            for try await chunk in body {
+                let count = Int64(chunk.count)
+                if received + count > ceiling {
+                    try await sink.settle()
+                    try discard(job, sidecar: sidecar)
+                    if total == nil, job.expectedSize == nil {
+                        throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit)
+                    }
+                    throw FreshAirError.sizeMismatch(
+                        path: job.label,
+                        url: job.url,
+                        expected: ceiling,
+                        actual: received + count
+                    )
+                }
+                try await sink.write(chunk)
+                received += count
+                progress(count)
+            }
+            return try await sink.finish()
+        } catch {
+            // Nothing may still be writing when the file is closed, kept or removed. A chunk
+            // that already failed (a tee's check, a full disk) says more than how the
+            // connection ended: the bytes were wrong, so resuming them would not help.
+            let interrupted = Self.isInterruption(error)
+            do { try await sink.settle() } catch let failure { if interrupted { throw failure } }
+            throw error
+        }
+    }
+
+    /// Checks a body that ended: all of it arrived (else the partial file stays, for the retry
+    /// to resume), and its digest is the listed one (else it goes).
+    private func check(
+        _ job: DownloadJob,
+        received: Int64,
+        total: Int64?,
+        digest: ContentHash?,
+        sidecar: String?
+    ) throws {
+        if let expected = total ?? job.expectedSize, received != expected {
+            throw FreshAirError.transport(
+                TransportError(kind: .interrupted, url: job.url, detail: "received \(received) of \(expected) bytes")
+            )
+        }
+        if let expected = job.expectedHash, let digest, expected != digest {
+            try discard(job, sidecar: sidecar)
+            throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)
+        }
     }
 
     /// A body cut on the way (the connection, a timeout), as opposed to one that arrived wrong.
