@@ -20,6 +20,9 @@ extension BundleSync {
         var jobs: [(job: DownloadJob, paths: [BundlePath])] = []
         var jobIndex: [ContentHash: Int] = [:]
         var records: [String: FileRecord] = [:]
+        // Sized once: a table of 100,000 files that grows by doubling holds two copies on the way.
+        jobs.reserveCapacity(plan.downloads.count)
+        jobIndex.reserveCapacity(plan.downloads.count)
         let reusable = try await interruptedCopies(of: plan.downloads)
         // Large files with a chunk index and an older copy here (and none from an interrupted
         // update): rebuilt from chunks, their index fetched by the same task.
@@ -67,6 +70,8 @@ extension BundleSync {
         let reused = records.count
         progress.completeFiles(reused)
         var landed = Landed(records: records)
+        landed.records.reserveCapacity(plan.downloads.count)
+        landed.order.reserveCapacity(plan.downloads.count)
         let work = jobs.indices.map { ($0, jobs[$0].job, deltaOfJob[$0]) }
         try await forEachConcurrently(work, width: configuration.concurrency) { index, job, delta in
             let (file, result) = try await fetch(job, delta: delta, fetcher: fetcher, progress: progress)

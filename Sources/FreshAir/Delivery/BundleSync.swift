@@ -351,6 +351,7 @@ public struct BundleSync: ContentUpdater {
                 )
             }
             var files: [String: FileRecord] = [:]
+            files.reserveCapacity(plan.actions.count)
             for (file, action) in plan.actions {
                 switch action {
                 case .keep(let record), .write(_, let record): files[file.path.string] = record

@@ -41,11 +41,15 @@ struct SyncPlan {
         case download
     }
 
-    var actions: [(file: SelectedFile, action: Action)]
-    var removed: [String]
+    let actions: [(file: SelectedFile, action: Action)]
+    let removed: [String]
+    /// The files to fetch, in the order selected: listed once, not once for each reader.
+    let downloads: [SelectedFile]
 
-    var downloads: [SelectedFile] {
-        actions.compactMap { if case .download = $0.action { $0.file } else { nil } }
+    init(actions: [(file: SelectedFile, action: Action)], removed: [String]) {
+        self.actions = actions
+        self.removed = removed
+        downloads = actions.compactMap { if case .download = $0.action { $0.file } else { nil } }
     }
 
     /// Nothing to fetch, write or remove: the live version is already this one.
@@ -95,8 +99,10 @@ enum SyncPlanner {
                 actions.append((file, .download))
             }
         }
+        // A first install removes nothing: no set of every selected path is built for it.
+        guard let live, !live.files.isEmpty else { return SyncPlan(actions: actions, removed: []) }
         let selectedPaths = Set(selected.map(\.path.string))
-        let removed = (live?.files.keys).map { $0.filter { !selectedPaths.contains($0) }.sorted() } ?? []
+        let removed = live.files.keys.filter { !selectedPaths.contains($0) }.sorted()
         return SyncPlan(actions: actions, removed: removed)
     }
 }

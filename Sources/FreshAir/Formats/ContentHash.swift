@@ -62,7 +62,10 @@ package struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable
     /// Hashes bytes held in memory (manifests, small files).
     package static func of(_ bytes: some Sequence<UInt8>, using algorithm: Algorithm) -> ContentHash {
         var hasher = ContentHasher(algorithm)
-        hasher.update(Array(bytes))
+        // Data and arrays are hashed where they lie: a 14 MB manifest is not copied to be hashed.
+        if bytes.withContiguousStorageIfAvailable({ hasher.update(UnsafeRawBufferPointer($0)) }) == nil {
+            hasher.update(Array(bytes))
+        }
         return hasher.finalize()
     }
 }

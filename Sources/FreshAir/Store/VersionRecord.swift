@@ -201,17 +201,28 @@ extension VersionRecord {
             head.append(("validators", .object(pairs)))
         }
         head.append(("metadata", .object(facts.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
-        head.append(
-            (
-                "files",
-                .object(
-                    files.sorted { $0.key < $1.key }.map { path, file in
-                        (path, .object([("h", .string(file.hash.description)), ("s", JSONValue(file.size))]))
-                    }
-                )
-            )
-        )
-        return JSONValue.object(head).serializedBytes(indent: 0)
+        // The files are written straight into the buffer, as they are read: a tree of JSON values
+        // for 100,000 files would hold each path, digest and size a second time, and more.
+        var writer = JSONWriter(indent: 0, capacity: 256 + files.count * 112)
+        writer.write(.object(head), level: 0)
+        writer.output.removeLast()  // the head's closing brace: the files follow
+        writer.output.append(contentsOf: #","files":{"#.utf8)
+        let files = self.files
+        for (index, path) in files.keys.sorted().enumerated() {
+            let file = files[path]!
+            if index > 0 { writer.output.append(UInt8(ascii: ",")) }
+            writer.quote(path)
+            writer.output.append(contentsOf: #":{"h":""#.utf8)
+            // A digest's algorithm and hex are ASCII letters and digits: nothing to escape.
+            writer.output.append(contentsOf: file.hash.algorithm.rawValue.utf8)
+            writer.output.append(UInt8(ascii: ":"))
+            writer.output.append(contentsOf: file.hash.hex.utf8)
+            writer.output.append(contentsOf: #"","s":"#.utf8)
+            writer.output.append(contentsOf: String(file.size).utf8)
+            writer.output.append(UInt8(ascii: "}"))
+        }
+        writer.output.append(contentsOf: "}}".utf8)
+        return writer.output
     }
 }
 

@@ -20,8 +20,12 @@ package struct ResponseBody: AsyncSequence {
     package func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextChunk: nextChunk) }
 
     /// Collects the whole body, refusing more than `limit` bytes.
-    package func collect(upTo limit: Int) async throws -> Data {
+    ///
+    /// - Parameter announced: the size the server announced, reserved at once (up to
+    ///   `limit`) so that a large document does not grow by copies.
+    package func collect(upTo limit: Int, announced: Int64? = nil) async throws -> Data {
         var data = Data()
+        if let announced, announced > 0 { data.reserveCapacity(Int(Swift.min(announced, Int64(limit)))) }
         for try await chunk in self {
             guard data.count + chunk.count <= limit else { throw BodyTooLarge(limit: Int64(limit)) }
             data.append(contentsOf: chunk)

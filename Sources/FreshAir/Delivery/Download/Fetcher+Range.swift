@@ -47,7 +47,9 @@ extension Fetcher {
                         )
                     }
                     let data: Data
-                    do { data = try await body.collect(upTo: length) } catch is ResponseBody.BodyTooLarge {
+                    do { data = try await body.collect(upTo: length, announced: Int64(length)) } catch is ResponseBody
+                        .BodyTooLarge
+                    {
                         throw RangeRefused(url: url, detail: "the server sent more than the \(length) bytes asked for")
                     }
                     guard data.count == length else {

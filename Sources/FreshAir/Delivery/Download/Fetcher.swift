@@ -175,7 +175,7 @@ struct Fetcher: Sendable {
                             throw FreshAirError.unrequestedEncoding(url: url, encoding: encoding)
                         }
                         do {
-                            let data = try await body.collect(upTo: limit)
+                            let data = try await body.collect(upTo: limit, announced: head.contentLength)
                             if let length = head.contentLength, Int64(data.count) != length {
                                 throw FreshAirError.transport(
                                     TransportError(

@@ -35,13 +35,14 @@ extension JSONValue {
 }
 
 /// Appends JSON text to a byte buffer.
-private struct JSONWriter {
+struct JSONWriter {
     let indent: Int
     var output: [UInt8] = []
 
-    init(indent: Int) {
+    /// - Parameter capacity: the bytes to reserve, for a document whose size is known roughly.
+    init(indent: Int, capacity: Int = 4096) {
         self.indent = indent
-        output.reserveCapacity(4096)
+        output.reserveCapacity(capacity)
     }
 
     mutating func newline(level: Int) {
