@@ -16,8 +16,10 @@ extension BundleSync {
     ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int, saved: Int64) {
         try await carryOver(plan, into: staged, liveDirectory: liveDirectory)
 
-        // One job per distinct content; its other paths are linked to the first.
-        var jobs: [(job: DownloadJob, paths: [BundlePath])] = []
+        // One job per distinct content; its other paths are linked to the first. A job's request
+        // (its URL, its target) is made when it starts, not all at once: 100,000 of them held
+        // for the whole install cost more memory than anything else in it.
+        var jobs: [(file: SelectedFile, paths: [BundlePath])] = []
         var jobIndex: [ContentHash: Int] = [:]
         var records: [String: FileRecord] = [:]
         // Sized once: a table of 100,000 files that grows by doubling holds two copies on the way.
@@ -45,13 +47,12 @@ extension BundleSync {
                 records[file.path.string] = FileRecord(hash: hash, size: size)
                 return
             }
-            let job = downloadJob(for: file, into: staged, layout: layout)
             if let hash = file.hash { jobIndex[hash] = jobs.count }
             if let delta = deltas[file.path] {
                 deltaOfJob[jobs.count] = delta
                 indexesFetchedByDeltas.insert(delta.index.path)
             }
-            jobs.append((job, [file.path]))
+            jobs.append((file, [file.path]))
         }
         // Indexes wait until their file's job is made: one whose file got no job of its own
         // (the same bytes as another file) is fetched as any file.
@@ -72,8 +73,10 @@ extension BundleSync {
         var landed = Landed(records: records)
         landed.records.reserveCapacity(plan.downloads.count)
         landed.order.reserveCapacity(plan.downloads.count)
-        let work = jobs.indices.map { ($0, jobs[$0].job, deltaOfJob[$0]) }
-        try await forEachConcurrently(work, width: configuration.concurrency) { index, job, delta in
+        jobIndex = [:]
+        let work = jobs.indices.map { ($0, jobs[$0].file, deltaOfJob[$0]) }
+        try await forEachConcurrently(work, width: configuration.concurrency) { [staged] index, selected, delta in
+            let job = downloadJob(for: selected, into: staged, layout: layout)
             let (file, result) = try await fetch(job, delta: delta, fetcher: fetcher, progress: progress)
             return (index, file, result)
         } take: { (index: Int, file: DownloadedFile, delta: ChunkDeltaResult?) in
