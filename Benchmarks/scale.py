@@ -6,7 +6,7 @@
 Beside each breeze run, in the same run and taking turns: `rclone copy --transfers 16` for the
 files, `curl -o` for the large file, both from nginx on 127.0.0.1. Each point is the median of
 `--runs` runs (3; 1 with --quick) of a cold sync into an empty folder; peak RSS is the largest of
-them. The growth exponent is the slope of a least-squares line through the points on log-log axes:
+them. `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
 1 grows in proportion, 0 does not grow. Results: Benchmarks/results/scale.md, scale.json, scale.png.
 """
 import argparse, datetime, json, math, os, random, shutil, statistics, subprocess, sys
@@ -133,11 +133,11 @@ class Scale:
         lines = [f"Measured {when} by `Benchmarks/run --scale{' --quick' if self.args.quick else ''}`: cold syncs into an empty folder "
                  f"from nginx on 127.0.0.1, {self.runs} run{'s' if self.runs > 1 else ''} per point taking turns (median, fastest–slowest); "
                  "peak RSS is the largest run's. Exponent: the slope on log-log axes (1 grows in proportion, 0 not at all).", "",
-                 "| axis | size | tool | seconds | fastest–slowest | CPU s | peak RSS MB | time ÷ peer's |",
+                 "| axis | size | tool | seconds | fastest–slowest | CPU s | peak RSS MB | peer's time ÷ breeze's (above 1: breeze faster) |",
                  "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
         for p in self.points:
             peer = next((q for q in self.points if q["axis"] == p["axis"] and q["x"] == p["x"] and q["tool"] != "breeze"), None)
-            ratio = f"{p['seconds'] / peer['seconds']:.2f}" if p["tool"] == "breeze" and peer else ""
+            ratio = f"{peer['seconds'] / p['seconds']:.2f}" if p["tool"] == "breeze" and peer else ""
             size = f"{p['x']:,} files" if p["axis"] != "size" else f"{p['x']:,} MB"
             lines.append(f"| {p['axis']} | {size} | {p['tool']} | {p['seconds']:.3f} | {p['spread'][0]:.3f}–{p['spread'][1]:.3f} | "
                          f"{p['cpu']:.2f} | {p['rss']:.1f} | {ratio} |")
@@ -186,4 +186,11 @@ if __name__ == "__main__":
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--work", default="/tmp/freshair-scale")
-    Scale(parser.parse_args()).run()
+    parser.add_argument("--report-only", action="store_true", help="report again from the saved scale.json")
+    scale = Scale(parser.parse_args())
+    if scale.args.report_only:
+        suffix = "-quick" if scale.args.quick else ""
+        scale.points = json.load(open(os.path.join(ROOT, "Benchmarks", "results", f"scale{suffix}.json")))
+        scale.report()
+    else:
+        scale.run()
