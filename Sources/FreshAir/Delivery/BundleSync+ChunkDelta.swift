@@ -34,7 +34,11 @@ extension BundleSync {
         layout: ContentLayout
     ) -> [BundlePath: ChunkDeltaSource] {
         guard configuration.chunkDeltas.isEnabled, let live, let liveDirectory else { return [:] }
-        let byPath = Dictionary(downloads.map { ($0.path.string, $0) }, uniquingKeysWith: { first, _ in first })
+        // Only chunk indexes can be looked up: no table of every file for a sync of many.
+        let byPath = Dictionary(
+            downloads.lazy.filter { $0.path.string.hasSuffix(ChunkIndex.suffix) }.map { ($0.path.string, $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
         var sources: [BundlePath: ChunkDeltaSource] = [:]
         for file in downloads {
             guard let hash = file.hash, hash.algorithm == .sha256, file.size != nil,

@@ -16,30 +16,69 @@ extension BundleSync {
     ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int, saved: Int64) {
         try await carryOver(plan, into: staged, liveDirectory: liveDirectory)
 
-        // One job per distinct content; its other paths are linked to the first. A job's request
-        // (its URL, its target) is made when it starts, not all at once: 100,000 of them held
-        // for the whole install cost more memory than anything else in it.
-        var jobs: [(file: SelectedFile, paths: [BundlePath])] = []
-        var jobIndex: [ContentHash: Int] = [:]
-        var records: [String: FileRecord] = [:]
-        // Sized once: a table of 100,000 files that grows by doubling holds two copies on the way.
-        jobs.reserveCapacity(plan.downloads.count)
-        jobIndex.reserveCapacity(plan.downloads.count)
         let reusable = try await interruptedCopies(of: plan.downloads)
         // Large files with a chunk index and an older copy here (and none from an interrupted
         // update): rebuilt from chunks, their index fetched by the same task.
         let deltas = chunkDeltas(
-            plan.downloads.filter { reusable[$0.path] == nil },
+            reusable.isEmpty ? plan.downloads : plan.downloads.filter { reusable[$0.path] == nil },
             live: live,
             liveDirectory: liveDirectory,
             layout: layout
         )
+        let (jobs, deltaOf, records) = try plannedJobs(
+            for: plan.downloads,
+            reusing: reusable,
+            deltas: deltas,
+            in: staged
+        )
+        let summary = plan.summary
+        let progress = ProgressCounter(
+            filesTotal: summary.filesToDownload,
+            bytesExpected: summary.bytesToDownload,
+            report: report
+        )
+        let reused = records.count
+        progress.completeFiles(reused)
+        var landed = Landed(records: records)
+        landed.records.reserveCapacity(plan.downloads.count)
+        landed.order.reserveCapacity(plan.downloads.count)
+        let downloads = plan.downloads
+        try await forEachConcurrently(Array(jobs.indices), width: configuration.concurrency) { [staged] index in
+            let job = downloadJob(for: downloads[jobs[index].download], into: staged, layout: layout)
+            let (file, result) = try await fetch(job, delta: deltaOf[index], fetcher: fetcher, progress: progress)
+            return (index, file, result)
+        } take: { (index: Int, file: DownloadedFile, delta: ChunkDeltaResult?) in
+            let paths = [downloads[jobs[index].download].path] + jobs[index].alsoAt
+            try landed.place(file, at: paths, delta: delta, in: staged, progress: progress, report: report)
+        }
+        return (landed.records, landed.order, landed.bytes, reused, landed.saved)
+    }
+
+    /// One job per distinct content (its other paths are linked to the first), each naming its
+    /// file by position in `downloads`; files an interrupted update left are linked now, and
+    /// their records returned. A job's request (its URL, its target) is made when it starts,
+    /// not here: 100,000 of them held for the whole install cost more than anything else in it.
+    private func plannedJobs(
+        for downloads: [SelectedFile],
+        reusing reusable: [BundlePath: String],
+        deltas: [BundlePath: ChunkDeltaSource],
+        in staged: StagedVersion
+    ) throws -> (
+        jobs: [(download: Int, alsoAt: [BundlePath])], deltas: [Int: ChunkDeltaSource], reused: [String: FileRecord]
+    ) {
+        var jobs: [(download: Int, alsoAt: [BundlePath])] = []
+        var jobIndex: [ContentHash: Int] = [:]
+        var records: [String: FileRecord] = [:]
+        // Sized once: a table of 100,000 files that grows by doubling holds two copies on the way.
+        jobs.reserveCapacity(downloads.count)
+        jobIndex.reserveCapacity(downloads.count)
         let indexesWithDeltas = Set(deltas.values.map(\.index.path))
         var deltaOfJob: [Int: ChunkDeltaSource] = [:]
         var indexesFetchedByDeltas: Set<BundlePath> = []
-        func add(_ file: SelectedFile) throws {
+        func add(_ position: Int) throws {
+            let file = downloads[position]
             if let hash = file.hash, let index = jobIndex[hash] {
-                jobs[index].paths.append(file.path)
+                jobs[index].alsoAt.append(file.path)
                 return
             }
             if let copy = reusable[file.path], let hash = file.hash, let size = file.size {
@@ -52,53 +91,26 @@ extension BundleSync {
                 deltaOfJob[jobs.count] = delta
                 indexesFetchedByDeltas.insert(delta.index.path)
             }
-            jobs.append((file, [file.path]))
+            jobs.append((position, []))
         }
         // Indexes wait until their file's job is made: one whose file got no job of its own
         // (the same bytes as another file) is fetched as any file.
-        for file in plan.downloads where !indexesWithDeltas.contains(file.path) { try add(file) }
-        for file in plan.downloads
+        for (position, file) in downloads.enumerated() where !indexesWithDeltas.contains(file.path) {
+            try add(position)
+        }
+        for (position, file) in downloads.enumerated()
         where indexesWithDeltas.contains(file.path) && !indexesFetchedByDeltas.contains(file.path) {
-            try add(file)
+            try add(position)
         }
-
-        let summary = plan.summary
-        let progress = ProgressCounter(
-            filesTotal: summary.filesToDownload,
-            bytesExpected: summary.bytesToDownload,
-            report: report
-        )
-        let reused = records.count
-        progress.completeFiles(reused)
-        var landed = Landed(records: records)
-        landed.records.reserveCapacity(plan.downloads.count)
-        landed.order.reserveCapacity(plan.downloads.count)
-        jobIndex = [:]
-        let work = jobs.indices.map { ($0, jobs[$0].file, deltaOfJob[$0]) }
-        try await forEachConcurrently(work, width: configuration.concurrency) { [staged] index, selected, delta in
-            let job = downloadJob(for: selected, into: staged, layout: layout)
-            let (file, result) = try await fetch(job, delta: delta, fetcher: fetcher, progress: progress)
-            return (index, file, result)
-        } take: { (index: Int, file: DownloadedFile, delta: ChunkDeltaResult?) in
-            try landed.place(file, at: jobs[index].paths, delta: delta, in: staged, progress: progress, report: report)
-        }
-        return (landed.records, landed.order, landed.bytes, reused, landed.saved)
+        return (jobs, deltaOfJob, records)
     }
 
     /// Links unchanged files from the live version and writes the manifests: thousands of
     /// system calls, made on the blocking pool.
     private func carryOver(_ plan: SyncPlan, into staged: StagedVersion, liveDirectory: String?) async throws {
-        let carried = plan.actions.filter {
-            if case .download = $0.action { false } else { true }
-        }
-        try await BlockingPool.run { [staged] in
-            for (file, action) in carried {
-                switch action {
-                case .keep: try staged.link(liveDirectory! + "/" + file.path.string, at: file.path)
-                case .write(let data, _): try staged.write(data, at: file.path)
-                case .download: break
-                }
-            }
+        try await BlockingPool.run { [staged, kept = plan.kept, written = plan.written] in
+            for (file, _) in kept { try staged.link(liveDirectory! + "/" + file.path.string, at: file.path) }
+            for (file, data, _) in written { try staged.write(data, at: file.path) }
         }
     }
 

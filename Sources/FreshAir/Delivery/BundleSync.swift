@@ -148,7 +148,7 @@ public struct BundleSync: ContentUpdater {
         let (tree, plan) = try await planFrom(root, state, update: update, fetcher: fetcher)
         report(.planned(plan.summary))
 
-        let keptCount = plan.actions.count(where: { if case .keep = $0.action { true } else { false } })
+        let keptCount = plan.kept.count
         let summary = SyncSummary.nothingInstalled(
             .alreadyCurrent,
             version: state.live?.id,
@@ -350,14 +350,12 @@ public struct BundleSync: ContentUpdater {
                     report: report
                 )
             }
-            var files: [String: FileRecord] = [:]
-            files.reserveCapacity(plan.actions.count)
-            for (file, action) in plan.actions {
-                switch action {
-                case .keep(let record), .write(_, let record): files[file.path.string] = record
-                case .download: files[file.path.string] = downloaded.records[file.path.string]
-                }
-            }
+            // The downloaded files' table becomes the version's: one table of every file, not two.
+            var files = downloaded.records
+            downloaded.records = [:]
+            files.reserveCapacity(files.count + plan.kept.count + plan.written.count)
+            for (file, record) in plan.kept { files[file.path.string] = record }
+            for (file, _, record) in plan.written { files[file.path.string] = record }
             var record = VersionRecord(
                 id: staged.id,
                 source: baseURL.absoluteString,
@@ -373,9 +371,7 @@ public struct BundleSync: ContentUpdater {
         summary.outcome = .updated
         summary.version = version
         // Manifests fetched this time count as downloads too: they crossed the network.
-        let fetchedDocuments = plan.actions.compactMap { item -> SelectedFile? in
-            if case .write = item.action, item.file.fetched { item.file } else { nil }
-        }
+        let fetchedDocuments = plan.written.map(\.file).filter(\.fetched)
         summary.downloaded = fetchedDocuments.map(\.path.string) + downloaded.order
         summary.filesDownloaded = summary.downloaded.count
         summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + Int64($1.contents?.count ?? 0) }

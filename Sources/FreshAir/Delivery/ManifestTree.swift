@@ -105,6 +105,9 @@ struct ManifestTree {
             applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash, $0.size) }
                 .filter { !seen.contains($0.0) }
         )
+        // The root's entries at once; a child's grow the list as usual (reserving for each of
+        // many children would copy the list each time).
+        if depth == 0 { selection.files.reserveCapacity(selection.files.count + applicable.count) }
         for entry in applicable {
             let path = BundlePath.join(folder, entry.path)
             // The first entry for a path wins; two spellings of one name on a device are refused.
@@ -170,7 +173,10 @@ struct ManifestTree {
         applyingHere layout: ContentLayout,
         source: String
     ) throws -> [ManifestEntry] {
-        let applicable = manifest.entries.filter { $0.condition.evaluate(in: environment) }
+        // Most manifests select every entry on every device: then the list is shared, not copied.
+        let applicable =
+            manifest.entries.allSatisfy { $0.condition.evaluate(in: environment) }
+            ? manifest.entries : manifest.entries.filter { $0.condition.evaluate(in: environment) }
         if case .objects = layout {
             do { try manifest.requireObjectDigests(applicable, source: source) } catch {
                 throw FreshAirError.manifest(error)

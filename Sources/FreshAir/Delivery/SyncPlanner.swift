@@ -30,39 +30,26 @@ package struct SelectedEntry: Sendable, Hashable, Codable {
     }
 }
 
-/// What to do to turn the live version into the one a manifest tree selects.
+/// What to do to turn the live version into the one a manifest tree selects. Each selected
+/// file is in exactly one list: a plan of 100,000 files holds each of them once.
 struct SyncPlan {
-    enum Action {
-        /// Carry the live file over unchanged.
-        case keep(FileRecord)
-        /// Write bytes already in memory.
-        case write(Data, FileRecord)
-        /// Fetch from the server.
-        case download
-    }
-
-    let actions: [(file: SelectedFile, action: Action)]
-    let removed: [String]
-    /// The files to fetch, in the order selected: listed once, not once for each reader.
-    let downloads: [SelectedFile]
-
-    init(actions: [(file: SelectedFile, action: Action)], removed: [String]) {
-        self.actions = actions
-        self.removed = removed
-        downloads = actions.compactMap { if case .download = $0.action { $0.file } else { nil } }
-    }
+    /// Live files carried over unchanged.
+    var kept: [(file: SelectedFile, record: FileRecord)] = []
+    /// Bytes already in memory (manifests), written as they are.
+    var written: [(file: SelectedFile, data: Data, record: FileRecord)] = []
+    /// Files to fetch from the server, in the order selected.
+    var downloads: [SelectedFile] = []
+    /// Live paths no longer selected.
+    var removed: [String] = []
 
     /// Nothing to fetch, write or remove: the live version is already this one.
-    var changesNothing: Bool {
-        removed.isEmpty && actions.allSatisfy { if case .keep = $0.action { true } else { false } }
-    }
+    var changesNothing: Bool { removed.isEmpty && written.isEmpty && downloads.isEmpty }
 
     var summary: SyncPlanSummary {
-        let downloads = self.downloads
         let sizes = downloads.compactMap(\.size)
         return SyncPlanSummary(
             filesToDownload: downloads.count,
-            filesToKeep: actions.count - downloads.count,
+            filesToKeep: kept.count + written.count,
             filesToRemove: removed.count,
             bytesToDownload: sizes.count == downloads.count ? sizes.reduce(0, +) : nil
         )
@@ -80,29 +67,29 @@ enum SyncPlanner {
         live: VersionRecord?,
         isIntact: (String, FileRecord) -> Bool
     ) -> SyncPlan {
-        var actions: [(file: SelectedFile, action: SyncPlan.Action)] = []
-        actions.reserveCapacity(selected.count)
+        var plan = SyncPlan()
+        if live == nil { plan.downloads.reserveCapacity(selected.count) }  // a first install fetches all
         for file in selected {
             let existing = live?.files[file.path.string].flatMap { isIntact(file.path.string, $0) ? $0 : nil }
             if let contents = file.contents {
                 let record = FileRecord(hash: file.hash ?? .of(contents, using: .sha256), size: Int64(contents.count))
                 if let existing, existing.hash == record.hash {
-                    actions.append((file, .keep(existing)))
+                    plan.kept.append((file, existing))
                 } else {
-                    actions.append((file, .write(contents, record)))
+                    plan.written.append((file, contents, record))
                 }
             } else if let existing, file.hash == nil || file.hash == existing.hash,
                 file.size == nil || file.size == existing.size
             {
-                actions.append((file, .keep(existing)))
+                plan.kept.append((file, existing))
             } else {
-                actions.append((file, .download))
+                plan.downloads.append(file)
             }
         }
         // A first install removes nothing: no set of every selected path is built for it.
-        guard let live, !live.files.isEmpty else { return SyncPlan(actions: actions, removed: []) }
+        guard let live, !live.files.isEmpty else { return plan }
         let selectedPaths = Set(selected.map(\.path.string))
-        let removed = live.files.keys.filter { !selectedPaths.contains($0) }.sorted()
-        return SyncPlan(actions: actions, removed: removed)
+        plan.removed = live.files.keys.filter { !selectedPaths.contains($0) }.sorted()
+        return plan
     }
 }

@@ -52,7 +52,12 @@ final class ConfinedFolder: Sendable {
             let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (replacing ? O_TRUNC : O_EXCL)
             let file = Self.openBeneath(parent, name, flags, 0o644)
             guard file >= 0 else { throw refusal("create", path) }
-            return OutputFile(descriptor: file, path: self.path + "/" + path.string, startsWriteback: startsWriteback)
+            return OutputFile(
+                descriptor: file,
+                path: self.path + "/" + path.string,
+                empty: true,
+                startsWriteback: startsWriteback
+            )
         }
     }
 
@@ -62,7 +67,12 @@ final class ConfinedFolder: Sendable {
         try inParent(of: path) { parent, name throws(FreshAirError) in
             let file = Self.openBeneath(parent, name, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0)
             guard file >= 0 else { throw refusal("reopen", path) }
-            return OutputFile(descriptor: file, path: self.path + "/" + path.string, startsWriteback: startsWriteback)
+            return OutputFile(
+                descriptor: file,
+                path: self.path + "/" + path.string,
+                empty: false,
+                startsWriteback: startsWriteback
+            )
         }
     }
 

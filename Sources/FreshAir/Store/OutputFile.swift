@@ -52,13 +52,14 @@ final class OutputFile {
         guard descriptor >= 0 else { throw Disk.failure("open for writing", path) }
     }
 
-    /// A file opened elsewhere (by `ConfinedFolder`), written from its start.
-    init(descriptor: Int32, path: String, startsWriteback: Bool) {
+    /// A file opened elsewhere (by `ConfinedFolder`): `empty` when it was just created or
+    /// truncated, else opened to append to, from its end.
+    init(descriptor: Int32, path: String, empty: Bool, startsWriteback: Bool) {
         self.descriptor = descriptor
         self.path = path
         self.startsWriteback = startsWriteback
-        // Where writes begin: 0 for a new file, its size for one opened to append to.
-        end = max(0, Int64(lseek(descriptor, 0, SEEK_END)))
+        // Where writes begin. A file just created starts at 0: no `lseek` for each of 10,000.
+        end = empty ? 0 : max(0, Int64(lseek(descriptor, 0, SEEK_END)))
     }
 
     /// Sets the permission bits on the open file (never through a path, which could be a link).
