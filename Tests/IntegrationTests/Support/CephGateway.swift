@@ -105,8 +105,16 @@ final class CephGateway: Sendable {
                 sigemptyset(&none)
                 posix_spawnattr_setsigmask(&attributes, &none)
                 posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+                // Nothing open here reaches the daemons, which outlive the script: Foundation's
+                // `Process` learns that a child exited when a socket it gave the child closes,
+                // and a breeze started by another test at this moment would otherwise never be
+                // seen to exit while radosgw held its socket (swift-corelibs-foundation#4795).
+                var actions = posix_spawn_file_actions_t()
+                posix_spawn_file_actions_init(&actions)
+                defer { posix_spawn_file_actions_destroy(&actions) }
+                closeInheritedDescriptors(&actions)
                 var pid: pid_t = 0
-                let spawned = posix_spawn(&pid, "/bin/sh", nil, &attributes, arguments, environ)
+                let spawned = posix_spawn(&pid, "/bin/sh", &actions, &attributes, arguments, environ)
                 guard spawned == 0 else {
                     continuation.resume(
                         throwing: TestSetupError("could not start sh: \(String(cString: strerror(spawned)))")
@@ -120,6 +128,16 @@ final class CephGateway: Sendable {
                 continuation.resume(returning: code)
             }
         }
+    }
+
+    /// Adds "close every descriptor from 3 up" to `actions`: glibc's
+    /// `posix_spawn_file_actions_addclosefrom_np` (2.34), which Swift's Glibc module does not
+    /// declare, found at run time.
+    private static func closeInheritedDescriptors(_ actions: inout posix_spawn_file_actions_t) {
+        typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+        else { return }
+        _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
     }
 
     static func isInstalled(_ name: String) -> Bool {
