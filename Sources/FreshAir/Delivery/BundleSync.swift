@@ -304,7 +304,7 @@ public struct BundleSync: ContentUpdater {
                 )
             } catch { throw FreshAirError.manifest(error) }
         }
-        let tree = try await update.withoutLock { try await walker.select(root: root.data, fetched: !root.notModified) }
+        var tree = try await update.withoutLock { try await walker.select(root: root.data, fetched: !root.notModified) }
         // Raising the mark and checking every live file's size (thousands of `lstat`s) is disk
         // work: the blocking pool's.
         let plan = try await BlockingPool.run {
@@ -319,6 +319,9 @@ public struct BundleSync: ContentUpdater {
                 !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
             }
         }
+        // The plan holds every selected file now; the selection's own list goes, so that an
+        // install of 100,000 files does not hold each of them twice.
+        tree.files = []
         return (tree, plan)
     }
 

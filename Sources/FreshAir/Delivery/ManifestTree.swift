@@ -107,7 +107,10 @@ struct ManifestTree {
         )
         // The root's entries at once; a child's grow the list as usual (reserving for each of
         // many children would copy the list each time).
-        if depth == 0 { selection.files.reserveCapacity(selection.files.count + applicable.count) }
+        if depth == 0 {
+            selection.files.reserveCapacity(selection.files.count + applicable.count)
+            seen.reserveCapacity(applicable.count)
+        }
         for entry in applicable {
             let path = BundlePath.join(folder, entry.path)
             // The first entry for a path wins; two spellings of one name on a device are refused.

@@ -188,7 +188,14 @@ package struct PathCollisions: Sendable {
     /// `lowercased()`, which leaves `ſ`, `ς` and `ß` apart from `s`, `σ` and `ss`. ASCII, most
     /// names, takes the short way.
     static func folded(_ name: String) -> String {
-        name.utf8.allSatisfy { $0 < 0x80 } ? name.lowercased() : name.folding(options: .caseInsensitive, locale: nil)
+        guard name.utf8.allSatisfy({ $0 < 0x80 }) else { return name.folding(options: .caseInsensitive, locale: nil) }
+        // Already lower case (most paths): the same string, shared rather than copied.
+        return name.utf8.contains { (65...90).contains($0) } ? name.lowercased() : name
+    }
+
+    /// Makes room for `count` more paths and folders at once, for a manifest of many entries.
+    package mutating func reserveCapacity(_ count: Int) {
+        spellings.reserveCapacity(spellings.count + count)
     }
 
     /// Records `path` and every folder above it.
