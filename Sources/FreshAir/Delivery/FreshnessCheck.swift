@@ -93,6 +93,19 @@ struct FreshnessCheck {
         }
     }
 
+    /// After a `304` kept what is installed: refuses it once the expiry its signed document
+    /// gave has passed, by this configuration's clock and tolerated skew. Nothing to check
+    /// without an expiry.
+    static func checkStillValid(_ expires: Date?, source: String, configuration: SyncConfiguration) throws {
+        guard let expires else { return }
+        try checkExpiryOrThrow(
+            expires,
+            source: source,
+            clockSkew: configuration.clockSkewTolerance,
+            now: configuration.clock()
+        )
+    }
+
     /// Refuses a document whose `expires` date (plus the tolerated skew) has passed.
     static func checkExpiry(
         _ expires: Date,

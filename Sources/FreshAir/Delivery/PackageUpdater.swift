@@ -313,14 +313,11 @@ public struct PackageUpdater: Sendable {
             try await self.signedRelease(fetcher: fetcher, keys: keys, validators: documentValidators, live: live)
         }
         guard let release = verified else {
-            if let expires = live?.expires {
-                try FreshnessCheck.checkExpiryOrThrow(
-                    expires,
-                    source: signatureURL.absoluteString,
-                    clockSkew: configuration.clockSkewTolerance,
-                    now: configuration.clock()
-                )
-            }
+            try FreshnessCheck.checkStillValid(
+                live?.expires,
+                source: signatureURL.absoluteString,
+                configuration: configuration
+            )
             return .notModified
         }
         if var current = live, installed.intact, current.packageDigest == release.document.sha256.hex {

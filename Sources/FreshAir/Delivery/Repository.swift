@@ -305,14 +305,11 @@ public struct Repository: Sendable {
         }
         switch answer {
         case .notModified, .notNewer:  // document(at:) answers only the first of these
-            if let expires = trustedSaved?.expires {
-                try FreshnessCheck.checkExpiryOrThrow(
-                    expires,
-                    source: indexURL.absoluteString,
-                    clockSkew: configuration.clockSkewTolerance,
-                    now: configuration.clock()
-                )
-            }
+            try FreshnessCheck.checkStillValid(
+                trustedSaved?.expires,
+                source: indexURL.absoluteString,
+                configuration: configuration
+            )
             return (trustedSaved!.index, trustedSaved?.validators, true)
         case .fetched(let data, let newValidators):
             let digest = ContentHash.of(data, using: .sha256).hex
