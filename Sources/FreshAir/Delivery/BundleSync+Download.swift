@@ -25,7 +25,7 @@ extension BundleSync {
             liveDirectory: liveDirectory,
             layout: layout
         )
-        let (jobs, deltaOf, records) = try plannedJobs(
+        let (jobs, deltaOf, reusedRecords) = try plannedJobs(
             for: plan.downloads,
             reusing: reusable,
             deltas: deltas,
@@ -37,9 +37,9 @@ extension BundleSync {
             bytesExpected: summary.bytesToDownload,
             report: report
         )
-        let reused = records.count
+        let reused = reusedRecords.count
         progress.completeFiles(reused)
-        var landed = Landed(records: records)
+        var landed = Landed(records: reusedRecords)
         landed.records.reserveCapacity(plan.downloads.count)
         landed.order.reserveCapacity(plan.downloads.count)
         let downloads = plan.downloads
@@ -64,7 +64,8 @@ extension BundleSync {
         deltas: [BundlePath: ChunkDeltaSource],
         in staged: StagedVersion
     ) throws -> (
-        jobs: [(download: Int, alsoAt: [BundlePath])], deltas: [Int: ChunkDeltaSource], reused: [String: FileRecord]
+        jobs: [(download: Int, alsoAt: [BundlePath])], deltas: [Int: ChunkDeltaSource],
+        reusedRecords: [String: FileRecord]
     ) {
         var jobs: [(download: Int, alsoAt: [BundlePath])] = []
         var jobIndex: [ContentHash: Int] = [:]

@@ -137,18 +137,14 @@ enum Disk {
     /// ``writeAtomically(_:to:)`` for bytes already in an array, written from where they lie
     /// rather than copied into `Data` first (a record of 100,000 files is 10 MB).
     static func writeAtomically(bytes: [UInt8], to path: String) throws(FreshAirError) {
-        let result: Result<Void, FreshAirError> = bytes.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else {
-                return Result { () throws(FreshAirError) in try writeAtomically(Data(), to: path) }
-            }
-            let data = Data(
-                bytesNoCopy: UnsafeMutableRawPointer(mutating: base),
-                count: buffer.count,
-                deallocator: .none
+        try bytes.withUnsafeBufferPointer { buffer throws(FreshAirError) in
+            guard let base = buffer.baseAddress else { return try writeAtomically(Data(), to: path) }
+            // The Data lives only inside this closure, while the array's storage does.
+            try writeAtomically(
+                Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: buffer.count, deallocator: .none),
+                to: path
             )
-            return Result { () throws(FreshAirError) in try writeAtomically(data, to: path) }
         }
-        try result.get()
     }
 
     /// Writes `data` in place, without flushing: for files whose loss in a crash costs nothing
