@@ -318,6 +318,37 @@ struct RepositoryTests {
         }
     }
 
+    @Test(
+        "The index is kept as a version of the repository's index store; a damaged copy is fetched whole, not trusted"
+    )
+    func indexKeptInAStore() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let id = "com.example.kept"
+            let sources = try TemporaryFolder("sources")
+            try RepositoryPublisher.add(
+                folder: try content(sources.path("cats"), "cat v1"),
+                as: "cats",
+                to: server.root.appendingPathComponent(id)
+            )
+            let local = try TemporaryFolder("repo")
+            let repo = repository(server, id: id, in: local)
+            try await repo.update()
+            let state = local.path("\(id)/.freshair-repository")
+            let kept = state.appendingPathComponent("index/live/index.json")
+            #expect(kept.text == server.root.appendingPathComponent("\(id)/index.json").text)
+            #expect(!FileManager.default.fileExists(atPath: state.appendingPathComponent("state.json").path))
+            #expect(try await repo.update().indexNotModified)
+
+            // A saved index that no longer matches its record is not answered from: asked afresh.
+            try Data(#"{"bundles": {}}"#.utf8).write(to: kept)
+            let again = try await repo.update()
+            #expect(!again.indexNotModified, "no validators sent for an index that fails its digest")
+            #expect(again.unchanged == ["cats"] && again.removed.isEmpty)
+            #expect(local.path("\(id)/cats/item.txt").text == "cat v1")
+            #expect(try await repo.update().indexNotModified)
+        }
+    }
+
     @Test("Two repositories coexist; a bundle dropped from the index is removed; .tar works too")
     func severalRepositories() async throws {
         try await PublishedFolder.with(.nginx) { server in

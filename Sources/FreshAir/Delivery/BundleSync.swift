@@ -275,14 +275,14 @@ public struct BundleSync: ContentUpdater {
         fetcher: Fetcher
     ) async throws -> (ManifestTree.Selection, SyncPlan) {
         let rootDigest = ContentHash.of(root.data, using: .sha256).hex
-        let freshness = FreshnessCheck(
-            source: baseURL.appendingPathComponent("manifest.json").absoluteString,
+        let acceptance = RootAcceptance(
+            document: baseURL.appendingPathComponent("manifest.json"),
+            markKey: baseURL.absoluteString,
+            marks: store.highWaterMarks,
             configuration: configuration,
             defaultIdentity: baseURL.lastPathComponent
         )
-        let marks = store.highWaterMarks
-        let source = baseURL.absoluteString
-        let mark = try await BlockingPool.run { try marks.mark(for: source) }
+        let mark = try await BlockingPool.run { try acceptance.currentMark() }
         let liveSequence = state.live?.sequence
         var walker = manifestTree(
             fetcher: fetcher,
@@ -291,18 +291,16 @@ public struct BundleSync: ContentUpdater {
             keys: root.keys
         )
         walker.acceptRoot = { manifest in
-            do throws(ManifestError) {
-                try freshness.check(
-                    .init(
-                        identity: manifest.identity,
-                        sequence: manifest.sequence,
-                        expires: manifest.expires,
-                        digest: rootDigest
-                    ),
-                    mark: mark,
-                    liveSequence: liveSequence
-                )
-            } catch { throw FreshAirError.manifest(error) }
+            try acceptance.check(
+                .init(
+                    identity: manifest.identity,
+                    sequence: manifest.sequence,
+                    expires: manifest.expires,
+                    digest: rootDigest
+                ),
+                mark: mark,
+                liveSequence: liveSequence
+            )
         }
         var tree = try await update.withoutLock { try await walker.select(root: root.data, fetched: !root.notModified) }
         // Raising the mark and checking every live file's size (thousands of `lstat`s) is disk
@@ -312,9 +310,7 @@ public struct BundleSync: ContentUpdater {
                 selected = tree.files, sequence = tree.sequence, base = state.base, damaged = state.damaged,
                 liveDirectory = state.liveDirectory
             ] in
-            if let sequence, freshness.recordsMark {
-                try marks.raise(HighWaterMark(sequence: sequence, digest: rootDigest), for: source)
-            }
+            try acceptance.raise(sequence: sequence, digest: rootDigest)
             return SyncPlanner.plan(selected: selected, live: base) { path, record in
                 !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
             }

@@ -453,28 +453,21 @@ public struct PackageUpdater: Sendable {
             throw FreshAirError.manifest(ManifestError(source: url.absoluteString, problem: .unsigned))
         }
         let document: PackageSignature
-        let digest = ContentHash.of(data, using: .sha256).hex
-        let mark = try store.highWaterMarks.mark(for: remote.absoluteString)
         do throws(ManifestError) {
             document = try PackageSignature(data: data, source: url.absoluteString)
             try document.release.verify(keys, source: url.absoluteString)
-            try FreshnessCheck(
-                source: url.absoluteString,
-                configuration: configuration,
-                defaultIdentity: remote.lastPathComponent
-            )
-            .check(
-                document.release.offered(digest: digest),
-                mark: mark,
-                liveSequence: live?.sequence
-            )
         } catch { throw FreshAirError.manifest(error) }
-        if let sequence = document.release.sequence {
-            try store.highWaterMarks.raise(
-                HighWaterMark(sequence: sequence, digest: digest),
-                for: remote.absoluteString
-            )
-        }
+        try RootAcceptance(
+            document: url,
+            markKey: remote.absoluteString,
+            marks: store.highWaterMarks,
+            configuration: configuration,
+            defaultIdentity: remote.lastPathComponent
+        )
+        .accept(
+            document.release.offered(digest: ContentHash.of(data, using: .sha256).hex),
+            liveSequence: live?.sequence
+        )
         return SignedPackage(document: document, validators: received)
     }
 

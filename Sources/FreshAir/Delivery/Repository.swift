@@ -174,12 +174,12 @@ public struct Repository: Sendable {
         }
     }
 
-    private struct State: Codable {
-        var validators: HTTPValidators?
-        var index: RepositoryIndex
-        /// The accepted index's sequence and expiry, when it was signed.
-        var sequence: Int?
-        var expires: Date?
+    /// The store that keeps the accepted index: its live version holds `index.json`, and its
+    /// record the validators, sequence and expiry the next check asks with. Its lock is the
+    /// repository's (one update at a time), and its state folder is the repository's: the
+    /// high-water mark and rotated keys live beside the bundles' stores.
+    var indexStore: BundleStore {
+        BundleStore(root: stateFolder.appendingPathComponent("index"), stateFolder: stateFolder)
     }
 
     /// Runs one update and returns the repository's own account of it; ``run(reporting:)``
@@ -210,51 +210,33 @@ public struct Repository: Sendable {
             configuration: configuration,
             localRoot: source.isFileURL ? source : nil
         )
-        try await BlockingPool.run { [stateFolder] in try Disk.createDirectory(stateFolder.path) }
-        let lock = try await StoreLock(path: stateFolder.appendingPathComponent("lock").path, timeout: .seconds(60))
-        defer { lock.release() }
-        // The lock is let go while the update waits on the network; when another update saved
-        // a new state meanwhile, this one starts again from that state, up to 3 times in all.
-        return try await lock.replanningWhenChanged {
-            try await updateOnce(lock: lock, fetcher: fetcher, started: started, progress, report)
+        // The lock is let go while the update waits on the network; when another update
+        // accepted a new index meanwhile, this one starts again from it, up to 3 times in all.
+        return try await indexStore.update { update in
+            try await updateOnce(&update, fetcher: fetcher, started: started, progress, report)
         }
     }
 
     /// One pass of an update under the repository's lock: the index, then the bundles it
-    /// changed, then the bundles it dropped, then the state the next update asks from.
+    /// changed, then the bundles it dropped, then the index kept for the next check.
     private func updateOnce(
-        lock: StoreLock,
+        _ update: inout StoreUpdate,
         fetcher: Fetcher,
         started: ContinuousClock.Instant,
         _ progress: @escaping @Sendable (_ fraction: Double) -> Void,
         _ report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> Result {
-        let statePath = stateFolder.appendingPathComponent("state.json").path
-        let savedData = try? await BlockingPool.run { try Disk.read(statePath) }
-        let pass = UnlockedWait(lock: lock, statePath: statePath, savedData: savedData)
-        let (index, validators, notModified) = try await currentIndex(
-            saved: savedData.flatMap { try? JSONDecoder().decode(State.self, from: $0) },
-            pass: pass,
-            fetcher: fetcher,
-            report: report
-        )
+        let saved = try await savedIndex(update)
+        let current = try await currentIndex(saved: saved, update: update, fetcher: fetcher, report: report)
+        let index = current.index
         let plan = try plan(index)
-        let bytes = try await pass.run {
+        let bytes = try await update.withoutLock {
             try await installAll(plan.changed, of: index, fetcher: fetcher, progress, report)
         }
         let removed = try await removeDropped(keeping: Set(index.bundles.keys))
-        let state = State(
-            validators: validators,
-            index: index,
-            sequence: index.release.sequence,
-            expires: index.release.expires
-        )
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let stateData = try encoder.encode(state)
-        try await BlockingPool.run { try Disk.writeAtomically(stateData, to: statePath) }
+        try await keep(current, over: saved, in: &update)
         return Result(
-            indexNotModified: notModified,
+            indexNotModified: current.fetched == nil,
             updated: Dictionary(uniqueKeysWithValues: plan.changed.map { ($0, index.bundles[$0]!.version) }),
             unchanged: index.bundles.keys.filter { !plan.moved.contains($0) }.sorted(),
             keptAfterRollback: plan.kept,
@@ -266,39 +248,50 @@ public struct Repository: Sendable {
         )
     }
 
-    /// Lets the lock go while waiting on the network; the pass is stale if another update saved
-    /// its state meanwhile (and then starts again from that state).
-    private struct UnlockedWait {
-        var lock: StoreLock
-        var statePath: String
-        var savedData: Data?
+    private var indexURL: URL { source.appendingPathComponent(id).appendingPathComponent("index.json") }
 
-        func run<Value>(_ body: () async throws -> Value) async throws -> Value {
-            try await lock.released(while: body, unchanged: { (try? Disk.read(statePath)) == savedData })
-        }
+    /// The index the live version of ``indexStore`` holds, and its record; `nil` before the
+    /// first update, or when it is damaged or came from another source (then the index is
+    /// fetched whole).
+    private func savedIndex(_ update: StoreUpdate) async throws -> (index: RepositoryIndex, record: VersionRecord)? {
+        guard let record = update.live, record.source == indexURL.absoluteString,
+            let folder = update.liveDirectory
+        else { return nil }
+        let data = try? await BlockingPool.run { try Disk.read(folder + "/index.json") }
+        guard let data, record.files["index.json"]?.hash == ContentHash.of(data, using: .sha256),
+            let index = try? RepositoryIndex(data: data, source: indexURL.absoluteString)
+        else { return nil }
+        return (index, record)
+    }
+
+    /// The index an update installs from.
+    private struct CurrentIndex {
+        var index: RepositoryIndex
+        /// Its bytes and validators when fetched; `nil` on `304` (the saved one).
+        var fetched: (data: Data, validators: HTTPValidators)?
     }
 
     /// The index to install from: fetched and verified, or the saved one on `304` (when not
     /// expired). Raises the high-water mark of a signed one.
     private func currentIndex(
-        saved: State?,
-        pass: UnlockedWait,
+        saved: (index: RepositoryIndex, record: VersionRecord)?,
+        update: StoreUpdate,
         fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
-    ) async throws -> (RepositoryIndex, HTTPValidators?, notModified: Bool) {
-        let indexURL = source.appendingPathComponent(id).appendingPathComponent("index.json")
-        let (keys, trustedSaved, answer) = try await pass.run { [configuration, stateFolder] in
+    ) async throws -> CurrentIndex {
+        let indexURL = indexURL
+        let (keys, trustedSaved, answer) = try await update.withoutLock { [configuration, indexStore] in
             let keys = try await KeyRotation.currentKeys(
                 configuration: configuration,
-                statePath: stateFolder.appendingPathComponent("keys.json").path,
+                statePath: indexStore.keyDocumentPath,
                 fetcher: fetcher
             )
             report(.checking(indexURL))
-            // With keys pinned, only a state saved from a verified index counts.
-            let trustedSaved = keys != nil && saved?.sequence == nil ? nil : saved
+            // With keys pinned, only an index saved after it was verified counts.
+            let trustedSaved = keys != nil && saved?.record.sequence == nil ? nil : saved
             let answer = try await fetcher.document(
                 at: indexURL,
-                validators: trustedSaved?.validators,
+                validators: trustedSaved?.record.validators,
                 limit: configuration.maxDocumentSize
             )
             return (keys, trustedSaved, answer)
@@ -306,28 +299,48 @@ public struct Repository: Sendable {
         switch answer {
         case .notModified, .notNewer:  // document(at:) answers only the first of these
             try FreshnessCheck.checkStillValid(
-                trustedSaved?.expires,
+                trustedSaved?.record.expires,
                 source: indexURL.absoluteString,
                 configuration: configuration
             )
-            return (trustedSaved!.index, trustedSaved?.validators, true)
-        case .fetched(let data, let newValidators):
-            let digest = ContentHash.of(data, using: .sha256).hex
+            return CurrentIndex(index: trustedSaved!.index)
+        case .fetched(let data, let validators):
             let index: RepositoryIndex
             do throws(ManifestError) {
                 index = try RepositoryIndex(data: data, source: indexURL.absoluteString)
-                if let keys {
-                    try verify(index, keys: keys, digest: digest, source: indexURL.absoluteString, saved: trustedSaved)
-                }
             } catch { throw FreshAirError.manifest(error) }
-            // Only a signed sequence outlives its version (FreshnessCheck.recordsMark).
-            if let sequence = index.release.sequence, keys != nil {
-                try HighWaterMarks(path: highWaterPath).raise(
-                    HighWaterMark(sequence: sequence, digest: digest),
-                    for: indexURL.absoluteString
-                )
-            }
-            return (index, newValidators, false)
+            if let keys { try verify(index, data: data, keys: keys, liveSequence: trustedSaved?.record.sequence) }
+            return CurrentIndex(index: index, fetched: (data, validators))
+        }
+    }
+
+    /// Keeps a fetched index as the live version of ``indexStore`` once its bundles are in,
+    /// so that the next check asks with its validators and a `304` is answered from it. The
+    /// same bytes under new validators update the record alone.
+    private func keep(
+        _ current: CurrentIndex,
+        over saved: (index: RepositoryIndex, record: VersionRecord)?,
+        in update: inout StoreUpdate
+    ) async throws {
+        guard let (data, validators) = current.fetched else { return }  // a 304: what is live stays
+        let file = FileRecord(hash: ContentHash.of(data, using: .sha256), size: Int64(data.count))
+        func described(_ record: VersionRecord) -> VersionRecord {
+            var record = record
+            record.validators = validators
+            record.sequence = current.index.release.sequence
+            record.expires = current.index.release.expires
+            record.repository = id
+            return record
+        }
+        if let live = saved?.record, live.files["index.json"] == file {
+            let updated = described(live)
+            if updated != live { try await update.persist(updated) }
+            return
+        }
+        let source = indexURL.absoluteString
+        try await update.assemble { staged in
+            try await BlockingPool.run { [staged] in try staged.write(data, at: BundlePath(trusted: "index.json")) }
+            return described(VersionRecord(id: staged.id, source: source, files: ["index.json": file]))
         }
     }
 
@@ -395,33 +408,31 @@ public struct Repository: Sendable {
         }
     }
 
-    var highWaterPath: String { stateFolder.appendingPathComponent("high-water.json").path }
-
     /// With keys pinned: signed by one of them, for this repository, not older than what was
-    /// accepted, not expired, and every bundle's archive named by digest and size.
-    private func verify(
-        _ index: RepositoryIndex,
-        keys: KeySet,
-        digest: String,
-        source: String,
-        saved: State?
-    ) throws(ManifestError) {
-        try index.release.verify(keys, source: source)
-        let mark: HighWaterMark?
-        do { mark = try HighWaterMarks(path: highWaterPath).mark(for: source) } catch {
-            throw ManifestError(source: source, problem: .unexpectedShape("\(error)"))
-        }
-        try FreshnessCheck(source: source, configuration: configuration, defaultIdentity: id)
-            .check(index.release.offered(digest: digest), mark: mark, liveSequence: saved?.sequence)
-        for (name, bundle) in index.bundles.sorted(by: { $0.key < $1.key })
-        where bundle.sha256.flatMap(ContentHash.init(hex:)) == nil || bundle.size == nil {
-            throw ManifestError(
-                source: source,
-                problem: .unexpectedShape(
-                    "bundle \"\(name)\" has no archive \"sha256\" and \"size\", which a signed index needs; publish the index with each archive's digest and size"
+    /// accepted, not expired, and every bundle's archive named by digest and size. Raises the
+    /// high-water mark.
+    private func verify(_ index: RepositoryIndex, data: Data, keys: KeySet, liveSequence: Int?) throws {
+        let source = indexURL.absoluteString
+        do throws(ManifestError) {
+            try index.release.verify(keys, source: source)
+            for (name, bundle) in index.bundles.sorted(by: { $0.key < $1.key })
+            where bundle.sha256.flatMap(ContentHash.init(hex:)) == nil || bundle.size == nil {
+                throw ManifestError(
+                    source: source,
+                    problem: .unexpectedShape(
+                        "bundle \"\(name)\" has no archive \"sha256\" and \"size\", which a signed index needs; publish the index with each archive's digest and size"
+                    )
                 )
-            )
-        }
+            }
+        } catch { throw FreshAirError.manifest(error) }
+        try RootAcceptance(
+            document: indexURL,
+            markKey: source,
+            marks: indexStore.highWaterMarks,
+            configuration: configuration,
+            defaultIdentity: id
+        )
+        .accept(index.release.offered(digest: ContentHash.of(data, using: .sha256).hex), liveSequence: liveSequence)
     }
 
     /// Downloads `<name>-<version>.tar.gz` (falling back to `.tar` unless the index is signed,
