@@ -403,10 +403,11 @@ struct PackageChunkDeltaTests {
             _ = try await packAndSign(source.url, in: server)
 
             try proxy.rules([["path": "/content.tar", "fault": "corrupt", "offset": 100, "times": 1]])
-            let update = try await device.update()
+            let summary = try await device.run()
+            let update = try #require(summary.package)
             #expect(
-                update.outcome == .downloaded && update.bytesSaved == 0 && update.bytesWasted > 0,
-                "\(update.oneLine)"
+                update.outcome == .downloaded && update.bytesSaved == 0 && summary.bytesWasted > 0,
+                "\(summary.oneLine)"
             )
             let answers = proxy.answers().filter { $0.path == "/content.tar" }.dropFirst()  // the first install's
             #expect(answers.first?.fault == "corrupt" && answers.first?.range != nil, "a range was corrupted")
@@ -464,9 +465,10 @@ struct PackageChunkDeltaTests {
             for index in 5_000_000..<5_001_000 { big[index] = 1 }
             try Data(big).write(to: source.path("big.bin"))
             let signed = try await packAndSign(source.url, in: server)
-            let update = try await device.update()
-            #expect(update.outcome == .downloaded && update.bytesSaved == 0, "\(update.oneLine)")
-            #expect(update.bytesWasted >= signed.chunkIndex!.size, "\(update.bytesWasted) wasted")
+            let summary = try await device.run()
+            let update = try #require(summary.package)
+            #expect(update.outcome == .downloaded && update.bytesSaved == 0, "\(summary.oneLine)")
+            #expect(summary.bytesWasted >= signed.chunkIndex!.size, "\(summary.bytesWasted) wasted")
             #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(big))
         }
     }

@@ -317,8 +317,9 @@ struct FaultInjectionTests {
                 store: BundleStore(root: local.path("store"), liveLink: local.path("Content")),
                 transport: testTransport
             )
-            let result = try await updater.update()
-            #expect(result.outcome == .downloaded && result.bytesWasted == 0, "\(result.oneLine)")
+            let summary = try await updater.run()
+            let result = try #require(summary.package)
+            #expect(result.outcome == .downloaded && summary.bytesWasted == 0, "\(summary.oneLine)")
             // The first part was unpacked as it came; the rest came by Range, and the files from the whole file.
             let ranges = proxy.answers().filter { $0.path == "/content.tar" }.map(\.range)
             #expect(ranges.count == 2 && ranges[0] == nil && ranges[1] != nil, "\(ranges)")

@@ -66,8 +66,8 @@ struct PackageTests {
             #expect(updater.contentDirectory?.appendingPathComponent("data/message.txt").text == "v1")
 
             let before = server.nginxRequests().count
-            let second = try await updater.update()
-            #expect(second.outcome == .notModified)
+            let second = try await updater.run()
+            #expect(second.package?.outcome == .notModified)
             #expect(second.requests == 1)
             let seen = server.nginxRequests().dropFirst(before)
             #expect(seen.map(\.status) == [304])
@@ -140,12 +140,13 @@ struct PackageTests {
                 meta: published.addingTimeInterval(86_400)
             )
             let before = server.nginxRequests().count
-            let result = try await updater(remote, in: local, bundled: bundled).update()
+            let summary = try await updater(remote, in: local, bundled: bundled).run()
+            let result = try #require(summary.package)
             #expect(result.installedBundled)
             #expect(result.outcome == .serverCopyNotNewer)
             #expect(result.serverLastModified == HTTPDate.format(published))
             #expect(
-                result.oneLine.hasPrefix(
+                summary.oneLine.hasPrefix(
                     "Package current: the server's copy (Last-Modified \(HTTPDate.format(published))) is not newer"
                 )
             )
@@ -153,7 +154,7 @@ struct PackageTests {
             // One request, carrying the bundled date. nginx matches If-Modified-Since exactly by
             // default and answers 200; the client sees Last-Modified is not newer and skips the body.
             #expect(server.nginxRequests().dropFirst(before).count == 1)
-            #expect(result.requests == 1)
+            #expect(summary.requests == 1)
             #expect(result.bytesDownloaded == 0)
         }
     }
@@ -244,8 +245,8 @@ struct PackageTests {
 
             // The check sends the rejected package's validators: a 304, no body, nothing installed.
             let before = server.nginxRequests().count
-            let kept = try await updater.update()
-            #expect(kept.outcome == .keptAfterRollback && kept.requests == 1 && kept.bytesDownloaded == 0)
+            let kept = try await updater.run()
+            #expect(kept.package?.outcome == .keptAfterRollback && kept.requests == 1 && kept.bytesDownloaded == 0)
             #expect(server.nginxRequests().dropFirst(before).map(\.status) == [304])
             #expect(message() == "v1")
 
@@ -283,10 +284,19 @@ struct RepositoryTests {
             let local = try TemporaryFolder("repo")
             let repo = repository(server, id: id, in: local)
 
-            let fractions = Mutex<[Double]>([])
-            let first = try await repo.update(progress: { fraction in fractions.withLock { $0.append(fraction) } })
+            let events = Mutex<[SyncEvent]>([])
+            let first = try #require(try await repo.run { event in events.withLock { $0.append(event) } }.repository)
             #expect(first.updated == ["cats": 1, "dogs": 1])
-            #expect(fractions.withLock { $0 } == [0.5, 1.0], "one report per bundle installed, each its own share")
+            let reported = events.withLock { $0 }
+            let downloaded = reported.compactMap { if case .downloaded(let path, _) = $0 { path } else { nil } }
+            #expect(downloaded.sorted() == ["cats", "dogs"], "one event per bundle installed")
+            let progress = reported.compactMap { if case .progress(let progress) = $0 { progress } else { nil } }
+            #expect(progress.last?.filesCompleted == 2 && progress.last?.filesTotal == 2)
+            guard case .finished(let summary) = reported.last else {
+                Issue.record("finished is not last")
+                return
+            }
+            #expect(summary.filesDownloaded == 2)
             #expect(
                 local.path("\(id)/cats/item.txt").text == "cat v1",
                 "the cats-1/ folder inside the archive is stripped"
@@ -312,8 +322,8 @@ struct RepositoryTests {
             #expect(seen.filter { $0.path.hasSuffix(".tar.gz") }.map(\.path) == ["/\(id)/dogs-2.tar.gz"])
             #expect(local.path("\(id)/dogs/item.txt").text == "dog v2")
 
-            let third = try await repo.update()
-            #expect(third.indexNotModified)
+            let third = try await repo.run()
+            #expect(third.repository?.indexNotModified == true)
             #expect(third.requests == 1)
         }
     }

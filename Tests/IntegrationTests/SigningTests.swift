@@ -334,8 +334,11 @@ struct SignedPackageAndRepositoryTests {
             let v1Signature = try Data(contentsOf: signature)
             #expect(try await updater.update().outcome == .downloaded)
             #expect(local.path("live/message.txt").text == "v1")
-            let again = try await updater.update()
-            #expect(again.outcome == .notModified && again.requests == 1, "one conditional request for the .sig")
+            let again = try await updater.run()
+            #expect(
+                again.package?.outcome == .notModified && again.requests == 1,
+                "one conditional request for the .sig"
+            )
 
             // A new release whose package is swapped on the server: the signed digest catches it.
             try await pack("v2", in: server)

@@ -82,25 +82,22 @@ public struct BundleSync: ContentUpdater {
     /// of files arrive per second.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
-        let started = ContinuousClock.now
-        let fetcher = Fetcher(transport: transport, configuration: configuration, localRoot: localRoot)
         var resolved = self
         if environment[RolloutBucket.key] == nil {
             let bucket = RolloutBucket.of(installID: try store.installID(), bundle: baseURL.absoluteString)
             resolved.environment[RolloutBucket.key] = .number(String(bucket))
         }
         let sync = resolved
-        let summary = try await withDeadline(configuration.deadline, url: baseURL) {
-            try await sync.store.update { update in
-                try await sync.sync(update: &update, fetcher: fetcher, report: report)
-            }
+        return try await DeliveryRun.perform(
+            checking: baseURL,
+            store: store,
+            transport: transport,
+            configuration: configuration,
+            localRoot: localRoot,
+            report: report
+        ) { update, run in
+            try await sync.sync(update: &update, run: run)
         }
-        var finished = summary
-        finished.requests = fetcher.requests.value
-        finished.bytesWasted = fetcher.ledger.wasted
-        finished.seconds = (ContinuousClock.now - started).seconds
-        report(.finished(finished))
-        return finished
     }
 
     /// What the store holds for this bundle as a sync begins.
@@ -134,14 +131,11 @@ public struct BundleSync: ContentUpdater {
     }
 
     /// One sync with the store's lock taken: the local state, the root, the plan, the install.
-    private func sync(
-        update: inout StoreUpdate,
-        fetcher: Fetcher,
-        report: @escaping @Sendable (SyncEvent) -> Void
-    ) async throws -> SyncSummary {
+    private func sync(update: inout StoreUpdate, run: DeliveryRun) async throws -> SyncSummary {
+        let (fetcher, report) = (run.fetcher, run.report)
         let state = try await localState(of: update)
         let root: CheckedRoot
-        switch try await checkRoot(state, update: update, fetcher: fetcher, report: report) {
+        switch try await checkRoot(state, update: update, run: run) {
         case .finished(let summary): return summary
         case .goOn(let checked): root = checked
         }
@@ -201,31 +195,18 @@ public struct BundleSync: ContentUpdater {
 
     /// The keys to verify with, after any rotation the publisher announced, and the root
     /// manifest, asked for with the live version's validators: network waits, without the lock.
-    private func checkRoot(
-        _ state: LocalState,
-        update: StoreUpdate,
-        fetcher: Fetcher,
-        report: @escaping @Sendable (SyncEvent) -> Void
-    ) async throws -> RootCheck {
+    private func checkRoot(_ state: LocalState, update: StoreUpdate, run: DeliveryRun) async throws -> RootCheck {
         let manifestURL = baseURL.appendingPathComponent("manifest.json")
-        let (keys, answer) = try await update.withoutLock { [configuration, store] in
-            let keys = try await KeyRotation.currentKeys(
-                configuration: configuration,
-                statePath: store.keyDocumentPath,
-                fetcher: fetcher
-            )
-            report(.checking(manifestURL))
-            let answer = try await fetcher.document(
-                at: manifestURL,
-                validators: state.hasLiveRoot ? state.rejected?.validators ?? state.live?.validators : nil,
-                limit: configuration.maxDocumentSize
-            )
-            return (keys, answer)
-        }
+        let (keys, answer) = try await run.keysAndRoot(
+            update,
+            url: manifestURL,
+            validators: state.hasLiveRoot ? state.rejected?.validators ?? state.live?.validators : nil,
+            limit: configuration.maxDocumentSize
+        )
         let fingerprint = planFingerprint(keys: keys)
         switch answer {
-        case .notModified, .notNewer:  // document(at:) answers only the first of these
-            report(.notModified)
+        case .notModified:
+            run.report(.notModified)
             if state.rejected?.validators != nil { return .finished(state.keptAfterRollback) }
             if let live = state.live,
                 let current = try Self.unchanged(

@@ -116,24 +116,19 @@ public struct PackageUpdater: Sendable {
         package var version: Int?
         /// Body bytes of the package downloaded.
         package var bytesDownloaded: Int64
-        /// HTTP requests sent, retries included.
-        package var requests: Int
         /// Bytes of the package not downloaded: chunks of the installed package reused (a
         /// signed `.tar` with a chunk index; see `PackageSignature/chunkIndex`).
         package var bytesSaved: Int64 = 0
-        /// Body bytes received and thrown away (see ``SyncSummary/bytesWasted``).
-        package var bytesWasted: Int64 = 0
         /// The installed content's `Last-Modified`.
         package var lastModified: String?
         /// The server's `Last-Modified`, when its copy was found no newer than the installed one.
         package var serverLastModified: String?
-        /// Wall-clock time the update took.
-        package var seconds: Double
 
-        /// One line for a terminal: what happened and what it cost.
-        package var oneLine: String {
+        /// One line for a terminal: what happened and what it cost (the run's `requests` and
+        /// bytes wasted).
+        func oneLine(requests count: Int, bytesWasted: Int64) -> String {
             let bundled = installedBundled ? "bundled copy installed; " : ""
-            let requests = "\(self.requests) request\(self.requests == 1 ? "" : "s")\(wastedNote(bytesWasted))"
+            let requests = "\(count) request\(count == 1 ? "" : "s")\(wastedNote(bytesWasted))"
             switch outcome {
             case .notModified:
                 return "Package current (304 Not Modified); \(bundled)\(requests)."
@@ -152,35 +147,24 @@ public struct PackageUpdater: Sendable {
         }
     }
 
-    /// Runs one update and returns the package's own account of it; ``run(reporting:)`` gives
-    /// the same as every delivery mode does.
+    /// Runs one update and returns the package's own account of it (tests read it);
+    /// ``run(reporting:)`` gives the same as every delivery mode does.
     @discardableResult
     package func update() async throws -> Result {
-        try await update(reporting: { _ in })
+        try await run(reporting: { _ in }).package!
     }
 
-    private func update(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> Result {
-        try await withDeadline(configuration.deadline, url: remote) { try await updateNow(report: report) }
-    }
-
-    private func updateNow(report: @escaping @Sendable (SyncEvent) -> Void) async throws -> Result {
-        let started = ContinuousClock.now
-        let fetcher = Fetcher(
-            transport: transport,
-            configuration: configuration,
-            localRoot: remote.isFileURL ? remote.deletingLastPathComponent() : nil
-        )
-        return try await store.update { update in
-            let installedBundled = try await installBundledIfNewer(&update)
-            // Once the bundled copy is live, a server that cannot be asked must not read as if
-            // nothing were installed.
-            do {
-                var result = try await fetchAndInstall(&update, fetcher: fetcher, report: report)
-                result.installedBundled = installedBundled
-                return finished(result, started: started, fetcher: fetcher)
-            } catch let error as FreshAirError where installedBundled {
-                throw FreshAirError.bundledCopyOnly(error)
-            }
+    /// One update with the store's lock taken: the bundled copy, then the server.
+    private func update(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> Result {
+        let installedBundled = try await installBundledIfNewer(&update)
+        // Once the bundled copy is live, a server that cannot be asked must not read as if
+        // nothing were installed.
+        do {
+            var result = try await fetchAndInstall(&update, run: run)
+            result.installedBundled = installedBundled
+            return result
+        } catch let error as FreshAirError where installedBundled {
+            throw FreshAirError.bundledCopyOnly(error)
         }
     }
 
@@ -213,13 +197,9 @@ public struct PackageUpdater: Sendable {
 
     /// Asks the server (the signed document first, when keys are pinned) and installs what it
     /// offers, when that is new.
-    private func fetchAndInstall(
-        _ update: inout StoreUpdate,
-        fetcher: Fetcher,
-        report: @escaping @Sendable (SyncEvent) -> Void
-    ) async throws -> Result {
+    private func fetchAndInstall(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> Result {
         let live = update.live
-        report(.checking(remote))
+        run.report(.checking(remote))
         // After a rollback, ask whether the server still has what was rolled back from.
         let rejected = live == nil ? nil : try store.rejected(from: remote.absoluteString)
         // A package found damaged (`verify()`) is fetched whole, as if nothing were installed.
@@ -246,23 +226,15 @@ public struct PackageUpdater: Sendable {
             installedBundled: false,
             version: live?.id,
             bytesDownloaded: 0,
-            requests: 0,
-            lastModified: live?.validators?.lastModified,
-            seconds: 0
+            lastModified: live?.validators?.lastModified
         )
         // With keys pinned, the signed `.sig` document is what is checked conditionally; the
         // package is then fetched whole and must match its signed digest and size.
         var signed: SignedPackage?
         // Network waits, here and below, without the store's lock.
-        let keys = try await update.withoutLock {
-            try await KeyRotation.currentKeys(
-                configuration: configuration,
-                statePath: store.keyDocumentPath,
-                fetcher: fetcher
-            )
-        }
+        let keys = try await update.withoutLock { [store] in try await run.currentKeys(store) }
         if let keys {
-            switch try await checkSignedDocument(&update, keys: keys, installed: installed, fetcher: fetcher) {
+            switch try await checkSignedDocument(&update, keys: keys, installed: installed, run: run) {
             case .notModified:
                 if rejected?.validators != nil { result.outcome = .keptAfterRollback }
                 return result
@@ -282,8 +254,7 @@ public struct PackageUpdater: Sendable {
             installed: installed,
             into: &update,
             result: &result,
-            fetcher: fetcher,
-            report: report
+            run: run
         )
         result.version = update.live?.id
         return result
@@ -304,13 +275,13 @@ public struct PackageUpdater: Sendable {
         _ update: inout StoreUpdate,
         keys: KeySet,
         installed: Installed,
-        fetcher: Fetcher
+        run: DeliveryRun
     ) async throws -> SignedAnswer {
         let live = installed.live
         // A bundled copy's validators are the package's, not the document's: ask afresh.
         let documentValidators = live?.origin == .bundled ? nil : installed.known
         let verified = try await update.withoutLock {
-            try await self.signedRelease(fetcher: fetcher, keys: keys, validators: documentValidators, live: live)
+            try await self.signedRelease(run: run, keys: keys, validators: documentValidators, live: live)
         }
         guard let release = verified else {
             try FreshnessCheck.checkStillValid(
@@ -338,20 +309,13 @@ public struct PackageUpdater: Sendable {
         installed: Installed,
         into update: inout StoreUpdate,
         result: inout Result,
-        fetcher: Fetcher,
-        report: @escaping @Sendable (SyncEvent) -> Void
+        run: DeliveryRun
     ) async throws {
+        let (fetcher, report) = (run.fetcher, run.report)
         let (lock, liveID) = (update.lock, update.live?.id)
         _ = try await update.assemble { staged in
             // The default installer unpacks while the package downloads; others get the file.
-            let streaming = (installer as? ExtractingInstaller).flatMap {
-                StreamingExtraction(
-                    installer: $0,
-                    format: format,
-                    folder: URL(fileURLWithPath: staged.path),
-                    package: remote.absoluteString
-                )
-            }
+            let streaming = archive(from: remote.absoluteString).streaming(into: staged)
             let progress = ProgressCounter(filesTotal: 1, bytesExpected: job.expectedSize, report: report)
             let (outcome, saved) = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
                 [staged] () async throws -> (FetchOutcome<DownloadedFile>, Int64) in
@@ -403,12 +367,9 @@ public struct PackageUpdater: Sendable {
         }
     }
 
-    private func finished(_ result: Result, started: ContinuousClock.Instant, fetcher: Fetcher) -> Result {
-        var result = result
-        result.requests = fetcher.requests.value
-        result.bytesWasted = fetcher.ledger.wasted
-        result.seconds = (ContinuousClock.now - started).seconds
-        return result
+    /// The package as an archive to install, its errors naming `source`.
+    private func archive(from source: String) -> ArchiveDownload {
+        ArchiveDownload(installer: installer, format: format, source: source)
     }
 
     /// Where the package's signed document is: `<package URL>.sig`.
@@ -430,7 +391,7 @@ public struct PackageUpdater: Sendable {
     /// Fetches `<package>.sig` (conditionally), verifies its signature, identity, sequence and
     /// expiry, and raises the high-water mark; `nil` on `304`.
     private func signedRelease(
-        fetcher: Fetcher,
+        run: DeliveryRun,
         keys: KeySet,
         validators: HTTPValidators?,
         live: VersionRecord?
@@ -440,14 +401,12 @@ public struct PackageUpdater: Sendable {
         let received: HTTPValidators
         do {
             guard
-                case .fetched(let body, let newValidators) = try await fetcher.document(
+                case .fetched(let body, let newValidators) = try await run.root(
                     at: url,
                     validators: validators,
                     limit: 64 << 10
                 )
-            else {
-                return nil
-            }
+            else { return nil }
             (data, received) = (body, newValidators)
         } catch let error as FreshAirError where error.status == 404 {
             throw FreshAirError.manifest(ManifestError(source: url.absoluteString, problem: .unsigned))
@@ -499,16 +458,7 @@ public struct PackageUpdater: Sendable {
     ) async throws -> VersionRecord {
         // Errors are named by where the package came from, not by the partial file.
         let source = origin == .bundled ? package.path : remote.absoluteString
-        let records: [String: FileRecord]
-        if let unpacked {
-            do { records = try unpacked.finish() } catch let failure as FreshAirError {
-                throw failure.namingPackage(source)
-            }
-        } else {
-            // What unpacking as it downloaded wrote before the body was cut and resumed.
-            try Disk.empty(staged.path)
-            records = try await installer.install(package: package, from: source, format: format, into: staged.path)
-        }
+        let records = try await archive(from: source).install(package.path, into: staged, streamed: unpacked)
         // The files a `.tar` unpacked to, for the next package to reuse its chunks from: the
         // layout recorded as it unpacked on the way, else read from the file it was unpacked
         // from. Never read from the file after unpacking on the way: a package rebuilt by chunks
@@ -564,16 +514,24 @@ extension PackageUpdater: ContentUpdater {
     /// and ``SyncSummary/package`` holds `Result`.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
-        let result = try await update(reporting: report)
-        if result.outcome == .notModified { report(.notModified) }
-        if result.outcome == .downloaded {
-            report(.downloaded(path: remote.lastPathComponent, bytes: result.bytesDownloaded))
+        let updater = self
+        return try await DeliveryRun.perform(
+            checking: remote,
+            store: store,
+            transport: transport,
+            configuration: configuration,
+            localRoot: remote.isFileURL ? remote.deletingLastPathComponent() : nil,
+            report: report
+        ) { update, run in
+            let result = try await updater.update(&update, run: run)
+            if result.outcome == .notModified { report(.notModified) }
+            if result.outcome == .downloaded {
+                report(.downloaded(path: updater.remote.lastPathComponent, bytes: result.bytesDownloaded))
+            }
+            if result.outcome == .downloaded || result.installedBundled, let version = result.version {
+                report(.activated(version: version))
+            }
+            return SyncSummary(result, package: updater.remote.lastPathComponent)
         }
-        if result.outcome == .downloaded || result.installedBundled, let version = result.version {
-            report(.activated(version: version))
-        }
-        let summary = SyncSummary(result, package: remote.lastPathComponent)
-        report(.finished(summary))
-        return summary
     }
 }

@@ -156,15 +156,10 @@ public struct Repository: Sendable {
         package var removed: [String]
         /// Body bytes of archives downloaded.
         package var bytesDownloaded: Int64
-        /// HTTP requests sent, retries included.
-        package var requests: Int
-        /// Body bytes received and thrown away (see ``SyncSummary/bytesWasted``).
-        package var bytesWasted: Int64 = 0
-        /// Wall-clock time the update took.
-        package var seconds: Double
 
-        /// One line for a terminal: what moved and what it cost.
-        package var oneLine: String {
+        /// One line for a terminal: what moved and what it cost (the run's `requests` and bytes
+        /// wasted).
+        func oneLine(requests: Int, bytesWasted: Int64) -> String {
             let index = indexNotModified ? "index 304 Not Modified" : "index fetched"
             let list = updated.keys.sorted().map { "\($0) → \(updated[$0]!)" }.joined(separator: ", ")
             let kept = keptAfterRollback.isEmpty ? "" : "\(keptAfterRollback.count) kept after a rollback, "
@@ -182,56 +177,22 @@ public struct Repository: Sendable {
         BundleStore(root: stateFolder.appendingPathComponent("index"), stateFolder: stateFolder)
     }
 
-    /// Runs one update and returns the repository's own account of it; ``run(reporting:)``
-    /// gives the same as every delivery mode does.
-    ///
-    /// - Parameter progress: the share of changed bundles installed so far, 0…1.
+    /// Runs one update and returns the repository's own account of it (tests read it);
+    /// ``run(reporting:)`` gives the same as every delivery mode does.
     @discardableResult
-    package func update(progress: @escaping @Sendable (_ fraction: Double) -> Void = { _ in }) async throws -> Result {
-        try await update(progress: progress, reporting: { _ in })
-    }
-
-    private func update(
-        progress: @escaping @Sendable (_ fraction: Double) -> Void,
-        reporting report: @escaping @Sendable (SyncEvent) -> Void
-    ) async throws -> Result {
-        try await withDeadline(configuration.deadline, url: source) {
-            try await updateNow(progress: progress, report: report)
-        }
-    }
-
-    private func updateNow(
-        progress: @escaping @Sendable (_ fraction: Double) -> Void,
-        report: @escaping @Sendable (SyncEvent) -> Void
-    ) async throws -> Result {
-        let started = ContinuousClock.now
-        let fetcher = Fetcher(
-            transport: transport,
-            configuration: configuration,
-            localRoot: source.isFileURL ? source : nil
-        )
-        // The lock is let go while the update waits on the network; when another update
-        // accepted a new index meanwhile, this one starts again from it, up to 3 times in all.
-        return try await indexStore.update { update in
-            try await updateOnce(&update, fetcher: fetcher, started: started, progress, report)
-        }
+    package func update() async throws -> Result {
+        try await run(reporting: { _ in }).repository!
     }
 
     /// One pass of an update under the repository's lock: the index, then the bundles it
     /// changed, then the bundles it dropped, then the index kept for the next check.
-    private func updateOnce(
-        _ update: inout StoreUpdate,
-        fetcher: Fetcher,
-        started: ContinuousClock.Instant,
-        _ progress: @escaping @Sendable (_ fraction: Double) -> Void,
-        _ report: @escaping @Sendable (SyncEvent) -> Void
-    ) async throws -> Result {
+    private func update(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> Result {
         let saved = try await savedIndex(update)
-        let current = try await currentIndex(saved: saved, update: update, fetcher: fetcher, report: report)
+        let current = try await currentIndex(saved: saved, update: update, run: run)
         let index = current.index
         let plan = try plan(index)
         let bytes = try await update.withoutLock {
-            try await installAll(plan.changed, of: index, fetcher: fetcher, progress, report)
+            try await installAll(plan.changed, of: index, run: run)
         }
         let removed = try await removeDropped(keeping: Set(index.bundles.keys))
         try await keep(current, over: saved, in: &update)
@@ -241,10 +202,7 @@ public struct Repository: Sendable {
             unchanged: index.bundles.keys.filter { !plan.moved.contains($0) }.sorted(),
             keptAfterRollback: plan.kept,
             removed: removed.sorted(),
-            bytesDownloaded: bytes,
-            requests: fetcher.requests.value,
-            bytesWasted: fetcher.ledger.wasted,
-            seconds: (ContinuousClock.now - started).seconds
+            bytesDownloaded: bytes
         )
     }
 
@@ -276,28 +234,18 @@ public struct Repository: Sendable {
     private func currentIndex(
         saved: (index: RepositoryIndex, record: VersionRecord)?,
         update: StoreUpdate,
-        fetcher: Fetcher,
-        report: @escaping @Sendable (SyncEvent) -> Void
+        run: DeliveryRun
     ) async throws -> CurrentIndex {
-        let indexURL = indexURL
-        let (keys, trustedSaved, answer) = try await update.withoutLock { [configuration, indexStore] in
-            let keys = try await KeyRotation.currentKeys(
-                configuration: configuration,
-                statePath: indexStore.keyDocumentPath,
-                fetcher: fetcher
-            )
-            report(.checking(indexURL))
-            // With keys pinned, only an index saved after it was verified counts.
-            let trustedSaved = keys != nil && saved?.record.sequence == nil ? nil : saved
-            let answer = try await fetcher.document(
-                at: indexURL,
-                validators: trustedSaved?.record.validators,
-                limit: configuration.maxDocumentSize
-            )
-            return (keys, trustedSaved, answer)
-        }
+        // With keys pinned, only an index saved after it was verified counts.
+        let trustedSaved = configuration.pinsKeys && saved?.record.sequence == nil ? nil : saved
+        let (keys, answer) = try await run.keysAndRoot(
+            update,
+            url: indexURL,
+            validators: trustedSaved?.record.validators,
+            limit: configuration.maxDocumentSize
+        )
         switch answer {
-        case .notModified, .notNewer:  // document(at:) answers only the first of these
+        case .notModified:
             try FreshnessCheck.checkStillValid(
                 trustedSaved?.record.expires,
                 source: indexURL.absoluteString,
@@ -362,27 +310,20 @@ public struct Repository: Sendable {
     }
 
     /// Installs each changed bundle, `concurrency` at a time; returns the bytes downloaded.
-    private func installAll(
-        _ changed: [String],
-        of index: RepositoryIndex,
-        fetcher: Fetcher,
-        _ progress: @escaping @Sendable (_ fraction: Double) -> Void,
-        _ report: @escaping @Sendable (SyncEvent) -> Void
-    ) async throws -> Int64 {
+    private func installAll(_ changed: [String], of index: RepositoryIndex, run: DeliveryRun) async throws -> Int64 {
         // Bytes as they arrive, for every mode's progress events; expected when the index lists sizes.
         let sizes = changed.compactMap { index.bundles[$0]?.size }
         let counter = ProgressCounter(
             filesTotal: changed.count,
             bytesExpected: sizes.count == changed.count ? sizes.reduce(0, +) : nil,
-            report: report
+            report: run.report
         )
         var bytes: Int64 = 0
         let work = changed.map { ($0, index.bundles[$0]!) }
         try await forEachConcurrently(work, width: configuration.concurrency) { name, entry in
-            let size = try await install(name, entry: entry, fetcher: fetcher) { counter.add(bytes: $0) }
-            // The share of changed bundles installed, for `update(progress:)`.
-            progress(Double(counter.completeFiles(1)) / Double(changed.count))
-            report(.downloaded(path: name, bytes: size))
+            let size = try await install(name, entry: entry, fetcher: run.fetcher) { counter.add(bytes: $0) }
+            counter.completeFiles(1)
+            run.report(.downloaded(path: name, bytes: size))
             return size
         } take: { size in
             bytes += size
@@ -436,7 +377,8 @@ public struct Repository: Sendable {
     }
 
     /// Downloads `<name>-<version>.tar.gz` (falling back to `.tar` unless the index is signed,
-    /// which names the `.tar.gz`'s digest) and makes it the bundle's live version.
+    /// which names the `.tar.gz`'s digest), unpacking it as it arrives, and makes it the
+    /// bundle's live version; returns the archive's size.
     private func install(
         _ name: String,
         entry: RepositoryIndex.Bundle,
@@ -446,50 +388,56 @@ public struct Repository: Sendable {
         let store = store(forBundle: name)
         let version = entry.version
         let signed = configuration.pinsKeys ? entry.sha256.flatMap(ContentHash.init(hex:)) : nil
+        let installer = ExtractingInstaller(
+            limits: configuration.extraction,
+            topLevelFolderToStrip: "\(name)-\(version)"
+        )
         return try await store.update { update in
-            var lastError: (any Error)?
-            for (format, url) in archiveURLs(name, version: version).prefix(signed == nil ? 2 : 1) {
-                let fileName = url.lastPathComponent
-                var job = DownloadJob(
-                    label: "\(id)/\(fileName)",
-                    url: url,
-                    partialPath: update.partialsPath + "/\(fileName)",
-                    expectedHash: signed,
-                    expectedSize: signed == nil ? nil : entry.size,
-                    limit: configuration.sizeCap(declared: signed != nil),
-                    validators: nil
-                )
-                job.isTransient = true
-                let file: DownloadedFile
-                do {
-                    let outcome = try await update.withoutLock { try await fetcher.download(job, progress: progress) }
-                    guard case .fetched(let fetched, _) = outcome else { continue }
-                    file = fetched
-                } catch let error as FreshAirError where error.status == 404 {
-                    lastError = error
-                    continue
-                }
-                try await update.assemble { staged in
+            let (lock, liveID) = (update.lock, update.live?.id)
+            var size: Int64 = 0
+            try await update.assemble { staged in
+                var lastError: (any Error)?
+                for (format, url) in archiveURLs(name, version: version).prefix(signed == nil ? 2 : 1) {
+                    let fileName = url.lastPathComponent
+                    var job = DownloadJob(
+                        label: "\(id)/\(fileName)",
+                        url: url,
+                        partialPath: staged.partialsPath + "/\(fileName)",
+                        expectedHash: signed,
+                        expectedSize: signed == nil ? nil : entry.size,
+                        limit: configuration.sizeCap(declared: signed != nil),
+                        validators: nil
+                    )
+                    job.isTransient = true
+                    let archive = ArchiveDownload(installer: installer, format: format, source: url.absoluteString)
+                    let streaming = archive.streaming(into: staged)
+                    let file: DownloadedFile
+                    do {
+                        let outcome = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
+                            try await fetcher.download(job, tee: streaming, progress: progress)
+                        }
+                        guard case .fetched(let fetched, _) = outcome else { continue }
+                        file = fetched
+                    } catch let error as FreshAirError where error.status == 404 {
+                        lastError = error
+                        continue
+                    }
                     // The archive is not kept: gone before activation flushes the disk.
                     defer { try? Disk.remove(file.path) }
-                    let installer = ExtractingInstaller(
-                        limits: configuration.extraction,
-                        topLevelFolderToStrip: "\(name)-\(version)"
+                    let records = try await archive.install(
+                        file.path,
+                        into: staged,
+                        streamed: file.teedWholeBody ? streaming : nil
                     )
-                    let records = try await installer.install(
-                        package: URL(fileURLWithPath: file.path),
-                        from: url.absoluteString,
-                        format: format,
-                        into: staged.path
-                    )
+                    size = file.size
                     var record = VersionRecord(id: staged.id, source: url.absoluteString, files: records)
                     record.bundleVersion = version
                     record.repository = id
                     return record
                 }
-                return file.size
+                throw lastError ?? FreshAirError.httpStatus(404, url: archiveURLs(name, version: version)[0].url)
             }
-            throw lastError ?? FreshAirError.httpStatus(404, url: archiveURLs(name, version: version)[0].url)
+            return size
         }
     }
 
@@ -508,10 +456,20 @@ extension Repository: ContentUpdater {
     /// the files, and ``SyncSummary/repository`` holds `Result`.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
-        let result = try await update(progress: { _ in }, reporting: report)
-        if result.indexNotModified { report(.notModified) }
-        let summary = SyncSummary(result)
-        report(.finished(summary))
-        return summary
+        let repository = self
+        // The lock is let go while the update waits on the network; when another update
+        // accepted a new index meanwhile, this one starts again from it, up to 3 times in all.
+        return try await DeliveryRun.perform(
+            checking: source,
+            store: indexStore,
+            transport: transport,
+            configuration: configuration,
+            localRoot: source.isFileURL ? source : nil,
+            report: report
+        ) { update, run in
+            let result = try await repository.update(&update, run: run)
+            if result.indexNotModified { report(.notModified) }
+            return SyncSummary(result)
+        }
     }
 }

@@ -68,8 +68,8 @@ public struct SyncSummary: Sendable, Hashable, Codable {
 
     /// One line for a terminal: what moved and what it cost.
     public var oneLine: String {
-        if let package { return package.oneLine }
-        if let repository { return repository.oneLine }
+        if let package { return package.oneLine(requests: requests, bytesWasted: bytesWasted) }
+        if let repository { return repository.oneLine(requests: requests, bytesWasted: bytesWasted) }
         let time = String(format: "%.2fs", seconds) + wastedNote(bytesWasted)
         switch outcome {
         case .alreadyCurrent:
@@ -88,7 +88,8 @@ public struct SyncSummary: Sendable, Hashable, Codable {
 }
 
 extension SyncSummary {
-    /// A package update in the terms of every mode: the package is the one file.
+    /// A package update in the terms of every mode: the package is the one file. The run's
+    /// cost (requests, bytes wasted, seconds) is filled in by `DeliveryRun`.
     init(_ result: PackageUpdater.Result, package name: String) {
         let installed = result.outcome == .downloaded || result.installedBundled
         self.init(
@@ -99,9 +100,8 @@ extension SyncSummary {
             bytesDownloaded: result.bytesDownloaded,
             filesReused: installed ? 0 : 1,
             filesRemoved: 0,
-            requests: result.requests,
-            bytesWasted: result.bytesWasted,
-            seconds: result.seconds,
+            requests: 0,
+            seconds: 0,
             downloaded: result.outcome == .downloaded ? [name] : [],
             removed: [],
             package: result
@@ -109,7 +109,8 @@ extension SyncSummary {
         bytesSaved = result.bytesSaved
     }
 
-    /// A repository update in the terms of every mode: its bundles are the files.
+    /// A repository update in the terms of every mode: its bundles are the files. The run's
+    /// cost is filled in by `DeliveryRun`.
     init(_ result: Repository.Result) {
         let changed = !result.updated.isEmpty || !result.removed.isEmpty
         self.init(
@@ -120,9 +121,8 @@ extension SyncSummary {
             bytesDownloaded: result.bytesDownloaded,
             filesReused: result.unchanged.count + result.keptAfterRollback.count,
             filesRemoved: result.removed.count,
-            requests: result.requests,
-            bytesWasted: result.bytesWasted,
-            seconds: result.seconds,
+            requests: 0,
+            seconds: 0,
             downloaded: result.updated.keys.sorted(),
             removed: result.removed,
             repository: result

@@ -1,0 +1,91 @@
+import Foundation
+
+/// One run of any delivery mode: the frame the three front doors share.
+///
+/// ``perform(checking:store:transport:configuration:localRoot:report:_:)`` holds the run
+/// under ``SyncConfiguration/deadline``, takes the store's lock (let go while the run waits on
+/// the network, and the run started again when another update changed the store meanwhile),
+/// counts requests and wasted bytes through one ``Fetcher``, fills in the summary's cost and
+/// reports ``SyncEvent/finished(_:)`` last. A front door supplies only its own steps: check
+/// its root, decide, install.
+struct DeliveryRun: Sendable {
+    /// Every request of the run goes through it: it counts them and the bytes thrown away.
+    let fetcher: Fetcher
+    let report: @Sendable (SyncEvent) -> Void
+    private let configuration: SyncConfiguration
+
+    /// Runs `body` with `store`'s lock and returns its summary, completed with what the run
+    /// cost.
+    ///
+    /// - Parameters:
+    ///   - url: the root document's URL, named when the deadline passes.
+    ///   - localRoot: for a `file://` source, the folder a link may not lead out of.
+    static func perform(
+        checking url: URL,
+        store: BundleStore,
+        transport: any HTTPTransport,
+        configuration: SyncConfiguration,
+        localRoot: URL?,
+        report: @escaping @Sendable (SyncEvent) -> Void,
+        _ body: @escaping @Sendable (inout StoreUpdate, DeliveryRun) async throws -> SyncSummary
+    ) async throws -> SyncSummary {
+        let started = ContinuousClock.now
+        let run = DeliveryRun(
+            fetcher: Fetcher(transport: transport, configuration: configuration, localRoot: localRoot),
+            report: report,
+            configuration: configuration
+        )
+        var summary = try await withDeadline(configuration.deadline, url: url) {
+            try await store.update { update in try await body(&update, run) }
+        }
+        summary.requests = run.fetcher.requests.value
+        summary.bytesWasted = run.fetcher.ledger.wasted
+        summary.seconds = (ContinuousClock.now - started).seconds
+        report(.finished(summary))
+        return summary
+    }
+
+    /// What a root document's conditional request answered.
+    enum RootAnswer: Sendable {
+        /// `304`: the copy asked about is current.
+        case notModified
+        /// The document's bytes, not yet verified, and its validators.
+        case fetched(Data, HTTPValidators)
+    }
+
+    /// The keys to verify with, after any rotation the publisher announced (kept in `store`),
+    /// and the root document at `url`, asked for with `validators`: network waits, without
+    /// the lock. Reports ``SyncEvent/checking(_:)``.
+    func keysAndRoot(
+        _ update: StoreUpdate,
+        url: URL,
+        validators: HTTPValidators?,
+        limit: Int
+    ) async throws -> (keys: KeySet?, answer: RootAnswer) {
+        try await update.withoutLock {
+            let keys = try await currentKeys(update.store)
+            report(.checking(url))
+            return (keys, try await root(at: url, validators: validators, limit: limit))
+        }
+    }
+
+    /// The keys to verify with (see ``keysAndRoot(_:url:validators:limit:)``); `nil` when the
+    /// app pins none. Call it without the lock.
+    func currentKeys(_ store: BundleStore) async throws -> KeySet? {
+        try await KeyRotation.currentKeys(
+            configuration: configuration,
+            statePath: store.keyDocumentPath,
+            fetcher: fetcher
+        )
+    }
+
+    /// A root document, asked for conditionally and held to `limit` bytes.
+    func root(at url: URL, validators: HTTPValidators?, limit: Int) async throws -> RootAnswer {
+        switch try await fetcher.document(at: url, validators: validators, limit: limit) {
+        case .fetched(let data, let received): .fetched(data, received)
+        // A document is validated by entity tag or date, but never answered "not newer": that
+        // needs its body unread, which only downloads do.
+        case .notModified, .notNewer: .notModified
+        }
+    }
+}
