@@ -27,7 +27,7 @@ public struct BundleSync: ContentUpdater {
     public var environment: ConditionEnvironment
     /// Retries, limits, keys and timeouts.
     public var configuration: SyncConfiguration
-    private let transport: any HTTPTransport
+    let transport: any HTTPTransport
 
     /// Creates a sync; nothing happens until ``run()``.
     ///
@@ -74,7 +74,7 @@ public struct BundleSync: ContentUpdater {
 
     /// For a `file://` bundle, the folder that holds it: a link may not lead out of it (the
     /// objects of the object layout may be beside the bundle, in `../objects/`).
-    private var localRoot: URL? { baseURL.isFileURL ? baseURL.deletingLastPathComponent() : nil }
+    var localRoot: URL? { baseURL.isFileURL ? baseURL.deletingLastPathComponent() : nil }
 
     /// Runs one sync, calling `report` with each event as it happens, on whichever task
     /// the sync is running then: keep it quick and thread-safe. Unlike
@@ -82,22 +82,7 @@ public struct BundleSync: ContentUpdater {
     /// of files arrive per second.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
-        var resolved = self
-        if environment[RolloutBucket.key] == nil {
-            let bucket = RolloutBucket.of(installID: try store.installID(), bundle: baseURL.absoluteString)
-            resolved.environment[RolloutBucket.key] = .number(String(bucket))
-        }
-        let sync = resolved
-        return try await DeliveryRun.perform(
-            checking: baseURL,
-            store: store,
-            transport: transport,
-            configuration: configuration,
-            localRoot: localRoot,
-            report: report
-        ) { update, run in
-            try await sync.sync(update: &update, run: run)
-        }
+        try await DeliveryRun.perform(self, report: report)
     }
 
     /// What the store holds for this bundle as a sync begins.
@@ -382,6 +367,22 @@ public struct BundleSync: ContentUpdater {
             fetched: true
         ).files
         return selected.map { SelectedEntry(path: $0.path.string, size: $0.size, hash: $0.hash?.hex) }
+    }
+}
+
+extension BundleSync: DeliverySource {
+    var rootURL: URL { baseURL }
+    var runStore: BundleStore { store }
+
+    /// One sync, in the environment completed with the device's rollout bucket when the app
+    /// set none.
+    func deliver(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> SyncSummary {
+        var resolved = self
+        if environment[RolloutBucket.key] == nil {
+            let bucket = RolloutBucket.of(installID: try store.installID(), bundle: baseURL.absoluteString)
+            resolved.environment[RolloutBucket.key] = .number(String(bucket))
+        }
+        return try await resolved.sync(update: &update, run: run)
     }
 }
 

@@ -1,42 +1,55 @@
 import Foundation
 
+/// A delivery mode as the pipeline sees it: where its root document is, whose lock a run
+/// takes, and its own steps once the lock is taken. ``DeliveryRun`` does the rest.
+///
+/// ``BundleSync``'s root is a manifest and its store the bundle's; ``PackageUpdater``'s root is
+/// the package (or its signed `.sig`) and its store the package's; ``Repository``'s root is its
+/// `index.json` and its store the one that keeps that index, each bundle then installing into
+/// a store of its own.
+protocol DeliverySource: Sendable {
+    /// The root document's URL, named when the deadline passes.
+    var rootURL: URL { get }
+    /// The store whose lock a run holds.
+    var runStore: BundleStore { get }
+    var transport: any HTTPTransport { get }
+    var configuration: SyncConfiguration { get }
+    /// For a `file://` source, the folder a link may not lead out of.
+    var localRoot: URL? { get }
+
+    /// The mode's own steps, with the store's lock taken: check the root, decide, install.
+    /// The summary's cost (requests, bytes wasted, seconds) is filled in afterwards.
+    func deliver(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> SyncSummary
+}
+
 /// One run of any delivery mode: the frame the three front doors share.
 ///
-/// ``perform(checking:store:transport:configuration:localRoot:report:_:)`` holds the run
-/// under ``SyncConfiguration/deadline``, takes the store's lock (let go while the run waits on
-/// the network, and the run started again when another update changed the store meanwhile),
-/// counts requests and wasted bytes through one ``Fetcher``, fills in the summary's cost and
-/// reports ``SyncEvent/finished(_:)`` last. A front door supplies only its own steps: check
-/// its root, decide, install.
+/// ``perform(_:report:)`` holds the run under ``SyncConfiguration/deadline``, takes the store's
+/// lock (let go while the run waits on the network, and the run started again when another
+/// update changed the store meanwhile), counts requests and wasted bytes through one
+/// ``Fetcher``, fills in the summary's cost and reports ``SyncEvent/finished(_:)`` last. A
+/// front door supplies only its own steps (``DeliverySource/deliver(_:run:)``).
 struct DeliveryRun: Sendable {
     /// Every request of the run goes through it: it counts them and the bytes thrown away.
     let fetcher: Fetcher
     let report: @Sendable (SyncEvent) -> Void
     private let configuration: SyncConfiguration
 
-    /// Runs `body` with `store`'s lock and returns its summary, completed with what the run
-    /// cost.
-    ///
-    /// - Parameters:
-    ///   - url: the root document's URL, named when the deadline passes.
-    ///   - localRoot: for a `file://` source, the folder a link may not lead out of.
+    /// Runs `source`'s steps with its store's lock and returns their summary, completed with
+    /// what the run cost.
     static func perform(
-        checking url: URL,
-        store: BundleStore,
-        transport: any HTTPTransport,
-        configuration: SyncConfiguration,
-        localRoot: URL?,
-        report: @escaping @Sendable (SyncEvent) -> Void,
-        _ body: @escaping @Sendable (inout StoreUpdate, DeliveryRun) async throws -> SyncSummary
+        _ source: some DeliverySource,
+        report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> SyncSummary {
         let started = ContinuousClock.now
+        let configuration = source.configuration
         let run = DeliveryRun(
-            fetcher: Fetcher(transport: transport, configuration: configuration, localRoot: localRoot),
+            fetcher: Fetcher(transport: source.transport, configuration: configuration, localRoot: source.localRoot),
             report: report,
             configuration: configuration
         )
-        var summary = try await withDeadline(configuration.deadline, url: url) {
-            try await store.update { update in try await body(&update, run) }
+        var summary = try await withDeadline(configuration.deadline, url: source.rootURL) {
+            try await source.runStore.update { update in try await source.deliver(&update, run: run) }
         }
         summary.requests = run.fetcher.requests.value
         summary.bytesWasted = run.fetcher.ledger.wasted

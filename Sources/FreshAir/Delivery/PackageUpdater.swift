@@ -32,7 +32,7 @@ public struct PackageUpdater: Sendable {
     package var installer: any PackageInstaller
     /// Retries, limits, keys and timeouts.
     public var configuration: SyncConfiguration
-    private let transport: any HTTPTransport
+    let transport: any HTTPTransport
 
     /// Creates an updater; nothing happens until ``run(reporting:)``, which unpacks each
     /// verified package into a new version.
@@ -509,29 +509,27 @@ struct BundledPackageMeta {
     }
 }
 
-extension PackageUpdater: ContentUpdater {
+extension PackageUpdater: ContentUpdater, DeliverySource {
     /// Runs one update, reporting it as every delivery mode does: the package is the one file,
     /// and ``SyncSummary/package`` holds `Result`.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
-        let updater = self
-        return try await DeliveryRun.perform(
-            checking: remote,
-            store: store,
-            transport: transport,
-            configuration: configuration,
-            localRoot: remote.isFileURL ? remote.deletingLastPathComponent() : nil,
-            report: report
-        ) { update, run in
-            let result = try await updater.update(&update, run: run)
-            if result.outcome == .notModified { report(.notModified) }
-            if result.outcome == .downloaded {
-                report(.downloaded(path: updater.remote.lastPathComponent, bytes: result.bytesDownloaded))
-            }
-            if result.outcome == .downloaded || result.installedBundled, let version = result.version {
-                report(.activated(version: version))
-            }
-            return SyncSummary(result, package: updater.remote.lastPathComponent)
+        try await DeliveryRun.perform(self, report: report)
+    }
+
+    var rootURL: URL { remote }
+    var runStore: BundleStore { store }
+    var localRoot: URL? { remote.isFileURL ? remote.deletingLastPathComponent() : nil }
+
+    func deliver(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> SyncSummary {
+        let result = try await self.update(&update, run: run)
+        if result.outcome == .notModified { run.report(.notModified) }
+        if result.outcome == .downloaded {
+            run.report(.downloaded(path: remote.lastPathComponent, bytes: result.bytesDownloaded))
         }
+        if result.outcome == .downloaded || result.installedBundled, let version = result.version {
+            run.report(.activated(version: version))
+        }
+        return SyncSummary(result, package: remote.lastPathComponent)
     }
 }

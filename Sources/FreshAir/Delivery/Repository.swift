@@ -33,7 +33,7 @@ public struct Repository: Sendable {
     public var configuration: SyncConfiguration
     /// How an update's bundles become live.
     public let switching: Switching
-    private let transport: any HTTPTransport
+    let transport: any HTTPTransport
 
     /// How the bundles of one update become live.
     public enum Switching: Sendable, Hashable {
@@ -206,7 +206,7 @@ public struct Repository: Sendable {
         )
     }
 
-    private var indexURL: URL { source.appendingPathComponent(id).appendingPathComponent("index.json") }
+    var indexURL: URL { source.appendingPathComponent(id).appendingPathComponent("index.json") }
 
     /// The index the live version of ``indexStore`` holds, and its record; `nil` before the
     /// first update, or when it is damaged or came from another source (then the index is
@@ -451,25 +451,23 @@ public struct Repository: Sendable {
     }
 }
 
-extension Repository: ContentUpdater {
+extension Repository: ContentUpdater, DeliverySource {
     /// Runs one update, reporting it as every delivery mode does: the repository's bundles are
     /// the files, and ``SyncSummary/repository`` holds `Result`.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
-        let repository = self
-        // The lock is let go while the update waits on the network; when another update
-        // accepted a new index meanwhile, this one starts again from it, up to 3 times in all.
-        return try await DeliveryRun.perform(
-            checking: source,
-            store: indexStore,
-            transport: transport,
-            configuration: configuration,
-            localRoot: source.isFileURL ? source : nil,
-            report: report
-        ) { update, run in
-            let result = try await repository.update(&update, run: run)
-            if result.indexNotModified { report(.notModified) }
-            return SyncSummary(result)
-        }
+        try await DeliveryRun.perform(self, report: report)
+    }
+
+    var rootURL: URL { indexURL }
+    /// The index's store: its lock is the repository's. When another update accepted a new
+    /// index while this one waited on the network, this one starts again from it.
+    var runStore: BundleStore { indexStore }
+    var localRoot: URL? { source.isFileURL ? source : nil }
+
+    func deliver(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> SyncSummary {
+        let result = try await self.update(&update, run: run)
+        if result.indexNotModified { run.report(.notModified) }
+        return SyncSummary(result)
     }
 }
