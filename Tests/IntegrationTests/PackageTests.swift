@@ -342,11 +342,16 @@ struct RepositoryTests {
             )
             let local = try TemporaryFolder("repo")
             let repo = repository(server, id: id, in: local)
-            try await repo.update()
             let state = local.path("\(id)/.freshair-repository")
+            // What FreshAir 0.1.0 left: its own record of the index, and its lock.
+            try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+            for legacy in ["state.json", "lock"] { try Data("{}".utf8).write(to: state.appendingPathComponent(legacy)) }
+            try await repo.update()
             let kept = state.appendingPathComponent("index/live/index.json")
             #expect(kept.text == server.root.appendingPathComponent("\(id)/index.json").text)
-            #expect(!FileManager.default.fileExists(atPath: state.appendingPathComponent("state.json").path))
+            for legacy in ["state.json", "lock"] {
+                #expect(!FileManager.default.fileExists(atPath: state.appendingPathComponent(legacy).path))
+            }
             #expect(try await repo.update().indexNotModified)
 
             // A saved index that no longer matches its record is not answered from: asked afresh.

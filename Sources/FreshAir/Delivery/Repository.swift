@@ -290,6 +290,11 @@ public struct Repository: Sendable {
             try await BlockingPool.run { [staged] in try staged.write(data, at: BundlePath(trusted: "index.json")) }
             return described(VersionRecord(id: staged.id, source: source, files: ["index.json": file]))
         }
+        try? await BlockingPool.run { [stateFolder] in
+            // FreshAir 0.1.0 kept the index in `state.json`, under a lock of its own; both are
+            // replaced by the index store (its first check fetches the index whole, once).
+            for legacy in ["state.json", "lock"] { try Disk.remove(stateFolder.appendingPathComponent(legacy).path) }
+        }
     }
 
     /// Which bundles the index moves (`moved`), which of those this device rolled back from and
