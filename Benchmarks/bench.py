@@ -25,7 +25,9 @@ class Bench:
         self.www = os.path.join(self.work, "www")
         self.out = os.path.join(self.work, "out")
         self.breeze = args.breeze
-        self.runs = 1 if self.quick else args.runs
+        # Another breeze binary (an older commit's), run in turn with this one in every case.
+        self.baseline = getattr(args, "baseline", None)
+        self.runs = args.runs or (1 if self.quick else 3)
         self.rows = []
         self.notes = []
         self.trash = os.path.join(self.work, "trash")
@@ -96,6 +98,11 @@ class Bench:
         otherwise move their median."""
         for path in corpus:
             sh(f"find {path} -type f -exec cat {{}} + > /dev/null")
+        if self.baseline and "breeze" in tools:
+            # Right after breeze, so the two take turns; the same output folder, cleaned alike.
+            tools = {label: command for name, full in tools.items()
+                     for label, command in ([(name, full), ("breeze (baseline)", full.replace(self.breeze, self.baseline))]
+                                            if name == "breeze" else [(name, full)])}
         results = {label: [] for label in tools}
         if short or warmup:
             for label, command in tools.items():
@@ -264,16 +271,20 @@ class Bench:
         results = os.path.join(ROOT, "Benchmarks", "results")
         os.makedirs(results, exist_ok=True)
         name = "latest-quick.md" if self.quick else "latest.md"
+        if self.baseline:
+            # A comparison of two binaries is not the product's figure: kept apart.
+            table = f"`breeze (baseline)` is {self.baseline}; its ratio above 1: this breeze was faster.\n\n" + table
+            name = "baseline-quick.md" if self.quick else "baseline.md"
         with open(os.path.join(results, name), "w") as f:
             f.write(table + "\n")
-        if not self.quick:
+        if not self.quick and not self.baseline:
             readme = os.path.join(ROOT, "docs", "BENCHMARKS.md")
             text = open(readme).read()
             start, end = "<!-- benchmark:start -->", "<!-- benchmark:end -->"
             if start in text and end in text:
                 text = text[:text.index(start) + len(start)] + "\n" + table + "\n" + text[text.index(end):]
                 open(readme, "w").write(text)
-        print(f"\nWritten to Benchmarks/results/{name}" + ("" if self.quick else " and docs/BENCHMARKS.md"))
+        print(f"\nWritten to Benchmarks/results/{name}" + ("" if self.quick or self.baseline else " and docs/BENCHMARKS.md"))
 
 
 class Chaos(Bench):
@@ -349,7 +360,9 @@ if __name__ == "__main__":
     parser.add_argument("--breeze", required=True)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--chaos", action="store_true", help="only the chaos figure: syncs through scripts/fault-proxy")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, help="timed runs per tool (3; 1 with --quick)")
+    parser.add_argument("--baseline", help="another breeze binary, run in turn with this one in every case "
+                        "(results in Benchmarks/results/baseline[-quick].md)")
     parser.add_argument("--work", default=os.environ.get("BENCH_WORK", "/tmp/freshair-bench"))
     arguments = parser.parse_args()
     (Chaos if arguments.chaos else Bench)(arguments).run()

@@ -13,7 +13,7 @@ extension BundleSync {
         liveDirectory: String?,
         fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
-    ) async throws -> (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int, saved: Int64) {
+    ) async throws -> Landed {
         try await carryOver(plan, into: staged, liveDirectory: liveDirectory)
 
         let reusable = try await interruptedCopies(of: plan.downloads)
@@ -37,9 +37,8 @@ extension BundleSync {
             bytesExpected: summary.bytesToDownload,
             report: report
         )
-        let reused = reusedRecords.count
-        progress.completeFiles(reused)
-        var landed = Landed(records: reusedRecords)
+        progress.completeFiles(reusedRecords.count)
+        var landed = Landed(records: reusedRecords, reused: reusedRecords.count)
         landed.records.reserveCapacity(plan.downloads.count)
         landed.order.reserveCapacity(plan.downloads.count)
         let downloads = plan.downloads
@@ -51,7 +50,7 @@ extension BundleSync {
             let paths = [downloads[jobs[index].download].path] + jobs[index].alsoAt
             try landed.place(file, at: paths, delta: delta, in: staged, progress: progress, report: report)
         }
-        return (landed.records, landed.order, landed.bytes, reused, landed.saved)
+        return landed
     }
 
     /// One job per distinct content (its other paths are linked to the first), each naming its
@@ -176,10 +175,17 @@ extension BundleSync {
     }
 
     /// What an install's downloads added up to, as they landed, in order.
-    private struct Landed {
+    /// What an install put in the staged tree.
+    struct Landed {
+        /// Every file downloaded or reused, by path: becomes the version's table.
         var records: [String: FileRecord]
+        /// Files an interrupted update left, reused (their records are in ``records``).
+        var reused: Int
+        /// The paths downloaded, in the order they landed.
         var order: [String] = []
+        /// Body bytes downloaded.
         var bytes: Int64 = 0
+        /// Bytes not downloaded thanks to chunk deltas.
         var saved: Int64 = 0
 
         /// Puts a downloaded (or rebuilt) file at its first path in the staged tree and links

@@ -299,9 +299,7 @@ public struct BundleSync: ContentUpdater {
         fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> SyncSummary {
-        var downloaded: (records: [String: FileRecord], order: [String], bytes: Int64, reused: Int, saved: Int64) = (
-            [:], [], 0, 0, 0
-        )
+        var downloaded = Landed(records: [:], reused: 0)
         let (lock, liveID) = (update.lock, update.live?.id)
         let activated = try await update.assemble { staged in
             downloaded = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
