@@ -73,6 +73,23 @@ class Bench:
             shutil.rmtree(source)
             open(marker, "w").close()
         self.package_bytes = os.path.getsize(package)
+        # A repository of 4 bundles, each a quarter of the package's content as its own .tar.gz.
+        self.repo_id = f"com.example.bench{self.package_mb}"
+        repo = os.path.join(self.www, "repo", self.repo_id)
+        if not os.path.exists(os.path.join(repo, ".ready")):
+            shutil.rmtree(repo, ignore_errors=True)
+            os.makedirs(repo)
+            for bundle in range(4):
+                source = os.path.join(self.work, "repo-src", f"b{bundle}")
+                shutil.rmtree(source, ignore_errors=True)
+                os.makedirs(source)
+                for i in range(max(1, self.package_mb // 64)):
+                    sh(f"head -c {12 << 20} /dev/urandom | base64 -w 100 > {source}/part{i:03d}.txt")
+                sh(f"{self.breeze} repo add {source} {repo} >/dev/null")
+            shutil.rmtree(os.path.join(self.work, "repo-src"))
+            open(os.path.join(repo, ".ready"), "w").close()
+        self.repo_archives = sorted(name for name in os.listdir(repo) if name.endswith(".tar.gz"))
+        self.repo_bytes = sum(os.path.getsize(os.path.join(repo, name)) for name in self.repo_archives)
         self.small_bytes = self.small_count * 4096
 
     # ---- measuring --------------------------------------------------------------------------
@@ -236,6 +253,16 @@ class Bench:
             "breeze": f"{b} sync {u}/{self.package_name} {o}/pkg-breeze",
             "curl + tar -xzf": f"curl -s -o {o}/pkg.tgz {u}/{self.package_name} && mkdir -p {o}/pkg-tar && tar -xzf {o}/pkg.tgz -C {o}/pkg-tar",
         }, corpus=[f"{self.www}/{self.package_name}"], prepare=lambda label: self.clean("pkg-breeze", "pkg-tar") or (os.path.exists(f"{o}/pkg.tgz") and os.remove(f"{o}/pkg.tgz")))
+
+        # 5b. A repository of 4 bundles.
+        r = f"{u}/repo/{self.repo_id}"
+        fetch_and_unpack = " ".join(f"{r}/{name}" for name in self.repo_archives)
+        print(f"5b. Repository of {len(self.repo_archives)} bundles, {self.repo_bytes / 1e6:.0f} MB of .tar.gz", flush=True)
+        self.case(f"repository, {len(self.repo_archives)} × .tar.gz, {self.repo_bytes / 1e6:.0f} MB", {
+            "breeze": f"{b} sync {u}/repo {o}/repo-breeze --repo {self.repo_id} --concurrency 4",
+            "curl + tar -xzf, 4 at once": f"mkdir -p {o}/repo-tar && printf '%s\\n' {fetch_and_unpack} | xargs -P 4 -I URL sh -c "
+                                          f"'mkdir -p {o}/repo-tar/$(basename URL) && curl -s URL | tar -xzf - -C {o}/repo-tar/$(basename URL)'",
+        }, corpus=[f"{self.www}/repo"], prepare=lambda label: self.clean("repo-breeze", "repo-tar"))
 
         # 6. Hashing.
         print("6. Hashing", flush=True)

@@ -511,7 +511,7 @@ struct BundledPackageMeta {
 
 extension PackageUpdater: ContentUpdater, DeliverySource {
     /// Runs one update, reporting it as every delivery mode does: the package is the one file,
-    /// and ``SyncSummary/package`` holds `Result`.
+    /// and the summary's ``SyncSummary/oneLine`` says how the check ended.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         try await DeliveryRun.perform(self, report: report)

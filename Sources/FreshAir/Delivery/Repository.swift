@@ -458,7 +458,7 @@ public struct Repository: Sendable {
 
 extension Repository: ContentUpdater, DeliverySource {
     /// Runs one update, reporting it as every delivery mode does: the repository's bundles are
-    /// the files, and ``SyncSummary/repository`` holds `Result`.
+    /// the files, and the summary's ``SyncSummary/oneLine`` names each bundle that moved.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         try await DeliveryRun.perform(self, report: report)

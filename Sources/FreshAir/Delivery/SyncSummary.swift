@@ -1,8 +1,8 @@
 import Foundation
 
 /// What one update did, in any delivery mode: one line of text, the requests, bytes and
-/// seconds it cost, and what was installed, reused and removed. A package's or a
-/// repository's own details are in ``package`` or ``repository``.
+/// seconds it cost, and what was installed, reused and removed. ``oneLine`` names what the
+/// mode did in its own terms (a package's server copy not newer, a repository's bundles moved).
 public struct SyncSummary: Sendable, Hashable, Codable {
     /// How an update ended.
     public enum Outcome: String, Sendable, Codable {
