@@ -9,6 +9,7 @@ import argparse, datetime, json, os, platform, random, shutil, socket, statistic
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from loopback import Nginx, free_port  # noqa: E402  (the same nginx the kill sweep uses)
+from corpora import small_files  # noqa: E402
 
 
 def sh(command, **kwargs):
@@ -51,12 +52,7 @@ class Bench:
         small = os.path.join(self.www, self.small_name)
         if not os.path.exists(os.path.join(small, f".ready-{self.small_count}")):
             shutil.rmtree(small, ignore_errors=True)
-            rng = random.Random(7)
-            for i in range(self.small_count):
-                folder = os.path.join(small, f"d{i % self.small_dirs:03d}")
-                os.makedirs(folder, exist_ok=True)
-                with open(os.path.join(folder, f"f{i:05d}.bin"), "wb") as f:
-                    f.write(rng.randbytes(4096))
+            small_files(small, self.small_count, self.small_dirs, seed=7)
             sh(f"{self.breeze} generate {small} >/dev/null")
             open(os.path.join(small, f".ready-{self.small_count}"), "w").close()
         package = os.path.join(self.www, f"package-{self.package_mb}.tgz")

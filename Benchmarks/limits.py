@@ -18,6 +18,7 @@ import argparse, datetime, os, platform, re, shutil, statistics, subprocess, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from loopback import Nginx  # noqa: E402
+from corpora import small_files  # noqa: E402
 
 
 def sh(command):
@@ -56,11 +57,7 @@ class Limits:
         if not os.path.exists(self.small_tar):
             source = os.path.join(self.work, "small-src")
             shutil.rmtree(source, ignore_errors=True)
-            for i in range(self.count):
-                folder = os.path.join(source, f"d{i % 100:03d}")
-                os.makedirs(folder, exist_ok=True)
-                with open(os.path.join(folder, f"f{i:05d}.bin"), "wb") as f:
-                    f.write(os.urandom(4096))
+            small_files(source, self.count, 100, seed=self.count)
             sh(f"tar -cf {self.small_tar} -C {source} .")
             shutil.rmtree(source)
         # Text-like content, as in the benchmark's package: gzip has work to do.

@@ -9,11 +9,12 @@ files, `curl -o` for the large file, both from nginx on 127.0.0.1. Each point is
 them. `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
 1 grows in proportion, 0 does not grow. Results: Benchmarks/results/scale.md, scale.json, scale.png.
 """
-import argparse, datetime, json, math, os, random, shutil, statistics, subprocess, sys
+import argparse, datetime, json, math, os, shutil, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from loopback import Nginx  # noqa: E402
+from corpora import small_files  # noqa: E402
 
 
 def sh(command):
@@ -50,12 +51,7 @@ class Scale:
             folder = os.path.join(self.www, f"files-{count}")
             if not os.path.exists(os.path.join(folder, ".ready")):
                 shutil.rmtree(folder, ignore_errors=True)
-                rng = random.Random(count)
-                for i in range(count):
-                    sub = os.path.join(folder, f"d{i % max(1, count // 100):04d}")
-                    os.makedirs(sub, exist_ok=True)
-                    with open(os.path.join(sub, f"f{i:06d}.bin"), "wb") as f:
-                        f.write(rng.randbytes(4096))
+                small_files(folder, count, max(1, count // 100), seed=count, name_digits=6, folder_digits=4)
                 sh(f"{self.breeze} generate {folder} > /dev/null")
                 open(os.path.join(folder, ".ready"), "w").close()
         for mb in self.sizes:
