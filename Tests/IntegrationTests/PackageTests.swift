@@ -364,6 +364,44 @@ struct RepositoryTests {
         }
     }
 
+    @Test(
+        "A bundle archive cut short, unpacked as it arrives: a clear error, the live bundle stays, the next update installs"
+    )
+    func truncatedBundleArchive() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let id = "com.example.cut"
+            let repoFolder = server.root.appendingPathComponent(id)
+            let sources = try TemporaryFolder("sources")
+            try RepositoryPublisher.add(folder: try content(sources.path("dogs"), "dog v1"), as: "dogs", to: repoFolder)
+            let local = try TemporaryFolder("repo")
+            let repo = repository(server, id: id, in: local)
+            try await repo.update()
+            // Random bytes, which gzip cannot shrink: half the archive is half the content.
+            let big = sources.path("dogs")
+            try Data((0..<200_000).map { _ in UInt8.random(in: 0...255) }).write(
+                to: big.appendingPathComponent("noise.bin")
+            )
+            try Data("dog v2".utf8).write(to: big.appendingPathComponent("item.txt"))
+            try RepositoryPublisher.add(folder: big, as: "dogs", to: repoFolder)
+            let archive = repoFolder.appendingPathComponent("dogs-2.tar.gz")
+            let whole = try Data(contentsOf: archive)
+            try whole.prefix(whole.count / 2).write(to: archive)
+
+            await #expect {
+                try await repo.update()
+            } throws: { error in
+                guard let failure = error as? FreshAirError else { return false }
+                return failure.archiveError != nil && "\(failure)".contains("dogs-2.tar.gz")
+            }
+            #expect(local.path("\(id)/dogs/item.txt").text == "dog v1", "the live bundle stays")
+
+            try whole.write(to: archive)
+            let fixed = try await repo.update()
+            #expect(fixed.updated == ["dogs": 2])
+            #expect(local.path("\(id)/dogs/item.txt").text == "dog v2")
+        }
+    }
+
     @Test("Two repositories coexist; a bundle dropped from the index is removed; .tar works too")
     func severalRepositories() async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -155,7 +155,7 @@ public struct PackageUpdater: Sendable {
     }
 
     /// One update with the store's lock taken: the bundled copy, then the server.
-    private func update(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> Result {
+    private func updateHoldingLock(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> Result {
         let installedBundled = try await installBundledIfNewer(&update)
         // Once the bundled copy is live, a server that cannot be asked must not read as if
         // nothing were installed.
@@ -522,7 +522,7 @@ extension PackageUpdater: ContentUpdater, DeliverySource {
     var localRoot: URL? { remote.isFileURL ? remote.deletingLastPathComponent() : nil }
 
     func deliver(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> SyncSummary {
-        let result = try await self.update(&update, run: run)
+        let result = try await updateHoldingLock(&update, run: run)
         if result.outcome == .notModified { run.report(.notModified) }
         if result.outcome == .downloaded {
             run.report(.downloaded(path: remote.lastPathComponent, bytes: result.bytesDownloaded))

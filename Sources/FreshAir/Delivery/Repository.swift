@@ -186,7 +186,7 @@ public struct Repository: Sendable {
 
     /// One pass of an update under the repository's lock: the index, then the bundles it
     /// changed, then the bundles it dropped, then the index kept for the next check.
-    private func update(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> Result {
+    private func updateHoldingLock(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> Result {
         let saved = try await savedIndex(update)
         let current = try await currentIndex(saved: saved, update: update, run: run)
         let index = current.index
@@ -206,7 +206,7 @@ public struct Repository: Sendable {
         )
     }
 
-    var indexURL: URL { source.appendingPathComponent(id).appendingPathComponent("index.json") }
+    private var indexURL: URL { source.appendingPathComponent(id).appendingPathComponent("index.json") }
 
     /// The index the live version of ``indexStore`` holds, and its record; `nil` before the
     /// first update, or when it is damaged or came from another source (then the index is
@@ -471,7 +471,7 @@ extension Repository: ContentUpdater, DeliverySource {
     var localRoot: URL? { source.isFileURL ? source : nil }
 
     func deliver(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> SyncSummary {
-        let result = try await self.update(&update, run: run)
+        let result = try await updateHoldingLock(&update, run: run)
         if result.indexNotModified { run.report(.notModified) }
         return SyncSummary(result)
     }
