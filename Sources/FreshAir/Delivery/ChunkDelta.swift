@@ -246,6 +246,8 @@ struct ChunkDelta {
         // Hashed on another thread while the next piece is read and written.
         let hashing = HashingPipe()
         defer { _ = hashing.finish() }
+        // Whatever happens, nothing is still unpacking once the pass is over.
+        defer { try? tee?.settle() }
         var waitedFor = 0
         func awaitPieces(before end: Int64) throws {
             while waitedFor < pieces.count, pieces[waitedFor].lowerBound < end {
@@ -295,6 +297,7 @@ struct ChunkDelta {
         }
         try awaitPieces(before: size)
         try hash(from: assembled, at: position, length: size - position, writingAt: nil)
+        try tee?.settle()
         return hashing.finish()
     }
 }

@@ -102,7 +102,8 @@ package struct ExtractingInstaller: PackageInstaller {
 /// `.tar` is read once: its `TarLayout` is recorded on the way.
 ///
 /// Unchecked `Sendable`: one thread at a time feeds it, the download's writing lane or a
-/// delta's assembly pass, and its owner reads the result after that thread is done.
+/// delta's assembly pass, and its owner reads the result after that thread is done. Its
+/// `ArchiveStream` writes files on a thread of its own until ``settle()``.
 final class StreamingExtraction: DownloadTee, @unchecked Sendable {
     private let installer: ExtractingInstaller
     private let format: ArchiveFormat
@@ -120,6 +121,7 @@ final class StreamingExtraction: DownloadTee, @unchecked Sendable {
     }
 
     func restart() throws {
+        stream = nil  // its writer stops before the folder is emptied
         try Disk.empty(folder.path)
         stream = try ArchiveStream(
             format: format,
@@ -132,6 +134,12 @@ final class StreamingExtraction: DownloadTee, @unchecked Sendable {
 
     func consume(_ bytes: UnsafeRawBufferPointer) throws {
         do { try stream?.feed(bytes) } catch let error as ArchiveError {
+            throw FreshAirError.archive(error, package: package)
+        }
+    }
+
+    func settle() throws {
+        do { try stream?.settle() } catch let error as ArchiveError {
             throw FreshAirError.archive(error, package: package)
         }
     }

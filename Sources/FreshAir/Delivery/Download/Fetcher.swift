@@ -95,6 +95,9 @@ struct DownloadedFile: Sendable {
 protocol DownloadTee: AnyObject, Sendable {
     func restart() throws
     func consume(_ bytes: UnsafeRawBufferPointer) throws
+    /// Waits until what it was handed is done with (a package's files written); rethrows its
+    /// failure. Called whenever the bytes stop, before anyone else touches what it wrote.
+    func settle() throws
 }
 
 /// The one way FreshAir talks HTTP: conditional requests, retries with back-off, streaming
