@@ -74,6 +74,7 @@ let package = Package(
         .executableTarget(
             name: "breeze",
             dependencies: [
+                "CSystemCalls",
                 "FreshAir",
                 "FreshAirAsyncHTTPClient",
                 "BreezeKit",

@@ -3,6 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #if defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -45,5 +49,15 @@ static inline int freshair_share_range(int source, long long source_offset, long
     (void)source; (void)source_offset; (void)length; (void)target; (void)target_offset;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+/// mallopt(M_ARENA_MAX, `arenas`): at most that many glibc malloc arenas (Swift cannot see
+/// <malloc.h>). Does nothing where the C library is not glibc.
+static inline void freshair_limit_malloc_arenas(int arenas) {
+#if defined(__GLIBC__)
+    mallopt(M_ARENA_MAX, arenas);
+#else
+    (void)arenas;
 #endif
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import BreezeKit
+import CSystemCalls
 import Foundation
 
 /// `breeze`: author, check, serve and sync FreshAir content.
@@ -46,6 +47,10 @@ struct Breeze: AsyncParsableCommand {
 extension Breeze {
     /// Runs the chosen command; a ``CommandFailure`` prints one line and exits with its code.
     static func main() async {
+        // glibc gives threads that allocate at once arenas of their own (up to 8 per core),
+        // and what is freed stays in each: a 100,000-file sync held 17 MB more at its peak.
+        // Two arenas cost it no measurable time (15.8-16.2 s either way).
+        freshair_limit_malloc_arenas(2)
         if let typo = UnknownCommand(CommandLine.arguments.dropFirst().first) {
             FileHandle.standardError.write(Data("breeze: error: \(typo)\n".utf8))
             if JSONError.requested { JSONError(message: "\(typo)", exitStatus: 64).print() }

@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+
+@testable import FreshAir
+
+@Suite("ContentHash: a digest held as bytes reads and writes the same hex it always did")
+struct ContentHashTests {
+    let sha256Hex = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"  // SHA-256 of "test"
+    let sha1Hex = "a94a8fe5ccb19ba61c4c0873d391e987982fbbd3"  // SHA-1 of "test"
+
+    @Test("Hex in is hex out, for both lengths; upper case is lowered; the length says the algorithm")
+    func hexRoundTrip() throws {
+        let sha256 = try #require(ContentHash(hex: sha256Hex))
+        #expect(sha256.algorithm == .sha256)
+        #expect(sha256.hex == sha256Hex)
+        #expect(sha256.bytes.count == 32)
+        #expect(sha256 == ContentHash.of(Array("test".utf8), using: .sha256))
+        let sha1 = try #require(ContentHash(hex: sha1Hex.uppercased()))
+        #expect(sha1.algorithm == .sha1)
+        #expect(sha1.hex == sha1Hex)
+        #expect(sha1.bytes.count == 20)
+        #expect(sha1 == ContentHash.of(Array("test".utf8), using: .sha1))
+        #expect(sha1.description == "sha1:" + sha1Hex)
+    }
+
+    @Test(
+        "Anything but 40 or 64 hex digits is refused",
+        arguments: [
+            "", "abc", String(repeating: "g", count: 64), String(repeating: "a", count: 63),
+            String(repeating: "a", count: 65), " " + String(repeating: "a", count: 39),
+        ]
+    )
+    func refused(_ text: String) {
+        #expect(ContentHash(hex: text) == nil)
+    }
+
+    @Test(
+        "Equal digests are equal and hash alike; a digest differing in its last byte, or a SHA-1 that is a SHA-256's prefix, is not"
+    )
+    func equality() throws {
+        let one = try #require(ContentHash(hex: sha256Hex))
+        let same = try #require(ContentHash(hex: sha256Hex.uppercased()))
+        let last = try #require(ContentHash(hex: String(sha256Hex.dropLast()) + "9"))
+        let prefix = try #require(ContentHash(hex: String(sha256Hex.prefix(40))))
+        #expect(one == same)
+        #expect(Set([one, same, last, prefix]).count == 3)
+        #expect(one != last)
+        #expect(one != prefix)
+    }
+
+    @Test(
+        "Codable keeps its JSON shape: {\"algorithm\", \"hex\"}, and a hex of the wrong length for its algorithm is an error"
+    )
+    func codable() throws {
+        let hash = try #require(ContentHash(hex: sha256Hex))
+        let data = try JSONEncoder().encode(hash)
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: String])
+        #expect(object == ["algorithm": "sha256", "hex": sha256Hex])
+        #expect(try JSONDecoder().decode(ContentHash.self, from: data) == hash)
+        let mismatched = Data(#"{"algorithm": "sha1", "hex": "\#(sha256Hex)"}"#.utf8)
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(ContentHash.self, from: mismatched) }
+    }
+}
