@@ -98,4 +98,46 @@ struct VersionRecordTests {
         for (key, value) in try JSONReader.parse(bytes)["metadata"]?.pairs ?? [] { facts[key] = value.string }
         return facts
     }
+
+    @Test("A record larger than one piece is written to disk in pieces, whole, and nothing else is left beside it")
+    func writtenInPieces() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var files: [String: FileRecord] = [:]
+        for index in 0..<5_000 {  // about 600 KB of JSON: three pieces
+            files["d\(index % 7)/file \(index).bin"] = FileRecord(
+                hash: .of(Array("\(index)".utf8), using: .sha256),
+                size: Int64(index)
+            )
+        }
+        let record = VersionRecord(
+            id: 12,
+            source: "https://cdn.example.com/m.json",
+            created: Date(timeIntervalSince1970: 1_800_000_000),
+            files: files
+        )
+        var pieces = 0
+        let path = folder + "/12.json"
+        try Disk.writeAtomically(to: path) { write in
+            try record.writeJSON { bytes in
+                pieces += 1
+                try write(bytes)
+            }
+        }
+        #expect(pieces >= 3)
+        #expect(try VersionRecord(json: Array(Disk.read(path))) == record)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["12.json"])
+
+        // A write that fails midway leaves the old file as it was, and no temporary file.
+        struct Full: Error {}
+        #expect(throws: Full.self) {
+            try Disk.writeAtomically(to: path) { write in
+                try write(UnsafeRawBufferPointer(start: nil, count: 0))
+                throw Full()
+            }
+        }
+        #expect(try VersionRecord(json: Array(Disk.read(path))) == record)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["12.json"])
+    }
 }

@@ -134,16 +134,26 @@ enum Disk {
         }
     }
 
-    /// ``writeAtomically(_:to:)`` for bytes already in an array, written from where they lie
-    /// rather than copied into `Data` first (a record of 100,000 files is 10 MB).
-    static func writeAtomically(bytes: [UInt8], to path: String) throws(FreshAirError) {
-        try bytes.withUnsafeBufferPointer { buffer throws(FreshAirError) in
-            guard let base = buffer.baseAddress else { return try writeAtomically(Data(), to: path) }
-            // The Data lives only inside this closure, while the array's storage does.
-            try writeAtomically(
-                Data(bytesNoCopy: UnsafeMutableRawPointer(mutating: base), count: buffer.count, deallocator: .none),
-                to: path
-            )
+    /// A file written whole or not at all, its bytes handed over in pieces by `produce`, so
+    /// that they need not all be in memory at once: written to a temporary file beside `path`
+    /// (its name starts with a dot, which the store's tidying removes after a crash), then
+    /// renamed over `path`. Like ``writeAtomically(_:to:)``, it does not flush: the store
+    /// makes a version durable as a whole, before it goes live.
+    static func writeAtomically(
+        to path: String,
+        producing produce: (_ write: (UnsafeRawBufferPointer) throws -> Void) throws -> Void
+    ) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        let temporary = folder + "/." + (path as NSString).lastPathComponent + ".\(getpid()).partial"
+        let file = try OutputFile(path: temporary, append: false, startsWriteback: false)
+        do {
+            try produce { bytes in try file.write(bytes) }
+            file.close()
+            try rename(temporary, to: path)
+        } catch {
+            file.close()
+            try? remove(temporary)
+            throw error
         }
     }
 

@@ -115,7 +115,7 @@ struct StoreUpdate: Sendable {
 
     /// Writes a version's record beside its folder, atomically.
     func writeRecord(_ record: VersionRecord) throws {
-        try Disk.writeAtomically(bytes: record.jsonBytes, to: store.recordPath(record.id))
+        try Disk.writeAtomically(to: store.recordPath(record.id), producing: record.writeJSON)
     }
 
     /// ``writeRecord(_:)`` from async code, on the blocking pool.

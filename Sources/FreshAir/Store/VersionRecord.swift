@@ -189,7 +189,16 @@ extension VersionRecord {
         static let launches = "launches"
     }
 
+    /// The record as JSON, whole (tests, small records); ``writeJSON(_:)`` hands it over in pieces.
     var jsonBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        writeJSON { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+
+    /// Hands the record's JSON to `write` in pieces of about 256 KB: a record of 100,000 files
+    /// is 11 MB, which would otherwise be in memory at once, at the peak of a sync.
+    func writeJSON(_ write: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         var head: [(key: String, value: JSONValue)] = [
             ("id", JSONValue(id)), ("source", .string(source)), ("created", .string(created.formatted(.iso8601))),
         ]
@@ -203,7 +212,8 @@ extension VersionRecord {
         head.append(("metadata", .object(facts.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value)) })))
         // The files are written straight into the buffer, as they are read: a tree of JSON values
         // for 100,000 files would hold each path, digest and size a second time, and more.
-        var writer = JSONWriter(indent: 0, capacity: 256 + files.count * 112)
+        let piece = 256 << 10
+        var writer = JSONWriter(indent: 0, capacity: piece + 4096)
         writer.write(.object(head), level: 0)
         writer.output.removeLast()  // the head's closing brace: the files follow
         writer.output.append(contentsOf: #","files":{"#.utf8)
@@ -220,9 +230,13 @@ extension VersionRecord {
             writer.output.append(contentsOf: #"","s":"#.utf8)
             writer.output.append(contentsOf: String(file.size).utf8)
             writer.output.append(UInt8(ascii: "}"))
+            if writer.output.count >= piece {
+                try writer.output.withUnsafeBytes(write)
+                writer.output.removeAll(keepingCapacity: true)
+            }
         }
         writer.output.append(contentsOf: "}}".utf8)
-        return writer.output
+        try writer.output.withUnsafeBytes(write)
     }
 }
 
