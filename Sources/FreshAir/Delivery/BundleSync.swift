@@ -269,21 +269,20 @@ public struct BundleSync: ContentUpdater {
             )
         }
         var tree = try await update.withoutLock { try await walker.select(root: root.data, fetched: !root.notModified) }
+        // The plan will hold every selected file: the selection's own list goes to it, so that
+        // an install of 100,000 files does not hold each of them twice (10 MB).
+        let selected = SelectedFiles(tree.files)
+        tree.files = []
         // Raising the mark and checking every live file's size (thousands of `lstat`s) is disk
         // work: the blocking pool's.
         let plan = try await BlockingPool.run {
-            [
-                selected = tree.files, sequence = tree.sequence, base = state.base, damaged = state.damaged,
-                liveDirectory = state.liveDirectory
-            ] in
+            [sequence = tree.sequence, base = state.base, damaged = state.damaged, liveDirectory = state.liveDirectory]
+            in
             try acceptance.raise(sequence: sequence, digest: rootDigest)
-            return SyncPlanner.plan(selected: selected, live: base) { path, record in
+            return SyncPlanner.plan(selected: selected.take(), live: base) { path, record in
                 !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
             }
         }
-        // The plan holds every selected file now; the selection's own list goes, so that an
-        // install of 100,000 files does not hold each of them twice.
-        tree.files = []
         return (tree, plan)
     }
 

@@ -56,6 +56,21 @@ struct SyncPlan {
     }
 }
 
+/// The selected files, handed to the planner and let go by everyone else: whoever takes
+/// them holds the only reference, so the list is freed as soon as the plan is made.
+///
+/// Unchecked `Sendable`: taken once, by the one thread that plans.
+final class SelectedFiles: @unchecked Sendable {
+    private var files: [SelectedFile]
+
+    init(_ files: [SelectedFile]) { self.files = files }
+
+    func take() -> [SelectedFile] {
+        defer { files = [] }
+        return files
+    }
+}
+
 /// Decides, without I/O of its own, which files to keep, write, download and remove.
 ///
 /// A file is kept when the live version has it with the same digest (or, for an entry
