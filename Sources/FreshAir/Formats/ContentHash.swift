@@ -27,25 +27,21 @@ package struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable
     /// Reads a hex digest; its length says the algorithm. Upper case is accepted and
     /// lowered. Returns `nil` for any other length or a non-hex character.
     package init?(hex text: String) {
-        var text = text
-        let parsed: ContentHash?? = text.withUTF8 { utf8 in
-            let algorithm: Algorithm
-            switch utf8.count {
-            case 40: algorithm = .sha1
-            case 64: algorithm = .sha256
-            default: return .some(nil)
-            }
-            var bytes = [UInt8](repeating: 0, count: 32)
-            for index in 0..<utf8.count / 2 {
-                guard let high = Self.value(of: utf8[2 * index]), let low = Self.value(of: utf8[2 * index + 1]) else {
-                    return .some(nil)
-                }
-                bytes[index] = high << 4 | low
-            }
-            return ContentHash(algorithm: algorithm, digest: bytes.prefix(algorithm.size))
+        let digits = Array(text.utf8)
+        let algorithm: Algorithm
+        switch digits.count {
+        case 40: algorithm = .sha1
+        case 64: algorithm = .sha256
+        default: return nil
         }
-        guard let hash = parsed ?? nil else { return nil }
-        self = hash
+        var bytes = [UInt8](repeating: 0, count: digits.count / 2)
+        for index in bytes.indices {
+            guard let high = Self.value(of: digits[2 * index]), let low = Self.value(of: digits[2 * index + 1]) else {
+                return nil
+            }
+            bytes[index] = high << 4 | low
+        }
+        self.init(algorithm: algorithm, digest: bytes)
     }
 
     private static func value(of digit: UInt8) -> UInt8? {

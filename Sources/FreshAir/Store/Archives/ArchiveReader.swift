@@ -84,7 +84,9 @@ final class ArchiveStream {
         )
         self.writer = writer
         inflater = format == .tar ? nil : try Inflater(.gzip)
-        pipe = BytePipe(name: "FreshAir.ArchiveStream") { bytes, archiveBytesRead in
+        // Buffers of 256 KB, what zlib hands out at a time: a repository unpacks several
+        // archives at once, and each holds at most four in flight.
+        pipe = BytePipe(name: "FreshAir.ArchiveStream", buffers: 4, bufferSize: 256 << 10) { bytes, archiveBytesRead in
             try writer.write(bytes, archiveBytesRead: archiveBytesRead)
         }
     }
