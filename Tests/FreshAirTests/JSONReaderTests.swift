@@ -106,4 +106,56 @@ struct JSONReaderTests {
             try VersionRecord(json: Array(#"{"id": 1, "source": "x", "files": {"a": {"h": "md5:00"}}}"#.utf8))
         }
     }
+
+    @Test("A streamed list: each element handed over in order, the tree keeps the rest with that list empty")
+    func streamedList() throws {
+        var seen: [JSONValue] = []
+        let text = #"{"format":2,"files":[{"path":"a","n":[1,2]},"b",3],"other":{"files":[9]},"files":[4]}"#
+        let document = try JSONReader.parse(Array(text.utf8), streaming: "files") {
+            seen.append($0)
+            return true
+        }
+        #expect(
+            seen == [
+                .object([("path", .string("a")), ("n", .array([.number("1"), .number("2")]))]), .string("b"),
+                .number("3"),
+            ]
+        )
+        #expect(document.pairs?.map(\.key) == ["format", "files", "other", "files"])
+        #expect(document.pairs?[1].value == .array([]), "the streamed list is empty in the tree")
+        #expect(document["other"]?["files"] == .array([.number("9")]), "a nested member of that name is not streamed")
+        #expect(document.pairs?[3].value == .array([.number("4")]), "only the first such member is streamed")
+
+        // A document that is itself an array is the list; a trailing comma only when lenient.
+        var items: [JSONValue] = []
+        let array = try JSONReader.parse(Array("[1, 2, 3,]".utf8), lenient: true, streaming: "files") {
+            items.append($0)
+            return true
+        }
+        #expect(array == .array([]))
+        #expect(items == [.number("1"), .number("2"), .number("3")])
+        #expect(throws: JSONSyntaxError.self) {
+            try JSONReader.parse(Array("[1, 2,]".utf8), streaming: "files") { _ in true }
+        }
+    }
+
+    @Test("A streamed list stops when its reader says so, and a syntax error after an element is still one")
+    func streamedListStops() {
+        var count = 0
+        #expect(throws: JSONSyntaxError.self) {
+            try JSONReader.parse(Array(#"{"files":[1,2,3,4]}"#.utf8), streaming: "files") { _ in
+                count += 1
+                return count < 2
+            }
+        }
+        #expect(count == 2, "nothing is read after the element that stopped it")
+        var seen = 0
+        #expect(throws: JSONSyntaxError.self) {
+            try JSONReader.parse(Array(#"{"files":[1,2] "x":1}"#.utf8), streaming: "files") { _ in
+                seen += 1
+                return true
+            }
+        }
+        #expect(seen == 2)
+    }
 }

@@ -53,6 +53,54 @@ struct ManifestSignatureTests {
         #expect(problem(text.replacingOccurrences(of: "1.50", with: "1.5"), trusting: trusted) == .signatureInvalid)
     }
 
+    @Test(
+        "The entry list is read as a stream, yet a signature covers the same bytes as over the whole tree, wherever the list stands"
+    )
+    func streamedListIsSigned() throws {
+        let entries = (0..<300).map { #"{"filename": "f\#($0).txt", "sha": "\#(digest)", "size": \#($0)}"# }
+        let body =
+            #"{"identity": "x", "files": [\#(entries.joined(separator: ", "))], "sequence": 9, "notes": {"files": [1]}}"#
+        let text = try signed(body, by: key)
+        let trusted = [TrustedKey(key.publicKey)]
+        try verify(text, trusting: trusted)
+        let manifest = try Manifest(data: Data(text.utf8), source: "m.json")
+        #expect(manifest.entries.count == 300)
+        #expect(manifest.signedMessage == ManifestSignature.message(for: try JSONReader.parse(Array(text.utf8))))
+        // Signed with the list last, carried with the signatures first: still the same message.
+        let listLast = try JSONReader.parse(
+            Array(#"{"identity": "x", "sequence": 9, "files": [\#(entries.joined(separator: ", "))]}"#.utf8)
+        )
+        let signature = try key.signature(for: ManifestSignature.message(for: listLast))
+        guard case .object(let pairs) = listLast else { throw ManifestError(source: "", problem: .unsigned) }
+        let signaturesFirst = JSONValue.object(
+            [
+                (
+                    "signatures",
+                    .array([ManifestSignature(key: TrustedKey(key.publicKey).base64, signature: signature).json])
+                )
+            ]
+                + pairs
+        )
+        try verify(signaturesFirst.serialized(), trusting: trusted)
+        // Member order is content: the list moved to the front is another document.
+        let moved = JSONValue.object([pairs[2], pairs[0], pairs[1]] + [signaturesFirst.pairs![0]]).serialized()
+        #expect(problem(moved, trusting: trusted) == .signatureInvalid)
+        // An entry changed in the middle of the list breaks it.
+        let changed = text.replacingOccurrences(of: #""size": 150"#, with: #""size": 151"#)
+        #expect(changed != text)
+        #expect(problem(changed, trusting: trusted) == .signatureInvalid)
+    }
+
+    @Test("Two \"files\" members are refused: which one counts is a question two readers could answer differently")
+    func twoFileLists() {
+        let text =
+            #"{"files": [{"filename": "a", "sha": "\#(digest)"}], "files": [{"filename": "b", "sha": "\#(digest)"}]}"#
+        #expect(throws: ManifestError.self) { try Manifest(data: Data(text.utf8), source: "m.json") }
+        do { _ = try Manifest(data: Data(text.utf8), source: "m.json") } catch {
+            #expect("\(error)".contains("more than one \"files\" member"))
+        }
+    }
+
     @Test("Unsigned, foreign-signed and unhashed manifests are refused when keys are pinned")
     func refusals() throws {
         let trusted = [TrustedKey(key.publicKey)]

@@ -71,9 +71,35 @@ package struct ManifestSignature: Sendable, Hashable {
 
     /// The bytes a signature covers: the document without ``member``, compact, after a fixed label (`FreshAir signed manifest v1`).
     package static func message(for document: JSONValue) -> [UInt8] {
+        message(for: document, streamedList: nil)
+    }
+
+    /// ``message(for:)`` of a document whose first member named `streamedList.key` was read
+    /// as a stream (empty in `document`): its compact text, `streamedList.text`, stands in its
+    /// place, so the message is the same bytes as for the whole tree.
+    static func message(for document: JSONValue, streamedList: (key: String, text: [UInt8])?) -> [UInt8] {
         var unsigned = document
         unsigned.remove(member)
-        return label + unsigned.serializedBytes(indent: 0)
+        guard let streamedList, case .object(let pairs) = unsigned, !pairs.isEmpty else {
+            return label + unsigned.serializedBytes(indent: 0)
+        }
+        var writer = JSONWriter(indent: 0, capacity: label.count + streamedList.text.count + 4096)
+        writer.output.append(contentsOf: label)
+        writer.output.append(UInt8(ascii: "{"))
+        var placed = false
+        for (index, pair) in pairs.enumerated() {
+            if index > 0 { writer.output.append(UInt8(ascii: ",")) }
+            writer.quote(pair.key)
+            writer.output.append(UInt8(ascii: ":"))
+            if !placed, pair.key == streamedList.key {
+                writer.output.append(contentsOf: streamedList.text)
+                placed = true
+            } else {
+                writer.write(pair.value, level: 1)
+            }
+        }
+        writer.output.append(UInt8(ascii: "}"))
+        return writer.output
     }
 
     /// The signatures a document carries; malformed ones are errors, not silently skipped.

@@ -30,7 +30,13 @@ package struct ReleaseFields: Sendable, Hashable {
     }
 
     /// Reads the members from a document's top-level object.
-    package init(document: JSONValue, source: String) throws(ManifestError) {
+    /// - Parameter streamedList: the compact text of a member the reader streamed instead of
+    ///   keeping (empty in `document`), and its key: what a signature covers in its place.
+    package init(
+        document: JSONValue,
+        source: String,
+        streamedList: (key: String, text: [UInt8])? = nil
+    ) throws(ManifestError) {
         identity = document["identity"]?.string
         sequence = document["sequence"]?.integer.map(Int.init)
         if let expiry = document["expires"]?.string {
@@ -43,7 +49,9 @@ package struct ReleaseFields: Sendable, Hashable {
             expires = date
         }
         signatures = try ManifestSignature.all(in: document, source: source)
-        if document[ManifestSignature.member] != nil { signedMessage = ManifestSignature.message(for: document) }
+        if document[ManifestSignature.member] != nil {
+            signedMessage = ManifestSignature.message(for: document, streamedList: streamedList)
+        }
     }
 
     /// Checks the document is signed by at least `keys.threshold` distinct keys of `keys`.

@@ -25,6 +25,38 @@ package enum JSONReader {
         return try copy.withUnsafeBufferPointer { parse(buffer: $0, lenient: lenient) }.get()
     }
 
+    /// Parses `bytes` as ``parse(_:lenient:)`` does, but hands each element of the document's
+    /// list (the document itself when it is an array, else its first member named `key` when
+    /// that is an array) to `element` as soon as it is read, and keeps none of them: in the
+    /// tree returned, that list is empty. A manifest of 100,000 entries is never a tree of
+    /// 100,000 values at once (37 MB of them). `element` answers `false` to stop reading; the
+    /// parse then throws, and the caller reports what made it stop.
+    package static func parse(
+        _ bytes: some Collection<UInt8>,
+        lenient: Bool = false,
+        streaming key: String,
+        _ element: (JSONValue) -> Bool
+    ) throws(JSONSyntaxError) -> JSONValue {
+        try withoutActuallyEscaping(element) { element throws(JSONSyntaxError) in
+            let stream = Stream(key: key, element: element)
+            if let utf8 = transcodedFromUTF16(bytes) {
+                return try utf8.withUnsafeBufferPointer { parse(buffer: $0, lenient: lenient, stream: stream) }.get()
+            }
+            let result: Result<JSONValue, JSONSyntaxError>? = bytes.withContiguousStorageIfAvailable { buffer in
+                parse(buffer: buffer, lenient: lenient, stream: stream)
+            }
+            if let result { return try result.get() }
+            let copy = Array(bytes)
+            return try copy.withUnsafeBufferPointer { parse(buffer: $0, lenient: lenient, stream: stream) }.get()
+        }
+    }
+
+    /// The list whose elements are handed over as they are read, and to what.
+    private struct Stream {
+        let key: String
+        let element: (JSONValue) -> Bool
+    }
+
     /// UTF-16 text (with a byte-order mark, or told by the zero bytes of its ASCII start, as
     /// Foundation's reader did) as UTF-8; `nil` for anything else.
     private static func transcodedFromUTF16(_ bytes: some Collection<UInt8>) -> [UInt8]? {
@@ -45,12 +77,17 @@ package enum JSONReader {
         return Array(String(decoding: units, as: UTF16.self).utf8)
     }
 
-    private static func parse(buffer: UnsafeBufferPointer<UInt8>, lenient: Bool) -> Result<JSONValue, JSONSyntaxError> {
+    private static func parse(
+        buffer: UnsafeBufferPointer<UInt8>,
+        lenient: Bool,
+        stream: Stream? = nil
+    ) -> Result<JSONValue, JSONSyntaxError> {
         var parser = Parser(bytes: buffer, lenient: lenient)
+        parser.stream = stream
         do throws(JSONSyntaxError) {
             // A UTF-8 byte-order mark is tolerated, as Foundation does.
             if buffer.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
-            let value = try parser.value(depth: 0)
+            let value = try parser.value(depth: 0, streams: stream != nil)
             parser.skipSpace()
             guard parser.index == buffer.count else {
                 throw parser.failure("unexpected text after the end of the document")
@@ -65,6 +102,8 @@ package enum JSONReader {
         let bytes: UnsafeBufferPointer<UInt8>
         let lenient: Bool
         var index = 0
+        /// Whose elements go to a closure instead of the tree; `nil` once a list was streamed.
+        var stream: Stream?
 
         init(bytes: UnsafeBufferPointer<UInt8>, lenient: Bool) {
             self.bytes = bytes
@@ -91,12 +130,15 @@ package enum JSONReader {
             return bytes[index]
         }
 
-        mutating func value(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+        /// - Parameter streams: this value, if it is an array, is the list to stream (or, for
+        ///   the document, an object whose member may be).
+        mutating func value(depth: Int, streams: Bool = false) throws(JSONSyntaxError) -> JSONValue {
             guard depth < JSONReader.maximumDepth else {
                 throw failure("nested deeper than \(JSONReader.maximumDepth) levels")
             }
             switch try peek(expecting: "a value") {
-            case UInt8(ascii: "{"): return try object(depth: depth)
+            case UInt8(ascii: "{"): return try object(depth: depth, streamsMember: streams && depth == 0)
+            case UInt8(ascii: "[") where streams && stream != nil: return try streamedArray(depth: depth)
             case UInt8(ascii: "["): return try array(depth: depth)
             case UInt8(ascii: "\""): return .string(try string())
             case UInt8(ascii: "t"):
@@ -113,7 +155,7 @@ package enum JSONReader {
             }
         }
 
-        mutating func object(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+        mutating func object(depth: Int, streamsMember: Bool = false) throws(JSONSyntaxError) -> JSONValue {
             index += 1  // {
             var pairs: [(key: String, value: JSONValue)] = []
             if try peek(expecting: "a key or '}'") == UInt8(ascii: "}") {
@@ -135,7 +177,7 @@ package enum JSONReader {
                     throw failure("unexpected \(Self.describe(colon)); expected ':' after the key \"\(key)\"")
                 }
                 index += 1
-                pairs.append((key, try value(depth: depth + 1)))
+                pairs.append((key, try value(depth: depth + 1, streams: streamsMember && key == stream?.key)))
                 let separator = try peek(expecting: "',' or '}'")
                 index += 1
                 if separator == UInt8(ascii: "}") { return .object(pairs) }
@@ -161,6 +203,34 @@ package enum JSONReader {
                 let separator = try peek(expecting: "',' or ']'")
                 index += 1
                 if separator == UInt8(ascii: "]") { return .array(items) }
+                guard separator == UInt8(ascii: ",") else {
+                    throw failure("unexpected \(Self.describe(separator)); expected ',' or ']'", at: index - 1)
+                }
+            }
+        }
+
+        /// An array whose elements go to the stream's closure, one by one, as ``array(depth:)``
+        /// reads them; answers an empty array.
+        mutating func streamedArray(depth: Int) throws(JSONSyntaxError) -> JSONValue {
+            guard let element = stream?.element else { return try array(depth: depth) }
+            stream = nil  // only the first such list
+            index += 1  // [
+            if try peek(expecting: "a value or ']'") == UInt8(ascii: "]") {
+                index += 1
+                return .array([])
+            }
+            var count = 0
+            while true {
+                if lenient, count > 0, try peek(expecting: "a value") == UInt8(ascii: "]") {
+                    index += 1  // trailing comma
+                    return .array([])
+                }
+                let start = index
+                guard element(try value(depth: depth + 1)) else { throw failure("stopped", at: start) }
+                count += 1
+                let separator = try peek(expecting: "',' or ']'")
+                index += 1
+                if separator == UInt8(ascii: "]") { return .array([]) }
                 guard separator == UInt8(ascii: ",") else {
                     throw failure("unexpected \(Self.describe(separator)); expected ',' or ']'", at: index - 1)
                 }
