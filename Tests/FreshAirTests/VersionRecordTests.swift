@@ -126,7 +126,8 @@ struct VersionRecordTests {
             }
         }
         #expect(pieces >= 3)
-        #expect(try VersionRecord(json: Array(Disk.read(path))) == record)
+        #expect(try VersionRecord(json: Disk.readBytes(path)) == record)
+        #expect(try Disk.readBytes(path) == Array(Disk.read(path)), "read straight into an array, the same bytes")
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["12.json"])
 
         // A write that fails midway leaves the old file as it was, and no temporary file.
@@ -139,5 +140,10 @@ struct VersionRecordTests {
         }
         #expect(try VersionRecord(json: Array(Disk.read(path))) == record)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["12.json"])
+
+        // An empty file is no bytes; a missing one is an error naming it.
+        _ = FileManager.default.createFile(atPath: folder + "/empty", contents: Data())
+        #expect(try Disk.readBytes(folder + "/empty").isEmpty)
+        #expect(throws: FreshAirError.self) { try Disk.readBytes(folder + "/missing") }
     }
 }

@@ -80,7 +80,7 @@ public struct BundleStore: Sendable {
     }
 
     func record(_ id: Int) throws -> VersionRecord {
-        let data = try Disk.read(recordPath(id))
+        let data = try Disk.readBytes(recordPath(id))
         do { return try VersionRecord(json: data) } catch {
             throw FreshAirError.fileSystem(
                 operation: "read version record",
