@@ -85,6 +85,17 @@ struct ManifestSignatureTests {
         // Member order is content: the list moved to the front is another document.
         let moved = JSONValue.object([pairs[2], pairs[0], pairs[1]] + [signaturesFirst.pairs![0]]).serialized()
         #expect(problem(moved, trusting: trusted) == .signatureInvalid)
+        // The signatures under a key spelled with an escape, which a search of the bytes for
+        // `signatures` misses: read again whole, and checked all the same.
+        let escaped = text.replacingOccurrences(of: #""signatures""#, with: #""\u0073ignatures""#)
+        #expect(!escaped.contains("signatures"))
+        try verify(escaped, trusting: trusted)
+        #expect(
+            problem(escaped.replacingOccurrences(of: #""size": 150"#, with: #""size": 151"#), trusting: trusted)
+                == .signatureInvalid
+        )
+        // Unsigned: no message, and nothing is kept for one.
+        #expect(try Manifest(data: Data(body.utf8), source: "m.json").signedMessage == nil)
         // An entry changed in the middle of the list breaks it.
         let changed = text.replacingOccurrences(of: #""size": 150"#, with: #""size": 151"#)
         #expect(changed != text)

@@ -81,14 +81,15 @@ package struct Manifest: Sendable, Hashable {
         var conditionCache: [String: Condition] = [:]
         var entries: [ManifestEntry] = []
         var stopped: ManifestError?
-        // The list's compact text, which a signature covers: 13 MB for 100,000 entries, where
-        // their values were 37 MB.
-        var listText: [UInt8] = [UInt8(ascii: "[")]
+        // The list's compact text, which a signature covers in its place (13 MB for 100,000
+        // entries, where their values were 37 MB): kept only when the document names
+        // `signatures` at all. A key spelled with escapes is not found so; see `release(of:)`.
+        var listText: [UInt8]? = data.firstRange(of: ManifestSignature.member.utf8) == nil ? nil : []
         let document: JSONValue
         do throws(JSONSyntaxError) {
             document = try JSONReader.parse(data, streaming: "files") { item in
-                if listText.count > 1 { listText.append(UInt8(ascii: ",")) }
-                listText.append(contentsOf: item.serializedBytes(indent: 0))
+                if listText?.isEmpty == false { listText?.append(UInt8(ascii: ",")) }
+                listText?.append(contentsOf: item.serializedBytes(indent: 0))
                 guard entries.count < maxEntries else {
                     stopped = ManifestError(source: source, problem: .tooManyEntries(limit: maxEntries))
                     return false
@@ -116,8 +117,7 @@ package struct Manifest: Sendable, Hashable {
                 throw ManifestError(source: source, problem: .unexpectedShape("more than one \"files\" member"))
             }
             form = .object(format: document["format"]?.integer.map(Int.init) ?? 2)
-            listText.append(UInt8(ascii: "]"))
-            release = try ReleaseFields(document: document, source: source, streamedList: ("files", listText))
+            release = try Self.release(of: document, listText: listText, data: data, source: source)
             do { layout = try ContentLayout(document: document) } catch {
                 throw ManifestError(source: source, problem: .unexpectedShape(error.description))
             }
@@ -128,6 +128,30 @@ package struct Manifest: Sendable, Hashable {
             )
         }
         self.entries = entries
+    }
+
+    /// The release fields of a document whose `files` list was streamed: its compact text
+    /// (`listText`, the elements without brackets) stands in its place in a signature's message.
+    /// A document signed under a key the search for `signatures` missed (spelled with escapes)
+    /// has no such text: it is read again whole, so that its signature is checked all the same.
+    private static func release(
+        of document: JSONValue,
+        listText: [UInt8]?,
+        data: Data,
+        source: String
+    ) throws(ManifestError) -> ReleaseFields {
+        if let listText {
+            let list = [UInt8(ascii: "[")] + listText + [UInt8(ascii: "]")]
+            return try ReleaseFields(document: document, source: source, streamedList: ("files", list))
+        }
+        guard document[ManifestSignature.member] != nil else {
+            return try ReleaseFields(document: document, source: source)
+        }
+        let whole: JSONValue
+        do throws(JSONSyntaxError) { whole = try JSONReader.parse(data) } catch {
+            throw ManifestError(source: source, problem: .invalidJSON(error))
+        }
+        return try ReleaseFields(document: whole, source: source)
     }
 }
 
