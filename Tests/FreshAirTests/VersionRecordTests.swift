@@ -147,3 +147,12 @@ struct VersionRecordTests {
         #expect(throws: FreshAirError.self) { try Disk.readBytes(folder + "/missing") }
     }
 }
+
+extension VersionRecord {
+    /// The record's JSON whole, as `writeJSON(_:)` hands it to the store in pieces.
+    var jsonBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        writeJSON { bytes.append(contentsOf: $0) }
+        return bytes
+    }
+}

@@ -273,16 +273,31 @@ struct RepositoryTests {
         return folder
     }
 
+    /// Repository `id` published on `server` with one bundle per pair (its name, the text of its
+    /// `item.txt`), and a device's `Repository` for it in a folder of its own.
+    func published(
+        _ bundles: [(name: String, text: String)],
+        as id: String,
+        on server: PublishedFolder
+    ) throws -> (folder: URL, sources: TemporaryFolder, local: TemporaryFolder, repo: Repository) {
+        let folder = server.root.appendingPathComponent(id)
+        let sources = try TemporaryFolder("sources")
+        for (name, text) in bundles {
+            try RepositoryPublisher.add(folder: try content(sources.path(name), text), as: name, to: folder)
+        }
+        let local = try TemporaryFolder("repo")
+        return (folder, sources, local, repository(server, id: id, in: local))
+    }
+
     @Test("Only the bundle whose version changed is fetched; an unchanged index is one 304")
     func onlyChangedBundlesMove() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let id = "com.example.level1"
-            let repoFolder = server.root.appendingPathComponent(id)
-            let sources = try TemporaryFolder("sources")
-            try RepositoryPublisher.add(folder: try content(sources.path("cats"), "cat v1"), as: "cats", to: repoFolder)
-            try RepositoryPublisher.add(folder: try content(sources.path("dogs"), "dog v1"), as: "dogs", to: repoFolder)
-            let local = try TemporaryFolder("repo")
-            let repo = repository(server, id: id, in: local)
+            let (repoFolder, sources, local, repo) = try published(
+                [("cats", "cat v1"), ("dogs", "dog v1")],
+                as: id,
+                on: server
+            )
 
             let events = Mutex<[SyncEvent]>([])
             let first = try #require(try await repo.run { event in events.withLock { $0.append(event) } }.repository)
@@ -370,11 +385,7 @@ struct RepositoryTests {
     func truncatedBundleArchive() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let id = "com.example.cut"
-            let repoFolder = server.root.appendingPathComponent(id)
-            let sources = try TemporaryFolder("sources")
-            try RepositoryPublisher.add(folder: try content(sources.path("dogs"), "dog v1"), as: "dogs", to: repoFolder)
-            let local = try TemporaryFolder("repo")
-            let repo = repository(server, id: id, in: local)
+            let (repoFolder, sources, local, repo) = try published([("dogs", "dog v1")], as: id, on: server)
             try await repo.update()
             // Random bytes, which gzip cannot shrink: half the archive is half the content.
             let big = sources.path("dogs")
@@ -449,11 +460,7 @@ struct RepositoryTests {
     func rollbackIsRemembered() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let id = "com.example.rollback"
-            let repoFolder = server.root.appendingPathComponent(id)
-            let sources = try TemporaryFolder("sources")
-            try RepositoryPublisher.add(folder: try content(sources.path("cats"), "cat v1"), as: "cats", to: repoFolder)
-            let local = try TemporaryFolder("repo")
-            let repo = repository(server, id: id, in: local)
+            let (repoFolder, sources, local, repo) = try published([("cats", "cat v1")], as: id, on: server)
             try await repo.update()
             try await repo.store(forBundle: "cats").confirmLive()
 

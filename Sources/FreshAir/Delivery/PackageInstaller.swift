@@ -133,25 +133,26 @@ final class StreamingExtraction: DownloadTee, @unchecked Sendable {
     }
 
     func consume(_ bytes: UnsafeRawBufferPointer) throws {
-        do { try stream?.feed(bytes) } catch let error as ArchiveError {
-            throw FreshAirError.archive(error, package: package)
-        }
+        try namingPackage { try stream?.feed(bytes) }
     }
 
     func settle() throws {
-        do { try stream?.settle() } catch let error as ArchiveError {
-            throw FreshAirError.archive(error, package: package)
-        }
+        try namingPackage { try stream?.settle() }
     }
 
     /// The `.tar`'s layout once ``finish()`` succeeded (see `ArchiveStream/tarLayout`).
     var tarLayout: TarLayout? { stream?.tarLayout }
 
     func finish() throws -> [String: FileRecord] {
-        do {
+        try namingPackage {
             guard let stream else { throw ArchiveError(.truncated, "nothing was received") }
             return try installer.stripTopLevelFolder(in: folder, try stream.finish())
-        } catch let error as ArchiveError {
+        }
+    }
+
+    /// Runs `body`, an archive's error reported as the package's.
+    private func namingPackage<Result>(_ body: () throws -> Result) throws -> Result {
+        do { return try body() } catch let error as ArchiveError {
             throw FreshAirError.archive(error, package: package)
         }
     }

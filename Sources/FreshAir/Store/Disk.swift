@@ -16,11 +16,6 @@ private func posix_read(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?,
     read(descriptor, buffer, count)
 }
 
-// The libc call `Disk.read(_:)` shadows inside the type.
-private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-    read(descriptor, buffer, count)
-}
-
 /// The file-system operations the store is built from, as thin POSIX calls that report
 /// failures as ``FreshAirError/Code/fileSystem`` errors that keep the system's error.
 ///
@@ -181,7 +176,7 @@ enum Disk {
     static func readBytes(_ path: String) throws(FreshAirError) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw failure("read", path) }
-        defer { close(descriptor) }
+        defer { _ = posix_close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw failure("read", path) }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
@@ -189,7 +184,7 @@ enum Disk {
         while true {
             if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: 64 << 10)) }  // it grew
             let count = bytes.withUnsafeMutableBytes {
-                systemRead(descriptor, $0.baseAddress! + filled, $0.count - filled)
+                posix_read(descriptor, $0.baseAddress! + filled, $0.count - filled)
             }
             if count < 0, errno == EINTR { continue }
             guard count >= 0 else { throw failure("read", path) }

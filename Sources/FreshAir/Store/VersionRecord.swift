@@ -189,13 +189,6 @@ extension VersionRecord {
         static let launches = "launches"
     }
 
-    /// The record as JSON, whole (tests, small records); ``writeJSON(_:)`` hands it over in pieces.
-    var jsonBytes: [UInt8] {
-        var bytes: [UInt8] = []
-        writeJSON { bytes.append(contentsOf: $0) }
-        return bytes
-    }
-
     /// Hands the record's JSON to `write` in pieces of about 256 KB: a record of 100,000 files
     /// is 11 MB, which would otherwise be in memory at once, at the peak of a sync.
     func writeJSON(_ write: (UnsafeRawBufferPointer) throws -> Void) rethrows {
