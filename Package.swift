@@ -17,6 +17,18 @@ let package = Package(
         .library(name: "FreshAirTesting", targets: ["FreshAirTesting"]),
         .executable(name: "breeze", targets: ["breeze"]),
     ],
+    traits: [
+        // On Linux, FreshAir's default transport is FoundationNetworking's URLSession, which
+        // loads libcurl and some thirty shared libraries. A Linux server or tool that passes
+        // its own transport (AsyncHTTPClient's) turns this off: `traits: []`. breeze's release
+        // build does. Apple platforms always have URLSession; the trait changes nothing there.
+        .trait(
+            name: "LinuxURLSession",
+            description:
+                "On Linux, include URLSessionTransport (FoundationNetworking, libcurl) as the default transport."
+        ),
+        .default(enabledTraits: ["LinuxURLSession"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),

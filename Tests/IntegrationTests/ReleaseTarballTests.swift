@@ -53,6 +53,12 @@ struct ReleaseTarballTests {
             in: work.url
         )
         #expect(swift.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+        // What README promises: glibc, libstdc++ and zlib; no libcurl (the release build leaves
+        // FreshAir's URLSession out and syncs through AsyncHTTPClient).
+        let needed = try await shell("ldd '\(root.path + breeze)' | awk '{print $1}' | sort", in: work.url)
+        let allowed = ["ld-linux", "libc.so", "libm.so", "libstdc++", "libgcc_s", "libz.so", "linux-vdso"]
+        let unexpected = needed.split(separator: "\n").filter { name in !allowed.contains { name.contains($0) } }
+        #expect(unexpected.isEmpty, "libraries README does not name: \(unexpected)")
         // What any Linux system has mounted: the Swift runtime reads its arguments from /proc.
         try await shell(
             "mkdir -p '\(root.path)/proc' '\(root.path)/dev' && mount -t proc proc '\(root.path)/proc' && mount --bind /dev '\(root.path)/dev'",

@@ -1,5 +1,6 @@
 import Foundation
 import FreshAir
+import FreshAirAsyncHTTPClient
 
 /// `breeze demo`: the whole sync story on the built-in example, against a real server on
 /// loopback, narrated for a newcomer.
@@ -38,7 +39,16 @@ package struct DemoScenario {
         let exchanges = ExchangeLog()
         let server = try await StaticFileServer(root: published).start(onRequest: exchanges.record)
         do {
-            let outcome = try await narrate(server: server, published: published, local: local, exchanges: exchanges)
+            // breeze's own transport: its release build carries no URLSession (no libcurl).
+            let outcome = try await AsyncHTTPClientTransport.withTransport { client in
+                try await narrate(
+                    server: server,
+                    published: published,
+                    local: local,
+                    exchanges: exchanges,
+                    transport: Transport(client)
+                )
+            }
             await server.stop()
             return outcome
         } catch {
@@ -51,11 +61,17 @@ package struct DemoScenario {
         server: RunningServer,
         published: URL,
         local: URL,
-        exchanges: ExchangeLog
+        exchanges: ExchangeLog,
+        transport: Transport
     ) async throws -> Outcome {
         let remote = server.url.appendingPathComponent(ExampleBundle.name + "/")
         let store = BundleStore(root: workspace.appendingPathComponent(".store"), liveLink: local)
-        var sync = BundleSync(remote: remote, store: store, environment: ExampleBundle.environment(appVersion: "0.9"))
+        var sync = BundleSync(
+            remote: remote,
+            store: store,
+            environment: ExampleBundle.environment(appVersion: "0.9"),
+            transport: transport
+        )
         sync.configuration.retry = .none
 
         say("FreshAir demo: keeping a local copy of a bundle current from a plain web server.\n")

@@ -61,7 +61,7 @@ public struct BundleSync: ContentUpdater {
         self.remote = remote
         self.store = store
         self.environment = environment
-        self.transport = transport ?? URLSessionTransport(connectionsPerHost: configuration.concurrency)
+        self.transport = transport ?? Transport.platformDefault(connectionsPerHost: configuration.concurrency)
         self.configuration = configuration
     }
 

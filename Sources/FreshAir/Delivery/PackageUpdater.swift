@@ -82,7 +82,7 @@ public struct PackageUpdater: Sendable {
                 limits: configuration.extraction,
                 singleFileName: name.lowercased().hasSuffix(".gz") ? String(name.dropLast(3)) : name
             )
-        self.transport = transport ?? URLSessionTransport(connectionsPerHost: configuration.concurrency)
+        self.transport = transport ?? Transport.platformDefault(connectionsPerHost: configuration.concurrency)
         self.configuration = configuration
     }
 

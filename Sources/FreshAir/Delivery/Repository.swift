@@ -94,7 +94,7 @@ public struct Repository: Sendable {
         self.cdn = cdn
         self.directory = directory.standardizedFileURL
         self.switching = switching
-        self.transport = transport ?? URLSessionTransport(connectionsPerHost: configuration.concurrency)
+        self.transport = transport ?? Transport.platformDefault(connectionsPerHost: configuration.concurrency)
         self.configuration = configuration
     }
 

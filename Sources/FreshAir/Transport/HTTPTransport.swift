@@ -2,7 +2,8 @@ import Foundation
 
 /// The one HTTP operation FreshAir needs: a GET whose response body is streamed.
 ///
-/// FreshAir ships `URLSessionTransport` (the default, on Apple platforms and on Linux) and
+/// FreshAir ships `URLSessionTransport` (the default: on Apple platforms always, on Linux with the
+/// `LinuxURLSession` trait, else `NoDefaultTransport`) and
 /// `LocalFileTransport` (for `file://` URLs); the `FreshAirAsyncHTTPClient` product adds
 /// `AsyncHTTPClientTransport`, which the `breeze` tool uses. Anything else (a proxy, an app's
 /// own networking stack) can conform. The response is only valid inside `handle`, which lets an

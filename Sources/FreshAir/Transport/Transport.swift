@@ -1,6 +1,8 @@
 import Foundation
 
-#if canImport(FoundationNetworking)
+// On Linux, URLSession lives in FoundationNetworking, which loads libcurl: only with the package's
+// `LinuxURLSession` trait (on by default). Apple platforms always have it.
+#if canImport(FoundationNetworking) && LinuxURLSession
 import FoundationNetworking
 #endif
 
@@ -17,7 +19,10 @@ import FoundationNetworking
 ///
 /// On Linux servers and tools, the `FreshAirAsyncHTTPClient` product adds
 /// `Transport(_ client: AsyncHTTPClientTransport)`, which streams large bodies with
-/// back-pressure. `file://` URLs never use a transport: they are read from disk.
+/// back-pressure. A Linux build that always passes such a transport can leave URLSession out,
+/// and with it libcurl and its thirty shared libraries: depend on FreshAir with `traits: []`
+/// (the `LinuxURLSession` trait). A sync given no transport then fails with a message that says
+/// so. `file://` URLs never use a transport: they are read from disk.
 public struct Transport: Sendable {
     /// The implementation; any `HTTPTransport` inside the package.
     package let base: any HTTPTransport
@@ -27,6 +32,16 @@ public struct Transport: Sendable {
         self.base = base
     }
 
+    /// The transport a sync makes when given none: URLSession where this build has it.
+    package static func platformDefault(connectionsPerHost: Int) -> any HTTPTransport {
+        #if !canImport(FoundationNetworking) || LinuxURLSession
+        URLSessionTransport(connectionsPerHost: connectionsPerHost)
+        #else
+        NoDefaultTransport()
+        #endif
+    }
+
+    #if !canImport(FoundationNetworking) || LinuxURLSession
     /// The system's `URLSession` (swift-corelibs-foundation's on Linux), with caching and
     /// cookies off, redirects followed by FreshAir's rules, and at most `connectionsPerHost`
     /// connections to one host. It lives as long as any sync holds it.
@@ -49,4 +64,5 @@ public struct Transport: Sendable {
             )
         )
     }
+    #endif
 }

@@ -1,3 +1,6 @@
+// Compiled where URLSession is at hand: always on Apple platforms, on Linux with the package's
+// `LinuxURLSession` trait (FoundationNetworking, hence libcurl).
+#if !canImport(FoundationNetworking) || LinuxURLSession
 import Foundation
 import Synchronization
 
@@ -404,3 +407,4 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, Sendable 
         completionHandler(nil)
     }
 }
+#endif

@@ -61,6 +61,7 @@ struct RepositoryCommand: ParsableCommand {
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "add",
             abstract: "Add FOLDER as the next version of bundle NAME; the version moves only when the content changed."
         )
 

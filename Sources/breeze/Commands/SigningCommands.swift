@@ -202,7 +202,10 @@ struct KeysCommand: AsyncParsableCommand {
     }
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Write version 1, signed by its own threshold.")
+        static let configuration = CommandConfiguration(
+            commandName: "create",
+            abstract: "Write version 1, signed by its own threshold."
+        )
         @Argument(help: "Where to write it, e.g. keys/1.json.") var output: String
         @OptionGroup var options: Options
         func run() async throws {
@@ -212,6 +215,7 @@ struct KeysCommand: AsyncParsableCommand {
 
     struct Rotate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "rotate",
             abstract: "Write the version after PREVIOUS: add, replace or revoke keys."
         )
         @Argument(help: "The current key document.") var previous: String
