@@ -7,6 +7,7 @@ extension BundleSync {
     /// bounded concurrency. Identical content listed at several paths is fetched once.
     func install(
         _ plan: SyncPlan,
+        documents: Handover<(path: BundlePath, data: Data)>,
         layout: ContentLayout,
         into staged: inout StagedVersion,
         live: VersionRecord?,
@@ -14,7 +15,7 @@ extension BundleSync {
         fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> Landed {
-        try await carryOver(plan, into: staged, liveDirectory: liveDirectory)
+        try await carryOver(plan.kept, documents, into: staged, liveDirectory: liveDirectory)
 
         let reusable = try await interruptedCopies(of: plan.downloads)
         // Large files with a chunk index and an older copy here (and none from an interrupted
@@ -107,10 +108,15 @@ extension BundleSync {
 
     /// Links unchanged files from the live version and writes the manifests: thousands of
     /// system calls, made on the blocking pool.
-    private func carryOver(_ plan: SyncPlan, into staged: StagedVersion, liveDirectory: String?) async throws {
-        try await BlockingPool.run { [staged, kept = plan.kept, written = plan.written] in
+    private func carryOver(
+        _ kept: [(file: SelectedFile, record: FileRecord)],
+        _ documents: Handover<(path: BundlePath, data: Data)>,
+        into staged: StagedVersion,
+        liveDirectory: String?
+    ) async throws {
+        try await BlockingPool.run { [staged] in
             for (file, _) in kept { try staged.link(liveDirectory! + "/" + file.path.string, at: file.path) }
-            for (file, data, _) in written { try staged.write(data, at: file.path) }
+            for (path, data) in documents.take() { try staged.write(data, at: path) }
         }
     }
 

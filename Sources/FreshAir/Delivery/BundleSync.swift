@@ -119,12 +119,13 @@ public struct BundleSync: ContentUpdater {
     private func sync(update: inout StoreUpdate, run: DeliveryRun) async throws -> SyncSummary {
         let (fetcher, report) = (run.fetcher, run.report)
         let state = try await localState(of: update)
-        let root: CheckedRoot
+        var root: CheckedRoot
         switch try await checkRoot(state, update: update, run: run) {
         case .finished(let summary): return summary
         case .goOn(let checked): root = checked
         }
-        let (tree, plan) = try await planFrom(root, state, update: update, fetcher: fetcher)
+        let (tree, plan, documents) = try await planFrom(root, state, update: update, fetcher: fetcher)
+        root.data = Data()  // the plan's documents hold the manifests' bytes now, and let them go once written
         report(.planned(plan.summary))
 
         let keptCount = plan.kept.count
@@ -148,7 +149,17 @@ public struct BundleSync: ContentUpdater {
             }
             return summary
         }
-        return try await installing(plan, tree, root, state, summary, update: &update, fetcher: fetcher, report: report)
+        return try await installing(
+            plan,
+            documents,
+            tree,
+            root,
+            state,
+            summary,
+            update: &update,
+            fetcher: fetcher,
+            report: report
+        )
     }
 
     /// The store's own small files, read off the cooperative pool in one hop.
@@ -239,7 +250,7 @@ public struct BundleSync: ContentUpdater {
         _ state: LocalState,
         update: StoreUpdate,
         fetcher: Fetcher
-    ) async throws -> (ManifestTree.Selection, SyncPlan) {
+    ) async throws -> (ManifestTree.Selection, SyncPlan, documents: Handover<(path: BundlePath, data: Data)>) {
         let rootDigest = ContentHash.of(root.data, using: .sha256).hex
         let acceptance = RootAcceptance(
             document: baseURL.appendingPathComponent("manifest.json"),
@@ -271,11 +282,11 @@ public struct BundleSync: ContentUpdater {
         var tree = try await update.withoutLock { try await walker.select(root: root.data, fetched: !root.notModified) }
         // The plan will hold every selected file: the selection's own list goes to it, so that
         // an install of 100,000 files does not hold each of them twice (10 MB).
-        let selected = SelectedFiles(tree.files)
+        let selected = Handover(tree.files)
         tree.files = []
         // Raising the mark and checking every live file's size (thousands of `lstat`s) is disk
         // work: the blocking pool's.
-        let plan = try await BlockingPool.run {
+        var plan = try await BlockingPool.run {
             [sequence = tree.sequence, base = state.base, damaged = state.damaged, liveDirectory = state.liveDirectory]
             in
             try acceptance.raise(sequence: sequence, digest: rootDigest)
@@ -283,13 +294,17 @@ public struct BundleSync: ContentUpdater {
                 !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
             }
         }
-        return (tree, plan)
+        // The manifests' bytes go to the staged folder first and are let go then, not held
+        // through the downloads: nothing else reads them once planned.
+        let documents = plan.handOverDocuments()
+        return (tree, plan, documents)
     }
 
     /// Downloads what the plan needs into a staged version (without the lock), makes it live,
     /// and completes `summary`.
     private func installing(
         _ plan: SyncPlan,
+        _ documents: Handover<(path: BundlePath, data: Data)>,
         _ tree: ManifestTree.Selection,
         _ root: CheckedRoot,
         _ state: LocalState,
@@ -304,6 +319,7 @@ public struct BundleSync: ContentUpdater {
             downloaded = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
                 try await install(
                     plan,
+                    documents: documents,
                     layout: tree.layout,
                     into: &staged,
                     live: state.base,
@@ -333,10 +349,10 @@ public struct BundleSync: ContentUpdater {
         summary.outcome = .updated
         summary.version = version
         // Manifests fetched this time count as downloads too: they crossed the network.
-        let fetchedDocuments = plan.written.map(\.file).filter(\.fetched)
-        summary.downloaded = fetchedDocuments.map(\.path.string) + downloaded.order
+        let fetchedDocuments = plan.written.filter(\.file.fetched)
+        summary.downloaded = fetchedDocuments.map(\.file.path.string) + downloaded.order
         summary.filesDownloaded = summary.downloaded.count
-        summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + Int64($1.contents?.count ?? 0) }
+        summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + $1.record.size }
         summary.filesReused += downloaded.reused  // from an update that was killed or failed
         summary.bytesSaved = downloaded.saved
         summary.filesRemoved = plan.removed.count
