@@ -65,7 +65,7 @@ struct VersionRecordTests {
         let bytes = record.jsonBytes
         // FreshAir's own shape: taken as bytes now, decoded when read.
         let split = try #require(RecordFiles.split(bytes))
-        #expect(RecordFiles(checked: Array(bytes[split.filesStart..<split.end])) != nil)
+        #expect(RecordFiles(checked: bytes, member: split.filesStart..<split.end) != nil)
         let read = try VersionRecord(json: bytes)
         #expect(read.id == 9 && read.sequence == 4 && read.validators == record.validators)
         #expect(read.source == record.source)
@@ -77,7 +77,7 @@ struct VersionRecordTests {
         #expect(spaced == record)
         let other = Array(#"{"id":1,"source":"s","files":{"a":{"h":"sha256:\#(sha(1).hex)","s":3,"x":1}}}"#.utf8)
         #expect(
-            RecordFiles(checked: Array(other[try #require(RecordFiles.split(other)).filesStart..<other.count - 1]))
+            RecordFiles(checked: other, member: try #require(RecordFiles.split(other)).filesStart..<other.count - 1)
                 == nil
         )
         #expect(try VersionRecord(json: other).files == ["a": FileRecord(hash: sha(1), size: 3)])
@@ -91,6 +91,23 @@ struct VersionRecordTests {
         }
         let empty = try VersionRecord(json: VersionRecord(id: 1, source: "s").jsonBytes)
         #expect(empty.files.isEmpty)
+    }
+
+    @Test("A path of bytes that are not UTF-8 is refused when the record is read, in the member or anywhere in a path")
+    func invalidUTF8Refused() throws {
+        let digest = String(repeating: "7", count: 64)
+        let valid = Array(#"{"id":1,"source":"s","files":{"é.txt":{"h":"sha256:\#(digest)","s":3}}}"#.utf8)
+        #expect(try VersionRecord(json: valid).files.keys.sorted() == ["é.txt"])
+        // The same record with "é" (C3 A9) broken: a lone continuation byte, a truncated
+        // sequence, an overlong "/" (C0 AF), and a surrogate (ED A0 80).
+        let e = valid.firstRange(of: Array("é".utf8))!
+        for broken: [UInt8] in [[0xA9], [0xC3], [0xC0, 0xAF], [0xED, 0xA0, 0x80]] {
+            var bytes = valid
+            bytes.replaceSubrange(e, with: broken)
+            let split = try #require(RecordFiles.split(bytes))
+            #expect(RecordFiles(checked: bytes, member: split.filesStart..<split.end) == nil, "\(broken)")
+            #expect(throws: VersionRecordError.self, "\(broken)") { try VersionRecord(json: bytes) }
+        }
     }
 
     func facts(_ bytes: [UInt8]) throws -> [String: String] {

@@ -102,7 +102,7 @@ extension VersionRecord {
         var lazyFiles: RecordFiles?
         var head = bytes[...]
         if let (filesStart, end) = RecordFiles.split(bytes),
-            let files = RecordFiles(checked: Array(bytes[filesStart..<end]))
+            let files = RecordFiles(checked: bytes, member: filesStart..<end)
         {
             lazyFiles = files
             head = bytes[..<(filesStart - #","files":"#.utf8.count)] + [UInt8(ascii: "}")]
