@@ -64,6 +64,25 @@ struct DurabilityTests {
 }
 
 extension DurabilityTests {
+    @Test("strace: a check that finds nothing new flushes nothing: a 304 costs no fsync, only the lock and a read")
+    func noChangeFlushesNothing() async throws {
+        try Self.requireStrace()
+        try await PublishedFolder.with(.nginx) { server in
+            try ExampleBundle.write(in: server.root)
+            let local = try TemporaryFolder("durability-304")
+            let url = server.url.appendingPathComponent(ExampleBundle.name + "/").absoluteString
+            let sync = "'\(try BreezeBinary.path)' sync '\(url)' '\(local.path("live").path)'"
+            try await shell(sync, in: local.url)
+            let output = try await shell(
+                "strace -f -qq -e trace=syncfs,fsync,fdatasync,sync_file_range -o trace.txt " + sync,
+                in: local.url
+            )
+            #expect(output.contains("304"), "\(output)")
+            let flushes = Self.calls(local.path("trace.txt").text ?? "").map(\.call)
+            #expect(flushes.isEmpty, "flushed on a check that changed nothing: \(flushes)")
+        }
+    }
+
     @Test("strace: a large file rebuilt from chunks is written back as it is assembled, not all at the final flush")
     func deltaWritesBackAsItGoes() async throws {
         try Self.requireStrace()
