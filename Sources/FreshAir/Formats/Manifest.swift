@@ -84,7 +84,8 @@ package struct Manifest: Sendable, Hashable {
         // The list's compact text, which a signature covers in its place (13 MB for 100,000
         // entries, where their values were 37 MB): kept only when the document names
         // `signatures` at all. A key spelled with escapes is not found so; see `release(of:)`.
-        var listText: [UInt8]? = data.firstRange(of: ManifestSignature.member.utf8) == nil ? nil : []
+        let named = data.withUnsafeBytes { ByteSearch.firstOffset(of: Array(ManifestSignature.member.utf8), in: $0) }
+        var listText: [UInt8]? = named == nil ? nil : []
         let document: JSONValue
         do throws(JSONSyntaxError) {
             document = try JSONReader.parse(data, streaming: "files") { item in

@@ -67,8 +67,8 @@ struct RecordFiles: Sendable, Hashable {
         var end = bytes.count
         while end > 0, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[end - 1]) { end -= 1 }
         guard end >= 2, bytes[end - 1] == UInt8(ascii: "}") else { return nil }
-        guard let comma = bytes.firstRange(of: marker) else { return nil }
-        return (comma.upperBound - 1, end - 1)
+        guard let comma = bytes.withUnsafeBytes({ ByteSearch.firstOffset(of: marker, in: $0) }) else { return nil }
+        return (comma + marker.count - 1, end - 1)
     }
 
     /// How many entries, when `bytes[member]` is `{` entries `}` with every entry
