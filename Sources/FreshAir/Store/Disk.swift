@@ -158,10 +158,10 @@ enum Disk {
     }
 
     /// Writes `data` in place, without flushing: for files whose loss in a crash costs nothing
-    /// (a lease's owner, which names a process a crash ends anyway). No `fsync`, which an
-    /// atomic write pays on every check.
-    /// Not `Data.write(to:)`: swift-foundation flushes even a write without `.atomic` (`strace`
-    /// showed an `fsync`, 0.46 ms of a 2 ms check, at every check).
+    /// (a lease's owner, which names a process a crash ends anyway), written at every check.
+    ///
+    /// Not `Data.write(to:)`: swift-foundation follows even a write without `.atomic` with an
+    /// `fsync` (`strace`: 0.46 ms of a 2 ms check).
     static func writeInPlace(_ data: Data, to path: String) throws(FreshAirError) {
         let file = try OutputFile(path: path, append: false, startsWriteback: false)
         defer { file.close() }
