@@ -155,8 +155,6 @@ struct ChunkDelta {
         try tee?.restart()
 
         let (url, size) = (url, index.fileSize)
-        let output = try OutputFile(updating: partialPath)
-        defer { output.close() }
         let recording = try journal.recording()
         defer { recording.close() }
         // The pass runs while the ranges are fetched, following them in file order. Nothing
@@ -176,13 +174,15 @@ struct ChunkDelta {
         var fetchedNow: Int64 = 0
         do {
             try await forEachConcurrently(remaining, width: policy.concurrency) { piece in
-                (piece.lowerBound, try await fetcher.range(piece, of: url, fileSize: size))
-            } take: { (offset, data) in
-                fetchedNow += Int64(data.count)
-                try data.withUnsafeBytes { try output.write($0, at: offset) }
+                // A descriptor of its own: pieces land at once, each written as it arrives.
+                let output = try OutputFile(updating: partialPath)
+                defer { output.close() }
+                return (piece.lowerBound, try await fetcher.range(piece, of: url, fileSize: size, into: output))
+            } take: { (offset, written) in
+                fetchedNow += written
                 try recording.record(offset)
                 landed.land(offset)
-                progress(Int64(data.count))
+                progress(written)
             }
         } catch {
             landed.stop()  // the pass must not wait for a piece that will not come

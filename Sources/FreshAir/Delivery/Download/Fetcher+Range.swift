@@ -9,14 +9,23 @@ extension Fetcher {
         var description: String { "\(url.absoluteString): \(detail)" }
     }
 
-    /// Fetches `range` of the file at `url`, whose size is `fileSize`, into memory with one
-    /// single-range `GET` (never multi-range: S3 and CDNs answer those with the whole file).
-    /// No `If-Range`: a file replaced between two ranges makes an assembled file that fails
-    /// its digest, and the caller then downloads it whole.
+    /// Fetches `range` of the file at `url`, whose size is `fileSize`, with one single-range
+    /// `GET` (never multi-range: S3 and CDNs answer those with the whole file), writing it into
+    /// `output` at the range's own offset as it arrives: eight pieces of 2 MB held in memory at
+    /// once were most of a chunk delta's peak. No `If-Range`: a file replaced between two
+    /// ranges makes an assembled file that fails its digest, and the caller then downloads it
+    /// whole. Bytes of a piece that fails are overwritten by its retry, and a piece counts only
+    /// once this returns (the caller records it then).
     ///
+    /// - Returns: the bytes written, the range's length.
     /// - Throws: `RangeRefused` when the answer is not that range of a file that size;
     ///   ``FreshAirError`` for HTTP errors and failures, after retries.
-    func range(_ range: ClosedRange<Int64>, of url: URL, fileSize: Int64) async throws -> Data {
+    func range(
+        _ range: ClosedRange<Int64>,
+        of url: URL,
+        fileSize: Int64,
+        into output: OutputFile
+    ) async throws -> Int64 {
         let length = Int(range.upperBound - range.lowerBound + 1)
         return try await retry.run { _ in
             requests.increment()
@@ -46,23 +55,28 @@ extension Fetcher {
                                 + "the server answered \(head["Content-Range"] ?? "no Content-Range")"
                         )
                     }
-                    let data: Data
-                    do { data = try await body.collect(upTo: length, announced: Int64(length)) } catch is ResponseBody
-                        .BodyTooLarge
-                    {
-                        throw RangeRefused(url: url, detail: "the server sent more than the \(length) bytes asked for")
+                    var received = 0
+                    for try await chunk in body {
+                        guard chunk.count <= length - received else {
+                            throw RangeRefused(
+                                url: url,
+                                detail: "the server sent more than the \(length) bytes asked for"
+                            )
+                        }
+                        try chunk.withUnsafeBytes { try output.write($0, at: range.lowerBound + Int64(received)) }
+                        received += chunk.count
                     }
-                    guard data.count == length else {
+                    guard received == length else {
                         throw FreshAirError.transport(
                             TransportError(
                                 kind: .interrupted,
                                 url: url,
-                                detail: "received \(data.count) of the \(length) bytes of a range"
+                                detail: "received \(received) of the \(length) bytes of a range"
                             )
                         )
                     }
                     // Counted as used once the file it goes into checks (ChunkDelta).
-                    return data
+                    return Int64(received)
                 }
             } catch let error as TransportError {
                 throw FreshAirError.transport(error)
