@@ -275,6 +275,76 @@ struct ChunkDeltaTests {
             #expect(ranges.count == 20 - kept, "\(ranges.count) ranges fetched after \(kept) of 20 were kept")
         }
     }
+
+    @Test("A range cut in the middle of its body: the bytes it wrote are not trusted, the next run fetches it again")
+    func rangeCutMidBody() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let published = try await Published(into: server.root)
+            let local = try TemporaryFolder("delta-cut-body")
+            let url = server.url.appendingPathComponent("Big.freshair/")
+            _ = try await device(url, in: local).run()
+            try await published.edit(regions: 20)
+
+            // After 8 whole ranges, each range delivers its first chunk with every bit flipped,
+            // then the connection drops: those bytes are written into the partial file.
+            var cut = device(url, in: local)
+            cut = BundleSync(
+                remote: url,
+                store: cut.store,
+                environment: cut.environment,
+                transport: RangesThenGarbage(allowed: 8),
+                configuration: cut.configuration
+            )
+            await #expect(throws: (any Error).self) { try await cut.run() }
+            #expect(try Data(contentsOf: local.path("live/big.bin")) != Data(published.bytes), "the old version stays")
+            let kept = try rangesRecorded(byCutDeltaIn: local)
+            #expect(kept > 0 && kept <= 8)
+
+            // Exact by ranges alone: a garbled piece taken as landed would fail the file's digest
+            // and bring it whole.
+            let before = server.nginxRequests().count
+            let resumed = try await device(url, in: local).run()
+            let ranges = server.nginxRequests().dropFirst(before).filter { $0.status == 206 }
+            #expect(resumed.outcome == .updated)
+            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(published.bytes))
+            #expect(ranges.count == 20 - kept, "\(ranges.count) ranges fetched after \(kept) of 20 were kept")
+            #expect(resumed.bytesDownloaded < 4 << 20, "\(resumed.oneLine)")
+        }
+    }
+}
+
+/// Passes requests to the shared transport; after `allowed` range requests, each range's body
+/// is its first chunk with every bit flipped, then a dropped connection.
+private final class RangesThenGarbage: HTTPTransport, @unchecked Sendable {
+    private let lock = NSLock()
+    private var ranges = 0
+    let allowed: Int
+
+    init(allowed: Int) { self.allowed = allowed }
+
+    func get<Result: Sendable>(
+        _ request: HTTPGetRequest,
+        handle: (HTTPResponseHead, ResponseBody) async throws -> Result
+    ) async throws -> Result {
+        let isRange = request.headers.contains { $0.name == "Range" }
+        let garbles: Bool = lock.withLock {
+            if isRange { ranges += 1 }
+            return isRange && ranges > allowed
+        }
+        guard garbles else { return try await testTransport.get(request, handle: handle) }
+        return try await testTransport.get(request) { head, body in
+            var chunks = body.makeAsyncIterator()
+            var sent = false
+            let garbled = ResponseBody {
+                guard !sent, let first = try await chunks.next() else {
+                    throw TransportError(kind: .interrupted, url: request.url, detail: "the test cut the body")
+                }
+                sent = true
+                return first.map { ~$0 }
+            }
+            return try await handle(head, garbled)
+        }
+    }
 }
 
 /// A signed `.tar` package: the device rebuilds the package it installed from its files (its
