@@ -67,11 +67,15 @@ enum FuzzTarget: String, CaseIterable {
         }
         precondition(again == index, "a chunk index changed through a round trip")
         let inPlace = index.blocks.indices.map { Int64($0) * Int64(index.blockSize) }
-        let (copies, fetches) = ChunkDelta.plan(new: index, found: inPlace, mergeGap: 8 << 10)
+        let (copies, fetches) = ChunkDelta.plan(new: index, found: .init(inPlace), mergeGap: 8 << 10)
         precondition(fetches.isEmpty, "a plan with every block found fetches")
         precondition(copies.count <= 1, "blocks found in place are not one copy")
         precondition(copies.reduce(Int64(0)) { $0 + $1.length } == index.fileSize, "a plan does not cover the file")
-        let none = ChunkDelta.plan(new: index, found: Array(repeating: nil, count: index.blocks.count), mergeGap: 0)
+        let none = ChunkDelta.plan(
+            new: index,
+            found: .init(Array(repeating: nil, count: index.blocks.count)),
+            mergeGap: 0
+        )
         precondition(
             none.copies.isEmpty && none.fetches.count == min(1, index.blocks.count),
             "a plan with nothing found"

@@ -11,82 +11,95 @@ import Synchronization
 /// then jumps a whole block, so content that moved by any number of bytes is found at the cost
 /// of one hash per block. Matches rest on 64 bits, so the delta checks the assembled file's
 /// whole SHA-256 before anything is installed.
+///
+/// What it holds grows by some 21 bytes a block of the new file (the index's 8, where each block
+/// is found 8, its place in key order 4 and 1 to 2 of buckets), and 8 to 16 bytes a block still
+/// missing when the search starts (the filter and the sorted rolling hashes): about 6 MB for a
+/// 1 GB file, where a dictionary, a set and a one-bit filter took 33 MB.
 struct BlockFinder {
     let new: ChunkIndex
     let old: any ChunkSource
     let oldSize: Int64
-    /// For each of the new file's blocks, where the old copy holds the same bytes.
-    private(set) var found: [Int64?]
-    /// The first new block with each key, then `sameKey[i]`: the next one (or -1).
-    private var firstWithKey: [UInt64: Int32] = [:]
-    private var sameKey: [Int32]
+    /// The new file's whole blocks in key order.
+    private let table: BlockKeyTable
+    /// Where the old copy holds each new block; -1 where it was not found. A key's blocks are
+    /// placed together: until ``expandRuns()`` only the first of each run in key order (its
+    /// *head*) holds the run's offset, so a file of zeros (one key for every block) is placed
+    /// at the cost of one block each time its key is found.
+    private var placements: [Int64]
     private var confirmations = 0
 
     /// What a search found.
     struct Found {
         /// For each of the new file's blocks, where the old copy holds the same bytes; `nil`
         /// for a block to fetch.
-        var offsets: [Int64?]
+        var offsets: Placements
         /// How many windows of the old copy were hashed to confirm a rolling-hash hit.
         var confirmations: Int
     }
 
+    /// For each of a new file's blocks, where the old copy holds the same bytes, or `nil`:
+    /// 8 bytes a block.
+    struct Placements: RandomAccessCollection, Sendable {
+        fileprivate let offsets: [Int64]
+        var startIndex: Int { 0 }
+
+        fileprivate init(offsets: [Int64]) {
+            self.offsets = offsets
+        }
+
+        /// Placements given one by one (tests, fuzzing); offsets must not be negative.
+        init(_ offsets: some Sequence<Int64?>) {
+            self.offsets = offsets.map { $0 ?? -1 }
+        }
+
+        var endIndex: Int { offsets.count }
+        subscript(index: Int) -> Int64? { offsets[index] < 0 ? nil : offsets[index] }
+    }
+
     /// Where each of `new`'s blocks can be copied from in the old copy, which `open` opens
     /// (once for each part searched at once: at most `parts`, none under `partSize` bytes).
-    /// `oldIndex` is used when it has `new`'s block size and the old copy's size; the caller
-    /// checks that it describes the old copy (its digest).
+    /// `oldIndex` is used when it has `new`'s block size and the old copy's size, and let go
+    /// before the search; the caller checks that it describes the old copy (its digest).
     static func find(
         _ new: ChunkIndex,
         opening open: @escaping @Sendable () throws -> any ChunkSource,
-        oldIndex: ChunkIndex?,
+        oldIndex: consuming ChunkIndex?,
         parts: Int = BlockingPool.shared.threads,
         partSize: Int64 = 4 << 20
     ) throws -> Found {
         var finder = try BlockFinder(new: new, old: open())
-        let regions: [Range<Int64>]
-        if let oldIndex, oldIndex.blockSize == new.blockSize, oldIndex.fileSize == finder.oldSize {
-            regions = finder.place(from: oldIndex)
-        } else {
-            regions = [0..<finder.oldSize]
+        var regions = [0..<finder.oldSize]
+        if let index = oldIndex, index.blockSize == new.blockSize, index.fileSize == finder.oldSize {
+            regions = finder.place(from: index)
         }
+        oldIndex = nil
         try finder.search(regions, opening: open, parts: parts, partSize: partSize)
         try finder.matchLastBlock()
-        return Found(offsets: finder.found, confirmations: finder.confirmations)
+        finder.expandRuns()
+        return Found(offsets: Placements(offsets: finder.placements), confirmations: finder.confirmations)
     }
 
     private init(new: ChunkIndex, old: any ChunkSource) throws {
         self.new = new
         self.old = old
         oldSize = try old.size
-        found = Array(repeating: nil, count: new.blocks.count)
-        sameKey = Array(repeating: -1, count: new.blocks.count)
-        firstWithKey.reserveCapacity(new.blocks.count)
-        for index in new.blocks.indices.reversed() {
-            let key = new.blocks[index].key
-            if let next = firstWithKey[key] { sameKey[index] = next }
-            firstWithKey[key] = Int32(index)
-        }
+        table = BlockKeyTable(new.blocks, count: new.wholeBlockCount)
+        placements = Array(repeating: -1, count: new.blocks.count)
     }
 
     private var blockSize: Int { new.blockSize }
 
-    /// A new block is whole unless it is a file's shorter last one, which only the old copy's
-    /// last bytes can match (``matchLastBlock()``).
-    private func isWhole(_ index: Int) -> Bool { new.extent(ofBlock: index).length == blockSize }
+    /// The block that holds the offset of the run at `positions` (in key order).
+    private func head(of positions: Range<Int>) -> Int { Int(table.order[positions.lowerBound]) }
 
-    /// Records `offset` for every missing whole block with `key`; whether `new` has the key.
-    ///
-    /// A key's blocks are placed all at once, the first time it is found, and the key is then
-    /// marked done (-1): a file of zeros has one key for all its blocks and matches it at every
-    /// block of the old copy, and walking the chain again each time was quadratic.
+    /// Places the whole blocks with `key` at `offset`, unless they are placed; whether `new`
+    /// has the key.
     @discardableResult
     private mutating func place(_ key: UInt64, at offset: Int64) -> Bool {
-        guard var index = firstWithKey[key] else { return false }
-        while index >= 0 {
-            if found[Int(index)] == nil, isWhole(Int(index)) { found[Int(index)] = offset }
-            index = sameKey[Int(index)]
-        }
-        firstWithKey[key] = -1
+        let run = table.run(of: key)
+        guard !run.isEmpty else { return false }
+        if placements[head(of: run)] < 0 { placements[head(of: run)] = offset }
         return true
     }
 
@@ -96,9 +109,10 @@ struct BlockFinder {
     private mutating func place(from oldIndex: ChunkIndex) -> [Range<Int64>] {
         var regions: [Range<Int64>] = []
         let reach = Int64(blockSize - 1)
-        for index in oldIndex.blocks.indices {
+        let blocks = oldIndex.blocks
+        for index in blocks.indices {
             let (offset, length) = oldIndex.extent(ofBlock: index)
-            if length == blockSize, place(oldIndex.blocks[index].key, at: offset) { continue }
+            if length == blockSize, place(blocks[index].key, at: offset) { continue }
             let region = max(0, offset - reach)..<min(oldSize, offset + Int64(length) + reach)
             if let last = regions.last, last.upperBound >= region.lowerBound {
                 regions[regions.count - 1] = last.lowerBound..<region.upperBound
@@ -112,34 +126,53 @@ struct BlockFinder {
     /// Slides the rolling hash over `regions` of the old copy for the whole blocks still
     /// missing, in up to `parts` parts (of `partSize` bytes at least) at once on
     /// `BlockingPool`'s threads: the hash is a chain of multiplications, one byte after the
-    /// other, so one thread searches only about 700 MB a second. What the parts find is placed
-    /// in file order, as one search would.
+    /// other, so one thread searches only about 700 MB a second. A run found by several windows
+    /// takes the first in file order, as one search would.
     private mutating func search(
         _ regions: [Range<Int64>],
         opening open: @escaping @Sendable () throws -> any ChunkSource,
         parts: Int,
         partSize: Int64
     ) throws {
-        var missing = Set<UInt32>()  // by rolling hash: a hit is confirmed by key
-        for index in new.blocks.indices where found[index] == nil && isWhole(index) {
-            missing.insert(new.blocks[index].rolling)
+        // The runs still missing, and their rolling hashes in order (keys in order are).
+        var searching = Bitmap(count: table.order.count)
+        var missing: [UInt32] = []
+        table.forEachRun { run in
+            guard placements[head(of: run)] < 0 else { return }
+            searching.insert(run.lowerBound)
+            let rolling = UInt32(truncatingIfNeeded: table.key(at: run.lowerBound) >> 32)
+            if missing.last != rolling { missing.append(rolling) }
         }
         guard !missing.isEmpty else { return }
         let searched = regions.reduce(Int64(0)) { $0 + Int64($1.count) }
         let budget = min(Int64(Int32.max), searched / Int64(blockSize) * 2 + 4096)
         let pieces = Self.split(regions, into: parts, overlap: Int64(blockSize - 1), smallest: partSize)
-        let scan = RollingScan(blockSize: blockSize, missing: missing, keys: firstWithKey)
-        let results = Mutex<[RollingScan.Result?]>(Array(repeating: nil, count: pieces.count))
-        try BlockingPool.shared.perform(pieces.count) { part in
+        let scan = RollingScan(blockSize: blockSize, missing: missing, table: table)
+        // Parts place what they find as they find it, the first offset in file order winning.
+        let shared = Mutex((placements: [Int64](), confirmations: 0))
+        shared.withLock { swap(&$0.placements, &placements) }
+        defer { shared.withLock { swap(&$0.placements, &placements) } }
+        try BlockingPool.shared.perform(pieces.count) { [table, searching] part in
             let bytes = pieces[part].reduce(Int64(0)) { $0 + Int64($1.count) }
             let share = Self.share(of: budget, for: bytes, of: searched)
-            let result = try scan.run(pieces[part], in: open(), budget: share)
-            results.withLock { $0[part] = result }
+            let confirmed = try scan.run(pieces[part], in: open(), budget: share) { run, offset in
+                guard searching.contains(run.lowerBound) else { return }
+                let head = Int(table.order[run.lowerBound])
+                shared.withLock {
+                    if $0.placements[head] < 0 || offset < $0.placements[head] { $0.placements[head] = offset }
+                }
+            }
+            shared.withLock { $0.confirmations += confirmed }
         }
-        for result in results.withLock({ $0 }) {
-            guard let result else { continue }
-            for hit in result.hits { place(hit.key, at: hit.offset) }
-            confirmations += result.confirmations
+        confirmations += shared.withLock { $0.confirmations }
+    }
+
+    /// Gives each run's offset, held by its head, to every block of the run.
+    private mutating func expandRuns() {
+        table.forEachRun { run in
+            let offset = placements[head(of: run)]
+            guard offset >= 0 else { return }
+            for position in run.dropFirst() { placements[Int(table.order[position])] = offset }
         }
     }
 
@@ -183,69 +216,64 @@ struct BlockFinder {
     /// A file's last block, when shorter than the others, can only be the old copy's last bytes.
     private mutating func matchLastBlock() throws {
         let last = new.blocks.count - 1
-        guard last >= 0, found[last] == nil, !isWhole(last) else { return }
+        guard last >= 0, last >= new.wholeBlockCount, placements[last] < 0 else { return }
         let length = new.extent(ofBlock: last).length
         guard oldSize >= Int64(length) else { return }
         var tail = [UInt8](repeating: 0, count: length)
         try tail.withUnsafeMutableBytes { try old.read(at: oldSize - Int64(length), into: $0) }
         if tail.withUnsafeBytes({ ChunkIndex.block(of: $0) }) == new.blocks[last] {
-            found[last] = oldSize - Int64(length)
+            placements[last] = oldSize - Int64(length)
         }
     }
 }
 
-/// The rolling search of one part of the old copy (`BlockFinder`): it records where the
-/// windows whose hash and SHA-256 prefix are a missing block's lie, and reads only its own
-/// part, so parts can be searched at once.
+/// The rolling search of one part of the old copy (`BlockFinder`): it reports the windows whose
+/// hash and SHA-256 prefix are a new block's, and reads only its own part, so parts can be
+/// searched at once.
 private struct RollingScan: Sendable {
-    /// A window the new file has a block for: its key, and where it starts in the old copy.
-    struct Hit: Sendable {
-        var key: UInt64
-        var offset: Int64
-    }
-
-    struct Result: Sendable {
-        var hits: [Hit] = []
-        /// How many windows were hashed to confirm a rolling-hash hit.
-        var confirmations = 0
-    }
-
     let blockSize: Int
-    /// The rolling hashes of the missing blocks.
-    let missing: Set<UInt32>
+    /// The rolling hashes of the runs still missing, in order.
+    let missing: [UInt32]
+    let filter: RollingFilter
     /// Every key of the new file: a confirmed window is one of its blocks, and the search
     /// jumps past it.
-    let keys: [UInt64: Int32]
-    /// A bit per rolling hash's low bits, 256 to 512 for each missing block (at most 8 MB):
-    /// all but about one window in 256 are turned away here, without a set lookup.
-    let filterBits: Int
-    let filter: [UInt64]
+    let table: BlockKeyTable
 
-    init(blockSize: Int, missing: Set<UInt32>, keys: [UInt64: Int32]) {
+    init(blockSize: Int, missing: [UInt32], table: BlockKeyTable) {
         self.blockSize = blockSize
         self.missing = missing
-        self.keys = keys
-        let filterBits = min(1 << 26, max(1 << 16, 1 << (Int.bitWidth - (missing.count * 256).leadingZeroBitCount)))
-        var filter = [UInt64](repeating: 0, count: filterBits / 64)
-        for rolling in missing {
-            let (word, bit) = Self.slot(rolling, filterBits: filterBits)
-            filter[word] |= bit
-        }
-        self.filterBits = filterBits
-        self.filter = filter
+        self.table = table
+        filter = RollingFilter(missing)
     }
 
-    private static func slot(_ hash: UInt32, filterBits: Int) -> (word: Int, bit: UInt64) {
-        ((Int(hash) & (filterBits - 1)) >> 6, 1 << (UInt64(hash) & 63))
+    /// Whether a missing run has the rolling hash `hash`: the filter first, which turns away
+    /// almost every window, then a binary search.
+    @inline(__always)
+    private func isMissing(_ hash: UInt32) -> Bool {
+        guard filter.mayContain(hash) else { return false }
+        var (low, high) = (0, missing.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if missing[middle] < hash { low = middle + 1 } else { high = middle }
+        }
+        return low < missing.count && missing[low] == hash
     }
 
     /// Searches `regions` of `old`, confirming at most `budget` windows by their SHA-256
-    /// prefix: a copy crafted so that every window's rolling hash collides cannot turn the
-    /// search into a hash of every byte.
-    func run(_ regions: [Range<Int64>], in old: any ChunkSource, budget: Int) throws -> Result {
-        var result = Result()
+    /// prefix (a copy crafted so that every window's rolling hash collides cannot turn the
+    /// search into a hash of every byte), and calls `found` with the run (positions in key
+    /// order) of each confirmed window and where it starts. Answers how many windows it
+    /// confirmed.
+    func run(
+        _ regions: [Range<Int64>],
+        in old: any ChunkSource,
+        budget: Int,
+        found: (Range<Int>, Int64) -> Void
+    ) throws -> Int {
+        var confirmations = 0
         var hashesLeft = budget
-        let capacity = max(4 << 20, 4 * blockSize)
+        // 256 KB reads: larger ones were no faster (1 and 4 MB measured), and each part holds one.
+        let capacity = max(256 << 10, 4 * blockSize)
         var buffer = [UInt8](repeating: 0, count: capacity)
         var rolling = RollingHash(window: blockSize)
         let window = blockSize
@@ -267,14 +295,13 @@ private struct RollingScan: Sendable {
                             current = true
                         }
                         let hash = rolling.recorded
-                        let (word, bit) = Self.slot(hash, filterBits: filterBits)
-                        if filter[word] & bit != 0, missing.contains(hash) {
+                        if isMissing(hash) {
                             guard hashesLeft > 0 else { return local }
                             hashesLeft -= 1
-                            result.confirmations += 1
-                            let key = UInt64(hash) << 32 | UInt64(ContentHash.prefix32(bytes))
-                            if keys[key] != nil {
-                                result.hits.append(Hit(key: key, offset: start + Int64(local)))
+                            confirmations += 1
+                            let run = table.run(of: UInt64(hash) << 32 | UInt64(ContentHash.prefix32(bytes)))
+                            if !run.isEmpty {
+                                found(run, start + Int64(local))
                                 local += window
                                 current = false
                                 continue
@@ -289,6 +316,59 @@ private struct RollingScan: Sendable {
                 position = start + Int64(advanced)
             }
         }
-        return result
+        return confirmations
+    }
+}
+
+/// A Bloom filter of rolling hashes: three bits each, in 32 to 64 bits a hash (4 MB at most).
+/// A window whose hash no missing block has passes it about once in 1,000 to 10,000. The filter
+/// it replaced, one bit a hash in 256 to 512, turned away as many but took 8 MB for a 1 GB file
+/// shifted off the block grid.
+private struct RollingFilter: Sendable {
+    private var bits: Bitmap
+    private let shift: UInt64
+    private let mask: UInt64
+
+    init(_ hashes: [UInt32]) {
+        let wanted = max(1 << 12, hashes.count * 32)
+        let width = min(25, Int.bitWidth - (wanted - 1).leadingZeroBitCount)
+        bits = Bitmap(count: 1 << width)
+        shift = UInt64(64 - width)
+        mask = (1 << UInt64(width)) - 1
+        for hash in hashes {
+            let (first, step) = probes(hash)
+            for probe in 0..<UInt64(3) { bits.insert(Int((first &+ probe &* step) & mask)) }
+        }
+    }
+
+    /// Where the bits of `hash` start, and the step between them (odd, so the three differ).
+    @inline(__always)
+    private func probes(_ hash: UInt32) -> (first: UInt64, step: UInt64) {
+        ((UInt64(hash) &* 0x9E37_79B9_7F4A_7C15) >> shift, (UInt64(hash) &* 0xC2B2_AE3D_27D4_EB4F) >> shift | 1)
+    }
+
+    @inline(__always)
+    func mayContain(_ hash: UInt32) -> Bool {
+        let (first, step) = probes(hash)
+        return bits.contains(Int(first)) && bits.contains(Int((first &+ step) & mask))
+            && bits.contains(Int((first &+ 2 &* step) & mask))
+    }
+}
+
+/// One bit for each of `count` things.
+private struct Bitmap: Sendable {
+    private var words: [UInt64]
+
+    init(count: Int) {
+        words = Array(repeating: 0, count: (count + 63) / 64)
+    }
+
+    mutating func insert(_ index: Int) {
+        words[index >> 6] |= 1 << UInt64(index & 63)
+    }
+
+    @inline(__always)
+    func contains(_ index: Int) -> Bool {
+        words[index >> 6] & 1 << UInt64(index & 63) != 0
     }
 }

@@ -33,7 +33,8 @@ package struct ChunkIndex: Sendable, Hashable {
         /// The first 4 bytes of the block's SHA-256, big-endian.
         package var digest: UInt32
 
-        /// Both parts in one value, for tables.
+        /// Both parts in one value, for tables: the rolling hash in the high half, so keys in
+        /// order are rolling hashes in order.
         var key: UInt64 { UInt64(rolling) << 32 | UInt64(digest) }
     }
 
@@ -44,16 +45,43 @@ package struct ChunkIndex: Sendable, Hashable {
     /// 4 KB: 8 bytes of index per 4 KB of file (0.2%), a 10 KB edit costs 12 to 16 KB, and
     /// blocks fall on the pages of SQLite and most file systems.
     package static let defaultBlockSize = 4096
+    /// "FRCI", the version, the block size, the file's size and SHA-256.
+    static let headerSize = 52
 
     /// Every block is this long but the last, which holds what is left.
-    package var blockSize: Int
+    package let blockSize: Int
     /// The size of the file the index describes. A device uses an index only when its size
     /// and ``fileDigest`` are what the manifest says of the file.
-    package var fileSize: Int64
+    package let fileSize: Int64
     /// The SHA-256 of the file the index describes.
-    package var fileDigest: ContentHash
+    package let fileDigest: ContentHash
+    /// The binary form, which is all an index keeps: its blocks are read from it where they
+    /// are needed, so a 1 GB file's index takes the 2 MB it took on the wire, once (a copy as
+    /// an array of blocks was another 2 MB, held through the whole delta).
+    private let bytes: Data
+
     /// The blocks in file order.
-    package var blocks: [Block]
+    package var blocks: Blocks { Blocks(bytes: bytes) }
+
+    /// The blocks of an index, read from its binary form.
+    package struct Blocks: RandomAccessCollection, Sendable {
+        fileprivate let bytes: Data
+        package var startIndex: Int { 0 }
+        package var endIndex: Int { (bytes.count - ChunkIndex.headerSize) / 8 }
+
+        package subscript(index: Int) -> Block {
+            let word = bytes.withUnsafeBytes {
+                UInt64(
+                    littleEndian: $0.loadUnaligned(fromByteOffset: ChunkIndex.headerSize + index * 8, as: UInt64.self)
+                )
+            }
+            // The rolling hash little-endian, then the digest's first 4 bytes as they come.
+            return Block(
+                rolling: UInt32(truncatingIfNeeded: word),
+                digest: UInt32(truncatingIfNeeded: word >> 32).byteSwapped
+            )
+        }
+    }
 
     /// Where block `index` starts in the file, and its length.
     func extent(ofBlock index: Int) -> (offset: Int64, length: Int) {
@@ -61,17 +89,21 @@ package struct ChunkIndex: Sendable, Hashable {
         return (offset, Int(min(Int64(blockSize), fileSize - offset)))
     }
 
+    /// How many blocks are `blockSize` long: all but a shorter last one.
+    var wholeBlockCount: Int { Int(fileSize / Int64(blockSize)) }
+
     static func isValid(blockSize: Int) -> Bool {
         blockSize.nonzeroBitCount == 1 && (256...(1 << 20)).contains(blockSize)
     }
 
-    /// Reads an index (``serialized()``'s form).
+    /// Reads an index (``serialized()``'s form). Only the header is read here; the blocks are
+    /// read where they are used.
     ///
     /// - Throws: `ChunkIndexError` naming `source` and what is wrong: a device then
     ///   downloads the file whole.
     package init(data: Data, source: String) throws(ChunkIndexError) {
-        var reader = ByteReader(bytes: [UInt8](data))
         func fail(_ problem: String) -> ChunkIndexError { ChunkIndexError(source: source, problem: problem) }
+        var reader = ByteReader(bytes: [UInt8](data.prefix(Self.headerSize)))
         guard reader.take(4) == Array("FRCI".utf8) else { throw fail("not a FreshAir chunk index (no FRCI header)") }
         guard let version = reader.take(4) else { throw fail("the header is cut short") }
         guard version == [2, 0, 0, 0] else {
@@ -88,45 +120,66 @@ package struct ChunkIndex: Sendable, Hashable {
             throw fail("block size \(blockSize) is not a power of two from 256 bytes to 1 MB")
         }
         guard size <= UInt64(Int64.max) else { throw fail("a file of \(size) bytes is too large") }
-        // Compared with the bytes present before any memory is set aside: a header may claim
+        // Compared with the bytes present before anything is done with them: a header may claim
         // a file of 2^62 bytes (fuzzing found one asking for 34 GB in version 1).
         let count = (size + UInt64(blockSize) - 1) / UInt64(blockSize)
-        guard count == UInt64(reader.remaining / 8), reader.remaining % 8 == 0 else {
+        let remaining = data.count - Self.headerSize
+        guard count == UInt64(remaining / 8), remaining % 8 == 0 else {
             throw fail(
-                "\(count) blocks of \(blockSize) bytes make \(size) bytes, but \(reader.remaining) bytes follow the header"
+                "\(count) blocks of \(blockSize) bytes make \(size) bytes, but \(remaining) bytes follow the header"
             )
         }
         self.blockSize = Int(blockSize)
         fileSize = Int64(size)
-        fileDigest = ContentHash(hex: digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined())!
-        var blocks: [Block] = []
-        blocks.reserveCapacity(Int(count))
-        while let rolling = reader.uint32(), let digest = reader.take(4) {
-            blocks.append(Block(rolling: rolling, digest: digest.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }))
-        }
-        self.blocks = blocks
+        fileDigest = ContentHash(algorithm: .sha256, digest: digest)
+        // A slice of a larger buffer would keep all of it, and start at another index.
+        bytes = data.startIndex == 0 ? data : Data(data)
     }
 
-    init(blockSize: Int, fileSize: Int64, fileDigest: ContentHash, blocks: [Block]) {
+    private init(blockSize: Int, fileSize: Int64, fileDigest: ContentHash, bytes: Data) {
         self.blockSize = blockSize
         self.fileSize = fileSize
         self.fileDigest = fileDigest
-        self.blocks = blocks
+        self.bytes = bytes
+    }
+
+    /// An index of `blocks`, for tests and tools that make one block by block.
+    init(blockSize: Int, fileSize: Int64, fileDigest: ContentHash, blocks: some Sequence<Block>) {
+        var writer = Writer(blockSize: blockSize, expectedBlocks: 0)
+        for block in blocks { writer.append(block) }
+        self = writer.finish(fileSize: fileSize, fileDigest: fileDigest)
+    }
+
+    /// Builds an index in its binary form as blocks are hashed, so that making one holds only
+    /// the bytes it will be.
+    struct Writer {
+        private var bytes: Data
+        private let blockSize: Int
+
+        init(blockSize: Int, expectedBlocks: Int) {
+            self.blockSize = blockSize
+            bytes = Data(count: ChunkIndex.headerSize)
+            bytes.reserveCapacity(ChunkIndex.headerSize + expectedBlocks * 8)
+        }
+
+        mutating func append(_ block: Block) {
+            withUnsafeBytes(of: block.rolling.littleEndian) { bytes.append(contentsOf: $0) }
+            withUnsafeBytes(of: block.digest.bigEndian) { bytes.append(contentsOf: $0) }
+        }
+
+        /// The index; its header is written now that the file's size and digest are known.
+        consuming func finish(fileSize: Int64, fileDigest: ContentHash) -> ChunkIndex {
+            var header = ByteWriter(bytes: Array("FRCI".utf8) + [2, 0, 0, 0])
+            header.littleEndian(UInt32(blockSize))
+            header.littleEndian(UInt64(fileSize))
+            header.bytes += fileDigest.bytes
+            bytes.replaceSubrange(0..<ChunkIndex.headerSize, with: header.bytes)
+            return ChunkIndex(blockSize: blockSize, fileSize: fileSize, fileDigest: fileDigest, bytes: bytes)
+        }
     }
 
     /// The binary form.
-    package func serialized() -> Data {
-        var writer = ByteWriter(bytes: Array("FRCI".utf8) + [2, 0, 0, 0])
-        writer.littleEndian(UInt32(blockSize))
-        writer.littleEndian(UInt64(fileSize))
-        writer.bytes += fileDigest.bytes
-        writer.bytes.reserveCapacity(writer.bytes.count + blocks.count * 8)
-        for block in blocks {
-            writer.littleEndian(block.rolling)
-            withUnsafeBytes(of: block.digest.bigEndian) { writer.bytes += $0 }
-        }
-        return Data(writer.bytes)
-    }
+    package func serialized() -> Data { bytes }
 
     /// What an index records of `bytes`, one block.
     static func block(of bytes: UnsafeRawBufferPointer) -> Block {
@@ -142,10 +195,4 @@ package struct ChunkIndexError: Error, Sendable, Hashable, CustomStringConvertib
     /// What is wrong with it.
     package var problem: String
     package var description: String { "\(source): \(problem)" }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
 }

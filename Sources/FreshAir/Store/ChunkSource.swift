@@ -21,8 +21,7 @@ extension ChunkIndex {
         precondition(isValid(blockSize: blockSize), "invalid block size")
         var whole = ContentHasher(.sha256)
         let size = try source.size
-        var blocks: [Block] = []
-        blocks.reserveCapacity(Int((size + Int64(blockSize) - 1) / Int64(blockSize)))
+        var index = Writer(blockSize: blockSize, expectedBlocks: Int((size + Int64(blockSize) - 1) / Int64(blockSize)))
         var buffer = [UInt8](repeating: 0, count: max(blockSize, (4 << 20) / blockSize * blockSize))
         var offset: Int64 = 0
         while offset < size {
@@ -32,13 +31,13 @@ extension ChunkIndex {
                 try source.read(at: offset, into: piece)
                 whole.update(UnsafeRawBufferPointer(piece))
                 for start in stride(from: 0, to: count, by: blockSize) {
-                    blocks.append(
+                    index.append(
                         block(of: UnsafeRawBufferPointer(rebasing: piece[start..<min(start + blockSize, count)]))
                     )
                 }
             }
             offset += Int64(count)
         }
-        return ChunkIndex(blockSize: blockSize, fileSize: size, fileDigest: whole.finalize(), blocks: blocks)
+        return index.finish(fileSize: size, fileDigest: whole.finalize())
     }
 }
