@@ -4,7 +4,7 @@ import Testing
 
 @testable import FreshAir
 
-@Suite("BlockingPool.perform: parts run on the caller and on the pool's free threads")
+@Suite("BlockingPool: parts run on the caller and on the pool's free threads; a job run is let go")
 struct BlockingPoolTests {
     struct Failure: Error, Equatable {
         let part: Int
@@ -35,5 +35,29 @@ struct BlockingPoolTests {
         try pool.perform(5) { _ in done.withLock { $0 += 1 } }
         #expect(done.withLock { $0 } == 5)
         for _ in 0..<2 { release.signal() }
+    }
+
+    @Test("A job's captures are let go once it has run: a pool does not keep what its jobs held")
+    func jobsLetGo() async throws {
+        final class Flag: Sendable { let isSet = Mutex(false) }
+        final class Held: Sendable {
+            let freed: Flag
+            init(_ freed: Flag) { self.freed = freed }
+            deinit { freed.isSet.withLock { $0 = true } }
+        }
+        let pool = BlockingPool(threads: 2)
+        let freed = Flag()
+        let ran = DispatchSemaphore(value: 0)
+        do {
+            let held = Held(freed)
+            pool.execute {
+                _ = held.freed
+                ran.signal()
+            }
+        }
+        ran.wait()
+        // The thread lets the job go just after it returns.
+        for _ in 0..<200 where !freed.isSet.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(freed.isSet.withLock { $0 }, "the pool still holds a job it has run")
     }
 }
