@@ -300,16 +300,23 @@ struct ChunkDelta {
                 }
             }
         }
+        // Fetched bytes were written through descriptors of their own, each too few to start
+        // write-back; they count here, in file order with the copies, so the disk starts on
+        // them as it does on copied blocks and the final flush waits only for the tail.
+        func hashFetched(from start: Int64, to end: Int64) throws {
+            try hash(from: assembled, at: start, length: end - start, writingAt: nil)
+            writer.countWritten(start..<end)
+        }
         var position: Int64 = 0
         for copy in copies {
             try awaitPieces(before: copy.to + copy.length)
             // Fetched bytes before this copy are in the file: hashed from there.
-            try hash(from: assembled, at: position, length: copy.to - position, writingAt: nil)
+            try hashFetched(from: position, to: copy.to)
             try hash(from: input, at: copy.from, length: copy.length, writingAt: tee == nil ? copy.to : nil)
             position = copy.to + copy.length
         }
         try awaitPieces(before: size)
-        try hash(from: assembled, at: position, length: size - position, writingAt: nil)
+        try hashFetched(from: position, to: size)
         try tee?.settle()
         return hashing.finish()
     }

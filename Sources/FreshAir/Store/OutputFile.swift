@@ -81,6 +81,11 @@ final class OutputFile {
         end += Int64(bytes.count)
     }
 
+    /// Counts `range` as written to this file through another descriptor, for write-back.
+    func countWritten(_ range: Range<Int64>) {
+        wrote(range)
+    }
+
     /// Counts `range` as written; past ``writebackStep`` dirty bytes, asks the kernel to start
     /// writing them to disk without waiting for it.
     private func wrote(_ range: Range<Int64>) {

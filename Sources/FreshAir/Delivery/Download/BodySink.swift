@@ -7,7 +7,7 @@ import Foundation
 /// A large body is hashed on a second lane, so that two cores share the work. A tee's work is
 /// the heaviest (inflating a `.tgz` costs a core more than the network gives it), so with a
 /// tee the file is written on the hashing lane, and the first lane does nothing but feed the
-/// tee. Chunks are shared between lanes, not copied; at most 16 wait on each, which keeps
+/// tee. Chunks are shared between lanes, not copied; at most 4 wait on each, which keeps
 /// memory flat when the disk or the hash falls behind the network.
 ///
 /// Unchecked `Sendable`: one task writes to it, one chunk after another. `hasher` is touched
