@@ -150,6 +150,45 @@ struct ChunkIndexTests {
         }
     }
 
+    @Test(
+        "The key table finds every block with a key, even when a crafted index puts every key in one bucket",
+        arguments: [false, true]
+    )
+    func keyTable(oneBucket: Bool) {
+        // 5,000 blocks, keys repeating (runs of up to 7), rolling hashes spread or all sharing
+        // their top 24 bits (one bucket of 5,000 under a table of 2,048).
+        var generator = SystemRandomNumberGenerator()
+        let distinct = (0..<800).map { _ in
+            ChunkIndex.Block(
+                rolling: oneBucket
+                    ? 0xABCD_EF00 | UInt32.random(in: 0...255, using: &generator) : .random(in: 0...UInt32.max),
+                digest: .random(in: 0...UInt32.max)
+            )
+        }
+        let blocks = (0..<5_000).map { _ in distinct.randomElement(using: &generator)! }
+        let index = ChunkIndex(
+            blockSize: 4096,
+            fileSize: Int64(blocks.count) * 4096,
+            fileDigest: ContentHash.of([], using: .sha256),
+            blocks: blocks
+        )
+        let table = BlockKeyTable(index.blocks, count: blocks.count)
+        let expected = Dictionary(grouping: blocks.indices, by: { blocks[$0].key })
+        for (key, numbers) in expected {
+            let found = table.run(of: key).map { Int(table.order[$0]) }
+            #expect(found.sorted() == numbers, "key \(key)")
+        }
+        #expect(table.run(of: 0x1234_5678_9ABC_DEF0).isEmpty || expected[0x1234_5678_9ABC_DEF0] != nil)
+        var runs = 0
+        var covered = 0
+        table.forEachRun { run in
+            runs += 1
+            covered += run.count
+        }
+        #expect(runs == expected.count)
+        #expect(covered == blocks.count)
+    }
+
     @Test("A part's share of the SHA-256 checks is its share of the bytes, even for an old copy of terabytes")
     func budgetShare() {
         #expect(BlockFinder.share(of: 1_000, for: 250, of: 1_000) == 250)

@@ -70,6 +70,8 @@ package struct ChunkIndex: Sendable, Hashable {
         package var endIndex: Int { (bytes.count - ChunkIndex.headerSize) / 8 }
 
         package subscript(index: Int) -> Block {
+            // The bytes are read unchecked below: an index past the end must stop here.
+            precondition(index >= 0 && index < endIndex, "block \(index) of \(endIndex)")
             let word = bytes.withUnsafeBytes {
                 UInt64(
                     littleEndian: $0.loadUnaligned(fromByteOffset: ChunkIndex.headerSize + index * 8, as: UInt64.self)
