@@ -247,102 +247,55 @@ struct ChunkDeltaTests {
 
     @Test("A delta cut off part-way resumes: the next run fetches only the ranges it lacks")
     func resumes() async throws {
-        try await PublishedFolder.with(.nginx) { server in
-            let published = try await Published(into: server.root)
-            let local = try TemporaryFolder("delta-device")
-            let url = server.url.appendingPathComponent("Big.freshair/")
-            _ = try await device(url, in: local).run()
-            try await published.edit(regions: 20)
-
-            // The network goes after 8 ranges: the sync fails, the fetched ranges stay recorded.
-            var cut = device(url, in: local)
-            cut = BundleSync(
-                remote: url,
-                store: cut.store,
-                environment: cut.environment,
-                transport: RangesThenFailure(allowed: 8),
-                configuration: cut.configuration
-            )
-            await #expect(throws: (any Error).self) { try await cut.run() }
-            let kept = try rangesRecorded(byCutDeltaIn: local)
-            #expect(kept > 0 && kept <= 8)
-
-            let before = server.nginxRequests().count
-            let resumed = try await device(url, in: local).run()
-            let ranges = server.nginxRequests().dropFirst(before).filter { $0.status == 206 }
-            #expect(resumed.outcome == .updated)
-            #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(published.bytes))
-            #expect(ranges.count == 20 - kept, "\(ranges.count) ranges fetched after \(kept) of 20 were kept")
-        }
+        // The network goes after 8 ranges: the sync fails, the fetched ranges stay recorded.
+        try await cutDeltaResumes(folder: "delta-device", cutBy: RangesThenCut(allowed: 8))
     }
 
     @Test("A range cut in the middle of its body: the bytes it wrote are not trusted, the next run fetches it again")
     func rangeCutMidBody() async throws {
+        // After 8 whole ranges, each range delivers its first chunk with every bit flipped,
+        // then the connection drops: those bytes are written into the partial file. Exact by
+        // ranges alone: a garbled piece taken as landed would fail the file's digest and bring
+        // the file whole.
+        let resumed = try await cutDeltaResumes(
+            folder: "delta-cut-body",
+            cutBy: RangesThenCut(allowed: 8, then: .garbage)
+        )
+        #expect(resumed.bytesDownloaded < 4 << 20, "\(resumed.oneLine)")
+    }
+
+    /// Syncs a device, edits 20 regions, runs a delta through `transport` (which cuts it after
+    /// some ranges), then syncs again: the old version stays live meanwhile, and the second run
+    /// fetches exactly the ranges the first did not record.
+    @discardableResult
+    func cutDeltaResumes(folder: String, cutBy transport: some HTTPTransport) async throws -> SyncSummary {
         try await PublishedFolder.with(.nginx) { server in
             let published = try await Published(into: server.root)
-            let local = try TemporaryFolder("delta-cut-body")
+            let local = try TemporaryFolder(folder)
             let url = server.url.appendingPathComponent("Big.freshair/")
             _ = try await device(url, in: local).run()
             try await published.edit(regions: 20)
 
-            // After 8 whole ranges, each range delivers its first chunk with every bit flipped,
-            // then the connection drops: those bytes are written into the partial file.
-            var cut = device(url, in: local)
-            cut = BundleSync(
+            let plain = device(url, in: local)
+            let cut = BundleSync(
                 remote: url,
-                store: cut.store,
-                environment: cut.environment,
-                transport: RangesThenGarbage(allowed: 8),
-                configuration: cut.configuration
+                store: plain.store,
+                environment: plain.environment,
+                transport: transport,
+                configuration: plain.configuration
             )
             await #expect(throws: (any Error).self) { try await cut.run() }
             #expect(try Data(contentsOf: local.path("live/big.bin")) != Data(published.bytes), "the old version stays")
             let kept = try rangesRecorded(byCutDeltaIn: local)
             #expect(kept > 0 && kept <= 8)
 
-            // Exact by ranges alone: a garbled piece taken as landed would fail the file's digest
-            // and bring it whole.
             let before = server.nginxRequests().count
             let resumed = try await device(url, in: local).run()
             let ranges = server.nginxRequests().dropFirst(before).filter { $0.status == 206 }
             #expect(resumed.outcome == .updated)
             #expect(try Data(contentsOf: local.path("live/big.bin")) == Data(published.bytes))
             #expect(ranges.count == 20 - kept, "\(ranges.count) ranges fetched after \(kept) of 20 were kept")
-            #expect(resumed.bytesDownloaded < 4 << 20, "\(resumed.oneLine)")
-        }
-    }
-}
-
-/// Passes requests to the shared transport; after `allowed` range requests, each range's body
-/// is its first chunk with every bit flipped, then a dropped connection.
-private final class RangesThenGarbage: HTTPTransport, @unchecked Sendable {
-    private let lock = NSLock()
-    private var ranges = 0
-    let allowed: Int
-
-    init(allowed: Int) { self.allowed = allowed }
-
-    func get<Result: Sendable>(
-        _ request: HTTPGetRequest,
-        handle: (HTTPResponseHead, ResponseBody) async throws -> Result
-    ) async throws -> Result {
-        let isRange = request.headers.contains { $0.name == "Range" }
-        let garbles: Bool = lock.withLock {
-            if isRange { ranges += 1 }
-            return isRange && ranges > allowed
-        }
-        guard garbles else { return try await testTransport.get(request, handle: handle) }
-        return try await testTransport.get(request) { head, body in
-            var chunks = body.makeAsyncIterator()
-            var sent = false
-            let garbled = ResponseBody {
-                guard !sent, let first = try await chunks.next() else {
-                    throw TransportError(kind: .interrupted, url: request.url, detail: "the test cut the body")
-                }
-                sent = true
-                return first.map { ~$0 }
-            }
-            return try await handle(head, garbled)
+            return resumed
         }
     }
 }
@@ -502,7 +455,7 @@ struct PackageChunkDeltaTests {
 
             // The network goes after 8 ranges; the package had begun to unpack.
             let url = server.url.appendingPathComponent("content.tar")
-            let cut = signedPackageDevice(url, trusting: key, in: local, transport: RangesThenFailure(allowed: 8))
+            let cut = signedPackageDevice(url, trusting: key, in: local, transport: RangesThenCut(allowed: 8))
             await #expect(throws: (any Error).self) { try await cut.update() }
             let kept = try rangesRecorded(byCutDeltaIn: local)
             #expect(kept > 0 && kept <= 8)
@@ -572,26 +525,48 @@ struct PackageChunkDeltaTests {
     }
 }
 
-/// Passes requests to the shared transport until `allowed` range requests have gone through,
-/// then fails every request as a dropped connection would.
-private final class RangesThenFailure: HTTPTransport, @unchecked Sendable {
+/// Passes requests to the shared transport until `allowed` range requests have gone through;
+/// after that, each request fails as a dropped connection would (`RangesThenCut.failure`), or
+/// each range's body is its first chunk with every bit flipped, then a dropped connection
+/// (`.garbage`).
+private final class RangesThenCut: HTTPTransport, @unchecked Sendable {
+    enum Cut { case failure, garbage }
+
     private let lock = NSLock()
     private var ranges = 0
     let allowed: Int
+    let cut: Cut
 
-    init(allowed: Int) { self.allowed = allowed }
+    init(allowed: Int, then cut: Cut = .failure) {
+        self.allowed = allowed
+        self.cut = cut
+    }
 
     func get<Result: Sendable>(
         _ request: HTTPGetRequest,
         handle: (HTTPResponseHead, ResponseBody) async throws -> Result
     ) async throws -> Result {
         let isRange = request.headers.contains { $0.name == "Range" }
-        let refused: Bool = lock.withLock {
+        let isCut: Bool = lock.withLock {
             if isRange { ranges += 1 }
             return isRange && ranges > allowed
         }
-        if refused { throw TransportError(kind: .interrupted, url: request.url, detail: "the test cut the network") }
-        return try await testTransport.get(request, handle: handle)
+        guard isCut else { return try await testTransport.get(request, handle: handle) }
+        guard cut == .garbage else {
+            throw TransportError(kind: .interrupted, url: request.url, detail: "the test cut the network")
+        }
+        return try await testTransport.get(request) { head, body in
+            var chunks = body.makeAsyncIterator()
+            var sent = false
+            let garbled = ResponseBody {
+                guard !sent, let first = try await chunks.next() else {
+                    throw TransportError(kind: .interrupted, url: request.url, detail: "the test cut the body")
+                }
+                sent = true
+                return first.map { ~$0 }
+            }
+            return try await handle(head, garbled)
+        }
     }
 }
 
