@@ -4,4 +4,11 @@
 # URLSession (FoundationNetworking, hence libcurl and some thirty shared libraries) is left out:
 # breeze syncs through AsyncHTTPClient. The binary needs only glibc, libstdc++ and zlib. Its own
 # build folder, so the debug and plain release builds are left alone.
-static_build=(swift build -c release --static-swift-stdlib --disable-default-traits --build-path .build-static)
+# `--no-export-dynamic` undoes the `-export-dynamic` of Swift's static-stdlib link, which made each
+# of the binary's symbols dynamic (2.4 MB of names) for the loader to read and `dladdr` to search at
+# every start. The binary ships stripped and nothing looks its symbols up. Measured 2026-11-26
+# (hyperfine, a no-change sync of 10,000 files): start 4.8 -> 3.9 ms, the check 16.2 -> 14.3 ms,
+# peak RSS 35.7 -> 32.1 MB. Packed relative relocations (lld, `-z pack-relative-relocs`) saved
+# 3.5 MB more, but need glibc 2.36: Ubuntu 22.04 could no longer run the binary.
+static_build=(swift build -c release --static-swift-stdlib --disable-default-traits --build-path .build-static
+    -Xlinker --no-export-dynamic)
