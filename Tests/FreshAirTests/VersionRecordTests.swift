@@ -110,6 +110,48 @@ struct VersionRecordTests {
         }
     }
 
+    @Test(
+        "A files member cut anywhere is refused, though the bytes after the cut are still there; so is a record cut anywhere"
+    )
+    func cutMemberRefused() throws {
+        let digest = String(repeating: "7", count: 64)
+        let bytes = Array(
+            #"{"id":1,"source":"s","files":{"a\"b.txt":{"h":"sha256:\#(digest)","s":3},"é":{"h":"sha1:\#(digest.prefix(40))","s":12}}}"#
+                .utf8
+        )
+        let split = try #require(RecordFiles.split(bytes))
+        #expect(RecordFiles(checked: bytes, member: split.filesStart..<split.end) != nil)
+        // The bytes past each cut are still in the array: a scanner that ignored the end would accept them.
+        for cut in split.filesStart..<split.end {
+            #expect(RecordFiles(checked: bytes, member: split.filesStart..<cut) == nil, "cut at \(cut)")
+        }
+        for cut in 0..<bytes.count {
+            #expect(throws: VersionRecordError.self, "cut at \(cut)") { try VersionRecord(json: bytes[..<cut]) }
+        }
+    }
+
+    @Test("A digest with one byte that is not hex, at any of its 40 or 64 places, is refused; upper case is read")
+    func digestNotHexRefused() throws {
+        for digits in [40, 64] {
+            let digest = String(repeating: "0123456789abcdefABCDEF", count: 3).prefix(digits)
+            let algorithm = digits == 40 ? "sha1" : "sha256"
+            let valid = Array(#"{"id":1,"source":"s","files":{"a":{"h":"\#(algorithm):\#(digest)","s":3}}}"#.utf8)
+            let split = try #require(RecordFiles.split(valid))
+            #expect(RecordFiles(checked: valid, member: split.filesStart..<split.end) != nil)
+            let first = try #require(valid.firstRange(of: Array(digest.utf8))).lowerBound
+            for place in 0..<digits {
+                for byte in Array("gG/:@`\"xZ ".utf8) + [0xB0, 0xE1, 0xC1, 0xFF, 0x00] {
+                    var bytes = valid
+                    bytes[first + place] = byte
+                    #expect(
+                        RecordFiles(checked: bytes, member: split.filesStart..<split.end) == nil,
+                        "\(UnicodeScalar(byte)) at \(place) of \(digits)"
+                    )
+                }
+            }
+        }
+    }
+
     func facts(_ bytes: [UInt8]) throws -> [String: String] {
         var facts: [String: String] = [:]
         for (key, value) in try JSONReader.parse(bytes)["metadata"]?.pairs ?? [] { facts[key] = value.string }

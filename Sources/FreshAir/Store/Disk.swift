@@ -185,8 +185,23 @@ enum Disk {
         defer { _ = posix_close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw failure("read", path) }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var filled = 0
+        // Read into uninitialized memory: zeroing 1 MB first was 4% of a no-change check.
+        var failed = false
+        var bytes = [UInt8](unsafeUninitializedCapacity: Int(info.st_size)) { buffer, filled in
+            while filled < buffer.count {
+                let count = posix_read(descriptor, buffer.baseAddress! + filled, buffer.count - filled)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else {
+                    failed = count < 0
+                    return
+                }
+                filled += count
+            }
+        }
+        guard !failed else { throw failure("read", path) }
+        guard bytes.count == Int(info.st_size) else { return bytes }  // it shrank
+        // It may have grown since `fstat`: read on until the end.
+        var filled = bytes.count
         while true {
             if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: 64 << 10)) }  // it grew
             let count = bytes.withUnsafeMutableBytes {
