@@ -114,9 +114,11 @@ struct ManifestTree {
         for entry in applicable {
             let path = BundlePath.join(folder, entry.path)
             // The first entry for a path wins; two spellings of one name on a device are refused.
-            do { guard try seen.insert(path) else { continue } } catch {
+            let isNew: Bool
+            do { isNew = try seen.insert(path) } catch {
                 throw FreshAirError.manifest(ManifestError(source: source, problem: .unsafePath(error)))
             }
+            guard isNew else { continue }
             guard entry.isChildManifest else {
                 selection.files.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
                 continue
