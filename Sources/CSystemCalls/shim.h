@@ -61,3 +61,15 @@ static inline void freshair_limit_malloc_arenas(int arenas) {
     (void)arenas;
 #endif
 }
+
+/// mallopt(M_MMAP_THRESHOLD, `bytes`): every block of at least `bytes` gets pages of its own,
+/// returned when freed. Setting it also stops glibc raising it to the largest block freed so
+/// far, after which such blocks come from the heap, whose holes are kept. Does nothing where
+/// the C library is not glibc.
+static inline void freshair_fix_mmap_threshold(int bytes) {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, bytes);
+#else
+    (void)bytes;
+#endif
+}

@@ -68,6 +68,11 @@ struct PathSafetyTests {
         #expect(try paths.insert(BundlePath("Docs/other.md")))
         #expect(throws: BundlePath.Rejection.self) { try paths.insert(BundlePath("Docs/read.md")) }
         #expect(throws: BundlePath.Rejection.self) { try paths.insert(BundlePath("docs/new.md")) }  // the folder
+        // Lower case first (kept as its own folded spelling), then the same bytes, then a capital.
+        #expect(try paths.insert(BundlePath("notes/a.md")))
+        #expect(try paths.insert(BundlePath("notes/a.md")) == false)
+        #expect(throws: BundlePath.Rejection.self) { try paths.insert(BundlePath("notes/A.md")) }
+        #expect(throws: BundlePath.Rejection.self) { try paths.insert(BundlePath("Notes/b.md")) }  // the folder
         #expect(try paths.insert(BundlePath("caf\u{E9}.txt")))
         #expect(throws: BundlePath.Rejection.self) { try paths.insert(BundlePath("cafe\u{301}.txt")) }
         #expect(throws: BundlePath.Rejection.self) { try paths.insert(BundlePath("CAF\u{C9}.TXT")) }
