@@ -130,6 +130,27 @@ struct VersionRecordTests {
         }
     }
 
+    @Test("A raw control character, a quote or a byte past ASCII at any place of a long path is found")
+    func pathBytesChecked() throws {
+        let digest = String(repeating: "7", count: 64)
+        let name = "folder/sub-folder/another/file-000001.bin"
+        let bytes = Array(#"{"id":1,"source":"s","files":{"\#(name)":{"h":"sha256:\#(digest)","s":3}}}"#.utf8)
+        let split = try #require(RecordFiles.split(bytes))
+        #expect(RecordFiles(checked: bytes, member: split.filesStart..<split.end) != nil)
+        let path = try #require(bytes.firstRange(of: Array(name.utf8)))
+        for place in path {
+            // Controls must be escaped; a lone quote ends the path early; 0xFF is never UTF-8.
+            for byte: UInt8 in [0x00, 0x09, 0x0A, 0x1F, UInt8(ascii: "\""), 0xFF] {
+                var damaged = bytes
+                damaged[place] = byte
+                #expect(
+                    RecordFiles(checked: damaged, member: split.filesStart..<split.end) == nil,
+                    "\(byte) at \(place)"
+                )
+            }
+        }
+    }
+
     @Test("A digest with one byte that is not hex, at any of its 40 or 64 places, is refused; upper case is read")
     func digestNotHexRefused() throws {
         for digits in [40, 64] {

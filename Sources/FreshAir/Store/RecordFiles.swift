@@ -170,6 +170,12 @@ struct RecordFiles: Sendable, Hashable {
             var escaped = false
             var ascii = true
             index += 1
+            // Eight plain bytes at a time while there are (most of a path), then a byte at a time.
+            while end - index >= 8,
+                Self.allPlain(UnsafeRawPointer(bytes.baseAddress! + index).loadUnaligned(as: UInt64.self))
+            {
+                index += 8
+            }
             while index < end {
                 let byte = bytes[index]
                 if byte == UInt8(ascii: "\"") {
@@ -185,6 +191,17 @@ struct RecordFiles: Sendable, Hashable {
                 index += 1
             }
             return nil
+        }
+
+        /// Whether no byte of `word` ends a string or needs a look: none is a quote, a backslash,
+        /// a control character or past ASCII.
+        static func allPlain(_ word: UInt64) -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let high = ones &* 0x80
+            // The top bit of a byte below `limit` (exact while every byte is below 0x80).
+            func below(_ word: UInt64, _ limit: UInt64) -> UInt64 { (word &- ones &* limit) & ~word & high }
+            return word & high == 0 && below(word, 0x20) == 0 && below(word ^ (ones &* 0x22), 1) == 0
+                && below(word ^ (ones &* 0x5C), 1) == 0
         }
 
         /// `ALGORITHM:HEX` up to the closing quote (not taken): where the hex digits are, 40 or 64.
