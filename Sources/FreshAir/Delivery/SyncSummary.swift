@@ -70,7 +70,7 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     public var oneLine: String {
         if let package { return package.oneLine(requests: requests, bytesWasted: bytesWasted) }
         if let repository { return repository.oneLine(requests: requests, bytesWasted: bytesWasted) }
-        let time = String(format: "%.2fs", seconds) + wastedNote(bytesWasted)
+        let time = seconds.fixedPoint(2) + "s" + wastedNote(bytesWasted)
         switch outcome {
         case .alreadyCurrent:
             let how = notModified ? "304 Not Modified" : "no file changed"
