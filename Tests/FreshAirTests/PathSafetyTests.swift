@@ -108,6 +108,36 @@ struct PathSafetyTests {
         }
     }
 
+    @Test("A name listed as a file and as a folder is refused in either order (a file after its folder was dropped)")
+    func fileAndFolderEitherOrder() async throws {
+        for manifest in [
+            #"[{"filename": "a/b/c"}, {"filename": "a/b"}]"#, #"[{"filename": "a/b"}, {"filename": "a/b/c"}]"#,
+            #"[{"filename": "a/b/c"}, {"filename": "a/b"}, {"filename": "a/b"}]"#,
+        ] {
+            let tree = ManifestTree(
+                baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
+                environment: ConditionEnvironment(),
+                maxDepth: 4
+            ) { _, _, _, _ in
+                throw CancellationError()
+            }
+            await #expect {
+                _ = try await tree.select(root: Data(manifest.utf8), fetched: true)
+            } throws: { error in
+                guard case .pathConflict(let file, let folder)? = (error as? FreshAirError)?.manifestError?.problem
+                else { return false }
+                return file.string == "a/b" && folder.string == "a/b/c"
+            }
+        }
+        // A file repeated is still a repeat, and a folder shared by two files is no conflict.
+        var paths = PathCollisions()
+        #expect(try paths.insert(BundlePath("x/y.txt")))
+        #expect(try paths.insert(BundlePath("x/z.txt")))
+        #expect(try paths.insert(BundlePath("x/y.txt")) == false)
+        #expect(try paths.insert(BundlePath("x")))  // a file named as the folder: new, for the walk to refuse
+        #expect(try paths.insert(BundlePath("x")) == false)
+    }
+
     @Test("20,000 '!' and deep parentheses are a clear error, not a stack overflow")
     func conditionNesting() {
         for hostile in [

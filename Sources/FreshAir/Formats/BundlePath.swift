@@ -180,6 +180,9 @@ package struct PathCollisions: Sendable {
     private var folded: Set<String> = []
     /// Folded spelling to the first spelling seen, for the names that differ from theirs.
     private var spellings: [String: BundlePath] = [:]
+    /// Names recorded so far only as a folder above a path: a path of that name is then new,
+    /// not a repeat, so that whoever lists it finds a file that is also a folder.
+    private var foldersOnly: Set<String> = []
 
     /// An empty set.
     package init() {}
@@ -211,7 +214,8 @@ package struct PathCollisions: Sendable {
 
     /// Records `path` and every folder above it.
     ///
-    /// - Returns: `false` when exactly these bytes were recorded already (a repeated entry).
+    /// - Returns: `false` when exactly these bytes were recorded already (a repeated entry); `true`
+    ///   for a path recorded so far only as a folder, in whichever order the two come.
     /// - Throws: when `path` or one of its folders differs from an earlier one only by case or
     ///   normalization.
     @discardableResult
@@ -224,7 +228,7 @@ package struct PathCollisions: Sendable {
             let key = Self.folded(entry.string)
             if let earlier = earlier(key) {
                 // A folder seen before: the folders above it were recorded then.
-                guard earlier != entry else { return !isPath }
+                guard earlier != entry else { return !isPath || foldersOnly.remove(entry.string) != nil }
                 throw BundlePath.Rejection(
                     path: path.string,
                     reason:
@@ -237,6 +241,7 @@ package struct PathCollisions: Sendable {
             } else {
                 spellings[key] = entry
             }
+            if !isPath { foldersOnly.insert(entry.string) }
             current = entry.parent
             isPath = false
         }
