@@ -89,9 +89,8 @@ struct PathSafetyTests {
         }
     }
 
-    @Test("A manifest listing two spellings of one name is refused")
-    func manifestCollision() async throws {
-        let manifest = #"[{"filename": "Readme.md"}, {"filename": "README.md"}]"#
+    /// Walks a root manifest that has no children (loading one fails).
+    func selectRoot(_ manifest: String) async throws {
         let tree = ManifestTree(
             baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
             environment: ConditionEnvironment(),
@@ -99,8 +98,13 @@ struct PathSafetyTests {
         ) { _, _, _, _ in
             throw CancellationError()
         }
+        _ = try await tree.select(root: Data(manifest.utf8), fetched: true)
+    }
+
+    @Test("A manifest listing two spellings of one name is refused")
+    func manifestCollision() async throws {
         await #expect {
-            _ = try await tree.select(root: Data(manifest.utf8), fetched: true)
+            try await selectRoot(#"[{"filename": "Readme.md"}, {"filename": "README.md"}]"#)
         } throws: { error in
             guard let manifestError = (error as? FreshAirError)?.manifestError, case .unsafePath = manifestError.problem
             else { return false }
@@ -114,15 +118,8 @@ struct PathSafetyTests {
             #"[{"filename": "a/b/c"}, {"filename": "a/b"}]"#, #"[{"filename": "a/b"}, {"filename": "a/b/c"}]"#,
             #"[{"filename": "a/b/c"}, {"filename": "a/b"}, {"filename": "a/b"}]"#,
         ] {
-            let tree = ManifestTree(
-                baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
-                environment: ConditionEnvironment(),
-                maxDepth: 4
-            ) { _, _, _, _ in
-                throw CancellationError()
-            }
             await #expect {
-                _ = try await tree.select(root: Data(manifest.utf8), fetched: true)
+                try await selectRoot(manifest)
             } throws: { error in
                 guard case .pathConflict(let file, let folder)? = (error as? FreshAirError)?.manifestError?.problem
                 else { return false }
