@@ -55,9 +55,9 @@ extension Breeze {
         // raised glibc's threshold past the next ones, which then came from the heap and left
         // holes in it: a 100,000-file sync peaked at 84-86 MB, 73 MB with the threshold fixed
         // at 2 MB (buffers of 1 MB stay in the heap, reused). Fixing it leaves the trim threshold
-        // at 128 KB: a 1 GB sync then made 3,981 brk calls (960 and 1,811 madvise before); not
-        // yet timed apart from the run's noise, see issue #33.
-        freshair_fix_mmap_threshold(2 << 20)
+        // at 128 KB, so a 1 GB sync gave the heap's top back and took it again (3,981 brk calls);
+        // with 4 MB it makes a dozen.
+        freshair_fix_malloc_thresholds(2 << 20, 4 << 20)
         if let typo = UnknownCommand(CommandLine.arguments.dropFirst().first) {
             FileHandle.standardError.write(Data("breeze: error: \(typo)\n".utf8))
             if JSONError.requested { JSONError(message: "\(typo)", exitStatus: 64).print() }
