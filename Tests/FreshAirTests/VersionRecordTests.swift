@@ -225,6 +225,27 @@ struct VersionRecordTests {
         _ = FileManager.default.createFile(atPath: folder + "/empty", contents: Data())
         #expect(try Disk.readBytes(folder + "/empty").isEmpty)
         #expect(throws: FreshAirError.self) { try Disk.readBytes(folder + "/missing") }
+
+        // A file that grows past what `fstat` said is read to its end: a pipe says 0 bytes, and
+        // brings 200,000 in pieces.
+        let pipe = folder + "/pipe"
+        #expect(mkfifo(pipe, 0o600) == 0)
+        let sent = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        signal(SIGPIPE, SIG_IGN)  // a reader that stops early fails the test, not the process
+        let writer = Thread {
+            let descriptor = open(pipe, O_WRONLY)
+            var offset = 0
+            while offset < sent.count {
+                let count = sent[offset...].prefix(7_000).withUnsafeBytes {
+                    write(descriptor, $0.baseAddress, $0.count)
+                }
+                guard count > 0 else { break }
+                offset += count
+            }
+            close(descriptor)
+        }
+        writer.start()
+        #expect(try Disk.readBytes(pipe) == sent)
     }
 }
 

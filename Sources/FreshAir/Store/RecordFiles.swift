@@ -196,12 +196,9 @@ struct RecordFiles: Sendable, Hashable {
         /// Whether no byte of `word` ends a string or needs a look: none is a quote, a backslash,
         /// a control character or past ASCII.
         static func allPlain(_ word: UInt64) -> Bool {
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let high = ones &* 0x80
-            // The top bit of a byte below `limit` (exact while every byte is below 0x80).
-            func below(_ word: UInt64, _ limit: UInt64) -> UInt64 { (word &- ones &* limit) & ~word & high }
-            return word & high == 0 && below(word, 0x20) == 0 && below(word ^ (ones &* 0x22), 1) == 0
-                && below(word ^ (ones &* 0x5C), 1) == 0
+            word & EightBytes.high == 0 && EightBytes.below(word, 0x20) == 0
+                && EightBytes.below(word ^ EightBytes.repeating(0x22), 1) == 0
+                && EightBytes.below(word ^ EightBytes.repeating(0x5C), 1) == 0
         }
 
         /// `ALGORITHM:HEX` up to the closing quote (not taken): where the hex digits are, 40 or 64.
@@ -228,18 +225,13 @@ struct RecordFiles: Sendable, Hashable {
         /// Whether the `count` bytes at `start` (a multiple of 8) are all hex digits, checked eight
         /// at a time in one 64-bit word. Swift's `SIMD16` was slower here than a byte at a time.
         static func allHex(_ start: UnsafeRawPointer, count: Int) -> Bool {
-            let ones: UInt64 = 0x0101_0101_0101_0101
-            let high = ones &* 0x80
-            // The top bit of each byte (each below 0x80, so no carry crosses into the next):
-            // set when the byte is at least `low` and not above `top`.
-            func within(_ word: UInt64, _ low: UInt64, _ top: UInt64) -> UInt64 {
-                (word &+ ones &* (0x80 - low)) & ~(word &+ ones &* (0x7F - top)) & high
-            }
             var offset = 0
             while offset < count {
                 let word = start.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                guard word & high == 0,  // ASCII
-                    within(word, 0x30, 0x39) | within(word | ones &* 0x20, 0x61, 0x66) == high  // 0-9, a-f, A-F
+                guard word & EightBytes.high == 0,  // ASCII
+                    EightBytes.within(word, 0x30, 0x39)
+                        | EightBytes.within(word | EightBytes.repeating(0x20), 0x61, 0x66)
+                        == EightBytes.high  // 0-9, a-f, A-F
                 else { return false }
                 offset += 8
             }
@@ -259,5 +251,24 @@ struct RecordFiles: Sendable, Hashable {
             }
             return index > start ? value : nil
         }
+    }
+}
+
+/// Eight bytes in one 64-bit word, tested all at once: each answer is the top bit of each byte.
+/// The tests are exact while every byte is below 0x80 (no carry crosses into the next byte),
+/// so a caller checks `word & high == 0` first.
+private enum EightBytes {
+    static var ones: UInt64 { 0x0101_0101_0101_0101 }
+    static var high: UInt64 { ones &* 0x80 }
+
+    /// `byte` in each of the eight places.
+    static func repeating(_ byte: UInt64) -> UInt64 { ones &* byte }
+
+    /// The top bit of each byte below `limit`.
+    static func below(_ word: UInt64, _ limit: UInt64) -> UInt64 { (word &- repeating(limit)) & ~word & high }
+
+    /// The top bit of each byte at least `low` and not above `top`.
+    static func within(_ word: UInt64, _ low: UInt64, _ top: UInt64) -> UInt64 {
+        (word &+ repeating(0x80 - low)) & ~(word &+ repeating(0x7F - top)) & high
     }
 }
