@@ -122,7 +122,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         let iterator = IteratorBox(response.body.makeAsyncIterator())
         let body = ResponseBody {
             do {
-                return try await iterator.next().map { Array($0.readableBytesView) }
+                return try await iterator.next().map(ByteBufferBytes.init)
             } catch {
                 throw Self.translate(error, url: url)
             }
@@ -276,5 +276,16 @@ extension Transport {
     /// Sends FreshAir's requests through `client`: pass it to a sync as its `transport`.
     public init(_ client: AsyncHTTPClientTransport) {
         self.init(client as any HTTPTransport)
+    }
+}
+
+/// A body chunk read where SwiftNIO received it: no copy into an array, and no allocation for
+/// one, per chunk.
+private struct ByteBufferBytes: BodyBytes {
+    let buffer: ByteBuffer
+    var count: Int { buffer.readableBytes }
+
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        try buffer.withUnsafeReadableBytes(body)
     }
 }

@@ -563,7 +563,7 @@ private final class RangesThenCut: HTTPTransport, @unchecked Sendable {
                     throw TransportError(kind: .interrupted, url: request.url, detail: "the test cut the body")
                 }
                 sent = true
-                return first.map { ~$0 }
+                return first.bytes.map { ~$0 }
             }
             return try await handle(head, garbled)
         }

@@ -11,7 +11,7 @@ struct StaticFileServerTests {
     func get(_ url: URL, _ headers: [(name: String, value: String)] = []) async throws -> (HTTPResponseHead, [UInt8]) {
         try await URLSessionTransport().get(HTTPGetRequest(url: url, headers: headers)) { head, body in
             var bytes: [UInt8] = []
-            for try await chunk in body { bytes += chunk }
+            for try await chunk in body { bytes += chunk.bytes }
             return (head, bytes)
         }
     }

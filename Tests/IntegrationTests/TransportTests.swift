@@ -297,7 +297,7 @@ struct TransportTests {
             var count = 0
             var chunks = 0
             for try await chunk in body {
-                hasher.update(data: chunk)
+                chunk.withUnsafeBytes { hasher.update(bufferPointer: $0) }
                 count += chunk.count
                 chunks += 1
                 // A reader slower than loopback, so that the URLSession transport must hold back.
@@ -339,7 +339,7 @@ struct TransportTests {
                 var count: Int64 = 0
                 var chunks = 0
                 for try await chunk in body {
-                    hasher.update(chunk)
+                    chunk.withUnsafeBytes { hasher.update($0) }
                     count += Int64(chunk.count)
                     chunks += 1
                     if chunks % 50 == 0 { try await Task.sleep(for: .milliseconds(pause)) }

@@ -1,20 +1,36 @@
 import Foundation
 
+/// Bytes of a response body in whatever storage the transport received them in (an array,
+/// `Data`, SwiftNIO's `ByteBuffer`), read where they are: copying every chunk into a new array
+/// first cost a 1 GB download a copy of each byte and an allocation per chunk.
+package protocol BodyBytes: Sendable {
+    var count: Int { get }
+    func withUnsafeBytes<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result
+}
+
+extension [UInt8]: BodyBytes {}
+extension Data: BodyBytes {}
+
+extension BodyBytes {
+    /// The bytes, copied into an array (for tests and small documents).
+    package var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+}
+
 /// A response body delivered in chunks as they arrive, with back-pressure: the next chunk
 /// is read from the network only when the consumer asks for it.
 package struct ResponseBody: AsyncSequence {
-    package typealias Element = [UInt8]
+    package typealias Element = any BodyBytes
 
-    private let nextChunk: () async throws -> [UInt8]?
+    private let nextChunk: () async throws -> (any BodyBytes)?
 
     /// Wraps any iterator-like closure; `nil` ends the body.
-    package init(next: @escaping () async throws -> [UInt8]?) {
+    package init(next: @escaping () async throws -> (any BodyBytes)?) {
         self.nextChunk = next
     }
 
     package struct AsyncIterator: AsyncIteratorProtocol {
-        fileprivate let nextChunk: () async throws -> [UInt8]?
-        package mutating func next() async throws -> [UInt8]? { try await nextChunk() }
+        fileprivate let nextChunk: () async throws -> (any BodyBytes)?
+        package mutating func next() async throws -> (any BodyBytes)? { try await nextChunk() }
     }
 
     package func makeAsyncIterator() -> AsyncIterator { AsyncIterator(nextChunk: nextChunk) }
@@ -28,7 +44,7 @@ package struct ResponseBody: AsyncSequence {
         if let announced, announced > 0 { data.reserveCapacity(Int(Swift.min(announced, Int64(limit)))) }
         for try await chunk in self {
             guard data.count + chunk.count <= limit else { throw BodyTooLarge(limit: Int64(limit)) }
-            data.append(contentsOf: chunk)
+            chunk.withUnsafeBytes { data.append(contentsOf: $0) }
         }
         return data
     }

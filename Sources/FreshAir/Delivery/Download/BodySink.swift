@@ -45,7 +45,7 @@ final class BodySink: @unchecked Sendable {
     /// task itself, as the file was opened: handing 4 KB to a pool thread and waiting for it
     /// cost more than the write (two thread wake-ups per file of a 10,000-file sync). Past
     /// that, every chunk goes to the lanes, so a large body still uses two cores.
-    func write(_ chunk: [UInt8]) async throws {
+    func write(_ chunk: any BodyBytes) async throws {
         if !usesLanes, tee == nil, writtenInline + chunk.count <= Self.inlineLimit {
             try chunk.withUnsafeBytes { bytes in
                 hasher?.update(bytes)
