@@ -62,17 +62,14 @@ static inline void freshair_limit_malloc_arenas(int arenas) {
 #endif
 }
 
-/// mallopt(M_MMAP_THRESHOLD, `mmapBytes`) and mallopt(M_TRIM_THRESHOLD, `trimBytes`): every
-/// block of at least `mmapBytes` gets pages of its own, returned when freed. Setting it also
-/// stops glibc raising it to the largest block freed so far, after which such blocks come from
-/// the heap, whose holes are kept. It also stops the trim threshold following it, so that one is
-/// set too: free space at the heap's top is given back only past `trimBytes`, not at every
-/// 128 KB. Does nothing where the C library is not glibc.
-static inline void freshair_fix_malloc_thresholds(int mmapBytes, int trimBytes) {
+/// mallopt(M_MMAP_THRESHOLD, `bytes`): every block of at least `bytes` gets pages of its own,
+/// returned when freed. Setting it also stops glibc raising it to the largest block freed so
+/// far, after which such blocks come from the heap, whose holes are kept; the trim threshold
+/// then stays at its default, 128 KB. Does nothing where the C library is not glibc.
+static inline void freshair_fix_mmap_threshold(int bytes) {
 #if defined(__GLIBC__)
-    mallopt(M_MMAP_THRESHOLD, mmapBytes);
-    mallopt(M_TRIM_THRESHOLD, trimBytes);
+    mallopt(M_MMAP_THRESHOLD, bytes);
 #else
-    (void)mmapBytes; (void)trimBytes;
+    (void)bytes;
 #endif
 }

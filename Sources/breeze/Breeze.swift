@@ -54,11 +54,11 @@ extension Breeze {
         // A large table (the manifest's 14 MB, a list of 100,000 entries) freed after the walk
         // raised glibc's threshold past the next ones, which then came from the heap and left
         // holes in it: a 100,000-file sync peaked at 84-86 MB, 73 MB with the threshold fixed
-        // at 2 MB (buffers of 1 MB stay in the heap, reused). Fixing it leaves the trim threshold
-        // at 128 KB, so a 1 GB sync gave the heap's top back and took it again (about a thousand
-        // brk calls, most for the transport's copies of body chunks): 1.54 s against 1.41 s.
-        // With 4 MB (or 2 MB) it makes a dozen; a 10,000-file sync peaks 1-1.5 MB higher.
-        freshair_fix_malloc_thresholds(2 << 20, 4 << 20)
+        // at 2 MB (buffers of 1 MB stay in the heap, reused). That leaves the trim threshold at
+        // 128 KB: while the transport copied every body chunk into an array, a 1 GB sync gave the
+        // heap's top back and took it again about a thousand times (a trim threshold of 4 MB
+        // saved 0.1 s). Without that copy it makes 52, and the trim threshold is left alone.
+        freshair_fix_mmap_threshold(2 << 20)
         if let typo = UnknownCommand(CommandLine.arguments.dropFirst().first) {
             FileHandle.standardError.write(Data("breeze: error: \(typo)\n".utf8))
             if JSONError.requested { JSONError(message: "\(typo)", exitStatus: 64).print() }
