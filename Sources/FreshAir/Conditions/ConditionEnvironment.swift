@@ -128,7 +128,8 @@ public struct ConditionEnvironment: Sendable, Hashable {
     /// The hardware model (`iPad13,4`; on a simulator, the simulated one; `Mac15,3`), which
     /// any thread may read.
     private static var hardwareModel: String? {
-        if let simulated = ProcessInfo.processInfo.environment["SIMULATOR_MODEL_IDENTIFIER"] { return simulated }
+        // One variable, read as such: `ProcessInfo.environment` copies every one into a dictionary.
+        if let simulated = getenv("SIMULATOR_MODEL_IDENTIFIER") { return String(cString: simulated) }
         #if os(macOS)
         var size = 0
         guard sysctlbyname("hw.model", nil, &size, nil, 0) == 0, size > 0 else { return nil }

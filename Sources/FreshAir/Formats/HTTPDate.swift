@@ -55,15 +55,14 @@ package enum HTTPDate {
             let year = number(12, 4), let hour = number(17, 2), let minute = number(20, 2), let second = number(23, 2),
             (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
-        // Days from 1970-01-01 to the civil date (Howard Hinnant's algorithm).
-        let month = monthIndex + 1
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = shiftedYear / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
-        return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + second))
+        return CivilTime.instant(
+            year: year,
+            month: monthIndex + 1,
+            day: day,
+            hour: hour,
+            minute: minute,
+            second: second
+        )
     }
 
     /// `date` as an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`).

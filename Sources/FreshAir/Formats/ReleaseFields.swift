@@ -40,7 +40,8 @@ package struct ReleaseFields: Sendable, Hashable {
         identity = document["identity"]?.string
         sequence = document["sequence"]?.integer.map(Int.init)
         if let expiry = document["expires"]?.string {
-            guard let date = ISO8601DateFormatter().date(from: expiry) else {
+            guard let date = ISO8601Timestamp.parseUTCSeconds(expiry) ?? ISO8601DateFormatter().date(from: expiry)
+            else {
                 throw ManifestError(
                     source: source,
                     problem: .unexpectedShape("\"expires\" is not an ISO 8601 date: \(expiry)")

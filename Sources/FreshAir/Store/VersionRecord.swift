@@ -128,7 +128,7 @@ extension VersionRecord {
         self.init(
             id: id,
             source: source,
-            created: document["created"]?.string.flatMap { try? Date($0, strategy: .iso8601) }
+            created: document["created"]?.string.flatMap(ISO8601Timestamp.parse)
                 ?? Date(timeIntervalSince1970: 0),
             validators: validators,
             files: files,
@@ -193,7 +193,7 @@ extension VersionRecord {
     /// is 11 MB, which would otherwise be in memory at once, at the peak of a sync.
     func writeJSON(_ write: (UnsafeRawBufferPointer) throws -> Void) rethrows {
         var head: [(key: String, value: JSONValue)] = [
-            ("id", JSONValue(id)), ("source", .string(source)), ("created", .string(created.formatted(.iso8601))),
+            ("id", JSONValue(id)), ("source", .string(source)), ("created", .string(ISO8601Timestamp.format(created))),
         ]
         if let previous { head.append(("previous", JSONValue(previous))) }
         if let validators {
