@@ -43,7 +43,7 @@ extension BundleSync {
         for file in downloads {
             guard let hash = file.hash, hash.algorithm == .sha256, file.size != nil,
                 let index = byPath[file.path.string + ChunkIndex.suffix], index.hash != nil,
-                let old = live.files[file.path.string],
+                let old = live.file(at: file.path.string),
                 Disk.status(liveDirectory + "/" + file.path.string)?.size == old.size
             else { continue }
             let oldIndexPath = file.path.string + ChunkIndex.suffix
@@ -52,7 +52,7 @@ extension BundleSync {
                 indexURL: layout.url(for: index.path, hash: index.hash, base: baseURL),
                 oldFile: liveDirectory + "/" + file.path.string,
                 oldHash: old.hash,
-                oldIndexFile: live.files[oldIndexPath] != nil ? liveDirectory + "/" + oldIndexPath : nil
+                oldIndexFile: live.file(at: oldIndexPath) != nil ? liveDirectory + "/" + oldIndexPath : nil
             )
         }
         return sources

@@ -65,11 +65,11 @@ extension BundleSync {
         in staged: StagedVersion
     ) throws -> (
         jobs: [(download: Int, alsoAt: [BundlePath])], deltas: [Int: ChunkDeltaSource],
-        reusedRecords: [String: FileRecord]
+        reusedRecords: [FileTable.Entry]
     ) {
         var jobs: [(download: Int, alsoAt: [BundlePath])] = []
         var jobIndex: [ContentHash: Int] = [:]
-        var records: [String: FileRecord] = [:]
+        var records: [FileTable.Entry] = []
         // Sized once: a table of 100,000 files that grows by doubling holds two copies on the way.
         jobs.reserveCapacity(downloads.count)
         jobIndex.reserveCapacity(downloads.count)
@@ -84,7 +84,7 @@ extension BundleSync {
             }
             if let copy = reusable[file.path], let hash = file.hash, let size = file.size {
                 try staged.link(copy, at: file.path)
-                records[file.path.string] = FileRecord(hash: hash, size: size)
+                records.append(FileTable.Entry(path: file.path.string, record: FileRecord(hash: hash, size: size)))
                 return
             }
             if let hash = file.hash { jobIndex[hash] = jobs.count }
@@ -109,13 +109,13 @@ extension BundleSync {
     /// Links unchanged files from the live version and writes the manifests: thousands of
     /// system calls, made on the blocking pool.
     private func carryOver(
-        _ kept: [(file: SelectedFile, record: FileRecord)],
+        _ kept: [(path: BundlePath, record: FileRecord)],
         _ documents: Handover<(path: BundlePath, data: Data)>,
         into staged: StagedVersion,
         liveDirectory: String?
     ) async throws {
         try await BlockingPool.run { [staged] in
-            for (file, _) in kept { try staged.link(liveDirectory! + "/" + file.path.string, at: file.path) }
+            for (path, _) in kept { try staged.link(liveDirectory! + "/" + path.string, at: path) }
             for (path, data) in documents.take() { try staged.write(data, at: path) }
         }
     }
@@ -183,8 +183,9 @@ extension BundleSync {
     /// What an install's downloads added up to, as they landed, in order.
     /// What an install put in the staged tree.
     struct Landed {
-        /// Every file downloaded or reused, by path: becomes the version's table.
-        var records: [String: FileRecord]
+        /// Every file downloaded or reused, in the order they landed: becomes part of the
+        /// version's table (a list, not a dictionary: see ``FileTable``).
+        var records: [FileTable.Entry]
         /// Files an interrupted update left, reused (their records are in ``records``).
         var reused: Int
         /// The paths downloaded, in the order they landed.
@@ -208,7 +209,12 @@ extension BundleSync {
                 // The index came with its file (and stays beside it, for the next update).
                 let path = delta.indexFile.path
                 try staged.write(delta.indexData, at: path)
-                records[path.string] = FileRecord(hash: delta.indexFile.hash!, size: Int64(delta.indexData.count))
+                records.append(
+                    FileTable.Entry(
+                        path: path.string,
+                        record: FileRecord(hash: delta.indexFile.hash!, size: Int64(delta.indexData.count))
+                    )
+                )
                 order.append(path.string)
                 report(.downloaded(path: path.string, bytes: Int64(delta.indexData.count)))
                 bytes += Int64(delta.indexData.count)
@@ -219,7 +225,9 @@ extension BundleSync {
             for extra in paths.dropFirst() { try staged.duplicate(paths[0], at: extra) }
             for path in paths {
                 // Every bundle file is hashed as it arrives (only transient packages are not).
-                if let hash = file.hash { records[path.string] = FileRecord(hash: hash, size: file.size) }
+                if let hash = file.hash {
+                    records.append(FileTable.Entry(path: path.string, record: FileRecord(hash: hash, size: file.size)))
+                }
                 order.append(path.string)
                 report(.downloaded(path: path.string, bytes: file.size))
             }

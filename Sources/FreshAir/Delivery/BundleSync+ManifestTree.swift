@@ -18,7 +18,7 @@ extension BundleSync {
             hash,
             layout,
             limit in
-            if let hash, let record = live?.files[path.string], record.hash == hash, let liveDirectory,
+            if let hash, let record = live?.file(at: path.string), record.hash == hash, let liveDirectory,
                 let data = try await BlockingPool.run({
                     // Read and re-hashed off the cooperative pool: a tree may hold many manifests.
                     FileManager.default.contents(atPath: liveDirectory + "/" + path.string)

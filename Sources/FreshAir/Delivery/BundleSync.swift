@@ -313,7 +313,7 @@ public struct BundleSync: ContentUpdater {
         fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> SyncSummary {
-        var downloaded = Landed(records: [:], reused: 0)
+        var downloaded = Landed(records: [], reused: 0)
         let (lock, liveID) = (update.lock, update.live?.id)
         let activated = try await update.assemble { staged in
             downloaded = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
@@ -328,18 +328,17 @@ public struct BundleSync: ContentUpdater {
                     report: report
                 )
             }
-            // The downloaded files' table becomes the version's: one table of every file, not two.
+            // The downloaded files' list becomes the version's table, sorted in place: one list of
+            // every file, not two.
             var files = downloaded.records
-            downloaded.records = [:]
+            downloaded.records = []
             files.reserveCapacity(files.count + plan.kept.count + plan.written.count)
-            for (file, record) in plan.kept { files[file.path.string] = record }
-            for (file, _, record) in plan.written { files[file.path.string] = record }
-            var record = VersionRecord(
-                id: staged.id,
-                source: baseURL.absoluteString,
-                validators: root.validators,
-                files: files
-            )
+            for (path, record) in plan.kept { files.append(FileTable.Entry(path: path.string, record: record)) }
+            for (file, _, record) in plan.written {
+                files.append(FileTable.Entry(path: file.path.string, record: record))
+            }
+            var record = VersionRecord(id: staged.id, source: baseURL.absoluteString, validators: root.validators)
+            record.fileTable = FileTable(sorting: consume files)
             Self.record(tree, plannedFor: root.fingerprint, in: &record)
             return record
         }

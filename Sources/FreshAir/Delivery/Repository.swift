@@ -216,7 +216,7 @@ public struct Repository: Sendable {
             let folder = update.liveDirectory
         else { return nil }
         let data = try? await BlockingPool.run { try Disk.read(folder + "/index.json") }
-        guard let data, record.files["index.json"]?.hash == ContentHash.of(data, using: .sha256),
+        guard let data, record.file(at: "index.json")?.hash == ContentHash.of(data, using: .sha256),
             let index = try? RepositoryIndex(data: data, source: indexURL.absoluteString)
         else { return nil }
         return (index, record)
@@ -280,7 +280,7 @@ public struct Repository: Sendable {
             record.repository = id
             return record
         }
-        if let live = saved?.record, live.files["index.json"] == file {
+        if let live = saved?.record, live.file(at: "index.json") == file {
             let updated = described(live)
             if updated != live { try await update.persist(updated) }
             return

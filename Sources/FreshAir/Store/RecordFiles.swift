@@ -18,7 +18,9 @@ import Darwin
 struct RecordFiles: Sendable, Hashable {
     private let box: Box
 
-    init(_ files: [String: FileRecord]) { box = Box(.decoded(files), count: files.count) }
+    init(_ files: [String: FileRecord]) { self.init(FileTable(files)) }
+
+    init(_ table: FileTable) { box = Box(.decoded(table), count: table.count) }
 
     /// The `files` member, `bytes[member]`, or `nil` when it is not in the shape FreshAir writes.
     /// The record's bytes are kept whole, shared with the caller's array: at 100,000 files a
@@ -28,16 +30,19 @@ struct RecordFiles: Sendable, Hashable {
         box = Box(.encoded(bytes, member), count: entries)
     }
 
-    var value: [String: FileRecord] { box.value }
+    /// The files, sorted by path, decoded on first use.
+    var table: FileTable { box.table }
+    /// The files as a dictionary, made anew at each call: a sync looks paths up in ``table``.
+    var value: [String: FileRecord] { box.table.dictionary }
     /// How many files, known without decoding them (a summary's "reused" after a `304`).
     var count: Int { box.count }
 
-    static func == (lhs: Self, rhs: Self) -> Bool { lhs.box === rhs.box || lhs.value == rhs.value }
-    func hash(into hasher: inout Hasher) { hasher.combine(value) }
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.box === rhs.box || lhs.table == rhs.table }
+    func hash(into hasher: inout Hasher) { hasher.combine(table) }
 
     private enum State {
         case encoded([UInt8], Range<Int>)
-        case decoded([String: FileRecord])
+        case decoded(FileTable)
     }
 
     /// Shared by copies of one record; decoded once, under its lock.
@@ -49,14 +54,14 @@ struct RecordFiles: Sendable, Hashable {
             self.count = count
         }
 
-        var value: [String: FileRecord] {
+        var table: FileTable {
             state.withLock { state in
                 switch state {
-                case .decoded(let files): return files
+                case .decoded(let table): return table
                 case .encoded(let bytes, let member):
-                    let files = RecordFiles.decode(bytes, member, count: count)
-                    state = .decoded(files)
-                    return files
+                    let table = RecordFiles.decode(bytes, member, count: count)
+                    state = .decoded(table)
+                    return table
                 }
             }
         }
@@ -101,9 +106,10 @@ struct RecordFiles: Sendable, Hashable {
         }
     }
 
-    /// The entries of bytes `entriesInWrittenShape` accepted.
-    private static func decode(_ bytes: [UInt8], _ member: Range<Int>, count: Int) -> [String: FileRecord] {
-        var files: [String: FileRecord] = [:]
+    /// The entries of bytes `entriesInWrittenShape` accepted, in a table: FreshAir writes them
+    /// sorted by path, so they are sorted already unless another writer made the record.
+    private static func decode(_ bytes: [UInt8], _ member: Range<Int>, count: Int) -> FileTable {
+        var files: [FileTable.Entry] = []
         files.reserveCapacity(count)
         bytes.withUnsafeBufferPointer { bytes in
             var scanner = Scanner(bytes: bytes, in: member)
@@ -114,10 +120,10 @@ struct RecordFiles: Sendable, Hashable {
                     let hash = ContentHash(hex: String(decoding: bytes[hex], as: UTF8.self)),
                     scanner.take(#"","s":"#), let size = scanner.digits(), scanner.take("}")
                 else { break }  // cannot happen: the bytes were checked when the record was read
-                files[path] = FileRecord(hash: hash, size: size)
+                files.append(FileTable.Entry(path: path, record: FileRecord(hash: hash, size: size)))
             } while scanner.take(",")
         }
-        return files
+        return FileTable(sorting: consume files)
     }
 
     /// Reads the record's compact JSON by hand: one pass, no tree. It reads the bytes through a

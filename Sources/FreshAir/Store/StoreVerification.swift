@@ -56,7 +56,8 @@ extension BundleStore {
         )
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
-        for (path, expected) in record.files.sorted(by: { $0.key < $1.key }) {
+        for entry in record.fileTable.entries {
+            let (path, expected) = (entry.path, entry.record)
             report.filesChecked += 1
             let full = folder + "/" + path
             // Disk.status answers for regular files only: a link or folder in its place is missing.
@@ -70,7 +71,7 @@ extension BundleStore {
             if digest != expected.hash || size != expected.size { report.changed.append(path) }
         }
         report.extra = Self.regularFiles(under: folder)
-            .filter { record.files[$0] == nil && !Self.isSystemLitter($0) }.sorted()
+            .filter { record.file(at: $0) == nil && !Self.isSystemLitter($0) }.sorted()
         try writeDamage(
             report.isIntact ? nil : DamageMarks(version: id, paths: report.missing + report.changed + report.extra)
         )

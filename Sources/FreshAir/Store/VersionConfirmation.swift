@@ -109,7 +109,7 @@ extension BundleStore {
             RejectedContent(
                 source: record.source,
                 validators: record.validators,
-                rootDigest: record.files["manifest.json"]?.hash.hex
+                rootDigest: record.file(at: "manifest.json")?.hash.hex
             )
         )
     }

@@ -14,13 +14,21 @@ package struct VersionRecord: Sendable, Hashable {
     package var created: Date
     /// `ETag`/`Last-Modified` of the root document (manifest, package or index).
     package var validators: HTTPValidators?
-    /// Every file in the version and what it was verified to be (decoded from disk when
-    /// first read: see ``RecordFiles``).
+    /// Every file in the version and what it was verified to be, as a dictionary made at each
+    /// call from ``fileTable``: look one path up with ``file(at:)``.
     package var files: [String: FileRecord] {
         get { storedFiles.value }
         set { storedFiles = RecordFiles(newValue) }
     }
+    /// Every file in the version, sorted by path (decoded from disk when first read: see
+    /// ``RecordFiles``).
+    var fileTable: FileTable {
+        get { storedFiles.table }
+        set { storedFiles = RecordFiles(newValue) }
+    }
     private var storedFiles: RecordFiles
+    /// What the file at `path` was verified to be, or `nil` when the version has none there.
+    package func file(at path: String) -> FileRecord? { storedFiles.table[path] }
     /// How many files, without decoding them.
     package var fileCount: Int { storedFiles.count }
     /// The version that was live before this one, kept for ``BundleStore/rollBack()``.
@@ -210,11 +218,11 @@ extension VersionRecord {
         writer.write(.object(head), level: 0)
         writer.output.removeLast()  // the head's closing brace: the files follow
         writer.output.append(contentsOf: #","files":{"#.utf8)
-        let files = self.files
-        for (index, path) in files.keys.sorted().enumerated() {
-            let file = files[path]!
+        // The table is sorted by path already: the record lists files in the same order each time.
+        for (index, entry) in fileTable.entries.enumerated() {
+            let file = entry.record
             if index > 0 { writer.output.append(UInt8(ascii: ",")) }
-            writer.quote(path)
+            writer.quote(entry.path)
             writer.output.append(contentsOf: #":{"h":""#.utf8)
             // A digest's algorithm and hex are ASCII letters and digits: nothing to escape.
             writer.output.append(contentsOf: file.hash.algorithm.rawValue.utf8)

@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+
+@testable import FreshAir
+
+@Suite("A version's files: one array sorted by path, looked up by binary search")
+struct FileTableTests {
+    func record(_ byte: UInt8, size: Int64 = 1) -> FileRecord {
+        FileRecord(hash: ContentHash.of([byte], using: .sha256), size: size)
+    }
+
+    @Test("Random paths in any order: every one found, every other one not, the same as a dictionary")
+    func matchesADictionary() {
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array("ab/é.Z9-")  // a letter past ASCII, upper and lower case, a folder mark
+        var dictionary: [String: FileRecord] = [:]
+        var entries: [FileTable.Entry] = []
+        for index in 0..<3_000 {
+            let path = String((0..<Int.random(in: 1...6, using: &generator)).map { _ in alphabet.randomElement()! })
+            let entry = FileTable.Entry(path: path, record: record(UInt8(index % 251), size: Int64(index)))
+            entries.append(entry)
+            dictionary[path] = entry.record  // a path drawn twice: the later entry counts
+        }
+        let table = FileTable(sorting: entries)
+        #expect(table.count == dictionary.count)
+        #expect(table.entries.map(\.path) == dictionary.keys.sorted())
+        #expect(table.dictionary == dictionary)
+        for (path, expected) in dictionary { #expect(table[path] == expected, "\(path)") }
+        for _ in 0..<3_000 {
+            let path = String((0..<7).map { _ in alphabet.randomElement()! })  // longer than any listed
+            #expect(table[path] == nil)
+        }
+        #expect(FileTable()[""] == nil)
+    }
+
+    @Test("Of two entries for one path, the later is kept, sorted or not")
+    func laterEntryWins() {
+        let sorted = FileTable(sorting: [
+            .init(path: "a", record: record(1)), .init(path: "a", record: record(2)),
+            .init(path: "b", record: record(3)),
+        ])
+        #expect(sorted.entries.map(\.record) == [record(2), record(3)])
+        let unsorted = FileTable(sorting: [
+            .init(path: "b", record: record(3)), .init(path: "a", record: record(1)),
+            .init(path: "a", record: record(2)),
+        ])
+        #expect(unsorted == sorted)
+    }
+
+    @Test("A record another writer listed out of order and with a path twice reads as a dictionary would")
+    func unsortedRecordOnDisk() throws {
+        let hex = { (byte: UInt8) in ContentHash.of([byte], using: .sha256).hex }
+        let json = """
+            {"id":2,"source":"https://cdn.example.com/a/","created":"2026-11-27T05:10:12Z","metadata":{},\
+            "files":{"z.md":{"h":"sha256:\(hex(1))","s":1},"a.md":{"h":"sha256:\(hex(2))","s":1},\
+            "m.md":{"h":"sha256:\(hex(3))","s":1},"a.md":{"h":"sha256:\(hex(4))","s":1}}}
+            """
+        let read = try VersionRecord(json: Array(json.utf8))
+        #expect(read.fileTable.entries.map(\.path) == ["a.md", "m.md", "z.md"])
+        #expect(read.file(at: "a.md") == record(4))
+        #expect(read.file(at: "b.md") == nil)
+        // Written again, it lists each path once, in order.
+        var bytes: [UInt8] = []
+        read.writeJSON { bytes.append(contentsOf: $0) }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let positions = ["a.md", "m.md", "z.md"].map { text.range(of: "\"\($0)\"")!.lowerBound }
+        #expect(positions == positions.sorted())
+        #expect(text.components(separatedBy: "\"a.md\"").count == 2)
+    }
+
+    @Test("The planner removes exactly the live paths no longer selected, in order")
+    func plannerRemovesTheRest() throws {
+        var live = VersionRecord(id: 1, source: "http://x/")
+        live.fileTable = FileTable(sorting: (0..<500).map { .init(path: "f\($0)", record: record(UInt8($0 % 251))) })
+        let selected = try stride(from: 0, to: 1_000, by: 3).map { index in
+            SelectedFile(path: try BundlePath("f\(index)"), hash: record(UInt8(index % 251)).hash, size: 1)
+        }
+        let plan = SyncPlanner.plan(selected: selected, live: live, isIntact: { _, _ in true })
+        let expectedRemoved = (0..<500).filter { $0 % 3 != 0 }.map { "f\($0)" }.sorted()
+        #expect(plan.removed == expectedRemoved)
+        #expect(plan.kept.map(\.path.string) == (0..<500).filter { $0 % 3 == 0 }.map { "f\($0)" })
+        #expect(plan.downloads.map(\.path.string) == (500..<1_000).filter { $0 % 3 == 0 }.map { "f\($0)" })
+    }
+}
