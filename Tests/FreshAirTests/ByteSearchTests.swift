@@ -38,4 +38,18 @@ struct ByteSearchTests {
             }
         }
     }
+
+    @Test("Counts occurrences without overlap, up to a limit: a manifest's entries before they are read")
+    func counts() {
+        func count(_ needle: String, in haystack: String, limit: Int = .max) -> Int {
+            Array(haystack.utf8).withUnsafeBytes { ByteSearch.count(of: Array(needle.utf8), in: $0, limit: limit) }
+        }
+        #expect(count("aa", in: "aaaaa") == 2)
+        #expect(count("ab", in: "abxabyab") == 3)
+        #expect(count("ab", in: "abxabyab", limit: 2) == 2)
+        #expect(count("ab", in: "") == 0)
+        #expect(count("", in: "ab") == 0)
+        let manifest = #"[{"filename":"a","sha":"x"},{"filename":"b"},{"condition":"c","filename":"d"}]"#
+        #expect(count(#""filename""#, in: manifest) == 3)
+    }
 }

@@ -99,6 +99,50 @@ struct SyncTests {
         }
     }
 
+    @Test(
+        "A root manifest spilled to disk before its entries are read installs, updates and checks as one held in memory",
+        arguments: ServerKind.allCases
+    )
+    func spilledRootManifest(kind: ServerKind) async throws {
+        try await PublishedFolder.with(kind) { server in
+            let bundle = try ExampleBundle.write(in: server.root)
+            var client = try ExampleClient(published: server)
+            client.sync.configuration.spillDocumentsFrom = 0  // every fetched root goes to disk first
+            let partials = client.local.path("store/partials").path
+            func servedRoot() throws -> Data { try Data(contentsOf: bundle.appendingPathComponent("manifest.json")) }
+
+            let first = try await client.sync.run()
+            #expect(first.outcome == .updated && client.hasEmbed1)
+            #expect(first.downloaded.first == "manifest.json")
+            #expect(try Data(contentsOf: client.live.appendingPathComponent("manifest.json")) == servedRoot())
+            #expect(
+                try client.sync.store.liveRecord()?.file(at: "manifest.json")
+                    == FileRecord(hash: .of(servedRoot(), using: .sha256), size: Int64(servedRoot().count))
+            )
+            #expect(try FileManager.default.contentsOfDirectory(atPath: partials).isEmpty)
+
+            // A new root and one changed file: the root is moved in again, the rest carried over.
+            try ExampleBundle.write(in: server.root, overrides: ["Embed1.freshair/bar.md": "# Bar\n\nRevised.\n"])
+            let second = try await client.sync.run()
+            #expect(second.downloaded == ["manifest.json", "Embed1.freshair/manifest.json", "Embed1.freshair/bar.md"])
+            #expect(second.filesReused == 1)
+            #expect(try Data(contentsOf: client.live.appendingPathComponent("manifest.json")) == servedRoot())
+            #expect(client.live.appendingPathComponent("Embed1.freshair/bar.md").text == "# Bar\n\nRevised.\n")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: partials).isEmpty)
+            #expect(try client.sync.store.verify()?.isIntact == true)
+
+            // Unchanged: one 304. A new environment re-plans from the stored root, in memory.
+            let check = try await client.sync.run()
+            #expect(check.outcome == .alreadyCurrent && check.notModified)
+            var moved = client.sync
+            moved.environment = ExampleBundle.environment(appVersion: "1.1")
+            let replanned = try await moved.run()
+            #expect(replanned.outcome == .updated)
+            #expect(try Data(contentsOf: client.live.appendingPathComponent("manifest.json")) == servedRoot())
+            #expect(client.liveFiles().contains("Embed2.freshair/baz.md"))
+        }
+    }
+
     @Test("A bad hash fails the sync and leaves the whole old version live", arguments: ServerKind.allCases)
     func badHashKeepsTheOldVersion(kind: ServerKind) async throws {
         try await PublishedFolder.with(kind) { server in

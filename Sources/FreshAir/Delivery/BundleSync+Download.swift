@@ -15,7 +15,7 @@ extension BundleSync {
         fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> Landed {
-        try await carryOver(plan.kept, documents, into: staged, liveDirectory: liveDirectory)
+        try await carryOver(plan.kept, documents, placed: plan.placed, into: staged, liveDirectory: liveDirectory)
 
         let reusable = try await interruptedCopies(of: plan.downloads)
         // Large files with a chunk index and an older copy here (and none from an interrupted
@@ -111,10 +111,13 @@ extension BundleSync {
     private func carryOver(
         _ kept: [(path: BundlePath, record: FileRecord)],
         _ documents: Handover<(path: BundlePath, data: Data)>,
+        placed: [(file: SelectedFile, from: String, record: FileRecord)],
         into staged: StagedVersion,
         liveDirectory: String?
     ) async throws {
         try await BlockingPool.run { [staged] in
+            // Moved, not linked: flushed with the version like any file written now.
+            for (file, from, _) in placed { try staged.place(from, at: file.path) }
             for (path, _) in kept { try staged.link(liveDirectory! + "/" + path.string, at: path) }
             for (path, data) in documents.take() { try staged.write(data, at: path) }
         }

@@ -124,8 +124,11 @@ public struct BundleSync: ContentUpdater {
         case .finished(let summary): return summary
         case .goOn(let checked): root = checked
         }
-        let (tree, plan, documents) = try await planFrom(root, state, update: update, fetcher: fetcher)
-        root.data = Data()  // the plan's documents hold the manifests' bytes now, and let them go once written
+        // The walk takes the root's bytes from here, and lets go of them once parsed when they are
+        // spilled; the plan's documents hold the other manifests' bytes, until written.
+        let rootBytes = Handover([root.data])
+        root.data = Data()
+        let (tree, plan, documents) = try await planFrom(root, rootBytes, state, update: update, fetcher: fetcher)
         report(.planned(plan.summary))
 
         let keptCount = plan.kept.count
@@ -247,11 +250,28 @@ public struct BundleSync: ContentUpdater {
     /// tree (without the lock), raises the high-water mark and plans from digests.
     private func planFrom(
         _ root: CheckedRoot,
+        _ rootBytes: Handover<Data>,
         _ state: LocalState,
         update: StoreUpdate,
         fetcher: Fetcher
     ) async throws -> (ManifestTree.Selection, SyncPlan, documents: Handover<(path: BundlePath, data: Data)>) {
-        let rootDigest = ContentHash.of(root.data, using: .sha256).hex
+        var data = rootBytes.take()[0]
+        let digest = ContentHash.of(data, using: .sha256)
+        let rootDigest = digest.hex
+        // A large root fetched now goes to disk before its entries are read (a root read from the
+        // live version is there already, and stays in memory on this rare path: see `checkRoot`).
+        let spilled: String? =
+            if !root.notModified, data.count >= configuration.spillDocumentsFrom {
+                update.partialsPath + "/" + rootDigest + ".manifest.json"
+            } else {
+                nil
+            }
+        if let spilled {
+            // Not flushed here: moved into the version, it is flushed with it.
+            try await BlockingPool.run { [data] in try Disk.writeInPlace(data, to: spilled) }
+        }
+        let walkBytes = Handover([data])
+        data = Data()
         let acceptance = RootAcceptance(
             document: baseURL.appendingPathComponent("manifest.json"),
             markKey: baseURL.absoluteString,
@@ -279,7 +299,14 @@ public struct BundleSync: ContentUpdater {
                 liveSequence: liveSequence
             )
         }
-        var tree = try await update.withoutLock { try await walker.select(root: root.data, fetched: !root.notModified) }
+        var tree = try await update.withoutLock {
+            let bytes = walkBytes.take()[0]
+            return try await walker.select(
+                root: consume bytes,
+                fetched: !root.notModified,
+                spilledAs: spilled == nil ? nil : digest
+            )
+        }
         // The plan will hold every selected file: the selection's own list goes to it, so that
         // an install of 100,000 files does not hold each of them twice (10 MB).
         let selected = Handover(tree.files)
@@ -290,7 +317,8 @@ public struct BundleSync: ContentUpdater {
             [sequence = tree.sequence, base = state.base, damaged = state.damaged, liveDirectory = state.liveDirectory]
             in
             try acceptance.raise(sequence: sequence, digest: rootDigest)
-            return SyncPlanner.plan(selected: selected.take(), live: base) { path, record in
+            let onDisk = spilled.map { [BundlePath(trusted: "manifest.json"): $0] } ?? [:]
+            return SyncPlanner.plan(selected: selected.take(), live: base, onDisk: onDisk) { path, record in
                 !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
             }
         }
@@ -332,9 +360,12 @@ public struct BundleSync: ContentUpdater {
             // every file, not two.
             var files = downloaded.records
             downloaded.records = []
-            files.reserveCapacity(files.count + plan.kept.count + plan.written.count)
+            files.reserveCapacity(files.count + plan.kept.count + plan.written.count + plan.placed.count)
             for (path, record) in plan.kept { files.append(FileTable.Entry(path: path.string, record: record)) }
             for (file, _, record) in plan.written {
+                files.append(FileTable.Entry(path: file.path.string, record: record))
+            }
+            for (file, _, record) in plan.placed {
                 files.append(FileTable.Entry(path: file.path.string, record: record))
             }
             var record = VersionRecord(id: staged.id, source: baseURL.absoluteString, validators: root.validators)
@@ -348,10 +379,12 @@ public struct BundleSync: ContentUpdater {
         summary.outcome = .updated
         summary.version = version
         // Manifests fetched this time count as downloads too: they crossed the network.
-        let fetchedDocuments = plan.written.filter(\.file.fetched)
-        summary.downloaded = fetchedDocuments.map(\.file.path.string) + downloaded.order
+        let fetchedDocuments =
+            plan.placed.filter(\.file.fetched).map { ($0.file.path.string, $0.record.size) }
+            + plan.written.filter(\.file.fetched).map { ($0.file.path.string, $0.record.size) }
+        summary.downloaded = fetchedDocuments.map(\.0) + downloaded.order
         summary.filesDownloaded = summary.downloaded.count
-        summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + $1.record.size }
+        summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + $1.1 }
         summary.filesReused += downloaded.reused  // from an update that was killed or failed
         summary.bytesSaved = downloaded.saved
         summary.filesRemoved = plan.removed.count

@@ -47,10 +47,25 @@ struct ManifestTree {
         var layout = ContentLayout.paths
     }
 
-    func select(root data: Data, fetched: Bool) async throws -> Selection {
+    /// Selects from the root manifest `data` down. With `spilledAs`, the root's bytes are on disk
+    /// with that digest: the root is selected without them, and `data` is let go once parsed.
+    func select(
+        root data: consuming Data,
+        fetched: Bool,
+        spilledAs digest: ContentHash? = nil
+    ) async throws
+        -> Selection
+    {
         let rootPath = BundlePath(trusted: "manifest.json")
+        let size = Int64(data.count)
         var selection = Selection(files: [
-            SelectedFile(path: rootPath, hash: nil, size: Int64(data.count), contents: data, fetched: fetched)
+            SelectedFile(
+                path: rootPath,
+                hash: digest,
+                size: size,
+                contents: digest == nil ? copy data : nil,
+                fetched: fetched
+            )
         ])
         var seen = PathCollisions()
         try seen.insert(rootPath)
@@ -59,9 +74,9 @@ struct ManifestTree {
             entryLimit: maxEntries,
             source: url(for: rootPath).absoluteString
         )
-        try budget.spend(data.count)
+        try budget.spend(Int(size))
         try await walk(
-            data,
+            consume data,
             folder: nil,
             source: url(for: rootPath).absoluteString,
             depth: 0,
@@ -75,7 +90,7 @@ struct ManifestTree {
     }
 
     private func walk(
-        _ data: Data,
+        _ data: consuming Data,
         folder: BundlePath?,
         source: String,
         depth: Int,
@@ -88,6 +103,7 @@ struct ManifestTree {
             throw FreshAirError.manifest(ManifestError(source: source, problem: .tooDeep(limit: maxDepth)))
         }
         let manifest = try parse(data, source: source, isRoot: depth == 0, budget: budget)
+        _ = consume data  // a spilled root's bytes go now, before its entries are selected
         try budget.count(entries: manifest.entries.count, in: source)
         if depth == 0 {
             try acceptRoot?(manifest)

@@ -38,13 +38,16 @@ struct SyncPlan {
     var kept: [(path: BundlePath, record: FileRecord)] = []
     /// Bytes already in memory (manifests), written as they are.
     var written: [(file: SelectedFile, data: Data, record: FileRecord)] = []
+    /// Bytes already on disk (a large root manifest, spilled to the update's partials): moved
+    /// into the version.
+    var placed: [(file: SelectedFile, from: String, record: FileRecord)] = []
     /// Files to fetch from the server, in the order selected.
     var downloads: [SelectedFile] = []
     /// Live paths no longer selected.
     var removed: [String] = []
 
     /// Nothing to fetch, write or remove: the live version is already this one.
-    var changesNothing: Bool { removed.isEmpty && written.isEmpty && downloads.isEmpty }
+    var changesNothing: Bool { removed.isEmpty && written.isEmpty && placed.isEmpty && downloads.isEmpty }
 
     /// Moves the manifests' bytes out of ``written`` into a list that is let go once written:
     /// at 100,000 entries the root manifest is 14 MB, held through every download otherwise.
@@ -61,7 +64,7 @@ struct SyncPlan {
         let sizes = downloads.compactMap(\.size)
         return SyncPlanSummary(
             filesToDownload: downloads.count,
-            filesToKeep: kept.count + written.count,
+            filesToKeep: kept.count + written.count + placed.count,
             filesToRemove: removed.count,
             bytesToDownload: sizes.count == downloads.count ? sizes.reduce(0, +) : nil
         )
@@ -90,9 +93,12 @@ final class Handover<Element: Sendable>: @unchecked Sendable {
 /// without one, at all) and it is still intact on disk; `isIntact` is the caller's cheap
 /// check (size) so that a damaged file is fetched again instead of trusted.
 enum SyncPlanner {
+    /// - Parameter onDisk: files whose verified bytes are already on disk, by path, at the
+    ///   given place (a spilled root manifest): kept when the live version has them, else placed.
     static func plan(
         selected: [SelectedFile],
         live: VersionRecord?,
+        onDisk: [BundlePath: String] = [:],
         isIntact: (String, FileRecord) -> Bool
     ) -> SyncPlan {
         var plan = SyncPlan()
@@ -119,6 +125,12 @@ enum SyncPlanner {
                     plan.kept.append((file.path, existing))
                 } else {
                     plan.written.append((file, contents, record))
+                }
+            } else if let from = onDisk[file.path], let hash = file.hash, let size = file.size {
+                if let existing, existing.hash == hash {
+                    plan.kept.append((file.path, existing))
+                } else {
+                    plan.placed.append((file, from, FileRecord(hash: hash, size: size)))
                 }
             } else if let existing, file.hash == nil || file.hash == existing.hash,
                 file.size == nil || file.size == existing.size

@@ -30,4 +30,17 @@ enum ByteSearch {
             return nil
         }
     }
+
+    /// How many times `needle` occurs in `haystack` without overlapping, counting no further
+    /// than `limit`.
+    static func count(of needle: [UInt8], in haystack: UnsafeRawBufferPointer, limit: Int = .max) -> Int {
+        var (found, offset) = (0, 0)
+        while found < limit, offset < haystack.count,
+            let next = firstOffset(of: needle, in: UnsafeRawBufferPointer(rebasing: haystack[offset...]))
+        {
+            found += 1
+            offset += next + needle.count
+        }
+        return found
+    }
 }

@@ -80,6 +80,13 @@ package struct Manifest: Sendable, Hashable {
     init(data: Data, source: String, maxEntries: Int) throws(ManifestError) {
         var conditionCache: [String: Condition] = [:]
         var entries: [ManifestEntry] = []
+        // Sized once, from the number of `"filename"` keys: a list that grows by doubling ends up
+        // to twice as large as it needs (100,000 entries of 88 bytes: 11.5 MB, not 8.8), at the
+        // peak of a large bundle's sync. A key spelled with escapes is not counted; the list
+        // then grows as usual.
+        entries.reserveCapacity(
+            data.withUnsafeBytes { ByteSearch.count(of: Array(#""filename""#.utf8), in: $0, limit: maxEntries) }
+        )
         var stopped: ManifestError?
         // The list's compact text, which a signature covers in its place (13 MB for 100,000
         // entries, where their values were 37 MB): kept only when the document names
