@@ -6,7 +6,8 @@
 Beside each breeze run, in the same run and taking turns: `rclone copy --transfers 16` for the
 files, `curl -o` for the large file, both from nginx on 127.0.0.1. Each point is the median of
 `--runs` runs (3; 1 with --quick) of a cold sync into an empty folder; peak RSS is the largest of
-them. `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
+them. The "update" axis is the everyday case of a large bundle: ten of its files changed, synced
+into a folder that has the rest (each run is set back to the old content first, untimed). `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
 1 grows in proportion, 0 does not grow. Results: Benchmarks/results/scale.md, scale.json, scale.png.
 """
 import argparse, datetime, json, math, os, shutil, statistics, subprocess, sys
@@ -54,6 +55,7 @@ class Scale:
                 small_files(folder, count, max(1, count // 100), seed=count, name_digits=6, folder_digits=4)
                 sh(f"{self.breeze} generate {folder} > /dev/null")
                 open(os.path.join(folder, ".ready"), "w").close()
+            self.ten_changed(folder, f"{folder}-ten")
         for mb in self.sizes:
             folder = os.path.join(self.www, f"size-{mb}")
             if not os.path.exists(os.path.join(folder, ".ready")):
@@ -62,13 +64,35 @@ class Scale:
                 sh(f"head -c {mb << 20} /dev/urandom > {folder}/big.bin && {self.breeze} generate {folder} > /dev/null")
                 open(os.path.join(folder, ".ready"), "w").close()
 
+    def ten_changed(self, folder, changed):
+        """`folder` with ten of its files (spread over it) rewritten and its manifest generated
+        again; the other files are hard links to the originals."""
+        if os.path.exists(os.path.join(changed, ".ready")):
+            return
+        shutil.rmtree(changed, ignore_errors=True)
+        sh(f"cp -al {folder} {changed}")
+        for name in ("manifest.json", ".ready"):
+            os.unlink(os.path.join(changed, name))
+        files = sorted(os.path.join(d, f) for d, _, names in os.walk(changed) for f in names)
+        for path in files[:: max(1, len(files) // 10)][:10]:
+            size = os.path.getsize(path)
+            os.unlink(path)  # a hard link: the original keeps its bytes
+            with open(path, "wb") as out:
+                out.write(os.urandom(size))
+        sh(f"{self.breeze} generate {changed} > /dev/null")
+        open(os.path.join(changed, ".ready"), "w").close()
+
     def measure(self, axis, x, tools, corpus):
-        """Runs every tool `runs` times, taking turns, each into an empty folder; records medians."""
+        """Runs every tool `runs` times, taking turns, each into an empty folder (or, for a tool
+        given a third command, after that command, untimed); records medians."""
         sh(f"find {corpus} -type f -exec cat {{}} + > /dev/null")  # every tool finds it in the page cache
         samples = {label: [] for label in tools}
         for _ in range(self.runs):
-            for label, (command, target) in tools.items():
-                self.clean(target)
+            for label, (command, target, *prepare) in tools.items():
+                if prepare:
+                    sh(prepare[0])
+                else:
+                    self.clean(target)
                 os.sync()  # no tool pays for another's dirty pages
                 samples[label].append(timed(command, self.stats))
         for label, runs in samples.items():
@@ -109,7 +133,15 @@ class Scale:
                 self.measure("no-change", count, {
                     "breeze": (f"{b} sync {u}/files-{count}/ {o}/breeze-current", f"{o}/unused"),
                 }, os.path.join(self.www, f"files-{count}", "manifest.json"))
+                rclone = f"rclone copy :http: {o}/rclone-current --transfers 16 -q --http-url {u}"
+                sh(f"{rclone}/files-{count}/")
+                self.measure("update", count, {
+                    "breeze": (f"{b} sync {u}/files-{count}-ten/ {o}/breeze-current --concurrency 16", None,
+                               f"{b} sync {u}/files-{count}/ {o}/breeze-current --concurrency 16 > /dev/null"),
+                    "rclone copy --transfers 16": (f"{rclone}/files-{count}-ten/", None, f"{rclone}/files-{count}/"),
+                }, os.path.join(self.www, f"files-{count}-ten"))
                 self.clean(f"{o}/breeze-current")
+                self.clean(f"{o}/rclone-current")
             for mb in self.sizes:
                 self.measure("size", mb, {
                     "breeze": (f"{b} sync {u}/size-{mb}/ {o}/breeze", f"{o}/breeze"),
@@ -138,7 +170,7 @@ class Scale:
             lines.append(f"| {p['axis']} | {size} | {p['tool']} | {p['seconds']:.3f} | {p['spread'][0]:.3f}–{p['spread'][1]:.3f} | "
                          f"{p['cpu']:.2f} | {p['rss']:.1f} | {ratio} |")
         lines += ["", "| axis | tool | time exponent | peak RSS exponent | peak RSS per unit above the smallest |", "| --- | --- | ---: | ---: | ---: |"]
-        for axis, unit in (("files", "file"), ("no-change", "file"), ("size", "MB")):
+        for axis, unit in (("files", "file"), ("no-change", "file"), ("update", "file"), ("size", "MB")):
             for tool in dict.fromkeys(p["tool"] for p in self.points if p["axis"] == axis):
                 xs, seconds = series(axis, tool, "seconds")
                 _, rss = series(axis, tool, "rss")

@@ -59,6 +59,16 @@ package struct CivilTime: Sendable, Hashable {
         return Date(timeIntervalSince1970: Double(days * 86_400 + hour * 3_600 + minute * 60 + second))
     }
 
+    /// The number ASCII digits `bytes` spell (all of them digits), or `nil`.
+    package static func decimal(_ bytes: some Collection<UInt8>) -> Int? {
+        var value = 0
+        for byte in bytes {
+            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
     private static func days(inMonth month: Int, of year: Int) -> Int {
         switch month {
         case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
@@ -90,18 +100,14 @@ package enum ISO8601Timestamp {
                 divisor /= 10
             }
         }
-        put(time.year, digits: 4)
-        bytes.append(UInt8(ascii: "-"))
-        put(time.month, digits: 2)
-        bytes.append(UInt8(ascii: "-"))
-        put(time.day, digits: 2)
-        bytes.append(UInt8(ascii: "T"))
-        put(time.hour, digits: 2)
-        bytes.append(UInt8(ascii: ":"))
-        put(time.minute, digits: 2)
-        bytes.append(UInt8(ascii: ":"))
-        put(time.second, digits: 2)
-        bytes.append(UInt8(ascii: "Z"))
+        let fields: [(value: Int, digits: Int, then: Character)] = [
+            (time.year, 4, "-"), (time.month, 2, "-"), (time.day, 2, "T"),
+            (time.hour, 2, ":"), (time.minute, 2, ":"), (time.second, 2, "Z"),
+        ]
+        for field in fields {
+            put(field.value, digits: field.digits)
+            bytes.append(field.then.asciiValue!)
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 
@@ -119,14 +125,7 @@ package enum ISO8601Timestamp {
             guard b.count == 20, b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
                 b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"), b[19] == UInt8(ascii: "Z")
             else { return nil }
-            func number(_ start: Int, _ count: Int) -> Int? {
-                var value = 0
-                for byte in b[start..<start + count] {
-                    guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                    value = value * 10 + Int(byte - UInt8(ascii: "0"))
-                }
-                return value
-            }
+            func number(_ start: Int, _ count: Int) -> Int? { CivilTime.decimal(b[start..<start + count]) }
             guard let year = number(0, 4), year >= 1_970, let month = number(5, 2), let day = number(8, 2),
                 let hour = number(11, 2), let minute = number(14, 2), let second = number(17, 2)
             else { return nil }

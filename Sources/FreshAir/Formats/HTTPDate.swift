@@ -42,14 +42,7 @@ package enum HTTPDate {
         guard b.count == 29, b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
             b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20, b[26...28].elementsEqual("GMT".utf8)
         else { return nil }
-        func number(_ start: Int, _ count: Int) -> Int? {
-            var value = 0
-            for byte in b[start..<start + count] {
-                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
-                value = value * 10 + Int(byte - UInt8(ascii: "0"))
-            }
-            return value
-        }
+        func number(_ start: Int, _ count: Int) -> Int? { CivilTime.decimal(b[start..<start + count]) }
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         guard let day = number(5, 2), let monthIndex = months.firstIndex(where: { b[8..<11].elementsEqual($0.utf8) }),
             let year = number(12, 4), let hour = number(17, 2), let minute = number(20, 2), let second = number(23, 2),
