@@ -131,9 +131,26 @@ struct SyncTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: partials).isEmpty)
             #expect(try client.sync.store.verify()?.isIntact == true)
 
-            // Unchanged: one 304. A new environment re-plans from the stored root, in memory.
+            // Unchanged: one 304. The same bytes under a new date: fetched, kept, nothing left on disk.
             let check = try await client.sync.run()
             #expect(check.outcome == .alreadyCurrent && check.notModified)
+            let rootURL = bundle.appendingPathComponent("manifest.json")
+            let uploadedAt = try FileManager.default.attributesOfItem(atPath: rootURL.path)[.modificationDate] as? Date
+            try PublishedText.uploaded(rootURL, after: uploadedAt)
+            let touched = try await client.sync.run()
+            #expect(touched.outcome == .alreadyCurrent && !touched.notModified)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: partials).isEmpty)
+
+            // A root that fails to parse: the sync fails; the live version and an empty partials
+            // folder stay.
+            let goodRoot = try servedRoot()
+            try PublishedText.write(#"[{"filename": "#, to: rootURL)
+            await #expect(throws: (any Error).self) { try await client.sync.run() }
+            #expect(client.live.appendingPathComponent("Embed1.freshair/bar.md").text == "# Bar\n\nRevised.\n")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: partials).isEmpty)
+            try PublishedText.write(String(decoding: goodRoot, as: UTF8.self), to: rootURL)
+
+            // A new environment re-plans from the stored root, in memory.
             var moved = client.sync
             moved.environment = ExampleBundle.environment(appVersion: "1.1")
             let replanned = try await moved.run()

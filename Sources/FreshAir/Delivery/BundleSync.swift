@@ -258,18 +258,10 @@ public struct BundleSync: ContentUpdater {
         var data = rootBytes.take()[0]
         let digest = ContentHash.of(data, using: .sha256)
         let rootDigest = digest.hex
-        // A large root fetched now goes to disk before its entries are read (a root read from the
-        // live version is there already, and stays in memory on this rare path: see `checkRoot`).
-        let spilled: String? =
-            if !root.notModified, data.count >= configuration.spillDocumentsFrom {
-                update.partialsPath + "/" + rootDigest + ".manifest.json"
-            } else {
-                nil
-            }
-        if let spilled {
-            // Not flushed here: moved into the version, it is flushed with it.
-            try await BlockingPool.run { [data] in try Disk.writeInPlace(data, to: spilled) }
-        }
+        let spilled = try await spill(data, named: rootDigest, unless: root.notModified, into: update)
+        // A walk or plan that fails leaves no spilled root behind, nor one the plan keeps.
+        var placesSpilled = false
+        defer { if !placesSpilled, let spilled { try? Disk.remove(spilled) } }
         let walkBytes = Handover([data])
         data = Data()
         let acceptance = RootAcceptance(
@@ -325,7 +317,27 @@ public struct BundleSync: ContentUpdater {
         // The manifests' bytes go to the staged folder first and are let go then, not held
         // through the downloads: nothing else reads them once planned.
         let documents = plan.handOverDocuments()
+        placesSpilled = !plan.placed.isEmpty
         return (tree, plan, documents)
+    }
+
+    /// Writes a large root fetched now to the update's partials, before its entries are read
+    /// (``SyncConfiguration/spillDocumentsFrom``), and answers where; `nil` when it stays in
+    /// memory. A root read from the live version is on disk already, and stays in memory on
+    /// that rare path (a `304` for another environment).
+    private func spill(
+        _ data: Data,
+        named digest: String,
+        unless notModified: Bool,
+        into update: StoreUpdate
+    )
+        async throws -> String?
+    {
+        guard !notModified, data.count >= configuration.spillDocumentsFrom else { return nil }
+        let path = update.partialsPath + "/" + digest + ".manifest.json"
+        // Not flushed here: moved into the version, it is flushed with it.
+        try await BlockingPool.run { try Disk.writeInPlace(data, to: path) }
+        return path
     }
 
     /// Downloads what the plan needs into a staged version (without the lock), makes it live,
