@@ -82,7 +82,8 @@ def peak(command):
 
     Not `os.wait4` on a child of this process: Linux carries a process's peak RSS across
     `fork` and `exec`, so a child of a Python holding a 1,000,000-entry manifest it built reports
-    the Python's peak, not its own (every case read 132 or 165 MB, whatever breeze did)."""
+    the larger of the Python's peak and its own (every case read 132 or 165 MB, whatever the
+    release build did)."""
     with tempfile.NamedTemporaryFile("r") as stats:
         process = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", stats.name] + command,
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
