@@ -198,7 +198,7 @@ struct TarWriter {
             for (index, byte) in bytes.enumerated() { header[offset + index] = byte }
         }
         func octal(_ value: Int64, width: Int) -> [UInt8] {
-            Array(String(value, radix: 8).leftPadded(to: width - 1).utf8) + [0]
+            Array(String(value, radix: 8).zeroPadded(to: width - 1).utf8) + [0]
         }
         put(name, at: 0)
         put(octal(Int64(mode), width: 8), at: 100)
@@ -211,18 +211,12 @@ struct TarWriter {
         put(Array("ustar\0".utf8), at: 257)
         put(Array("00".utf8), at: 263)
         let checksum = header.reduce(0) { $0 + Int64($1) }
-        put(Array(String(checksum, radix: 8).leftPadded(to: 6).utf8) + [0, UInt8(ascii: " ")], at: 148)
+        put(Array(String(checksum, radix: 8).zeroPadded(to: 6).utf8) + [0, UInt8(ascii: " ")], at: 148)
         try header.withUnsafeBytes { try sink.write($0) }
     }
 
     private func pad(_ size: Int64) throws {
         let padding = Int((512 - size % 512) % 512)
         if padding > 0 { try [UInt8](repeating: 0, count: padding).withUnsafeBytes { try sink.write($0) } }
-    }
-}
-
-private extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

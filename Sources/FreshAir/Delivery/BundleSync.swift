@@ -391,12 +391,12 @@ public struct BundleSync: ContentUpdater {
         summary.outcome = .updated
         summary.version = version
         // Manifests fetched this time count as downloads too: they crossed the network.
-        let fetchedDocuments =
+        let fetchedDocuments: [(path: String, size: Int64)] =
             plan.placed.filter(\.file.fetched).map { ($0.file.path.string, $0.record.size) }
             + plan.written.filter(\.file.fetched).map { ($0.file.path.string, $0.record.size) }
-        summary.downloaded = fetchedDocuments.map(\.0) + downloaded.order
+        summary.downloaded = fetchedDocuments.map(\.path) + downloaded.order
         summary.filesDownloaded = summary.downloaded.count
-        summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + $1.1 }
+        summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + $1.size }
         summary.filesReused += downloaded.reused  // from an update that was killed or failed
         summary.bytesSaved = downloaded.saved
         summary.filesRemoved = plan.removed.count

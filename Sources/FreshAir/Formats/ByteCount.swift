@@ -30,6 +30,14 @@ extension Double {
         let fraction = String(units % scale)
         let sign = self < 0 && units != 0 ? "-" : ""
         guard places > 0 else { return sign + String(units) }
-        return sign + String(units / scale) + "." + String(repeating: "0", count: places - fraction.count) + fraction
+        return sign + String(units / scale) + "." + fraction.zeroPadded(to: places)
+    }
+}
+
+extension String {
+    /// The text with zeros in front up to `width` characters (`"7"` to `"07"`); as it is when it
+    /// is that long already.
+    package func zeroPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

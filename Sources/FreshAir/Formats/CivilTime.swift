@@ -90,25 +90,9 @@ package enum ISO8601Timestamp {
     package static func format(_ date: Date) -> String {
         let time = CivilTime(date)
         guard (1_970...9_999).contains(time.year) else { return date.formatted(.iso8601) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(20)
-        func put(_ value: Int, digits: Int) {
-            var divisor = 1
-            for _ in 1..<digits { divisor *= 10 }
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-                divisor /= 10
-            }
-        }
-        let fields: [(value: Int, digits: Int, then: Character)] = [
-            (time.year, 4, "-"), (time.month, 2, "-"), (time.day, 2, "T"),
-            (time.hour, 2, ":"), (time.minute, 2, ":"), (time.second, 2, "Z"),
-        ]
-        for field in fields {
-            put(field.value, digits: field.digits)
-            bytes.append(field.then.asciiValue!)
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        func two(_ value: Int) -> String { String(value).zeroPadded(to: 2) }
+        let day = "\(String(time.year).zeroPadded(to: 4))-\(two(time.month))-\(two(time.day))"
+        return "\(day)T\(two(time.hour)):\(two(time.minute)):\(two(time.second))Z"
     }
 
     /// The instant `text` names: the form above on bytes, any other ISO 8601 form (fractions,

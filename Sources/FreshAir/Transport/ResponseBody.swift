@@ -12,7 +12,7 @@ extension [UInt8]: BodyBytes {}
 extension Data: BodyBytes {}
 
 extension BodyBytes {
-    /// The bytes, copied into an array (for tests and small documents).
+    /// The bytes, copied into an array (tests read bodies so).
     package var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 }
 
