@@ -82,3 +82,33 @@ struct FileTableTests {
         #expect(plan.downloads.map(\.path.string) == (500..<1_000).filter { $0 % 3 == 0 }.map { "f\($0)" })
     }
 }
+
+@Suite("Files listing the same bytes: found by sorting digests, fetched once")
+struct SameContentTests {
+    @Test(
+        "Each file names the first file with its digest, the same answer as a dictionary; a file without one names none"
+    )
+    func matchesADictionary() {
+        var generator = SystemRandomNumberGenerator()
+        var files: [SelectedFile] = []
+        for index in 0..<5_000 {
+            // Few distinct digests, of both algorithms, so that most files share one.
+            let seed = [UInt8.random(in: 0..<40, using: &generator)]
+            let hash: ContentHash? =
+                switch index % 5 {
+                case 0: nil
+                case 1: ContentHash.of(seed, using: .sha1)
+                default: ContentHash.of(seed, using: .sha256)
+                }
+            files.append(SelectedFile(path: BundlePath(trusted: "f\(index)"), hash: hash, size: 1))
+        }
+        var first: [ContentHash: Int] = [:]
+        let expected = files.indices.map { position -> Int32 in
+            guard let hash = files[position].hash else { return -1 }
+            if first[hash] == nil { first[hash] = position }
+            return Int32(first[hash]!)
+        }
+        #expect(BundleSync.sameContent(files) == expected)
+        #expect(BundleSync.sameContent([]) == [])
+    }
+}

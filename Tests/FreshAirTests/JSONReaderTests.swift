@@ -139,6 +139,24 @@ struct JSONReaderTests {
         }
     }
 
+    @Test("A streamed element comes with where its text ends, so that a mapped file's reader can let go behind it")
+    func streamedElementEnds() throws {
+        let text = Array(#"{"files": [ {"a": [1, 2]} , "b",3 ], "x": 0}"#.utf8)
+        var ends: [Int] = []
+        _ = try JSONReader.parse(
+            text,
+            streaming: "files",
+            positioned: { _, end in
+                ends.append(end)
+                return true
+            }
+        )
+        let expected = ["{\"a\": [1, 2]}", "\"b\"", "3"].map { element in
+            text.indices.first { text[$0...].starts(with: Array(element.utf8)) }! + element.utf8.count
+        }
+        #expect(ends == expected)
+    }
+
     @Test("A streamed list stops when its reader says so, and a syntax error after an element is still one")
     func streamedListStops() {
         var count = 0

@@ -68,18 +68,21 @@ extension BundleSync {
         reusedRecords: [FileTable.Entry]
     ) {
         var jobs: [(download: Int, alsoAt: [BundlePath])] = []
-        var jobIndex: [ContentHash: Int] = [:]
         var records: [FileTable.Entry] = []
         // Sized once: a table of 100,000 files that grows by doubling holds two copies on the way.
         jobs.reserveCapacity(downloads.count)
-        jobIndex.reserveCapacity(downloads.count)
+        // Identical bytes found by sorting, not by a dictionary of digests (13 MB at 100,000
+        // files): each file's group, and the job its group has once one is made.
+        let group = Self.sameContent(downloads)
+        var jobOfGroup = [Int32](repeating: -1, count: downloads.count)
         let indexesWithDeltas = Set(deltas.values.map(\.index.path))
         var deltaOfJob: [Int: ChunkDeltaSource] = [:]
         var indexesFetchedByDeltas: Set<BundlePath> = []
         func add(_ position: Int) throws {
             let file = downloads[position]
-            if let hash = file.hash, let index = jobIndex[hash] {
-                jobs[index].alsoAt.append(file.path)
+            let sameAs = Int(group[position])
+            if sameAs >= 0, jobOfGroup[sameAs] >= 0 {
+                jobs[Int(jobOfGroup[sameAs])].alsoAt.append(file.path)
                 return
             }
             if let copy = reusable[file.path], let hash = file.hash, let size = file.size {
@@ -87,7 +90,7 @@ extension BundleSync {
                 records.append(FileTable.Entry(path: file.path.string, record: FileRecord(hash: hash, size: size)))
                 return
             }
-            if let hash = file.hash { jobIndex[hash] = jobs.count }
+            if sameAs >= 0 { jobOfGroup[sameAs] = Int32(jobs.count) }
             if let delta = deltas[file.path] {
                 deltaOfJob[jobs.count] = delta
                 indexesFetchedByDeltas.insert(delta.index.path)
@@ -104,6 +107,26 @@ extension BundleSync {
             try add(position)
         }
         return (jobs, deltaOfJob, records)
+    }
+
+    /// For each file, the position of the first file listing the same digest (its own, for
+    /// the first), or -1 for a file listed without one.
+    static func sameContent(_ files: [SelectedFile]) -> [Int32] {
+        var order: [Int32] = []
+        order.reserveCapacity(files.count)
+        for position in files.indices where files[position].hash != nil { order.append(Int32(position)) }
+        // Of equal digests, the first listed leads.
+        order.sort { left, right in
+            let (a, b) = (files[Int(left)].hash!, files[Int(right)].hash!)
+            return a == b ? left < right : a < b
+        }
+        var first = [Int32](repeating: -1, count: files.count)
+        var leader: Int32 = -1
+        for (rank, position) in order.enumerated() {
+            if rank == 0 || files[Int(position)].hash != files[Int(order[rank - 1])].hash { leader = position }
+            first[Int(position)] = leader
+        }
+        return first
     }
 
     /// Links unchanged files from the live version and writes the manifests: thousands of

@@ -49,10 +49,13 @@ struct ManifestTree {
 
     /// Selects from the root manifest `data` down. With `spilledAs`, the root's bytes are on disk
     /// with that digest: the root is selected without them, and `data` is let go once parsed.
+    /// `letGo` is told, as the root's list is read, which of its bytes are read (see
+    /// `MappedFile`).
     func select(
         root data: consuming Data,
         fetched: Bool,
-        spilledAs digest: ContentHash? = nil
+        spilledAs digest: ContentHash? = nil,
+        letGo: ((_ before: Int) -> Void)? = nil
     ) async throws
         -> Selection
     {
@@ -83,7 +86,8 @@ struct ManifestTree {
             layout: .paths,
             into: &selection,
             seen: &seen,
-            budget: budget
+            budget: budget,
+            letGo: letGo
         )
         try checkNoFileIsAlsoAFolder(selection.files)
         return selection
@@ -97,12 +101,13 @@ struct ManifestTree {
         layout rootLayout: ContentLayout,
         into selection: inout Selection,
         seen: inout PathCollisions,
-        budget: ManifestBudget
+        budget: ManifestBudget,
+        letGo: ((_ before: Int) -> Void)? = nil
     ) async throws {
         guard depth <= maxDepth else {
             throw FreshAirError.manifest(ManifestError(source: source, problem: .tooDeep(limit: maxDepth)))
         }
-        let manifest = try parse(data, source: source, isRoot: depth == 0, budget: budget)
+        let manifest = try parse(data, source: source, isRoot: depth == 0, budget: budget, letGo: letGo)
         _ = consume data  // a spilled root's bytes go now, before its entries are selected
         try budget.count(entries: manifest.entries.count, in: source)
         if depth == 0 {
@@ -169,9 +174,15 @@ struct ManifestTree {
 
     /// Reads one manifest of the tree, within what the tree's budget has left; with keys, the
     /// root must be signed by them and every child must give each entry's digest.
-    private func parse(_ data: Data, source: String, isRoot: Bool, budget: ManifestBudget) throws -> Manifest {
+    private func parse(
+        _ data: Data,
+        source: String,
+        isRoot: Bool,
+        budget: ManifestBudget,
+        letGo: ((_ before: Int) -> Void)?
+    ) throws -> Manifest {
         do {
-            let manifest = try Manifest(data: data, source: source, maxEntries: budget.entriesLeft)
+            let manifest = try Manifest(data: data, source: source, maxEntries: budget.entriesLeft, letGo: letGo)
             if let keys {
                 if isRoot {
                     try manifest.verify(keys, source: source)

@@ -7,7 +7,7 @@ import Foundation
 /// The digest is held as its bytes, inline: a bundle's plan and records hold one or two per
 /// file, and as hex text each was a string of its own on the heap (about 100 bytes more per
 /// hash, and 21 MB of a 100,000-file sync's peak).
-package struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable {
+package struct ContentHash: Sendable, Hashable, Comparable, CustomStringConvertible, Codable {
     /// Which function produced the digest.
     package enum Algorithm: String, Sendable, Hashable, Codable {
         /// SHA-1, the original FreshAir manifests' digest (40 hex digits).
@@ -93,6 +93,12 @@ package struct ContentHash: Sendable, Hashable, CustomStringConvertible, Codable
 
     package static func == (left: ContentHash, right: ContentHash) -> Bool {
         left.algorithm == right.algorithm && left.words == right.words
+    }
+
+    /// An order on digests (SHA-1 before SHA-256, then by bytes), so that equal digests can be
+    /// found by sorting rather than in a dictionary.
+    package static func < (left: ContentHash, right: ContentHash) -> Bool {
+        left.algorithm != right.algorithm ? left.algorithm == .sha1 : left.words < right.words
     }
 
     package func hash(into hasher: inout Hasher) {

@@ -77,7 +77,10 @@ package struct Manifest: Sendable, Hashable {
     ///
     /// Entries are read as the parser reaches them, each turned into a `ManifestEntry` and its
     /// JSON let go: the document's list is never a tree of values (for 100,000 entries, 37 MB).
-    init(data: Data, source: String, maxEntries: Int) throws(ManifestError) {
+    ///
+    /// `letGo`, when given, is told as the list is read that the bytes before an offset are not
+    /// needed again soon: a mapped document hands their pages back (see `MappedFile`).
+    init(data: Data, source: String, maxEntries: Int, letGo: ((_ before: Int) -> Void)? = nil) throws(ManifestError) {
         var conditionCache: [String: Condition] = [:]
         var entries: [ManifestEntry] = []
         // Sized once, from the number of `"filename"` keys: a list that grows by doubling ends up
@@ -93,9 +96,11 @@ package struct Manifest: Sendable, Hashable {
         // `signatures` at all. A key spelled with escapes is not found so; see `release(of:)`.
         let named = data.withUnsafeBytes { ByteSearch.firstOffset(of: Array(ManifestSignature.member.utf8), in: $0) }
         var listText: [UInt8]? = named == nil ? nil : []
+        letGo?(data.count)  // both searches read every byte; the parse reads them again in order
         let document: JSONValue
         do throws(JSONSyntaxError) {
-            document = try JSONReader.parse(data, streaming: "files") { item in
+            document = try JSONReader.parse(data, streaming: "files") { item, end in
+                if entries.count % 1024 == 1023 { letGo?(end) }
                 if listText?.isEmpty == false { listText?.append(UInt8(ascii: ",")) }
                 listText?.append(contentsOf: item.serializedBytes(indent: 0))
                 guard entries.count < maxEntries else {

@@ -37,6 +37,17 @@ package enum JSONReader {
         streaming key: String,
         _ element: (JSONValue) -> Bool
     ) throws(JSONSyntaxError) -> JSONValue {
+        try parse(bytes, lenient: lenient, streaming: key, positioned: { value, _ in element(value) })
+    }
+
+    /// Parses as ``parse(_:lenient:streaming:_:)`` does, and tells `element` also where the
+    /// element's text ends in `bytes`: the reader of a mapped file lets go of what lies before.
+    package static func parse(
+        _ bytes: some Collection<UInt8>,
+        lenient: Bool = false,
+        streaming key: String,
+        positioned element: (JSONValue, _ end: Int) -> Bool
+    ) throws(JSONSyntaxError) -> JSONValue {
         try withoutActuallyEscaping(element) { element throws(JSONSyntaxError) in
             let stream = Stream(key: key, element: element)
             if let utf8 = transcodedFromUTF16(bytes) {
@@ -54,7 +65,7 @@ package enum JSONReader {
     /// The list whose elements are handed over as they are read, and to what.
     private struct Stream {
         let key: String
-        let element: (JSONValue) -> Bool
+        let element: (JSONValue, _ end: Int) -> Bool
     }
 
     /// UTF-16 text (with a byte-order mark, or told by the zero bytes of its ASCII start, as
@@ -226,7 +237,7 @@ package enum JSONReader {
                     return .array([])
                 }
                 let start = index
-                guard element(try value(depth: depth + 1)) else { throw failure("stopped", at: start) }
+                guard element(try value(depth: depth + 1), index) else { throw failure("stopped", at: start) }
                 count += 1
                 let separator = try peek(expecting: "',' or ']'")
                 index += 1
