@@ -57,16 +57,18 @@ struct SyncPlannerTests {
 
     @Test func manifestsInMemoryAreWrittenOnlyWhenTheyChanged() {
         let bytes = Data("[]".utf8)
-        var manifest = selected("manifest.json", nil)
-        manifest.contents = bytes
+        let manifest = selected("manifest.json", nil)
+        let documents = [manifest.path: SelectedDocument(data: bytes, fetched: true)]
         let unchanged = SyncPlanner.plan(
             selected: [manifest],
+            documents: documents,
             live: live(["manifest.json": .of(bytes, using: .sha256)]),
             isIntact: { _, _ in true }
         )
         #expect(unchanged.changesNothing)
         let changed = SyncPlanner.plan(
             selected: [manifest],
+            documents: documents,
             live: live(["manifest.json": a]),
             isIntact: { _, _ in true }
         )

@@ -36,6 +36,53 @@ struct SyncTests {
         }
     }
 
+    @Test(
+        "The version's record: each file as it landed, whether its entry gave a digest, a size, neither, or the same bytes as another",
+        arguments: ServerKind.allCases
+    )
+    func recordOfWhatLanded(kind: ServerKind) async throws {
+        try await PublishedFolder.with(kind) { server in
+            let files = [
+                "plain.txt": "no digest, no size\n", "one.txt": "twice\n", "two.txt": "twice\n", "old.txt": "sha-1\n",
+            ]
+            let bundle = server.root.appendingPathComponent("records")
+            for (path, text) in files {
+                try PublishedFile.write(Data(text.utf8), to: bundle.appendingPathComponent(path))
+            }
+            func digest(_ path: String, _ algorithm: ContentHash.Algorithm = .sha256) -> String {
+                ContentHash.of(Array(files[path]!.utf8), using: algorithm).hex
+            }
+            let manifest = """
+                [{"filename": "plain.txt"},
+                 {"filename": "one.txt", "sha": "\(digest("one.txt"))", "size": 6},
+                 {"filename": "two.txt", "sha": "\(digest("two.txt"))"},
+                 {"filename": "old.txt", "sha": "\(digest("old.txt", .sha1))"}]
+                """
+            try PublishedFile.write(Data(manifest.utf8), to: bundle.appendingPathComponent("manifest.json"))
+            let client = try ExampleClient(published: server, path: "records")
+            let summary = try await client.sync.run()
+            #expect(summary.outcome == .updated)
+            let record = try #require(try client.sync.store.liveRecord())
+            // Without a digest in its entry, a file is recorded with the one it arrived with.
+            #expect(
+                record.file(at: "plain.txt")
+                    == FileRecord(hash: .of(Array(files["plain.txt"]!.utf8), using: .sha256), size: 19)
+            )
+            // The same bytes at two paths: fetched once, both recorded, the size as it arrived.
+            #expect(record.file(at: "one.txt") == FileRecord(hash: ContentHash(hex: digest("one.txt"))!, size: 6))
+            #expect(record.file(at: "two.txt") == FileRecord(hash: ContentHash(hex: digest("two.txt"))!, size: 6))
+            #expect(
+                record.file(at: "old.txt") == FileRecord(hash: ContentHash(hex: digest("old.txt", .sha1))!, size: 6)
+            )
+            #expect(record.fileCount == 5)
+            #expect(try client.sync.store.verify()?.isIntact == true)
+            // The next check keeps every file: each record matches its entry.
+            try PublishedFile.write(Data((manifest + " ").utf8), to: bundle.appendingPathComponent("manifest.json"))
+            let again = try await client.sync.run()
+            #expect(again.downloaded == ["manifest.json"])
+        }
+    }
+
     @Test("An unchanged check is one request answered 304", arguments: ServerKind.allCases)
     func unchangedCheckIsOne304(kind: ServerKind) async throws {
         try await PublishedFolder.with(kind) { server in

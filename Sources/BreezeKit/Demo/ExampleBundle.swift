@@ -84,8 +84,8 @@ enum ManifestJSON {
 /// Writes a file for a web server to publish, making sure a changed file's modification
 /// time moves forward: servers derive `ETag` and `Last-Modified` from it at one-second
 /// resolution, and an edit within the same second would otherwise look unchanged.
-enum PublishedFile {
-    static func write(_ data: Data, to url: URL) throws {
+package enum PublishedFile {
+    package static func write(_ data: Data, to url: URL) throws {
         let manager = FileManager.default
         if manager.contents(atPath: url.path) == data { return }
         let previous = (try? manager.attributesOfItem(atPath: url.path)[.modificationDate]) as? Date

@@ -303,26 +303,43 @@ public struct BundleSync: ContentUpdater {
                 letGo: mapped.map { mapped in { mapped.letGo(before: $0) } }
             )
         }
-        // The plan will hold every selected file: the selection's own list goes to it, so that
-        // an install of 100,000 files does not hold each of them twice (10 MB).
-        let selected = Handover(tree.files)
-        tree.files = []
-        // Raising the mark and checking every live file's size (thousands of `lstat`s) is disk
-        // work: the blocking pool's.
-        var plan = try await BlockingPool.run {
-            [sequence = tree.sequence, base = state.base, damaged = state.damaged, liveDirectory = state.liveDirectory]
-            in
+        var plan = try await plan(&tree, state, spilled: spilled) { sequence in
             try acceptance.raise(sequence: sequence, digest: rootDigest)
-            let onDisk = spilled.map { [BundlePath(trusted: "manifest.json"): $0] } ?? [:]
-            return SyncPlanner.plan(selected: selected.take(), live: base, onDisk: onDisk) { path, record in
-                !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
-            }
         }
         // The manifests' bytes go to the staged folder first and are let go then, not held
         // through the downloads: nothing else reads them once planned.
         let documents = plan.handOverDocuments()
         placesSpilled = !plan.placed.isEmpty
         return (tree, plan, documents)
+    }
+
+    /// Plans from the selection, which goes to the plan: its list of files (and the manifests'
+    /// bytes) are moved, not copied, so that an install of 100,000 files does not hold each of
+    /// them twice. Raising the mark first (`raise`) and checking every live file's size
+    /// (thousands of `lstat`s) is disk work: the blocking pool's.
+    private func plan(
+        _ tree: inout ManifestTree.Selection,
+        _ state: LocalState,
+        spilled: String?,
+        raise: @escaping @Sendable (Int?) throws -> Void
+    ) async throws -> SyncPlan {
+        let selected = Handover(tree.files)
+        let documents = Handover([tree.documents])
+        (tree.files, tree.documents) = ([], [:])
+        return try await BlockingPool.run {
+            [sequence = tree.sequence, base = state.base, damaged = state.damaged, liveDirectory = state.liveDirectory]
+            in
+            try raise(sequence)
+            let onDisk = spilled.map { [BundlePath(trusted: "manifest.json"): $0] } ?? [:]
+            return SyncPlanner.plan(
+                selected: selected.take(),
+                documents: documents.take()[0],
+                live: base,
+                onDisk: onDisk
+            ) { path, record in
+                !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
+            }
+        }
     }
 
     /// Writes a large root fetched now to the update's partials, before its entries are read
@@ -357,7 +374,7 @@ public struct BundleSync: ContentUpdater {
         fetcher: Fetcher,
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> SyncSummary {
-        var downloaded = Landed(records: [], reused: 0)
+        var downloaded = Landed(downloads: 0)
         let (lock, liveID) = (update.lock, update.live?.id)
         let activated = try await update.assemble { staged in
             downloaded = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
@@ -372,13 +389,15 @@ public struct BundleSync: ContentUpdater {
                     report: report
                 )
             }
-            // The downloaded files' list becomes the version's table, sorted in place: one list of
-            // every file, not two.
-            var files = downloaded.records
-            downloaded.records = []
-            files.reserveCapacity(files.count + plan.kept.count + plan.written.count + plan.placed.count)
+            // The version's table: what landed, then what was kept, written and placed, sorted in
+            // place, one list of every file.
+            var files = downloaded.table(
+                of: plan.downloads,
+                roomFor: plan.kept.count + plan.written.count + plan.placed.count
+            )
+            downloaded.sizes = []
             for (path, record) in plan.kept { files.append(FileTable.Entry(path: path.string, record: record)) }
-            for (file, _, record) in plan.written {
+            for (file, _, record, _) in plan.written {
                 files.append(FileTable.Entry(path: file.path.string, record: record))
             }
             for (file, _, record) in plan.placed {
@@ -394,10 +413,11 @@ public struct BundleSync: ContentUpdater {
         if let version { report(.activated(version: version)) }
         summary.outcome = .updated
         summary.version = version
-        // Manifests fetched this time count as downloads too: they crossed the network.
+        // Manifests fetched this time count as downloads too: they crossed the network (a placed
+        // one, a spilled root, always did).
         let fetchedDocuments: [(path: String, size: Int64)] =
-            plan.placed.filter(\.file.fetched).map { ($0.file.path.string, $0.record.size) }
-            + plan.written.filter(\.file.fetched).map { ($0.file.path.string, $0.record.size) }
+            plan.placed.map { ($0.file.path.string, $0.record.size) }
+            + plan.written.filter(\.fetched).map { ($0.file.path.string, $0.record.size) }
         summary.downloaded = fetchedDocuments.map(\.path) + downloaded.order
         summary.filesDownloaded = summary.downloaded.count
         summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + $1.size }

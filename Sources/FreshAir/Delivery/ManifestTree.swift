@@ -30,6 +30,9 @@ struct ManifestTree {
     /// The most entries all manifests of the tree may list, selected or not: memory grows with
     /// entries, and a server must not choose how much.
     var maxEntries = Int.max
+    /// Whether an unsigned root's entries are selected as they are read (`RootIntake`), rather
+    /// than from the parsed list; off only to compare the two.
+    var selectsWhileReading = true
     /// Checks the root manifest once its signature is verified, before any child is loaded:
     /// a stale or substituted root costs no further request.
     var acceptRoot: (@Sendable (Manifest) throws -> Void)?
@@ -38,6 +41,8 @@ struct ManifestTree {
     struct Selection {
         /// Every selected file, manifests included, root first; the first entry for a path wins.
         var files: [SelectedFile] = []
+        /// The bytes of the manifests among ``files``, by path (a spilled root's are on disk).
+        var documents: [BundlePath: SelectedDocument] = [:]
         /// The root manifest's publisher sequence and expiry (object form).
         var sequence: Int?
         var expires: Date?
@@ -61,15 +66,8 @@ struct ManifestTree {
     {
         let rootPath = BundlePath(trusted: "manifest.json")
         let size = Int64(data.count)
-        var selection = Selection(files: [
-            SelectedFile(
-                path: rootPath,
-                hash: digest,
-                size: size,
-                contents: digest == nil ? copy data : nil,
-                fetched: fetched
-            )
-        ])
+        var selection = Selection(files: [SelectedFile(path: rootPath, hash: digest, size: size)])
+        if digest == nil { selection.documents[rootPath] = SelectedDocument(data: copy data, fetched: fetched) }
         var seen = PathCollisions()
         try seen.insert(rootPath)
         let budget = ManifestBudget(
@@ -107,9 +105,15 @@ struct ManifestTree {
         guard depth <= maxDepth else {
             throw FreshAirError.manifest(ManifestError(source: source, problem: .tooDeep(limit: maxDepth)))
         }
-        let manifest = try parse(data, source: source, isRoot: depth == 0, budget: budget, letGo: letGo)
-        _ = consume data  // a spilled root's bytes go now, before its entries are selected
-        try budget.count(entries: manifest.entries.count, in: source)
+        let (manifest, intake) = try read(
+            consume data,
+            source: source,
+            depth: depth,
+            budget: budget,
+            letGo: letGo,
+            into: &selection,
+            seen: &seen
+        )
         if depth == 0 {
             try acceptRoot?(manifest)
             (selection.sequence, selection.expires, selection.identity, selection.layout) = (
@@ -117,7 +121,7 @@ struct ManifestTree {
             )
         }
         let layout = depth == 0 ? manifest.layout : rootLayout
-        let applicable = try entries(of: manifest, applyingHere: layout, source: source)
+        let applicable = try entries(of: manifest, applyingHere: layout, source: source, intake: intake)
         // This manifest's children are loaded together; the walk below still takes them in
         // document order, so the result is the same as loading them one by one.
         let children = try await loadAll(
@@ -126,11 +130,14 @@ struct ManifestTree {
             applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash, $0.size) }
                 .filter { !seen.contains($0.0) }
         )
-        // The root's entries at once; a child's grow the list as usual (reserving for each of
-        // many children would copy the list each time).
-        if depth == 0 {
+        // The root's entries at once (a child's grow the list: reserving for each would copy it).
+        if depth == 0, intake == nil {
             selection.files.reserveCapacity(selection.files.count + applicable.count)
             seen.reserveCapacity(applicable.count)
+        }
+        // Two spellings among the entries taken while reading: refused where the loop below would.
+        if let collision = intake?.collision {
+            throw FreshAirError.manifest(ManifestError(source: source, problem: .unsafePath(collision)))
         }
         for entry in applicable {
             let path = BundlePath.join(folder, entry.path)
@@ -150,15 +157,8 @@ struct ManifestTree {
                 } else {
                     try await load(path, entry.hash, layout, budget, wanted: claim(for: entry.size))
                 }
-            selection.files.append(
-                SelectedFile(
-                    path: path,
-                    hash: entry.hash,
-                    size: Int64(childData.count),
-                    contents: childData,
-                    fetched: fetched
-                )
-            )
+            selection.files.append(SelectedFile(path: path, hash: entry.hash, size: Int64(childData.count)))
+            selection.documents[path] = SelectedDocument(data: childData, fetched: fetched)
             try await walk(
                 childData,
                 folder: path.parent,
@@ -172,6 +172,29 @@ struct ManifestTree {
         }
     }
 
+    /// Reads one manifest of the tree and counts its entries. An unsigned root's entries are
+    /// selected as they are read (`RootIntake`): the selection and the set of names move into
+    /// the intake for the parse, and back.
+    private func read(
+        _ data: consuming Data,
+        source: String,
+        depth: Int,
+        budget: ManifestBudget,
+        letGo: ((_ before: Int) -> Void)?,
+        into selection: inout Selection,
+        seen: inout PathCollisions
+    ) throws -> (Manifest, RootIntake?) {
+        let intake =
+            depth == 0 && keys == nil && selectsWhileReading
+            ? RootIntake(environment: environment, files: [], seen: seen) : nil
+        if let intake { (intake.files, selection.files, seen) = (selection.files, [], PathCollisions()) }
+        let manifest = try parse(data, source: source, isRoot: depth == 0, budget: budget, letGo: letGo, taker: intake)
+        _ = consume data  // a spilled root's bytes go now, before its entries are selected
+        if let intake { (selection.files, seen, intake.files, intake.seen) = (intake.files, intake.seen, [], .init()) }
+        try budget.count(entries: (intake?.taken ?? 0) + manifest.entries.count, in: source)
+        return (manifest, intake)
+    }
+
     /// Reads one manifest of the tree, within what the tree's budget has left; with keys, the
     /// root must be signed by them and every child must give each entry's digest.
     private func parse(
@@ -179,10 +202,17 @@ struct ManifestTree {
         source: String,
         isRoot: Bool,
         budget: ManifestBudget,
-        letGo: ((_ before: Int) -> Void)?
+        letGo: ((_ before: Int) -> Void)?,
+        taker: RootIntake?
     ) throws -> Manifest {
         do {
-            let manifest = try Manifest(data: data, source: source, maxEntries: budget.entriesLeft, letGo: letGo)
+            let manifest = try Manifest(
+                data: data,
+                source: source,
+                maxEntries: budget.entriesLeft,
+                letGo: letGo,
+                taker: taker
+            )
             if let keys {
                 if isRoot {
                     try manifest.verify(keys, source: source)
@@ -200,26 +230,36 @@ struct ManifestTree {
 
     /// The entries of `manifest` whose conditions hold on this device, each whole: an entry
     /// this device selects must be, while a broken one it skips is another device's business.
+    /// What `intake` took while reading comes first in the document, and so in the checks.
     private func entries(
         of manifest: Manifest,
         applyingHere layout: ContentLayout,
-        source: String
+        source: String,
+        intake: RootIntake?
     ) throws -> [ManifestEntry] {
+        func failure(_ index: Int, _ entry: ManifestEntry, _ problem: ManifestEntry.Problem) -> FreshAirError {
+            .manifest(
+                ManifestError(source: source, problem: .entry(index: index, filename: entry.path.string, problem))
+            )
+        }
+        // The entries left in the manifest follow those taken: their index in the document.
+        let offset = intake?.keptFrom ?? 0
         // Most manifests select every entry on every device: then the list is shared, not copied.
         let applicable =
             manifest.entries.allSatisfy { $0.condition.evaluate(in: environment) }
             ? manifest.entries : manifest.entries.filter { $0.condition.evaluate(in: environment) }
         if case .objects = layout {
-            do { try manifest.requireObjectDigests(applicable, source: source) } catch {
+            if let (index, entry) = intake?.firstWithoutSHA256 {
+                throw failure(index, entry, entry.defect ?? .noSHA256InObjectLayout)
+            }
+            do { try manifest.requireObjectDigests(applicable, source: source, firstIndex: offset) } catch {
                 throw FreshAirError.manifest(error)
             }
         }
+        if let (index, entry) = intake?.firstBroken { throw failure(index, entry, entry.defect!) }
         if let index = manifest.entries.firstIndex(where: { $0.defect != nil && $0.condition.evaluate(in: environment) }
         ) {
-            let entry = manifest.entries[index]
-            throw FreshAirError.manifest(
-                ManifestError(source: source, problem: .entry(index: index, filename: entry.path.string, entry.defect!))
-            )
+            throw failure(offset + index, manifest.entries[index], manifest.entries[index].defect!)
         }
         return applicable
     }
@@ -297,6 +337,12 @@ struct ManifestTree {
 
     /// `a` and `a/b` cannot both be files.
     private func checkNoFileIsAlsoAFolder(_ selected: [SelectedFile]) throws {
+        // Sorted with `/` below every other byte, a file that is also a folder comes just before
+        // the first path inside it: one pass over neighbours finds whether any is, without a set
+        // of every path (4 MB at 100,000) or a string for every folder of every path. Names that
+        // differ only by normalization were refused while selecting, so bytes compare names.
+        guard Self.someFileIsAFolder(count: selected.count, path: { selected[$0].path.string }) else { return }
+        // There is one: which file, and under which folder, as a reader would look for it.
         let files = Set(selected.map(\.path.string))
         for file in selected {
             var folder = file.path.parent
@@ -312,6 +358,40 @@ struct ManifestTree {
                 folder = current.parent
             }
         }
+    }
+}
+
+extension ManifestTree {
+    /// Whether one of `count` paths (each one once) is a folder of another.
+    static func someFileIsAFolder(count: Int, path: (Int) -> String) -> Bool {
+        var order = (0..<count).map { Int32($0) }
+        order.sort { folderOrder(path(Int($0)), path(Int($1))) }
+        return zip(order, order.dropFirst()).contains { earlier, later in
+            isInside(path(Int(later)), folder: path(Int(earlier)))
+        }
+    }
+
+    /// Byte order, but with `/` below every byte: a path comes just before the paths inside it.
+    static func folderOrder(_ left: String, _ right: String) -> Bool {
+        func rank(_ byte: UInt8) -> UInt8 { byte == UInt8(ascii: "/") ? 0 : byte }
+        var left = left.utf8.makeIterator()
+        var right = right.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return false
+            case (nil, _): return true
+            case (_, nil): return false
+            case let (a?, b?) where a != b: return rank(a) < rank(b)
+            default: continue
+            }
+        }
+    }
+
+    /// Whether `path` is inside `folder` (any depth).
+    static func isInside(_ path: String, folder: String) -> Bool {
+        let (path, folder) = (path.utf8, folder.utf8)
+        return path.count > folder.count && path.starts(with: folder)
+            && path[path.index(path.startIndex, offsetBy: folder.count)] == UInt8(ascii: "/")
     }
 }
 

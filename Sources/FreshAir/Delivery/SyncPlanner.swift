@@ -1,15 +1,21 @@
 import Foundation
 
 /// A file the environment selects, from any manifest in the tree.
+///
+/// 72 bytes: a plan holds one per file (7.2 MB at 100,000). A manifest's bytes, which only a few
+/// files have, are beside the list (``SelectedDocument``), not a field of each.
 struct SelectedFile: Sendable {
     var path: BundlePath
     /// The digest its manifest lists; `nil` when existence is enough.
     var hash: ContentHash?
     var size: Int64?
-    /// The bytes, when already in memory (manifests).
-    var contents: Data?
-    /// The contents came over the network in this sync (not from the live version).
-    var fetched = false
+}
+
+/// A manifest of the tree whose bytes the walk already has, by its path.
+struct SelectedDocument: Sendable {
+    var data: Data
+    /// The bytes came over the network in this sync (not from the live version).
+    var fetched: Bool
 }
 
 /// A file a device would have, as ``BundleSync/selection()`` and
@@ -37,7 +43,7 @@ struct SyncPlan {
     /// path is kept of each selected file: 64 bytes an entry, not 144.
     var kept: [(path: BundlePath, record: FileRecord)] = []
     /// Bytes already in memory (manifests), written as they are.
-    var written: [(file: SelectedFile, data: Data, record: FileRecord)] = []
+    var written: [(file: SelectedFile, data: Data, record: FileRecord, fetched: Bool)] = []
     /// Bytes already on disk (a large root manifest, spilled to the update's partials): moved
     /// into the version.
     var placed: [(file: SelectedFile, from: String, record: FileRecord)] = []
@@ -53,10 +59,7 @@ struct SyncPlan {
     /// at 100,000 entries the root manifest is 14 MB, held through every download otherwise.
     mutating func handOverDocuments() -> Handover<(path: BundlePath, data: Data)> {
         let documents = written.map { (path: $0.file.path, data: $0.data) }
-        for index in written.indices {
-            written[index].data = Data()
-            written[index].file.contents = nil
-        }
+        for index in written.indices { written[index].data = Data() }
         return Handover(documents)
     }
 
@@ -93,10 +96,14 @@ final class Handover<Element: Sendable>: @unchecked Sendable {
 /// without one, at all) and it is still intact on disk; `isIntact` is the caller's cheap
 /// check (size) so that a damaged file is fetched again instead of trusted.
 enum SyncPlanner {
-    /// - Parameter onDisk: files whose verified bytes are already on disk, by path, at the
-    ///   given place (a spilled root manifest): kept when the live version has them, else placed.
+    /// - Parameters:
+    ///   - documents: manifests whose bytes are in memory, by path: kept when the live version
+    ///     has the same, else written.
+    ///   - onDisk: files whose verified bytes are already on disk, by path, at the given place
+    ///     (a spilled root manifest): kept when the live version has them, else placed.
     static func plan(
-        selected: [SelectedFile],
+        selected: consuming [SelectedFile],
+        documents: [BundlePath: SelectedDocument] = [:],
         live: VersionRecord?,
         onDisk: [BundlePath: String] = [:],
         isIntact: (String, FileRecord) -> Bool
@@ -105,26 +112,27 @@ enum SyncPlanner {
         let table = live?.fileTable ?? FileTable()
         // Sized once: a list of 100,000 that grows by doubling holds one and a half copies on the
         // way (an update of a 100,000-file bundle peaked there).
-        if table.isEmpty {
-            plan.downloads.reserveCapacity(selected.count)  // a first install fetches all
-        } else {
-            plan.kept.reserveCapacity(min(selected.count, table.count))
-        }
+        if !table.isEmpty { plan.kept.reserveCapacity(min(selected.count, table.count)) }
         // Which live files are selected again, by their place in the table: the others are removed.
         var selectedAgain = [Bool](repeating: false, count: table.count)
-        for file in selected {
+        // The downloads are the selected list itself, compacted in place as it is read: a first
+        // install of 100,000 files does not hold a second list of them (7 MB).
+        var downloads = 0
+        for index in selected.indices {
+            let file = selected[index]
             let position = table.index(of: file.path.string)
             if let position { selectedAgain[position] = true }
             let existing = position.flatMap { position in
                 let record = table.entries[position].record
                 return isIntact(file.path.string, record) ? record : nil
             }
-            if let contents = file.contents {
+            if let document = documents[file.path] {
+                let contents = document.data
                 let record = FileRecord(hash: file.hash ?? .of(contents, using: .sha256), size: Int64(contents.count))
                 if let existing, existing.hash == record.hash {
                     plan.kept.append((file.path, existing))
                 } else {
-                    plan.written.append((file, contents, record))
+                    plan.written.append((file, contents, record, document.fetched))
                 }
             } else if let from = onDisk[file.path], let hash = file.hash, let size = file.size {
                 if let existing, existing.hash == hash {
@@ -137,9 +145,14 @@ enum SyncPlanner {
             {
                 plan.kept.append((file.path, existing))
             } else {
-                plan.downloads.append(file)
+                selected[downloads] = file
+                downloads += 1
             }
         }
+        selected.removeSubrange(downloads...)
+        // An update of ten files out of 100,000 would otherwise hold room for all of them.
+        if selected.capacity - downloads > max(1024, downloads / 8) { selected = Array(selected[...]) }
+        plan.downloads = selected
         // The table is sorted by path, and so is the list of removed paths.
         plan.removed = table.entries.indices.filter { !selectedAgain[$0] }.map { table.entries[$0].path }
         return plan

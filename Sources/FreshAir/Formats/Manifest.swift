@@ -80,16 +80,26 @@ package struct Manifest: Sendable, Hashable {
     ///
     /// `letGo`, when given, is told as the list is read that the bytes before an offset are not
     /// needed again soon: a mapped document hands their pages back (see `MappedFile`).
-    init(data: Data, source: String, maxEntries: Int, letGo: ((_ before: Int) -> Void)? = nil) throws(ManifestError) {
+    /// `taker`, when given, is offered each entry as it is read; the entries it takes are not in
+    /// ``entries``, which holds the rest.
+    init(
+        data: Data,
+        source: String,
+        maxEntries: Int,
+        letGo: ((_ before: Int) -> Void)? = nil,
+        taker: (any ManifestEntryTaker)? = nil
+    ) throws(ManifestError) {
         var conditionCache: [String: Condition] = [:]
         var entries: [ManifestEntry] = []
         // Sized once, from the number of `"filename"` keys: a list that grows by doubling ends up
         // to twice as large as it needs (100,000 entries of 88 bytes: 11.5 MB, not 8.8), at the
         // peak of a large bundle's sync. A key spelled with escapes is not counted; the list
         // then grows as usual.
-        entries.reserveCapacity(
-            data.withUnsafeBytes { ByteSearch.count(of: Array(#""filename""#.utf8), in: $0, limit: maxEntries) }
-        )
+        let expected = data.withUnsafeBytes {
+            ByteSearch.count(of: Array(#""filename""#.utf8), in: $0, limit: maxEntries)
+        }
+        if let taker { taker.expect(expected) } else { entries.reserveCapacity(expected) }
+        var read = 0
         var stopped: ManifestError?
         // The list's compact text, which a signature covers in its place (13 MB for 100,000
         // entries, where their values were 37 MB): kept only when the document names
@@ -100,23 +110,22 @@ package struct Manifest: Sendable, Hashable {
         let document: JSONValue
         do throws(JSONSyntaxError) {
             document = try JSONReader.parse(data, streaming: "files") { item, end in
-                if entries.count % 1024 == 1023 { letGo?(end) }
+                if read % 1024 == 1023 { letGo?(end) }
                 if listText?.isEmpty == false { listText?.append(UInt8(ascii: ",")) }
                 listText?.append(contentsOf: item.serializedBytes(indent: 0))
-                guard entries.count < maxEntries else {
+                guard read < maxEntries else {
                     stopped = ManifestError(source: source, problem: .tooManyEntries(limit: maxEntries))
                     return false
                 }
                 do throws(ManifestEntry.Problem) {
-                    entries.append(try ManifestEntry(json: item, conditionCache: &conditionCache))
+                    let entry = try ManifestEntry(json: item, conditionCache: &conditionCache)
+                    if taker?.take(entry, at: read) != true { entries.append(entry) }
                 } catch {
                     let filename = item["filename"]?.string
-                    stopped = ManifestError(
-                        source: source,
-                        problem: .entry(index: entries.count, filename: filename, error)
-                    )
+                    stopped = ManifestError(source: source, problem: .entry(index: read, filename: filename, error))
                     return false
                 }
+                read += 1
                 return true
             }
         } catch {
@@ -465,4 +474,15 @@ package struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible
                 + "the installed content stays; sign it again after the last change and publish"
         }
     }
+}
+
+/// Takes a manifest's entries as the parser reads them, in place of the manifest's list: the
+/// root of a sync selects its files so, and never holds a list of every entry (8.8 MB at
+/// 100,000).
+protocol ManifestEntryTaker: AnyObject {
+    /// How many entries the document seems to list (its `"filename"` keys), before the first.
+    func expect(_ count: Int)
+    /// Offered each entry with its index in the document; answers `true` when it took the
+    /// entry, `false` to leave it in the manifest's ``Manifest/entries``.
+    func take(_ entry: ManifestEntry, at index: Int) -> Bool
 }

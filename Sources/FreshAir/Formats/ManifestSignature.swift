@@ -158,10 +158,11 @@ extension Manifest {
         }
     }
 
-    /// In the object layout every entry a device selects is fetched by its SHA-256.
-    func requireObjectDigests(_ selected: [ManifestEntry], source: String) throws(ManifestError) {
+    /// In the object layout every entry a device selects is fetched by its SHA-256. Entries are
+    /// named by their index in the document, `firstIndex` being that of ``entries``' first.
+    func requireObjectDigests(_ selected: [ManifestEntry], source: String, firstIndex: Int = 0) throws(ManifestError) {
         guard let entry = selected.first(where: { $0.hash?.algorithm != .sha256 }) else { return }
-        let index = entries.firstIndex(of: entry) ?? 0
+        let index = firstIndex + (entries.firstIndex(of: entry) ?? 0)
         throw ManifestError(
             source: source,
             problem: .entry(index: index, filename: entry.path.string, entry.defect ?? .noSHA256InObjectLayout)

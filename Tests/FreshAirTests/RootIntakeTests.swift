@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+
+@testable import FreshAir
+
+@Suite(
+    "A root's files selected as its entries are read: the same files, and the same first error, as from the parsed list"
+)
+struct RootIntakeTests {
+    /// Names that repeat, differ only by case, nest under one another, or are child manifests.
+    static let names = [
+        "a.txt", "A.txt", "b/c.txt", "b", "B/d.txt", "e.txt", "f/g/h.txt", "x.freshair/manifest.json",
+        "y.freshair/manifest.json", "../up.txt",
+    ]
+
+    func entry(_ generator: inout some RandomNumberGenerator) -> String {
+        var members = [#""filename": "\#(Self.names.randomElement(using: &generator)!)""#]
+        switch Int.random(in: 0..<6, using: &generator) {
+        case 0: members.append(#""sha": "\#(ContentHash.of([1], using: .sha256).hex)""#)
+        case 1: members.append(#""sha": "\#(ContentHash.of([2], using: .sha1).hex)""#)
+        case 2: members.append(#""sha": "not hex""#)
+        default: break
+        }
+        if Bool.random(using: &generator) { members.append(#""size": \#(Int.random(in: 0..<9, using: &generator))"#) }
+        switch Int.random(in: 0..<5, using: &generator) {
+        case 0: members.append(#""condition": "platform == 'tvOS'""#)
+        case 1: members.append(#""condition": "platform == 'iOS'""#)
+        default: break
+        }
+        return "{" + members.shuffled(using: &generator).joined(separator: ", ") + "}"
+    }
+
+    func document(_ generator: inout some RandomNumberGenerator, entries: Int, root: Bool) -> String {
+        let list = "[" + (0..<entries).map { _ in entry(&generator) }.joined(separator: ", ") + "]"
+        guard root, Bool.random(using: &generator) else { return list }
+        let layout = Bool.random(using: &generator) ? #", "layout": "objects""# : ""
+        return #"{"format": 2\#(layout), "files": \#(list)}"#
+    }
+
+    /// The selected files (path, digest, size) or the error's text.
+    func outcome(_ root: String, children: [String: String], whileReading: Bool) async -> String {
+        var tree = ManifestTree(
+            baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
+            environment: ConditionEnvironment(["platform": "iOS"]),
+            maxDepth: 4
+        ) { path, _, _, _ in
+            guard let text = children[path.string] else { throw CancellationError() }
+            return (Data(text.utf8), true)
+        }
+        tree.selectsWhileReading = whileReading
+        do {
+            let selection = try await tree.select(root: Data(root.utf8), fetched: true)
+            return selection.files.map { "\($0.path) \($0.hash?.hex ?? "-") \($0.size ?? -1)" }.joined(separator: "\n")
+                + "\nlayout \(selection.layout)"
+        } catch {
+            return "error: \(error)"
+        }
+    }
+
+    @Test("600 random trees: selected while reading and from the parsed list, every outcome is the same")
+    func sameOutcome() async {
+        var generator = SystemRandomNumberGenerator()
+        var errors = 0
+        for _ in 0..<600 {
+            let root = document(&generator, entries: Int.random(in: 0..<12, using: &generator), root: true)
+            let children = [
+                "x.freshair/manifest.json": document(&generator, entries: 3, root: false),
+                "y.freshair/manifest.json": document(&generator, entries: 2, root: false),
+            ]
+            let streamed = await outcome(root, children: children, whileReading: true)
+            let parsed = await outcome(root, children: children, whileReading: false)
+            #expect(streamed == parsed, "\(root)")
+            if streamed.hasPrefix("error") { errors += 1 }
+        }
+        // Both kinds of outcome were compared, not only one.
+        #expect(errors > 60 && errors < 540, "\(errors) of 600 failed")
+    }
+
+    @Test("An entry after the first child manifest is named by its index in the document, however it was read")
+    func indexesAfterAChild() async {
+        let child = #"[{"filename": "c.txt"}]"#
+        let cases = [
+            (
+                #"[{"filename": "a.txt"}, {"filename": "x.freshair/manifest.json"}, {"filename": "../up.txt", "condition": "platform == 'iOS'"}]"#,
+                "entry 2"
+            ),
+            (
+                #"[{"filename": "a.txt", "condition": "platform == 'tvOS'"}, {"filename": "x.freshair/manifest.json"}, {"filename": "b.txt", "sha": "00", "condition": "platform == 'iOS'"}]"#,
+                "entry 2"
+            ),
+            (#"{"layout": "objects", "files": [{"filename": "a.txt"}]}"#, "entry 0"),
+            (
+                #"{"layout": "objects", "files": [{"filename": "x.freshair/manifest.json", "sha": "\#(ContentHash.of([1], using: .sha256).hex)"}, {"filename": "b.txt"}]}"#,
+                "entry 1"
+            ),
+        ]
+        for (root, expected) in cases {
+            let streamed = await outcome(root, children: ["x.freshair/manifest.json": child], whileReading: true)
+            let parsed = await outcome(root, children: ["x.freshair/manifest.json": child], whileReading: false)
+            #expect(streamed == parsed)
+            #expect(streamed.contains(expected), "\(streamed)")
+        }
+    }
+}
+
+@Suite("A file that is also a folder, found among sorted neighbours")
+struct FileThatIsAFolderTests {
+    @Test("2,000 random sets of paths: found exactly when some path has another inside it")
+    func matchesBruteForce() {
+        var generator = SystemRandomNumberGenerator()
+        // The bytes either side of `/` in byte order, so that plain sorting would split them.
+        let alphabet = Array("-./0a")
+        var found = 0
+        for _ in 0..<2_000 {
+            var paths: Set<String> = []
+            for _ in 0..<Int.random(in: 1...12, using: &generator) {
+                let path = String((0..<Int.random(in: 1...5, using: &generator)).map { _ in alphabet.randomElement()! })
+                let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+                guard !parts.contains(where: \.isEmpty) else { continue }  // no empty component
+                paths.insert(path)
+            }
+            let list = Array(paths)
+            let expected = list.contains { file in list.contains { $0.hasPrefix(file + "/") } }
+            #expect(ManifestTree.someFileIsAFolder(count: list.count, path: { list[$0] }) == expected, "\(list)")
+            if expected { found += 1 }
+        }
+        #expect(found > 100 && found < 1_900, "\(found) of 2,000 had one")
+    }
+}
