@@ -112,3 +112,24 @@ struct SameContentTests {
         #expect(BundleSync.sameContent([]) == [])
     }
 }
+
+@Suite("A list gives back room it will not use")
+struct TrimRoomTests {
+    @Test("Room beyond an eighth is given back, the elements kept in order; a list nearly full is left as it is")
+    func trims() {
+        var grown: [Int] = []
+        grown.reserveCapacity(100_000)
+        grown.append(contentsOf: 0..<10)
+        let storage = grown.withUnsafeBufferPointer { $0.baseAddress }
+        grown.trimRoom()
+        #expect(grown == Array(0..<10))
+        #expect(grown.capacity < 100, "capacity \(grown.capacity)")
+        #expect(grown.withUnsafeBufferPointer { $0.baseAddress } != storage)
+
+        var full = Array(0..<10_000)
+        full.reserveCapacity(10_500)
+        let before = full.capacity
+        full.trimRoom()
+        #expect(full.capacity == before)
+    }
+}

@@ -76,6 +76,22 @@ struct RootIntakeTests {
         #expect(errors > 60 && errors < 540, "\(errors) of 600 failed")
     }
 
+    @Test("A path the live version has is held once: the selection takes the live path's text")
+    func sharesLivePaths() throws {
+        let name = "a folder/a name longer than fifteen bytes.txt"
+        let live = FileTable(sorting: [
+            FileTable.Entry(path: name, record: FileRecord(hash: .of([1], using: .sha256), size: 1))
+        ])
+        let intake = RootIntake(environment: ConditionEnvironment(), files: [], seen: PathCollisions(), livePaths: live)
+        let text = #"[{"filename": "\#(name)"}, {"filename": "new name, longer than fifteen bytes"}]"#
+        _ = try Manifest(data: Data(text.utf8), source: "m", maxEntries: .max, taker: intake)
+        func storage(_ string: String) -> UnsafePointer<UInt8>? {
+            string.utf8.withContiguousStorageIfAvailable { $0.baseAddress } ?? nil
+        }
+        #expect(intake.files.map(\.path.string) == [name, "new name, longer than fifteen bytes"])
+        #expect(storage(intake.files[0].path.string) == storage(live.entries[0].path))
+    }
+
     @Test("An entry after the first child manifest is named by its index in the document, however it was read")
     func indexesAfterAChild() async {
         let child = #"[{"filename": "c.txt"}]"#

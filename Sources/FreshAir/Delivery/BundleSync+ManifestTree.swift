@@ -36,6 +36,7 @@ extension BundleSync {
         tree.maxTotalBytes = configuration.maxManifestTreeSize
         tree.maxDocumentBytes = configuration.maxDocumentSize
         tree.maxEntries = configuration.maxManifestEntries
+        tree.livePaths = live?.fileTable ?? FileTable()
         return tree
     }
 }

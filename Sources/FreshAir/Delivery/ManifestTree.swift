@@ -30,6 +30,9 @@ struct ManifestTree {
     /// The most entries all manifests of the tree may list, selected or not: memory grows with
     /// entries, and a server must not choose how much.
     var maxEntries = Int.max
+    /// The live version's files: a root entry naming one of them takes its path's text from
+    /// there, so that an update does not hold each path twice (6.4 MB at 100,000 files).
+    var livePaths = FileTable()
     /// Whether an unsigned root's entries are selected as they are read (`RootIntake`), rather
     /// than from the parsed list; off only to compare the two.
     var selectsWhileReading = true
@@ -186,7 +189,7 @@ struct ManifestTree {
     ) throws -> (Manifest, RootIntake?) {
         let intake =
             depth == 0 && keys == nil && selectsWhileReading
-            ? RootIntake(environment: environment, files: [], seen: seen) : nil
+            ? RootIntake(environment: environment, files: [], seen: seen, livePaths: livePaths) : nil
         if let intake { (intake.files, selection.files, seen) = (selection.files, [], PathCollisions()) }
         let manifest = try parse(data, source: source, isRoot: depth == 0, budget: budget, letGo: letGo, taker: intake)
         _ = consume data  // a spilled root's bytes go now, before its entries are selected

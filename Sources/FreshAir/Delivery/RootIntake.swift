@@ -28,10 +28,19 @@ final class RootIntake: ManifestEntryTaker {
     /// Two spellings of one name, found at the entry that brought the second.
     private(set) var collision: BundlePath.Rejection?
 
-    init(environment: ConditionEnvironment, files: [SelectedFile], seen: PathCollisions) {
+    /// Paths whose text is shared rather than kept again: the live version's.
+    let livePaths: FileTable
+
+    init(
+        environment: ConditionEnvironment,
+        files: [SelectedFile],
+        seen: PathCollisions,
+        livePaths: FileTable = FileTable()
+    ) {
         self.environment = environment
         self.files = files
         self.seen = seen
+        self.livePaths = livePaths
     }
 
     func expect(_ count: Int) {
@@ -57,14 +66,17 @@ final class RootIntake: ManifestEntryTaker {
         }
         // After an error the selection is no use: the walk throws it.
         guard collision == nil, firstBroken == nil else { return true }
+        // The same bytes as a live path: that path's text, and the one just read is let go.
+        let path =
+            livePaths.index(of: entry.path.string).map { BundlePath(trusted: livePaths.entries[$0].path) } ?? entry.path
         do {
             // The first entry for a path wins.
-            guard try seen.insert(entry.path) else { return true }
+            guard try seen.insert(path) else { return true }
         } catch {
             collision = error
             return true
         }
-        files.append(SelectedFile(path: entry.path, hash: entry.hash, size: entry.size))
+        files.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
         return true
     }
 }

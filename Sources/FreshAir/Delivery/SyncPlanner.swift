@@ -151,7 +151,7 @@ enum SyncPlanner {
         }
         selected.removeSubrange(downloads...)
         // An update of ten files out of 100,000 would otherwise hold room for all of them.
-        if selected.capacity - downloads > max(1024, downloads / 8) { selected = Array(selected[...]) }
+        selected.trimRoom()
         plan.downloads = selected
         // The table is sorted by path, and so is the list of removed paths.
         plan.removed = table.entries.indices.filter { !selectedAgain[$0] }.map { table.entries[$0].path }

@@ -151,7 +151,7 @@ package struct Manifest: Sendable, Hashable {
         }
         // The list grew by doubling: up to half of it may be room never used, held through the
         // walk of the tree, at its peak (4 MB at 100,000 entries). A copy of the right size lets it go.
-        if entries.capacity - entries.count > max(1024, entries.count / 8) { entries = Array(entries[...]) }
+        entries.trimRoom()
         self.entries = entries
     }
 
