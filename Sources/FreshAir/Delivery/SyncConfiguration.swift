@@ -30,8 +30,9 @@ public struct SyncConfiguration: Sendable {
     /// All manifests of one bundle (the root and every child) together may be no larger.
     public var maxManifestTreeSize: Int = 64 << 20
     /// All manifests of one bundle together may list no more entries, selected or not: what a
-    /// sync holds in memory grows with them, about 0.33 KB an entry (docs/SECURITY.md gives the
-    /// measured cost). 200,000 by default, as many as a package may hold.
+    /// sync holds in memory grows with them, about 0.22 KB an entry (docs/SECURITY.md gives the
+    /// measured cost; a signed root holds its list of entries as well). 200,000 by default, as
+    /// many as a package may hold.
     public var maxManifestEntries: Int = 200_000
     /// A file or package larger than this is refused, whatever its manifest says.
     public var maxFileSize: Int64 = 8 << 30
