@@ -79,17 +79,25 @@ struct RootIntakeTests {
     @Test("A path the live version has is held once: the selection takes the live path's text")
     func sharesLivePaths() throws {
         let name = "a folder/a name longer than fifteen bytes.txt"
+        // The live version has "é" decomposed; the manifest now spells it composed.
+        let (decomposed, composed) = (
+            "caf\u{65}\u{301} menu, longer than fifteen bytes", "caf\u{e9} menu, longer than fifteen bytes"
+        )
         let live = FileTable(sorting: [
-            FileTable.Entry(path: name, record: FileRecord(hash: .of([1], using: .sha256), size: 1))
+            FileTable.Entry(path: name, record: FileRecord(hash: .of([1], using: .sha256), size: 1)),
+            FileTable.Entry(path: decomposed, record: FileRecord(hash: .of([2], using: .sha256), size: 1)),
         ])
         let intake = RootIntake(environment: ConditionEnvironment(), files: [], seen: PathCollisions(), livePaths: live)
-        let text = #"[{"filename": "\#(name)"}, {"filename": "new name, longer than fifteen bytes"}]"#
+        let text =
+            #"[{"filename": "\#(name)"}, {"filename": "new name, longer than fifteen bytes"}, {"filename": "\#(composed)"}]"#
         _ = try Manifest(data: Data(text.utf8), source: "m", maxEntries: .max, taker: intake)
         func storage(_ string: String) -> UnsafePointer<UInt8>? {
             string.utf8.withContiguousStorageIfAvailable { $0.baseAddress } ?? nil
         }
-        #expect(intake.files.map(\.path.string) == [name, "new name, longer than fifteen bytes"])
+        #expect(intake.files.map(\.path.string) == [name, "new name, longer than fifteen bytes", composed])
         #expect(storage(intake.files[0].path.string) == storage(live.entries[0].path))
+        // Equal as `String`s, not as bytes: the manifest's spelling is kept.
+        #expect(Array(intake.files[2].path.string.utf8) == Array(composed.utf8))
     }
 
     @Test("An entry after the first child manifest is named by its index in the document, however it was read")

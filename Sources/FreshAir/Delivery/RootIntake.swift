@@ -67,8 +67,12 @@ final class RootIntake: ManifestEntryTaker {
         // After an error the selection is no use: the walk throws it.
         guard collision == nil, firstBroken == nil else { return true }
         // The same bytes as a live path: that path's text, and the one just read is let go.
+        // Bytes, not `String` equality: a name spelled in another Unicode normalization is the
+        // manifest's to keep.
+        let live = livePaths.index(of: entry.path.string).map { livePaths.entries[$0].path }
         let path =
-            livePaths.index(of: entry.path.string).map { BundlePath(trusted: livePaths.entries[$0].path) } ?? entry.path
+            live.map { $0.utf8.elementsEqual(entry.path.string.utf8) ? BundlePath(trusted: $0) : entry.path }
+            ?? entry.path
         do {
             // The first entry for a path wins.
             guard try seen.insert(path) else { return true }
