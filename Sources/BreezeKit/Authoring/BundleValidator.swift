@@ -37,6 +37,7 @@ package enum BundleValidator {
         checkReleaseNotes(root: root, problems: &problems)
         checkPresentation(root: root, problems: &problems)
         checkStringsFiles(root: root, problems: &problems)
+        checkPack(root: root, problems: &problems)
         let onDisk = (try? BundleFolder.files(in: root).map(\.path)) ?? []
         for path in onDisk
         where !walk.listed.contains(path) && !isAuthoringOnly(path) && !walk.isUnderUnreadableManifest(path) {
@@ -121,6 +122,29 @@ package enum BundleValidator {
     /// Files the authoring tools keep beside content: manifests and asset-catalog metadata.
     static func isAuthoringOnly(_ path: String) -> Bool {
         path == "manifest.json" || (path.hasSuffix("Contents.json") && path.contains(".xcassets/"))
+            || (path.hasSuffix(FilePack.suffix) && !path.contains("/"))
+    }
+
+    /// The pack the root manifest names is beside it, of the size it says.
+    private static func checkPack(root: URL, problems: inout [Problem]) {
+        guard let data = try? Data(contentsOf: root.appendingPathComponent("manifest.json")),
+            let manifest = try? Manifest(data: data, source: "manifest.json"), let pack = manifest.pack
+        else { return }
+        let size =
+            (try? FileManager.default.attributesOfItem(atPath: root.appendingPathComponent(pack.path.string).path))?[
+                .size
+            ]
+        let found = (size as? NSNumber)?.int64Value
+        guard found != pack.size else { return }
+        problems.append(
+            Problem(
+                severity: .error,
+                file: "manifest.json",
+                message: "its pack \(pack.path) "
+                    + (found.map { "is \($0) bytes, not \(pack.size)" } ?? "is missing")
+                    + ": run `breeze generate` to write it again (devices would fetch every file alone)"
+            )
+        )
     }
 
     private static func relative(_ folder: String, _ name: String) -> String {

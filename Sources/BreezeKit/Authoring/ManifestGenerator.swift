@@ -53,7 +53,8 @@ package enum ManifestGenerator {
         let assets = AssetCatalog.imageInfo(in: folderURL, files: allFiles)
         let own =
             allFiles.filter { path in
-                path != "manifest.json" && !childFolders.contains { path.hasPrefix($0 + "/") }
+                path != "manifest.json" && !path.hasSuffix(FilePack.suffix)
+                    && !childFolders.contains { path.hasPrefix($0 + "/") }
                     && !(path.hasSuffix("/Contents.json") && path.contains(".xcassets/"))
             } + childFolders.sorted().map { "\($0)/manifest.json" }
         let features = try featureConditions(in: folderURL)

@@ -9,6 +9,7 @@ extension BundleSync {
         _ plan: SyncPlan,
         documents: Handover<(path: BundlePath, data: Data)>,
         layout: ContentLayout,
+        pack: FilePack?,
         into staged: inout StagedVersion,
         live: VersionRecord?,
         liveDirectory: String?,
@@ -44,7 +45,19 @@ extension BundleSync {
         for position in reused { landed.sizes[position] = downloads[position].size! }
         landed.reused = reused.count
         landed.order.reserveCapacity(plan.downloads.count)
-        try await forEachConcurrently(Array(jobs.indices), width: configuration.concurrency) { [staged] index in
+        let fromPack = try await takeFromPack(
+            pack,
+            jobs: jobs,
+            of: downloads,
+            rebuilt: deltaOf,
+            into: staged,
+            landed: &landed,
+            fetcher: fetcher,
+            progress: progress,
+            report: report
+        )
+        let remaining = jobs.indices.filter { fromPack.isEmpty || !fromPack[$0] }
+        try await forEachConcurrently(remaining, width: configuration.concurrency) { [staged] index in
             let job = downloadJob(for: downloads[jobs[index].download], into: staged, layout: layout)
             let (file, result) = try await fetch(job, delta: deltaOf[index], fetcher: fetcher, progress: progress)
             return (index, file, result)
@@ -61,6 +74,85 @@ extension BundleSync {
             )
         }
         return landed
+    }
+
+    /// Lands the jobs the root manifest's pack brings, when it is worth a request
+    /// (`PackDownload`); answers which did, by job (empty when the pack was not asked for).
+    /// A pack that fails for any reason leaves its jobs to be fetched alone.
+    private func takeFromPack(
+        _ pack: FilePack?,
+        jobs: [(download: Int, alsoAt: [Int32])],
+        of downloads: [SelectedFile],
+        rebuilt: [Int: ChunkDeltaSource],
+        into staged: StagedVersion,
+        landed: inout Landed,
+        fetcher: Fetcher,
+        progress: ProgressCounter,
+        report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> [Bool] {
+        guard let pack else { return [] }
+        let candidates = PackDownload.candidates(jobs, of: downloads, rebuilt: rebuilt)
+        let bytes = candidates.reduce(Int64(0)) { $0 + downloads[jobs[Int($1)].download].size! }
+        guard PackDownload.isWorthFetching(packSize: pack.size, files: candidates.count, bytes: bytes) else {
+            return []
+        }
+        let extraction = PackExtraction(
+            into: staged.path,
+            size: pack.size,
+            candidates: candidates,
+            jobs: jobs.map(\.download),
+            downloads: downloads
+        )
+        let job = DownloadJob(
+            label: pack.path.string,
+            url: pack.path.url(relativeTo: baseURL),
+            partialPath: staged.partialsPath + "/pack.tar",
+            expectedHash: nil,
+            expectedSize: pack.size,
+            limit: pack.size,
+            validators: nil,
+            resumable: false,
+            confined: nil,
+            isTransient: true
+        )
+        var received: Int64 = 0
+        do {
+            if case .fetched(let file, _) = try await fetcher.download(
+                job,
+                tee: extraction,
+                progress: { progress.add(bytes: $0) }
+            ),
+                file.teedWholeBody
+            {
+                received = file.size
+                try extraction.finish()
+            }
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // Left to be fetched alone: what arrived whole and checked still counts.
+            try? extraction.settle()
+        }
+        try await BlockingPool.run { try Disk.remove(job.partialPath) }
+        let arrived = extraction.arrived
+        var taken: Int64 = 0
+        for (index, job) in jobs.enumerated() where arrived[index] {
+            let file = downloads[job.download]
+            let positions = [job.download] + job.alsoAt.map(Int.init)
+            try landed.place(
+                DownloadedFile(path: staged.path + "/" + file.path.string, hash: file.hash, size: file.size!),
+                at: positions,
+                of: downloads,
+                delta: nil,
+                in: staged,
+                progress: progress,
+                report: report
+            )
+            taken += file.size!
+        }
+        // What crossed the network beyond the files: the pack's headers, and files not taken.
+        landed.bytes += max(received - taken, 0)
+        return arrived
     }
 
     /// One job per distinct content (its other paths are linked to the first), each naming its

@@ -382,6 +382,7 @@ public struct BundleSync: ContentUpdater {
                     plan,
                     documents: documents,
                     layout: tree.layout,
+                    pack: tree.pack,
                     into: &staged,
                     live: state.base,
                     liveDirectory: state.liveDirectory,

@@ -53,6 +53,8 @@ struct ManifestTree {
         var identity: String?
         /// Where the root manifest says the files are.
         var layout = ContentLayout.paths
+        /// The root manifest's pack of small files, if it names one.
+        var pack: FilePack?
     }
 
     /// Selects from the root manifest `data` down. With `spilledAs`, the root's bytes are on disk
@@ -119,8 +121,8 @@ struct ManifestTree {
         )
         if depth == 0 {
             try acceptRoot?(manifest)
-            (selection.sequence, selection.expires, selection.identity, selection.layout) = (
-                manifest.sequence, manifest.expires, manifest.identity, manifest.layout
+            (selection.sequence, selection.expires, selection.identity, selection.layout, selection.pack) = (
+                manifest.sequence, manifest.expires, manifest.identity, manifest.layout, manifest.pack
             )
         }
         let layout = depth == 0 ? manifest.layout : rootLayout

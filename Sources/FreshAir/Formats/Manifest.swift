@@ -28,6 +28,9 @@ package struct Manifest: Sendable, Hashable {
     /// Where the files are on the server (object form's `layout`; see `ContentLayout`).
     /// Only a root manifest's counts: it decides for the whole tree.
     package var layout = ContentLayout.paths
+    /// A tar of small files a first sync may fetch in one request (object form's `pack`; see
+    /// `FilePack`). Only a root manifest's counts.
+    package var pack: FilePack?
 
     /// The publisher's sequence number (object form), for anti-rollback.
     package var sequence: Int? {
@@ -52,7 +55,7 @@ package struct Manifest: Sendable, Hashable {
     /// validate` warns about any other (a misspelt `expires` would otherwise go unnoticed).
     package static let knownMembers: Set<String> = [
         "format", "files", "identity", "sequence", "expires", ManifestSignature.member,
-        ContentLayout.member, ContentLayout.locationMember, "staged",
+        ContentLayout.member, ContentLayout.locationMember, FilePack.member, "staged",
     ]
 
     /// An in-memory manifest.
@@ -140,7 +143,10 @@ package struct Manifest: Sendable, Hashable {
             }
             form = .object(format: document["format"]?.integer.map(Int.init) ?? 2)
             release = try Self.release(of: document, listText: listText, data: data, source: source)
-            do { layout = try ContentLayout(document: document) } catch {
+            do {
+                layout = try ContentLayout(document: document)
+                pack = try FilePack(document: document)
+            } catch {
                 throw ManifestError(source: source, problem: .unexpectedShape(error.description))
             }
         } else {

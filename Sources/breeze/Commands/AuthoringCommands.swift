@@ -91,29 +91,46 @@ struct GenerateCommand: AsyncParsableCommand {
     @Flag(help: "Use SHA-256 even where a manifest uses SHA-1.") var sha256 = false
     @Option(help: "The language every device falls back to: its .lproj gets no language condition.")
     var developmentLanguage = "en"
-    @Flag(help: "Print JSON: {\"added\", \"removed\", \"digestsUpdated\", \"signaturesRemoved\"}.") var json = false
+    @Flag(
+        inversion: .prefixedNo,
+        help: ArgumentHelp(
+            "Write the small files into one .tar beside the manifest, so a device's first sync takes them in one request.",
+            discussion:
+                "Once a bundle has a pack, every `breeze generate` keeps it current; --no-pack removes it. The root manifest becomes an object (\"format\": 2) if it was a bare list."
+        )
+    )
+    var pack: Bool?
+    @Flag(help: "Print JSON: {\"added\", \"removed\", \"digestsUpdated\", \"signaturesRemoved\", \"pack\"}.") var json =
+        false
 
     func run() async throws {
         let report: ManifestGenerator.Report
+        var packed: FilePackWriter.Report?
+        let folder = URL(fileURLWithPath: bundle)
         do {
             report = try await ManifestGenerator.run(
-                bundle: URL(fileURLWithPath: bundle),
+                bundle: folder,
                 sha256: sha256,
                 developmentLanguage: developmentLanguage
             )
+            if pack ?? FilePackWriter.isNamed(in: folder) { packed = try FilePackWriter.run(bundle: folder) }
+            if pack == false { packed = try FilePackWriter.remove(in: folder) }
         } catch { throw CommandFailure(error) }
+        let signaturesRemoved = report.hash.signaturesRemoved + (packed?.signaturesRemoved ?? 0)
         struct Generated: Encodable {
             var added: [String]
             var removed: [String]
             var digestsUpdated: Int
             var signaturesRemoved: Int
+            var pack: String?
         }
         if json {
             let generated = Generated(
                 added: report.added,
                 removed: report.removed,
                 digestsUpdated: report.hash.stale.count,
-                signaturesRemoved: report.hash.signaturesRemoved
+                signaturesRemoved: signaturesRemoved,
+                pack: packed?.path
             )
             return print(try JSONOutput.encode(generated))
         }
@@ -122,10 +139,17 @@ struct GenerateCommand: AsyncParsableCommand {
         print(
             "\(report.added.count) added, \(report.removed.count) removed, \(report.hash.stale.count) digests updated."
         )
-        if report.hash.signaturesRemoved > 0 {
+        if let packed, let path = packed.path {
+            print("Pack: \(path), \(counted(packed.files, "file")) (\(ByteCount(packed.bytes))).")
+        } else if pack == true {
             print(
-                "The content changed, so its \(counted(report.hash.signaturesRemoved, "signature")) no longer held and "
-                    + "\(report.hash.signaturesRemoved == 1 ? "was" : "were") removed: `breeze release` or `breeze sign` "
+                "No pack: no file is under \(ByteCount(FilePack.largestFile)) with a SHA-256 digest (--sha256 gives every file one)."
+            )
+        }
+        if signaturesRemoved > 0 {
+            print(
+                "The content changed, so its \(counted(signaturesRemoved, "signature")) no longer held and "
+                    + "\(signaturesRemoved == 1 ? "was" : "were") removed: `breeze release` or `breeze sign` "
                     + "signs the new release. With nothing changed, signatures are kept."
             )
         }

@@ -28,12 +28,13 @@ final class ArchiveContentWriter: @unchecked Sendable {
         destination: String,
         singleFileName: String,
         limits: ExtractionLimits,
-        recordingLayout: Bool
+        recordingLayout: Bool,
+        filter: ArchiveExtractor.Filter? = nil
     ) throws {
         self.format = format
         self.singleFileName = singleFileName
         layoutRecorder = recordingLayout && format == .tar ? TarLayoutRecorder() : nil
-        extractor = try ArchiveExtractor(destination: destination, limits: limits)
+        extractor = try ArchiveExtractor(destination: destination, limits: limits, filter: filter)
     }
 
     /// Writes the next unpacked bytes; `archiveBytesRead` is how much of the archive had been

@@ -50,8 +50,21 @@ package struct ExtractionLimits: Sendable, Hashable {
 /// `ConfinedFolder`, so a check that missed still could not escape. Every file is hashed as
 /// it is written, so the store can record what it installed.
 final class ArchiveExtractor {
+    /// Which entries are written when not all of them are (a pack's: only the files a sync
+    /// still needs), and who hears of each file once it is whole. Entries it does not admit,
+    /// links and folders among them, are read past: nothing is made for them.
+    struct Filter: Sendable {
+        /// Whether the file at `path` (of the size its header gives) is written.
+        var admits: @Sendable (_ path: BundlePath, _ size: Int64?) -> Bool
+        /// A file written whole, with its digest; such files are not kept in ``records``.
+        var written: @Sendable (BundlePath, FileRecord) -> Void
+    }
+
     private let destination: ConfinedFolder
     private let limits: ExtractionLimits
+    private let filter: Filter?
+    /// The entry being read is one the filter did not admit.
+    private var skipping = false
     /// Bytes of archive read so far, for the expansion ratio; set by the reader.
     var archiveBytesRead: Int64 = 0
     private var names = PathCollisions()
@@ -63,9 +76,10 @@ final class ArchiveExtractor {
     /// The file being written; `declared` is `nil` for a stream of unknown length (a `.gz`).
     private var current: (path: BundlePath, file: OutputFile, hasher: ContentHasher, written: Int64, declared: Int64?)?
 
-    init(destination: String, limits: ExtractionLimits) throws {
+    init(destination: String, limits: ExtractionLimits, filter: Filter? = nil) throws {
         self.destination = try ConfinedFolder(path: destination)
         self.limits = limits
+        self.filter = filter
     }
 
     func handle(_ event: TarParser.Event) throws {
@@ -81,7 +95,14 @@ final class ArchiveExtractor {
         guard entries <= limits.maxEntries else {
             throw ArchiveError(.tooLarge, "more than \(limits.maxEntries) entries")
         }
+        skipping = false
         guard let path = try ArchivePath.sanitize(entry.path) else { return }  // "./" itself
+        if let filter {
+            guard case .file = entry.kind, filter.admits(path, entry.size) else {
+                skipping = true
+                return
+            }
+        }
         do { try names.insert(path) } catch { throw ArchiveError(.unsafeEntry, error.reason, entry: entry.path) }
         if let parent = path.parent { try makeFolder(parent, for: entry.path) }
         switch entry.kind {
@@ -97,8 +118,10 @@ final class ArchiveExtractor {
                 )
             }
             try replaceable(path, entry: entry.path)
+            // A filtered archive writes into a version other files are written in too: what
+            // an earlier attempt left there is replaced.
             let file = try confined(entry) { () throws(FreshAirError) in
-                try destination.createFile(path, replacing: false)
+                try destination.createFile(path, replacing: filter != nil)
             }
             current = (path, file, ContentHasher(.sha256), 0, entry.size)
             if entry.mode & 0o111 != 0 { file.setMode(0o755) }
@@ -136,6 +159,7 @@ final class ArchiveExtractor {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
+        if skipping { return }
         guard var entry = current else { throw ArchiveError(.corrupt, "content outside an entry") }
         entry.written += Int64(bytes.count)
         totalBytes += Int64(bytes.count)
@@ -164,13 +188,15 @@ final class ArchiveExtractor {
     }
 
     func end() throws {
+        skipping = false
         guard let entry = current else { return }
         current = nil
         entry.file.close()
         if let declared = entry.declared, entry.written != declared {
             throw ArchiveError(.truncated, "\(entry.written) of \(declared) bytes", entry: entry.path.string)
         }
-        records[entry.path.string] = FileRecord(hash: entry.hasher.finalize(), size: entry.written)
+        let record = FileRecord(hash: entry.hasher.finalize(), size: entry.written)
+        if let filter { filter.written(entry.path, record) } else { records[entry.path.string] = record }
     }
 
     /// Runs a confined write, reporting a refusal as an unsafe entry.

@@ -72,7 +72,8 @@ final class ArchiveStream {
         destination: String,
         singleFileName: String,
         limits: ExtractionLimits,
-        recordingLayout: Bool = false
+        recordingLayout: Bool = false,
+        filter: ArchiveExtractor.Filter? = nil
     ) throws {
         guard format != .zip else { return nil }
         let writer = try ArchiveContentWriter(
@@ -80,7 +81,8 @@ final class ArchiveStream {
             destination: destination,
             singleFileName: singleFileName,
             limits: limits,
-            recordingLayout: recordingLayout
+            recordingLayout: recordingLayout,
+            filter: filter
         )
         self.writer = writer
         inflater = format == .tar ? nil : try Inflater(.gzip)

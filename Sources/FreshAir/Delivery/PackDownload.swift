@@ -1,0 +1,124 @@
+import Foundation
+import Synchronization
+
+/// Small files taken from the root manifest's pack (`FilePack`): one request for thousands of
+/// files, which otherwise cost a request each (on a phone's network, a round trip each).
+///
+/// The pack is a plain `.tar`, unpacked straight into the staged version as it arrives. Only
+/// files the sync still needs are written: a file this plan downloads, at its own path, of the
+/// size its entry gives. Every one is hashed as it is written and counts only when its SHA-256
+/// is its entry's. Whatever the pack lacks, holds twice, holds with other bytes, or never
+/// delivers (a `404`, a cut body, a broken header) is fetched alone afterwards, as without a
+/// pack: the pack can make a sync faster, never different.
+struct PackDownload {
+    /// The fewest files that make a pack worth a request.
+    static let minimumFiles = 16
+
+    /// Whether fetching a pack of `packSize` bytes pays: the files it would bring are at least
+    /// ``minimumFiles`` and at least half its bytes. An update of a few files never takes the
+    /// pack; a first sync of a bundle whose conditions leave out most of it does not either.
+    static func isWorthFetching(packSize: Int64, files: Int, bytes: Int64) -> Bool {
+        files >= minimumFiles && bytes >= packSize / 2
+    }
+
+    /// The jobs a pack may bring, sorted by path: a small file with a size and a SHA-256
+    /// digest, not rebuilt from chunks. Positions are in `jobs`.
+    static func candidates(
+        _ jobs: [(download: Int, alsoAt: [Int32])],
+        of downloads: [SelectedFile],
+        rebuilt: [Int: ChunkDeltaSource]
+    ) -> [Int32] {
+        var found: [Int32] = []
+        for (index, job) in jobs.enumerated() where rebuilt[index] == nil {
+            let file = downloads[job.download]
+            guard file.hash?.algorithm == .sha256, let size = file.size, size < FilePack.largestFile else { continue }
+            found.append(Int32(index))
+        }
+        found.sort { downloads[jobs[Int($0)].download].path < downloads[jobs[Int($1)].download].path }
+        return found
+    }
+}
+
+/// Unpacks a pack into the staged version while it downloads, keeping the files that match
+/// their entries; a `DownloadTee` for `Fetcher/download(_:tee:progress:)`.
+///
+/// Unchecked `Sendable`: one thread at a time feeds it (the download's writing lane), its
+/// `ArchiveStream` writes on a thread of its own, and what arrived is behind a mutex.
+final class PackExtraction: DownloadTee, @unchecked Sendable {
+    private let folder: String
+    private let limits: ExtractionLimits
+    private let match: PackMatch
+    private var stream: ArchiveStream?
+
+    init(into folder: String, size: Int64, candidates: [Int32], jobs: [Int], downloads: [SelectedFile]) {
+        self.folder = folder
+        // What a pack may unpack to: the files it may bring, never more than it weighs.
+        limits = ExtractionLimits(maxTotalBytes: max(size, 0), maxEntries: 1 << 24)
+        match = PackMatch(candidates: candidates, jobs: jobs, downloads: downloads)
+    }
+
+    /// The jobs whose file arrived whole and checked, by position in the plan's jobs.
+    var arrived: [Bool] { match.arrived.withLock { $0 } }
+
+    func restart() throws {
+        stream = nil  // its writer stops first; files an earlier attempt completed stay, and are not written again
+        stream = try ArchiveStream(
+            format: .tar,
+            destination: folder,
+            singleFileName: "",
+            limits: limits,
+            filter: ArchiveExtractor.Filter(
+                admits: { [match] path, size in match.job(for: path, size: size) != nil },
+                written: { [match] path, record in match.written(path, record) }
+            )
+        )
+    }
+
+    func consume(_ bytes: UnsafeRawBufferPointer) throws { try stream?.feed(bytes) }
+
+    func settle() throws { try stream?.settle() }
+
+    /// Checks the pack ended where a tar should.
+    func finish() throws {
+        guard let stream else { throw ArchiveError(.truncated, "nothing was received") }
+        _ = try stream.finish()
+    }
+}
+
+/// Which of a plan's jobs a pack's file is for, and which arrived.
+private final class PackMatch: Sendable {
+    /// Job positions, sorted by their file's path.
+    let candidates: [Int32]
+    /// Each job's download position.
+    let jobs: [Int]
+    let downloads: [SelectedFile]
+    let arrived: Mutex<[Bool]>
+
+    init(candidates: [Int32], jobs: [Int], downloads: [SelectedFile]) {
+        self.candidates = candidates
+        self.jobs = jobs
+        self.downloads = downloads
+        arrived = Mutex([Bool](repeating: false, count: jobs.count))
+    }
+
+    /// The job the pack's file at `path` of `size` bytes is for: one still waiting, whose file
+    /// is that path, of that size.
+    func job(for path: BundlePath, size: Int64?) -> Int? {
+        var (low, high) = (0, candidates.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if downloads[jobs[Int(candidates[middle])]].path < path { low = middle + 1 } else { high = middle }
+        }
+        guard low < candidates.count else { return nil }
+        let job = Int(candidates[low])
+        let file = downloads[jobs[job]]
+        guard file.path == path, file.size == size, !arrived.withLock({ $0[job] }) else { return nil }
+        return job
+    }
+
+    /// A file written whole: it arrived if its bytes are its entry's.
+    func written(_ path: BundlePath, _ record: FileRecord) {
+        guard let job = job(for: path, size: record.size), downloads[jobs[job]].hash == record.hash else { return }
+        arrived.withLock { $0[job] = true }
+    }
+}
