@@ -55,6 +55,15 @@ class Bench:
             small_files(small, self.small_count, self.small_dirs, seed=7)
             sh(f"{self.breeze} generate {small} >/dev/null")
             open(os.path.join(small, f".ready-{self.small_count}"), "w").close()
+        # The same files with a pack beside their manifest (`breeze generate --pack`).
+        self.packed_name = f"small-{self.small_count}-pack.freshair"
+        packed = os.path.join(self.www, self.packed_name)
+        if not os.path.exists(os.path.join(packed, f".ready-{self.small_count}")):
+            shutil.rmtree(packed, ignore_errors=True)
+            shutil.copytree(small, packed, ignore=shutil.ignore_patterns(".ready-*"))
+            sh(f"{self.breeze} generate {packed} --pack >/dev/null")
+            open(os.path.join(packed, f".ready-{self.small_count}"), "w").close()
+        self.pack_file = next(f for f in os.listdir(packed) if f.endswith(".freshairpack"))
         package = os.path.join(self.www, f"package-{self.package_mb}.tgz")
         self.package_name = os.path.basename(package)
         marker = os.path.join(self.work, f"package-ready-{self.package_mb}")
@@ -213,6 +222,15 @@ class Bench:
             "wget -i": f"wget -q -x -nH --cut-dirs=1 -i {wget_list} -P {o}/small-wget",
             "rclone copy": f"rclone copy :http: {o}/small-rclone --http-url {u}/{self.small_name}/ --transfers 16 -q",
         }, corpus=[f"{self.www}/{self.small_name}"], warmup=True, prepare=lambda label: self.clean("small-breeze", "small-aria", "small-wget", "small-rclone"), unit=per_second)
+
+        # 2b. The same files from a pack: one request instead of one each. rclone has no
+        # such way; `curl | tar -xf -` of the same pack is what unpacking one archive costs.
+        print(f"2b. Cold sync of the same {self.small_count} files from a pack (breeze generate --pack)", flush=True)
+        self.case(f"cold sync, {self.small_count} × 4 KB, pack", {
+            "breeze": f"{b} sync {u}/{self.packed_name}/ {o}/pack-breeze",
+            "rclone copy": f"rclone copy :http: {o}/pack-rclone --http-url {u}/{self.small_name}/ --transfers 16 -q",
+            "curl piped to tar -xf": f"mkdir -p {o}/pack-tar && curl -s {u}/{self.packed_name}/{self.pack_file} | tar -xf - -C {o}/pack-tar",
+        }, corpus=[f"{self.www}/{self.packed_name}"], warmup=True, prepare=lambda label: self.clean("pack-breeze", "pack-rclone", "pack-tar"), unit=per_second)
 
         # 3. Nothing changed (everything from case 2 is in place).
         sh(f"{b} sync {u}/{self.small_name}/ {o}/small-breeze >/dev/null")

@@ -165,6 +165,29 @@ struct FilePackTests {
         }
     }
 
+    @Test("In the object layout the pack goes up beside the root, before it, and stays while named")
+    func objectLayout() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let author = try TemporaryFolder("pack-author")
+            let bundle = try Self.writeBundle(in: server).path
+            try FileManager.default.moveItem(atPath: bundle, toPath: author.path("packed").path)
+            let source = author.path("packed")
+            let pack = try await Self.generate(source)
+            let destination = FolderDestination(root: server.root.appendingPathComponent("apps/packed"))
+            let layout = ContentLayout.objects(at: "../objects/")
+            let first = try await Publisher.run(source: source, to: destination, layout: layout, delete: true)
+            #expect(first.uploaded.suffix(2) == [pack, "manifest.json"])
+            let client = try ExampleClient(published: server, path: "apps/packed")
+            let synced = try await client.sync.run()
+            #expect(synced.requests == 3)  // the root, the pack, the large file's object
+            try Self.expectLive(client, holds: source)
+            // Published again, with --delete: nothing goes up, the pack stays.
+            let again = try await Publisher.run(source: source, to: destination, layout: layout, delete: true)
+            #expect(again.uploaded.isEmpty && again.deleted.isEmpty)
+            #expect(FileManager.default.fileExists(atPath: destination.root.appendingPathComponent(pack).path))
+        }
+    }
+
     /// Says `size` for the pack in the root manifest, as a publisher of that pack would.
     static func setPackSize(_ size: Int64, in bundle: URL) throws {
         let url = bundle.appendingPathComponent("manifest.json")

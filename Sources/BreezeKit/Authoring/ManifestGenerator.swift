@@ -15,20 +15,32 @@ package enum ManifestGenerator {
         package var added: [String] = []
         package var removed: [String] = []
         package var hash = BundleHasher.Report()
+        /// The pack written (or removed), when there is one to keep current.
+        package var pack: FilePackWriter.Report?
     }
 
-    /// - Parameter developmentLanguage: its `.lproj` is every device's fallback, so it gets no
-    ///   language condition.
+    /// - Parameters:
+    ///   - developmentLanguage: its `.lproj` is every device's fallback, so it gets no
+    ///     language condition.
+    ///   - pack: write a pack of the small files (`FilePackWriter`), or remove it (`false`);
+    ///     `nil` keeps the one the root manifest names current, and makes none.
     package static func run(
         bundle: URL,
         sha256: Bool = false,
         developmentLanguage: String = "en",
-        movesSequence: Bool = true
+        movesSequence: Bool = true,
+        pack: Bool? = nil
     ) async throws -> Report {
         let root = bundle.standardizedFileURL
         var report = Report()
         try generate(root: root, folder: "", developmentLanguage: developmentLanguage, report: &report)
         report.hash = try await BundleHasher.run(bundle: root, sha256: sha256, movesSequence: movesSequence)
+        switch pack ?? FilePackWriter.isNamed(in: root) {
+        case true: report.pack = try FilePackWriter.run(bundle: root)
+        case false where pack == false: report.pack = try FilePackWriter.remove(in: root)
+        case false: break
+        }
+        report.hash.signaturesRemoved += report.pack?.signaturesRemoved ?? 0
         return report
     }
 

@@ -117,14 +117,22 @@ enum ObjectLayout {
             guard let object = stored[objects[index].path] else { return false }
             return try await store.holds(objects[index], as: object)
         }
-        let missing = zip(objects, held).filter { !$0.1 }.map(\.0)
+        // The root's pack stays beside it, at its own name (its digest's): sent before the root
+        // that names it unless there already, never deleted while named.
+        let pack = try packFile(of: bundle, named: rootData)
+        let packMissing = pack.map { here[$0.path]?.size != $0.size } ?? false
+        let missing = zip(objects, held).filter { !$0.1 }.map(\.0) + (packMissing ? [pack!] : [])
         let stale =
             delete
-            ? here.keys.filter { $0 != "manifest.json" && !(inside && $0.hasPrefix(location)) }.sorted() : []
+            ? here.keys.filter {
+                $0 != "manifest.json" && $0 != pack?.path && !(inside && $0.hasPrefix(location))
+            }.sorted() : []
 
-        var report = Publisher.Report(unchanged: objects.count - missing.count, dryRun: dryRun)
+        var report = Publisher.Report(unchanged: objects.count + (pack == nil ? 0 : 1) - missing.count, dryRun: dryRun)
         report.layout = ContentLayout.objects(at: location).description
-        let names = missing.map { location + $0.path } + (rootUnchanged ? [] : ["manifest.json"])
+        let names =
+            missing.map { $0.path == pack?.path ? $0.path : location + $0.path }
+            + (rootUnchanged ? [] : ["manifest.json"])
         if rootUnchanged { report.unchanged += 1 }
         if dryRun {
             report.uploaded = names
@@ -139,7 +147,8 @@ enum ObjectLayout {
             report: progress
         )
         let sent = try await Publisher.inParallel(missing.indices, width: concurrency) { index in
-            let bytes = try await store.upload(missing[index], replacing: nil)
+            let target = missing[index].path == pack?.path ? destination : store
+            let bytes = try await target.upload(missing[index], replacing: nil)
             counter.finished(bytes: missing[index].size)
             return bytes
         }
@@ -160,6 +169,20 @@ enum ObjectLayout {
 }
 
 extension ObjectLayout {
+    /// The pack the root manifest `data` names, as a file of `bundle` to publish beside it.
+    static func packFile(of bundle: URL, named data: Data) throws -> LocalFile? {
+        guard let pack = try Manifest(data: data, source: "manifest.json").pack else { return nil }
+        let url = bundle.appendingPathComponent(pack.path.string)
+        guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber,
+            size.int64Value == pack.size
+        else {
+            throw PublishError(
+                "manifest.json names the pack \(pack.path), which is not beside it at \(pack.size) bytes: run `breeze generate`"
+            )
+        }
+        return LocalFile(path: pack.path.string, url: url, size: pack.size, isImmutable: true)
+    }
+
     /// The object store at `location` (relative to `destination`), what `destination` holds,
     /// and what the store holds, by object name. Objects inside the destination are in its
     /// listing already: no second listing.

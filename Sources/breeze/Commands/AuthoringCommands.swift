@@ -105,18 +105,15 @@ struct GenerateCommand: AsyncParsableCommand {
 
     func run() async throws {
         let report: ManifestGenerator.Report
-        var packed: FilePackWriter.Report?
-        let folder = URL(fileURLWithPath: bundle)
         do {
             report = try await ManifestGenerator.run(
-                bundle: folder,
+                bundle: URL(fileURLWithPath: bundle),
                 sha256: sha256,
-                developmentLanguage: developmentLanguage
+                developmentLanguage: developmentLanguage,
+                pack: pack
             )
-            if pack ?? FilePackWriter.isNamed(in: folder) { packed = try FilePackWriter.run(bundle: folder) }
-            if pack == false { packed = try FilePackWriter.remove(in: folder) }
         } catch { throw CommandFailure(error) }
-        let signaturesRemoved = report.hash.signaturesRemoved + (packed?.signaturesRemoved ?? 0)
+        let (packed, signaturesRemoved) = (report.pack, report.hash.signaturesRemoved)
         struct Generated: Encodable {
             var added: [String]
             var removed: [String]
