@@ -36,6 +36,11 @@ struct FilePackFormatTests {
         #expect(PackDownload.isWorthFetching(packSize: 100_000, files: 16, bytes: 50_000))
         #expect(!PackDownload.isWorthFetching(packSize: 100_000, files: 15, bytes: 100_000))
         #expect(!PackDownload.isWorthFetching(packSize: 100_000, files: 1_000, bytes: 49_999))
+        // Counted as a tar holds them: a header, and the bytes padded to 512.
+        #expect(PackDownload.footprint(of: 0) == 512)
+        #expect(PackDownload.footprint(of: 100) == 1024)
+        #expect(PackDownload.footprint(of: 512) == 1024)
+        #expect(PackDownload.footprint(of: 513) == 1536)
     }
 
     @Test("Candidates: small files with a size and a SHA-256, sorted by path bytes; not rebuilt ones")

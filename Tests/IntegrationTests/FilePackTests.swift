@@ -84,6 +84,33 @@ struct FilePackTests {
         }
     }
 
+    @Test("A first sync whose conditions leave out the larger half of the pack's files fetches the rest alone")
+    func conditionsLeaveOutMostOfIt() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = try Self.writeBundle(in: server)
+            let pack = try await Self.generate(bundle)
+            // Files 20 to 38 (the largest small ones) are for a later app version.
+            let url = bundle.appendingPathComponent("manifest.json")
+            var json = try JSONReader.parse(Data(contentsOf: url))
+            let later = (20..<39).map { "d\($0 % 4)/f\($0).txt" }
+            let files = try #require(json["files"]?.array).map { entry -> JSONValue in
+                guard let name = entry["filename"]?.string, later.contains(name) else { return entry }
+                var entry = entry
+                entry.set("condition", .string("appVersion >= 5.0"))
+                return entry
+            }
+            json.set("files", .array(files))
+            try PublishedFile.write(Data(json.serializedBytes(indent: 2)), to: url)
+
+            let client = try ExampleClient(published: server, path: "packed")
+            let summary = try await client.sync.run()
+            #expect(!server.requests().map(\.path).contains("/packed/\(pack)"))
+            // The manifest, 21 small files (two of them the same bytes, fetched once), the large one.
+            #expect(summary.requests == 1 + 20 + 1)
+            #expect(client.liveFiles().count == 1 + 21 + 1)
+        }
+    }
+
     @Test(
         "A pack that is shorter than its manifest says, cut mid-file or missing still gives every file its own bytes",
         arguments: ServerKind.allCases

@@ -66,6 +66,9 @@ class Scenario:
         files[f"only-in-v{version}.txt"] = f"only in version {version}\n".encode()
         if self.kind == "large":
             files["media/movie.bin"] = random_bytes(rng, 64 << 20)
+        if self.kind == "pack":
+            # A first sync from a pack (`generate --pack`): killed while it unpacks, mostly.
+            files.update({f"many/{i // 100}/f{i}.txt": f"small {i}, version {version}\n".encode() * 40 for i in range(3000)})
         if self.kind == "chunks":
             movie = bytearray(random_bytes(random.Random(f"{self.name}-movie"), 64 << 20))
             if version > 1:
@@ -93,7 +96,8 @@ class Scenario:
             for child in ("Old.freshair", "New.freshair"):
                 for i in range(10):
                     write(os.path.join(folder, child, f"part{i}.txt"), f"{child} part {i}\n".encode())
-        subprocess.run([self.sweep.breeze, "generate", folder], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([self.sweep.breeze, "generate", folder] + (["--pack"] if self.kind == "pack" else []),
+                       check=True, stdout=subprocess.DEVNULL)
         if self.kind == "environment":
             manifest_path = os.path.join(folder, "manifest.json")
             with open(manifest_path) as f:
@@ -171,6 +175,11 @@ class Scenario:
             for name in files:
                 os.utime(os.path.join(base, name), (stamp, stamp))
 
+    @property
+    def is_first_sync(self):
+        """Killed during a device's first sync, with nothing installed before."""
+        return self.kind in ("cold", "pack")
+
     def app_version(self, version):
         return "1.0" if self.kind != "environment" or version == 1 else "2.5"
 
@@ -243,7 +252,7 @@ class Sweep:
         self.only = options.only
 
     def run(self):
-        kinds = {"bundle": ["cold", "incremental", "environment", "large", "chunks"],
+        kinds = {"bundle": ["cold", "pack", "incremental", "environment", "large", "chunks"],
                  "package": ["cold", "incremental", "large", "chunks"],
                  "repository": ["cold", "incremental", "large", "atomic"]}
         scenarios = [Scenario(self, mode, kind) for mode, list_ in kinds.items() for kind in list_]
@@ -269,7 +278,7 @@ class Sweep:
         template = os.path.join(scenario.home, "template")
         os.makedirs(template)
         directory = os.path.join(template, "Content")
-        if scenario.kind != "cold":
+        if not scenario.is_first_sync:
             subprocess.run(scenario.command(directory, 1), check=True, stdout=subprocess.DEVNULL)
             if scenario.live(directory) != old:
                 return 0, [f"setup: version 1 did not install as published"], 0
@@ -294,7 +303,7 @@ class Sweep:
                 killed_during += 1
             process.send_signal(signal.SIGKILL)
             process.wait()
-            problem = self.check(scenario, directory, old if scenario.kind != "cold" else {}, new)
+            problem = self.check(scenario, directory, {} if scenario.is_first_sync else old, new)
             if problem:
                 failures.append(f"trial {number + 1}, killed at {delay:.3f} s of {duration:.3f} s: {problem}")
             else:

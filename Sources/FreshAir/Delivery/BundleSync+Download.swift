@@ -92,7 +92,9 @@ extension BundleSync {
     ) async throws -> [Bool] {
         guard let pack else { return [] }
         let candidates = PackDownload.candidates(jobs, of: downloads, rebuilt: rebuilt)
-        let bytes = candidates.reduce(Int64(0)) { $0 + downloads[jobs[Int($1)].download].size! }
+        let bytes = candidates.reduce(Int64(0)) {
+            $0 + PackDownload.footprint(of: downloads[jobs[Int($1)].download].size!)
+        }
         guard PackDownload.isWorthFetching(packSize: pack.size, files: candidates.count, bytes: bytes) else {
             return []
         }

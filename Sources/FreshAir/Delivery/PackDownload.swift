@@ -15,11 +15,16 @@ struct PackDownload {
     static let minimumFiles = 16
 
     /// Whether fetching a pack of `packSize` bytes pays: the files it would bring are at least
-    /// ``minimumFiles`` and at least half its bytes. An update of a few files never takes the
-    /// pack; a first sync of a bundle whose conditions leave out most of it does not either.
+    /// ``minimumFiles`` and take at least half of it (`bytes`, counted as they sit in a tar: see
+    /// ``footprint(of:)``). An update of a few files never takes the pack; a first sync of a
+    /// bundle whose conditions leave out most of it does not either.
     static func isWorthFetching(packSize: Int64, files: Int, bytes: Int64) -> Bool {
         files >= minimumFiles && bytes >= packSize / 2
     }
+
+    /// What a file of `size` bytes takes in a tar: its header and its bytes padded to a block.
+    /// A 100-byte file takes 1,024.
+    static func footprint(of size: Int64) -> Int64 { 512 + (size + 511) / 512 * 512 }
 
     /// The jobs a pack may bring, sorted by path: a small file with a size and a SHA-256
     /// digest, not rebuilt from chunks. Positions are in `jobs`.
