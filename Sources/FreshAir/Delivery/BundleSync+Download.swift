@@ -119,21 +119,14 @@ extension BundleSync {
         )
         var received: Int64 = 0
         do {
-            if case .fetched(let file, _) = try await fetcher.download(
-                job,
-                tee: extraction,
-                progress: { progress.add(bytes: $0) }
-            ),
-                file.teedWholeBody
-            {
-                received = file.size
-                try extraction.finish()
-            }
-        } catch is CancellationError {
-            throw CancellationError()
+            let outcome = try await fetcher.download(job, tee: extraction, progress: { progress.add(bytes: $0) })
+            if case .fetched(let file, _) = outcome { received = file.size }
+            try extraction.finish()  // a tar that ends early, or a body never teed, throws here
         } catch {
-            // Left to be fetched alone: what arrived whole and checked still counts.
+            // Its writer stops before anything else writes; what arrived whole and checked
+            // still counts, the rest is fetched alone (unless the sync is being cancelled).
             try? extraction.settle()
+            if Task.isCancelled { throw error }
         }
         try await BlockingPool.run { try Disk.remove(job.partialPath) }
         let arrived = extraction.arrived
