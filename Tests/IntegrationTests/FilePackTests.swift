@@ -69,6 +69,8 @@ struct FilePackTests {
             let paths = server.requests().dropFirst(before).map(\.path).sorted()
             #expect(paths == ["/packed/\(pack)", "/packed/large.bin", "/packed/manifest.json"])
             #expect(first.filesDownloaded == 42)
+            #expect(first.filesFromPack == 40)
+            #expect(first.oneLine.contains("40 from the pack"))
             try Self.expectLive(client, holds: bundle)
             #expect(try client.sync.store.liveRecord()?.fileCount == 42)
 
@@ -80,6 +82,7 @@ struct FilePackTests {
             let update = try await client.sync.run()
             #expect(update.downloaded.sorted() == ["d1/f1.txt", "d2/f2.txt", "manifest.json"])
             #expect(update.requests == 3)
+            #expect(update.filesFromPack == 0)
             try Self.expectLive(client, holds: bundle)
         }
     }
@@ -169,8 +172,13 @@ struct FilePackTests {
                 withDestinationPath: "/etc/passwd"
             )
             try PublishedFile.write(Data("escaped\n".utf8), to: work.appendingPathComponent("../escape.txt"))
-            // Made by GNU tar: d0's true files; a lie, a link and f9 twice; a name that climbs
-            // out (the pack is read no further); then d3's true files, never reached.
+            // Made by GNU tar: d0's true files (one marked executable); a lie, a link and f9
+            // twice; a name that climbs out (the pack is read no further); then d3's true
+            // files, never reached.
+            try FileManager.default.setAttributes(
+                [.posixPermissions: 0o755],
+                ofItemAtPath: bundle.appendingPathComponent("d0/f4.txt").path
+            )
             _ = try await shell(
                 "tar -cf pack.tar -C \(bundle.path) d0 && tar -rf pack.tar d1/f5.txt d2/f6.txt d1/f9.txt d1/f9.txt && "
                     + "tar -rPf pack.tar ../escape.txt && tar -rf pack.tar -C \(bundle.path) d3",
@@ -187,8 +195,15 @@ struct FilePackTests {
             for outside in ["escape.txt", "store/escape.txt", "live/../escape.txt"] {
                 #expect(!FileManager.default.fileExists(atPath: client.local.path(outside).path))
             }
-            // d0's ten files and f9 came from the pack; the other 29 alone.
+            // d0's ten files and f9 came from the pack (and d3/f39, f0's bytes); the other 29 alone.
             #expect(summary.requests == 2 + 40 - 11)
+            #expect(summary.filesFromPack == 12)
+            // Written as a download is: a mode in the pack is not the manifest's.
+            let mode =
+                try FileManager.default.attributesOfItem(
+                    atPath: client.live.appendingPathComponent("d0/f4.txt").path
+                )[.posixPermissions] as? Int
+            #expect(mode.map { $0 & 0o111 } == 0)
         }
     }
 

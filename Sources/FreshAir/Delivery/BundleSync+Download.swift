@@ -144,6 +144,7 @@ extension BundleSync {
                 report: report
             )
             taken += file.size!
+            landed.fromPack += positions.count
         }
         // What crossed the network beyond the files: the pack's headers, and files not taken.
         landed.bytes += max(received - taken, 0)
@@ -320,6 +321,8 @@ extension BundleSync {
         var bytes: Int64 = 0
         /// Bytes not downloaded thanks to chunk deltas.
         var saved: Int64 = 0
+        /// Files taken from the root manifest's pack.
+        var fromPack = 0
 
         init(downloads: Int) { sizes = [Int64](repeating: -1, count: downloads) }
 

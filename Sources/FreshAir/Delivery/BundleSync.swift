@@ -424,6 +424,7 @@ public struct BundleSync: ContentUpdater {
         summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + $1.size }
         summary.filesReused += downloaded.reused  // from an update that was killed or failed
         summary.bytesSaved = downloaded.saved
+        summary.filesFromPack = downloaded.fromPack
         summary.filesRemoved = plan.removed.count
         summary.removed = plan.removed
         return summary

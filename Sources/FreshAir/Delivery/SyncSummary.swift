@@ -38,6 +38,10 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     /// Bytes of changed large files not downloaded because their unchanged chunks were
     /// copied from the previous version (`ChunkIndex`).
     public var bytesSaved: Int64 = 0
+    /// Files of ``filesDownloaded`` taken from the root manifest's pack of small files (written by
+    /// `breeze generate --pack`) instead of a request each. Fewer than the pack offered means
+    /// the rest failed their check or never arrived, and were fetched alone.
+    public var filesFromPack = 0
     /// Wall-clock time the update took.
     public var seconds: Double
     /// The paths downloaded, in the order they completed.
@@ -80,8 +84,9 @@ public struct SyncSummary: Sendable, Hashable, Codable {
                 "Kept version \(version ?? 0): the server still offers the content rolled back from; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
         case .updated:
             let saved = bytesSaved > 0 ? ", \(ByteCount(bytesSaved)) of unchanged chunks kept" : ""
+            let packed = filesFromPack > 0 ? ", \(filesFromPack) from the pack" : ""
             return
-                "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))\(saved)), "
+                "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))\(saved)\(packed)), "
                 + "\(filesReused) reused, \(filesRemoved) removed; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
         }
     }

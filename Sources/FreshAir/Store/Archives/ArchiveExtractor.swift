@@ -127,7 +127,8 @@ final class ArchiveExtractor {
                 try destination.createFile(path, replacing: filter != nil)
             }
             current = (path, file, ContentHasher(.sha256), 0, entry.size)
-            if entry.mode & 0o111 != 0 { file.setMode(0o755) }
+            // A pack's files are a manifest's, which carry no mode: written as a download is.
+            if entry.mode & 0o111 != 0, filter == nil { file.setMode(0o755) }
         case .symbolicLink(let linkTarget):
             guard limits.symbolicLinks == .allowInside else {
                 throw ArchiveError(
