@@ -115,7 +115,8 @@ extension BundleSync {
             validators: nil,
             resumable: false,
             confined: nil,
-            isTransient: true
+            isTransient: true,
+            keepsBody: false
         )
         var received: Int64 = 0
         do {

@@ -17,6 +17,8 @@ final class BodySink: @unchecked Sendable {
     private let writing = BlockingLane()
     private let hashing: BlockingLane?
     private let file: OutputFile
+    /// `false` when only the tee keeps the bytes (``DownloadJob/keepsBody``).
+    private let writesFile: Bool
     private let tee: (any DownloadTee)?
     /// Touched by the owning task until the first chunk goes to a lane, then only by the jobs
     /// of one lane, which run one after another.
@@ -32,8 +34,10 @@ final class BodySink: @unchecked Sendable {
     ///   - hasher: the digest so far (a resumed body's covers the bytes already on disk), or
     ///     `nil` when the body needs none.
     ///   - hashingApart: hash on a lane of its own (worth it for large bodies only).
-    init(file: OutputFile, hasher: ContentHasher?, tee: (any DownloadTee)?, hashingApart: Bool) {
+    init(file: OutputFile, writesFile: Bool = true, hasher: ContentHasher?, tee: (any DownloadTee)?, hashingApart: Bool)
+    {
         self.file = file
+        self.writesFile = writesFile
         self.hasher = hasher
         self.tee = tee
         hashing = hashingApart && hasher != nil ? BlockingLane() : nil
@@ -56,11 +60,12 @@ final class BodySink: @unchecked Sendable {
         }
         usesLanes = true
         let fileWithHash = hashing != nil && tee != nil
+        let writesFile = writesFile
         if let hashing {
             try await hashing.submit { [self] in
                 try chunk.withUnsafeBytes {
                     hasher?.update($0)
-                    if fileWithHash { try file.write($0) }
+                    if fileWithHash, writesFile { try file.write($0) }
                 }
             }
         }
@@ -68,7 +73,7 @@ final class BodySink: @unchecked Sendable {
         try await writing.submit { [self] in
             try chunk.withUnsafeBytes { bytes in
                 if hashesHere { hasher?.update(bytes) }
-                if !fileWithHash { try file.write(bytes) }
+                if !fileWithHash, writesFile { try file.write(bytes) }
                 try tee?.consume(bytes)
             }
         }

@@ -68,6 +68,10 @@ struct DownloadJob: Sendable {
     /// The file is unpacked and then deleted (a package): it is hashed only when a digest is
     /// expected, and not pushed to disk ahead of time.
     var isTransient = false
+    /// Whether the body is written to `partialPath`; `false` when only the tee needs it (a
+    /// bundle's pack, unpacked as it arrives and never read again: on a phone, a second copy of
+    /// the small files would take as much space again for the length of the sync).
+    var keepsBody = true
 }
 
 /// A file inside a version being assembled.
@@ -293,6 +297,7 @@ struct Fetcher: Sendable {
         // a large body is hashed on another core than the one writing it.
         let sink = BodySink(
             file: file,
+            writesFile: job.keepsBody || teeing == nil,
             hasher: hasher,
             tee: teeing,
             hashingApart: (total ?? 0) >= Self.backgroundHashingSize
