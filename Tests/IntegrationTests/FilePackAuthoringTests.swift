@@ -1,7 +1,8 @@
-import BreezeKit
 import Foundation
 import FreshAir
 import Testing
+
+@testable import BreezeKit
 
 @Suite("breeze generate --pack")
 struct FilePackAuthoringTests {
@@ -46,6 +47,21 @@ struct FilePackAuthoringTests {
         let second = try FilePackWriter.run(bundle: bundle)
         #expect(second.path != first.path)
         #expect(try packs() == [second.path!])
+    }
+
+    @Test("A pack is cached as an object is: named by its digest, for a year; other .freshairpack names are content")
+    func packCacheControl() {
+        let policy = CachePolicy()
+        #expect(
+            policy.cacheControl(for: "App.freshair/files-0123456789abcdef.freshairpack") == CachePolicy.defaultImmutable
+        )
+        #expect(policy.cacheControl(for: "files-0123456789abcdef.freshairpack") == CachePolicy.defaultImmutable)
+        for other in [
+            "files-0123456789ABCDEF.freshairpack", "files-0123.freshairpack", "mine.freshairpack",
+            "files-0123456789abcdef.tar",
+        ] {
+            #expect(policy.cacheControl(for: other) == CachePolicy.defaultContent, "\(other)")
+        }
     }
 
     @Test("validate names a pack that is missing or of another size; --no-pack removes it")

@@ -9,7 +9,8 @@ import FreshAir
 /// next version, so it is cached as briefly; a device that meets an edge still holding the old
 /// bytes under a new manifest sees a digest mismatch, keeps its version and retries later.
 /// Objects of the object layout (``ContentLayout``) are named by their bytes and never
-/// change: cached for a year, marked `immutable` so browsers do not even revalidate.
+/// change: cached for a year, marked `immutable` so browsers do not even revalidate. So is a
+/// bundle's pack (`files-<16 hex>.freshairpack`, ``FilePack``), named by its digest too.
 package struct CachePolicy: Sendable, Hashable {
     /// For `manifest.json`, `index.json` and signatures.
     package var documents: String
@@ -35,7 +36,7 @@ package struct CachePolicy: Sendable, Hashable {
     /// The header value for the file at `path` (relative, `/`-separated): `objects/<sha256>`
     /// is an object, whatever folder holds that `objects`.
     package func cacheControl(for path: String) -> String {
-        if Self.isObject(path) { return immutable }
+        if Self.isObject(path) || Self.isPack(path) { return immutable }
         return Self.isDocument(path) ? documents : content
     }
 
@@ -45,6 +46,14 @@ package struct CachePolicy: Sendable, Hashable {
         guard parts.count >= 2, parts[parts.count - 2] == "objects", let name = parts.last, name.utf8.count == 64
         else { return false }
         return name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    /// `…files-<16 lowercase hex digits>.freshairpack`, as `breeze generate --pack` names a pack.
+    static func isPack(_ path: String) -> Bool {
+        let name = Substring(path.split(separator: "/").last ?? "")
+        guard name.hasPrefix("files-"), name.hasSuffix(FilePack.suffix) else { return false }
+        let digest = name.dropFirst("files-".count).dropLast(FilePack.suffix.count)
+        return digest.utf8.count == 16 && digest.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     /// Whether `path` names other files: it goes up after them and is revalidated by caches.
