@@ -7,7 +7,9 @@ Beside each breeze run, in the same run and taking turns: `rclone copy --transfe
 files, `curl -o` for the large file, both from nginx on 127.0.0.1. Each point is the median of
 `--runs` runs (3; 1 with --quick) of a cold sync into an empty folder; peak RSS is the largest of
 them. The "update" axis is the everyday case of a large bundle: ten of its files changed, synced
-into a folder that has the rest (each run is set back to the old content first, untimed). `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
+into a folder that has the rest (each run is set back to the old content first, untimed). The
+"pack" axis is the same cold sync from the same files with a pack beside the manifest
+(`breeze generate --pack`), rclone fetching them one by one as ever. `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
 1 grows in proportion, 0 does not grow. Results: Benchmarks/results/scale.md, scale.json, scale.png.
 """
 import argparse, datetime, json, math, os, shutil, statistics, subprocess, sys
@@ -56,6 +58,13 @@ class Scale:
                 sh(f"{self.breeze} generate {folder} > /dev/null")
                 open(os.path.join(folder, ".ready"), "w").close()
             self.ten_changed(folder, f"{folder}-ten")
+            # The same files with a pack beside their manifest (`breeze generate --pack`).
+            packed = f"{folder}-pack"
+            if not os.path.exists(os.path.join(packed, ".ready")):
+                shutil.rmtree(packed, ignore_errors=True)
+                shutil.copytree(folder, packed, ignore=shutil.ignore_patterns(".ready"))
+                sh(f"{self.breeze} generate {packed} --pack > /dev/null")
+                open(os.path.join(packed, ".ready"), "w").close()
         for mb in self.sizes:
             folder = os.path.join(self.www, f"size-{mb}")
             if not os.path.exists(os.path.join(folder, ".ready")):
@@ -129,6 +138,10 @@ class Scale:
                     "breeze": (f"{b} sync {u}/files-{count}/ {o}/breeze --concurrency 16", f"{o}/breeze"),
                     "rclone copy --transfers 16": (f"rclone copy :http: {o}/rclone --http-url {u}/files-{count}/ --transfers 16 -q", f"{o}/rclone"),
                 }, os.path.join(self.www, f"files-{count}"))
+                self.measure("pack", count, {
+                    "breeze": (f"{b} sync {u}/files-{count}-pack/ {o}/breeze", f"{o}/breeze"),
+                    "rclone copy --transfers 16": (f"rclone copy :http: {o}/rclone --http-url {u}/files-{count}/ --transfers 16 -q", f"{o}/rclone"),
+                }, os.path.join(self.www, f"files-{count}-pack"))
                 sh(f"{b} sync {u}/files-{count}/ {o}/breeze-current --concurrency 16 > /dev/null")
                 self.measure("no-change", count, {
                     "breeze": (f"{b} sync {u}/files-{count}/ {o}/breeze-current", f"{o}/unused"),
@@ -170,7 +183,7 @@ class Scale:
             lines.append(f"| {p['axis']} | {size} | {p['tool']} | {p['seconds']:.3f} | {p['spread'][0]:.3f}–{p['spread'][1]:.3f} | "
                          f"{p['cpu']:.2f} | {p['rss']:.1f} | {ratio} |")
         lines += ["", "| axis | tool | time exponent | peak RSS exponent | peak RSS per unit above the smallest |", "| --- | --- | ---: | ---: | ---: |"]
-        for axis, unit in (("files", "file"), ("no-change", "file"), ("update", "file"), ("size", "MB")):
+        for axis, unit in (("files", "file"), ("pack", "file"), ("no-change", "file"), ("update", "file"), ("size", "MB")):
             for tool in dict.fromkeys(p["tool"] for p in self.points if p["axis"] == axis):
                 xs, seconds = series(axis, tool, "seconds")
                 _, rss = series(axis, tool, "rss")
