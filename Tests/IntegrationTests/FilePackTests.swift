@@ -1,6 +1,7 @@
 import BreezeKit
 import Foundation
 import FreshAir
+import Synchronization
 import Testing
 
 /// A root manifest's pack (`breeze generate --pack`): a first sync's small files in one request,
@@ -62,7 +63,8 @@ struct FilePackTests {
             let pack = try await Self.generate(bundle)
             let client = try ExampleClient(published: server, path: "packed")
             let before = server.requests().count
-            let first = try await client.sync.run()
+            let events = Mutex<[SyncEvent]>([])
+            let first = try await client.sync.run { event in events.withLock { $0.append(event) } }
             #expect(first.outcome == .updated)
             // The manifest, the pack, and the file too large for it.
             #expect(first.requests == 3)
@@ -71,6 +73,12 @@ struct FilePackTests {
             #expect(first.filesDownloaded == 42)
             #expect(first.filesFromPack == 40)
             #expect(first.oneLine.contains("40 from the pack"))
+            // Progress counts the files' bytes, not the pack's headers: it ends at the total.
+            let progress = events.withLock { $0 }.compactMap { if case .progress(let p) = $0 { p } else { nil } }
+            #expect(progress.allSatisfy { $0.bytesReceived <= $0.bytesExpected ?? 0 })
+            #expect(
+                progress.last.map { $0.bytesReceived == $0.bytesExpected && $0.filesCompleted == $0.filesTotal } == true
+            )
             try Self.expectLive(client, holds: bundle)
             #expect(try client.sync.store.liveRecord()?.fileCount == 42)
 

@@ -103,7 +103,8 @@ extension BundleSync {
             size: pack.size,
             candidates: candidates,
             jobs: jobs.map(\.download),
-            downloads: downloads
+            downloads: downloads,
+            arrived: { progress.add(bytes: $0) }
         )
         let job = DownloadJob(
             label: pack.path.string,
@@ -120,7 +121,7 @@ extension BundleSync {
         )
         var received: Int64 = 0
         do {
-            let outcome = try await fetcher.download(job, tee: extraction, progress: { progress.add(bytes: $0) })
+            let outcome = try await fetcher.download(job, tee: extraction, progress: { _ in })
             if case .fetched(let file, _) = outcome { received = file.size }
             try extraction.finish()  // a tar that ends early, or a body never teed, throws here
         } catch {
@@ -135,6 +136,9 @@ extension BundleSync {
         for (index, job) in jobs.enumerated() where arrived[index] {
             let file = downloads[job.download]
             let positions = [job.download] + job.alsoAt.map(Int.init)
+            // Its other paths hold the same bytes, linked: done too (the total counts each path),
+            // before the files are, whose last one reports the end.
+            progress.add(bytes: file.size! * Int64(job.alsoAt.count))
             try landed.place(
                 DownloadedFile(path: staged.path + "/" + file.path.string, hash: file.hash, size: file.size!),
                 at: positions,

@@ -55,11 +55,21 @@ final class PackExtraction: DownloadTee, @unchecked Sendable {
     private let match: PackMatch
     private var stream: ArchiveStream?
 
-    init(into folder: String, size: Int64, candidates: [Int32], jobs: [Int], downloads: [SelectedFile]) {
+    /// - Parameter arrived: told each file's size as it arrives whole and checked: progress is
+    ///   counted in the files' bytes, not the pack's (its headers and padding would take a
+    ///   progress bar past the end).
+    init(
+        into folder: String,
+        size: Int64,
+        candidates: [Int32],
+        jobs: [Int],
+        downloads: [SelectedFile],
+        arrived: @escaping @Sendable (Int64) -> Void
+    ) {
         self.folder = folder
         // What a pack may unpack to: the files it may bring, never more than it weighs.
         limits = ExtractionLimits(maxTotalBytes: max(size, 0), maxEntries: 1 << 24)
-        match = PackMatch(candidates: candidates, jobs: jobs, downloads: downloads)
+        match = PackMatch(candidates: candidates, jobs: jobs, downloads: downloads, onArrival: arrived)
     }
 
     /// The jobs whose file arrived whole and checked, by position in the plan's jobs.
@@ -98,11 +108,13 @@ private final class PackMatch: Sendable {
     let jobs: [Int]
     let downloads: [SelectedFile]
     let arrived: Mutex<[Bool]>
+    let onArrival: @Sendable (Int64) -> Void
 
-    init(candidates: [Int32], jobs: [Int], downloads: [SelectedFile]) {
+    init(candidates: [Int32], jobs: [Int], downloads: [SelectedFile], onArrival: @escaping @Sendable (Int64) -> Void) {
         self.candidates = candidates
         self.jobs = jobs
         self.downloads = downloads
+        self.onArrival = onArrival
         arrived = Mutex([Bool](repeating: false, count: jobs.count))
     }
 
@@ -125,5 +137,6 @@ private final class PackMatch: Sendable {
     func written(_ path: BundlePath, _ record: FileRecord) {
         guard let job = job(for: path, size: record.size), downloads[jobs[job]].hash == record.hash else { return }
         arrived.withLock { $0[job] = true }
+        onArrival(record.size)
     }
 }
