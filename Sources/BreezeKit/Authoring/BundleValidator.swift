@@ -130,11 +130,7 @@ package enum BundleValidator {
         guard let data = try? Data(contentsOf: root.appendingPathComponent("manifest.json")),
             let manifest = try? Manifest(data: data, source: "manifest.json"), let pack = manifest.pack
         else { return }
-        let size =
-            (try? FileManager.default.attributesOfItem(atPath: root.appendingPathComponent(pack.path.string).path))?[
-                .size
-            ]
-        let found = (size as? NSNumber)?.int64Value
+        let found = FilePackWriter.sizeOnDisk(of: pack, in: root)
         guard found != pack.size else { return }
         problems.append(
             Problem(

@@ -20,6 +20,12 @@ package enum FilePackWriter {
         package var signaturesRemoved = 0
     }
 
+    /// The size of `pack`'s file in `bundle`, or `nil` when there is none.
+    package static func sizeOnDisk(of pack: FilePack, in bundle: URL) -> Int64? {
+        let path = bundle.appendingPathComponent(pack.path.string).path
+        return ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.int64Value
+    }
+
     /// Whether the root manifest of `bundle` names a pack (to keep current).
     package static func isNamed(in bundle: URL) -> Bool {
         (try? ManifestDocument(bundle: bundle.standardizedFileURL, folder: ""))?.json[FilePack.member] != nil
@@ -49,7 +55,7 @@ package enum FilePackWriter {
                 if seen.insert(path).inserted { files.append((path, size)) }
             }
         }
-        files.sort { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
+        files.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
         var report = Report()
         let pack = try files.isEmpty ? nil : write(files, in: root, report: &report)
         try removePacks(in: root, keeping: pack?.path.string)
@@ -88,7 +94,7 @@ package enum FilePackWriter {
         try writer.finish()
         report.files = files.count
         let (digest, size) = try ContentHash.ofFile(at: temporary, using: .sha256)
-        let name = "files-" + digest.hex.prefix(16) + FilePack.suffix
+        let name = FilePack.name(digest: digest)
         let final = root.appendingPathComponent(name)
         if FileManager.default.fileExists(atPath: final.path) { try FileManager.default.removeItem(at: final) }
         try FileManager.default.moveItem(at: temporary, to: final)

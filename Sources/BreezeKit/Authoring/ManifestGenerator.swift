@@ -35,10 +35,10 @@ package enum ManifestGenerator {
         var report = Report()
         try generate(root: root, folder: "", developmentLanguage: developmentLanguage, report: &report)
         report.hash = try await BundleHasher.run(bundle: root, sha256: sha256, movesSequence: movesSequence)
-        switch pack ?? FilePackWriter.isNamed(in: root) {
-        case true: report.pack = try FilePackWriter.run(bundle: root)
-        case false where pack == false: report.pack = try FilePackWriter.remove(in: root)
-        case false: break
+        if pack == false {
+            report.pack = try FilePackWriter.remove(in: root)
+        } else if pack == true || FilePackWriter.isNamed(in: root) {
+            report.pack = try FilePackWriter.run(bundle: root)
         }
         report.hash.signaturesRemoved += report.pack?.signaturesRemoved ?? 0
         return report

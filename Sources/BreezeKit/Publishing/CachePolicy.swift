@@ -43,17 +43,13 @@ package struct CachePolicy: Sendable, Hashable {
     /// `…objects/<64 lowercase hex digits>`.
     static func isObject(_ path: String) -> Bool {
         let parts = path.split(separator: "/")
-        guard parts.count >= 2, parts[parts.count - 2] == "objects", let name = parts.last, name.utf8.count == 64
-        else { return false }
-        return name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+        guard parts.count >= 2, parts[parts.count - 2] == "objects", let name = parts.last else { return false }
+        return ContentHash.isLowercaseHex(name, digits: 64)
     }
 
-    /// `…files-<16 lowercase hex digits>.freshairpack`, as `breeze generate --pack` names a pack.
+    /// A pack as `breeze generate --pack` names it (`FilePack/isNamedByDigest(_:)`), in any folder.
     static func isPack(_ path: String) -> Bool {
-        let name = Substring(path.split(separator: "/").last ?? "")
-        guard name.hasPrefix("files-"), name.hasSuffix(FilePack.suffix) else { return false }
-        let digest = name.dropFirst("files-".count).dropLast(FilePack.suffix.count)
-        return digest.utf8.count == 16 && digest.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+        FilePack.isNamedByDigest(path.split(separator: "/").last ?? "")
     }
 
     /// Whether `path` names other files: it goes up after them and is revalidated by caches.

@@ -63,6 +63,6 @@ package struct ObjectCollector: Sendable {
 
     /// 64 lowercase hex digits, at the store's top level.
     static func isObjectName(_ path: String) -> Bool {
-        path.utf8.count == 64 && path.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+        ContentHash.isLowercaseHex(path, digits: 64)
     }
 }

@@ -172,14 +172,12 @@ extension ObjectLayout {
     /// The pack the root manifest `data` names, as a file of `bundle` to publish beside it.
     static func packFile(of bundle: URL, named data: Data) throws -> LocalFile? {
         guard let pack = try Manifest(data: data, source: "manifest.json").pack else { return nil }
-        let url = bundle.appendingPathComponent(pack.path.string)
-        guard let size = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.size] as? NSNumber,
-            size.int64Value == pack.size
-        else {
+        guard FilePackWriter.sizeOnDisk(of: pack, in: bundle) == pack.size else {
             throw PublishError(
                 "manifest.json names the pack \(pack.path), which is not beside it at \(pack.size) bytes: run `breeze generate`"
             )
         }
+        let url = bundle.appendingPathComponent(pack.path.string)
         return LocalFile(path: pack.path.string, url: url, size: pack.size, isImmutable: true)
     }
 

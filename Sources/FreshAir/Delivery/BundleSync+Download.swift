@@ -102,7 +102,7 @@ extension BundleSync {
             into: staged.path,
             size: pack.size,
             candidates: candidates,
-            jobs: jobs.map(\.download),
+            jobs: jobs,
             downloads: downloads,
             arrived: { progress.add(bytes: $0) }
         )

@@ -62,7 +62,7 @@ final class PackExtraction: DownloadTee, @unchecked Sendable {
         into folder: String,
         size: Int64,
         candidates: [Int32],
-        jobs: [Int],
+        jobs: [(download: Int, alsoAt: [Int32])],
         downloads: [SelectedFile],
         arrived: @escaping @Sendable (Int64) -> Void
     ) {
@@ -104,13 +104,18 @@ final class PackExtraction: DownloadTee, @unchecked Sendable {
 private final class PackMatch: Sendable {
     /// Job positions, sorted by their file's path.
     let candidates: [Int32]
-    /// Each job's download position.
-    let jobs: [Int]
+    /// The plan's jobs (the list itself, not a copy).
+    let jobs: [(download: Int, alsoAt: [Int32])]
     let downloads: [SelectedFile]
     let arrived: Mutex<[Bool]>
     let onArrival: @Sendable (Int64) -> Void
 
-    init(candidates: [Int32], jobs: [Int], downloads: [SelectedFile], onArrival: @escaping @Sendable (Int64) -> Void) {
+    init(
+        candidates: [Int32],
+        jobs: [(download: Int, alsoAt: [Int32])],
+        downloads: [SelectedFile],
+        onArrival: @escaping @Sendable (Int64) -> Void
+    ) {
         self.candidates = candidates
         self.jobs = jobs
         self.downloads = downloads
@@ -124,18 +129,20 @@ private final class PackMatch: Sendable {
         var (low, high) = (0, candidates.count)
         while low < high {
             let middle = (low + high) / 2
-            if downloads[jobs[Int(candidates[middle])]].path < path { low = middle + 1 } else { high = middle }
+            if downloads[jobs[Int(candidates[middle])].download].path < path { low = middle + 1 } else { high = middle }
         }
         guard low < candidates.count else { return nil }
         let job = Int(candidates[low])
-        let file = downloads[jobs[job]]
+        let file = downloads[jobs[job].download]
         guard file.path == path, file.size == size, !arrived.withLock({ $0[job] }) else { return nil }
         return job
     }
 
     /// A file written whole: it arrived if its bytes are its entry's.
     func written(_ path: BundlePath, _ record: FileRecord) {
-        guard let job = job(for: path, size: record.size), downloads[jobs[job]].hash == record.hash else { return }
+        guard let job = job(for: path, size: record.size), downloads[jobs[job].download].hash == record.hash else {
+            return
+        }
         arrived.withLock { $0[job] = true }
         onArrival(record.size)
     }

@@ -44,6 +44,12 @@ package struct ContentHash: Sendable, Hashable, Comparable, CustomStringConverti
         self.init(algorithm: algorithm, digest: bytes)
     }
 
+    /// Whether `text` is `digits` lowercase hex digits, as digests are written in names
+    /// (objects, packs) that must mean one thing only.
+    package static func isLowercaseHex(_ text: some StringProtocol, digits: Int) -> Bool {
+        text.utf8.count == digits && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
     private static func value(of digit: UInt8) -> UInt8? {
         switch digit {
         case 48...57: digit - 48

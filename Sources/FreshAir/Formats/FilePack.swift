@@ -16,6 +16,16 @@ package struct FilePack: Sendable, Hashable {
     /// Files of this size or more stay out of a pack: they download alone, and resume when cut.
     package static let largestFile: Int64 = 256 << 10
 
+    /// The name `breeze generate --pack` gives a pack whose bytes have `digest`:
+    /// `files-<its first 16 hex digits>.freshairpack`.
+    package static func name(digest: ContentHash) -> String { "files-" + digest.hex.prefix(16) + suffix }
+
+    /// Whether `name` is one ``name(digest:)`` gives: a pack that never changes, cached for ever.
+    package static func isNamedByDigest(_ name: some StringProtocol) -> Bool {
+        guard name.hasPrefix("files-"), name.hasSuffix(suffix) else { return false }
+        return ContentHash.isLowercaseHex(name.dropFirst("files-".count).dropLast(suffix.count), digits: 16)
+    }
+
     /// The pack's path beside the root manifest.
     package var path: BundlePath
     /// Its size in bytes, as published: a longer body is refused.
