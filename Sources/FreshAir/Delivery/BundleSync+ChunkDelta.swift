@@ -24,23 +24,26 @@ struct ChunkDeltaResult: Sendable {
 
 // Large files rebuilt from the chunks the previous version has (see ``ChunkDelta``).
 extension BundleSync {
-    /// The files of `downloads` that can be rebuilt: a SHA-256 digest and size, an index
+    /// The files of `downloads` (but those an interrupted update left) that can be rebuilt: a SHA-256 digest and size, an index
     /// listed beside them with a digest, and a copy in the live version. None when the app
     /// turned deltas off: their indexes are then downloaded as any listed file.
     func chunkDeltas(
         _ downloads: [SelectedFile],
+        except reused: InterruptedCopies,
         live: VersionRecord?,
         liveDirectory: String?,
         layout: ContentLayout
     ) -> [BundlePath: ChunkDeltaSource] {
         guard configuration.chunkDeltas.isEnabled, let live, let liveDirectory else { return [:] }
         // Only chunk indexes can be looked up: no table of every file for a sync of many.
+        // A file an interrupted update left is linked, not rebuilt, and so is its index.
+        let considered = downloads.indices.lazy.filter { !reused.has($0) }.map { downloads[$0] }
         let byPath = Dictionary(
-            downloads.lazy.filter { $0.path.string.hasSuffix(ChunkIndex.suffix) }.map { ($0.path.string, $0) },
+            considered.filter { $0.path.string.hasSuffix(ChunkIndex.suffix) }.map { ($0.path.string, $0) },
             uniquingKeysWith: { first, _ in first }
         )
         var sources: [BundlePath: ChunkDeltaSource] = [:]
-        for file in downloads {
+        for file in considered {
             guard let hash = file.hash, hash.algorithm == .sha256, file.size != nil,
                 let index = byPath[file.path.string + ChunkIndex.suffix], index.hash != nil,
                 let old = live.file(at: file.path.string),

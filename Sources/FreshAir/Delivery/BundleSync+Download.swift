@@ -22,7 +22,8 @@ extension BundleSync {
         // Large files with a chunk index and an older copy here (and none from an interrupted
         // update): rebuilt from chunks, their index fetched by the same task.
         let deltas = chunkDeltas(
-            reusable.isEmpty ? plan.downloads : plan.downloads.filter { reusable[$0.path] == nil },
+            plan.downloads,
+            except: reusable,
             live: live,
             liveDirectory: liveDirectory,
             layout: layout
@@ -162,7 +163,7 @@ extension BundleSync {
     /// not here: 100,000 of them held for the whole install cost more than anything else in it.
     private func plannedJobs(
         for downloads: [SelectedFile],
-        reusing reusable: [BundlePath: String],
+        reusing reusable: InterruptedCopies,
         deltas: [BundlePath: ChunkDeltaSource],
         in staged: StagedVersion
     ) throws -> (jobs: [(download: Int, alsoAt: [Int32])], deltas: [Int: ChunkDeltaSource], reused: [Int]) {
@@ -184,7 +185,7 @@ extension BundleSync {
                 jobs[Int(jobOfGroup[sameAs])].alsoAt.append(Int32(position))
                 return
             }
-            if let copy = reusable[file.path], file.hash != nil, file.size != nil {
+            if let copy = reusable.copy(of: position, at: file.path), file.hash != nil, file.size != nil {
                 try staged.link(copy, at: file.path)
                 reused.append(position)
                 return
@@ -246,19 +247,20 @@ extension BundleSync {
     }
 
     /// What an update that was killed or failed already downloaded and verified, found by
-    /// hashing its files again (on the blocking pool), by the path it is for.
-    private func interruptedCopies(of downloads: [SelectedFile]) async throws -> [BundlePath: String] {
+    /// hashing its files again (on the blocking pool), by the position of its download.
+    private func interruptedCopies(of downloads: [SelectedFile]) async throws -> InterruptedCopies {
         let interrupted = store.interruptedFolders()
-        guard !interrupted.isEmpty else { return [:] }
+        guard !interrupted.isEmpty else { return InterruptedCopies() }
         return try await BlockingPool.run { [store] in
-            var found: [BundlePath: String] = [:]
-            for file in downloads {
+            var copies = InterruptedCopies(folders: interrupted, count: downloads.count)
+            let folders = copies.searched
+            for (position, file) in downloads.enumerated() {
                 guard let hash = file.hash, let size = file.size,
-                    let copy = store.interruptedCopy(of: file.path, hash: hash, size: size, in: interrupted)
+                    let folder = store.interruptedCopy(of: file.path, hash: hash, size: size, in: folders)
                 else { continue }
-                found[file.path] = copy
+                copies.found(position, inFolder: folder)
             }
-            return found
+            return copies
         }
     }
 

@@ -81,15 +81,16 @@ extension BundleStore {
         Disk.contentsOfDirectory(interruptedPath).sorted(by: >).map { interruptedPath + "/" + $0 }
     }
 
-    /// A file one of `folders` holds at `path` with exactly this size and digest, or `nil`.
-    func interruptedCopy(of path: BundlePath, hash: ContentHash, size: Int64, in folders: [String]) -> String? {
-        for folder in folders {
+    /// Which of `folders` holds a file at `path` with exactly this size and digest (its place
+    /// in `folders`), or `nil`.
+    func interruptedCopy(of path: BundlePath, hash: ContentHash, size: Int64, in folders: [String]) -> Int? {
+        for (place, folder) in folders.enumerated() {
             let candidate = folder + "/" + path.string
             // A regular file of the right size (Disk.status answers for regular files only), then its digest.
             guard Disk.status(candidate)?.size == size,
                 let (digest, _) = try? Disk.hash(candidate, algorithm: hash.algorithm), digest == hash
             else { continue }
-            return candidate
+            return place
         }
         return nil
     }
