@@ -333,22 +333,28 @@ extension BundleSync {
 
         init(downloads: Int) { sizes = [Int64](repeating: -1, count: downloads) }
 
-        /// The records of everything that landed: the downloads that did (a chunk index a
-        /// rebuilt file brought with it is not one of them), and ``records``; with room for
-        /// `more`, sized once.
-        func table(of downloads: [SelectedFile], roomFor more: Int) -> [FileTable.Entry] {
-            var entries = records
-            entries.reserveCapacity(records.count + downloads.count + more)
-            var digests = digests.sorted { $0.position < $1.position }[...]
-            for (position, file) in downloads.enumerated() where sizes[position] >= 0 {
-                var hash = file.hash
-                if digests.first?.position == Int32(position) { hash = digests.popFirst()!.hash }
-                guard let hash else { continue }
-                entries.append(
-                    FileTable.Entry(path: file.path.string, record: FileRecord(hash: hash, size: sizes[position]))
-                )
+        /// The version's files, in path order, read from the plan's lists as the record is
+        /// written: the rebuilt files' chunk indexes, the downloads that landed (a chunk index
+        /// a rebuilt file brought with it is not one of them), and what was kept, written and
+        /// placed.
+        func listing(of plan: SyncPlan) -> FileListing {
+            let (downloads, sizes) = (plan.downloads, sizes)
+            let digests = Dictionary(digests.map { ($0.position, $0.hash) }, uniquingKeysWith: { $1 })
+            let landed = FileListing.Run(downloads, path: \.path.string) { position, file in
+                guard sizes[position] >= 0, let hash = digests[Int32(position)] ?? file.hash else { return nil }
+                return FileTable.Entry(path: file.path.string, record: FileRecord(hash: hash, size: sizes[position]))
             }
-            return entries
+            let kept = FileListing.Run(plan.kept, path: \.path.string) { _, kept in
+                FileTable.Entry(path: kept.path.string, record: kept.record)
+            }
+            // Manifests: a few files.
+            let documents =
+                plan.written.map { FileTable.Entry(path: $0.file.path.string, record: $0.record) }
+                + plan.placed.map { FileTable.Entry(path: $0.file.path.string, record: $0.record) }
+            return FileListing([
+                FileListing.Run(FileTable(sorting: records)), landed, kept,
+                FileListing.Run(FileTable(sorting: documents)),
+            ])
         }
 
         /// Puts a downloaded (or rebuilt) file at its first path in the staged tree and links

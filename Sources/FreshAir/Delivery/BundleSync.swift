@@ -390,22 +390,8 @@ public struct BundleSync: ContentUpdater {
                     report: report
                 )
             }
-            // The version's table: what landed, then what was kept, written and placed, sorted in
-            // place, one list of every file.
-            var files = downloaded.table(
-                of: plan.downloads,
-                roomFor: plan.kept.count + plan.written.count + plan.placed.count
-            )
-            downloaded.sizes = []
-            for (path, record) in plan.kept { files.append(FileTable.Entry(path: path.string, record: record)) }
-            for (file, _, record, _) in plan.written {
-                files.append(FileTable.Entry(path: file.path.string, record: record))
-            }
-            for (file, _, record) in plan.placed {
-                files.append(FileTable.Entry(path: file.path.string, record: record))
-            }
             var record = VersionRecord(id: staged.id, source: baseURL.absoluteString, validators: root.validators)
-            record.fileTable = FileTable(sorting: consume files)
+            record.setFiles(downloaded.listing(of: plan))
             Self.record(tree, plannedFor: root.fingerprint, in: &record)
             return record
         }

@@ -22,6 +22,10 @@ struct RecordFiles: Sendable, Hashable {
 
     init(_ table: FileTable) { box = Box(.decoded(table), count: table.count) }
 
+    /// Files listed in path order by the plan that made them: no table is made of them unless
+    /// ``table`` is read (a sync only writes them, through ``listing``).
+    init(_ listing: FileListing) { box = Box(.listed(listing), count: listing.countPaths()) }
+
     /// The `files` member, `bytes[member]`, or `nil` when it is not in the shape FreshAir writes.
     /// The record's bytes are kept whole, shared with the caller's array: at 100,000 files a
     /// copy of the member was 11 MB more at the no-change check's peak.
@@ -32,6 +36,8 @@ struct RecordFiles: Sendable, Hashable {
 
     /// The files, sorted by path, decoded on first use.
     var table: FileTable { box.table }
+    /// The files in path order, read from the plan's lists when they came from one.
+    var listing: FileListing { box.listing }
     /// The files as a dictionary, made anew at each call: a sync looks paths up in ``table``.
     var value: [String: FileRecord] { box.table.dictionary }
     /// How many files, known without decoding them (a summary's "reused" after a `304`).
@@ -43,6 +49,7 @@ struct RecordFiles: Sendable, Hashable {
     private enum State {
         case encoded([UInt8], Range<Int>)
         case decoded(FileTable)
+        case listed(FileListing)
     }
 
     /// Shared by copies of one record; decoded once, under its lock.
@@ -62,8 +69,17 @@ struct RecordFiles: Sendable, Hashable {
                     let table = RecordFiles.decode(bytes, member, count: count)
                     state = .decoded(table)
                     return table
+                case .listed(let listing):
+                    let table = FileTable(sorting: Array(listing))
+                    state = .decoded(table)
+                    return table
                 }
             }
+        }
+
+        var listing: FileListing {
+            let listed: FileListing? = state.withLock { if case .listed(let listing) = $0 { listing } else { nil } }
+            return listed ?? FileListing([FileListing.Run(table)])
         }
     }
 

@@ -27,6 +27,8 @@ package struct VersionRecord: Sendable, Hashable {
         set { storedFiles = RecordFiles(newValue) }
     }
     private var storedFiles: RecordFiles
+    /// Sets the files from lists in path order, without a table of them (a sync's new record).
+    mutating func setFiles(_ listing: FileListing) { storedFiles = RecordFiles(listing) }
     /// What the file at `path` was verified to be, or `nil` when the version has none there.
     package func file(at path: String) -> FileRecord? { storedFiles.table[path] }
     /// How many files, without decoding them.
@@ -218,8 +220,8 @@ extension VersionRecord {
         writer.write(.object(head), level: 0)
         writer.output.removeLast()  // the head's closing brace: the files follow
         writer.output.append(contentsOf: #","files":{"#.utf8)
-        // The table is sorted by path already: the record lists files in the same order each time.
-        for (index, entry) in fileTable.entries.enumerated() {
+        // In path order: the record lists files in the same order each time.
+        for (index, entry) in storedFiles.listing.enumerated() {
             let file = entry.record
             if index > 0 { writer.output.append(UInt8(ascii: ",")) }
             writer.quote(entry.path)
