@@ -78,7 +78,9 @@ struct FileTableTests {
         let plan = SyncPlanner.plan(selected: selected, live: live, isIntact: { _, _ in true })
         let expectedRemoved = (0..<500).filter { $0 % 3 != 0 }.map { "f\($0)" }.sorted()
         #expect(plan.removed == expectedRemoved)
-        #expect(plan.kept.map(\.path.string) == (0..<500).filter { $0 % 3 == 0 }.map { "f\($0)" })
+        // Kept files are read from the live table, in its (path) order, with its records.
+        #expect(plan.kept.map(\.path.string) == (0..<500).filter { $0 % 3 == 0 }.map { "f\($0)" }.sorted())
+        #expect(plan.kept.allSatisfy { live.file(at: $0.path.string) == $0.record })
         #expect(plan.downloads.map(\.path.string) == (500..<1_000).filter { $0 % 3 == 0 }.map { "f\($0)" })
     }
 }

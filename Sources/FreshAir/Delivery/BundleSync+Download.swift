@@ -232,7 +232,7 @@ extension BundleSync {
     /// Links unchanged files from the live version and writes the manifests: thousands of
     /// system calls, made on the blocking pool.
     private func carryOver(
-        _ kept: [(path: BundlePath, record: FileRecord)],
+        _ kept: KeptFiles,
         _ documents: Handover<(path: BundlePath, data: Data)>,
         placed: [(file: SelectedFile, from: String, record: FileRecord)],
         into staged: StagedVersion,
@@ -344,15 +344,12 @@ extension BundleSync {
                 guard sizes[position] >= 0, let hash = digests[Int32(position)] ?? file.hash else { return nil }
                 return FileTable.Entry(path: file.path.string, record: FileRecord(hash: hash, size: sizes[position]))
             }
-            let kept = FileListing.Run(plan.kept, path: \.path.string) { _, kept in
-                FileTable.Entry(path: kept.path.string, record: kept.record)
-            }
             // Manifests: a few files.
             let documents =
                 plan.written.map { FileTable.Entry(path: $0.file.path.string, record: $0.record) }
                 + plan.placed.map { FileTable.Entry(path: $0.file.path.string, record: $0.record) }
             return FileListing([
-                FileListing.Run(FileTable(sorting: records)), landed, kept,
+                FileListing.Run(FileTable(sorting: records)), landed, plan.kept.run,
                 FileListing.Run(FileTable(sorting: documents)),
             ])
         }

@@ -39,9 +39,8 @@ package struct SelectedEntry: Sendable, Hashable, Codable {
 /// What to do to turn the live version into the one a manifest tree selects. Each selected
 /// file is in exactly one list: a plan of 100,000 files holds each of them once.
 struct SyncPlan {
-    /// Live files carried over unchanged: where, and what they were verified to be. Only the
-    /// path is kept of each selected file: 64 bytes an entry, not 144.
-    var kept: [(path: BundlePath, record: FileRecord)] = []
+    /// Live files carried over unchanged: where, and what they were verified to be.
+    var kept = KeptFiles()
     /// Bytes already in memory (manifests), written as they are.
     var written: [(file: SelectedFile, data: Data, record: FileRecord, fetched: Bool)] = []
     /// Bytes already on disk (a large root manifest, spilled to the update's partials): moved
@@ -112,7 +111,8 @@ enum SyncPlanner {
         let table = live?.fileTable ?? FileTable()
         // Sized once: a list of 100,000 that grows by doubling holds one and a half copies on the
         // way (an update of a 100,000-file bundle peaked there).
-        if !table.isEmpty { plan.kept.reserveCapacity(min(selected.count, table.count)) }
+        var kept: [Int32] = []
+        if !table.isEmpty { kept.reserveCapacity(min(selected.count, table.count)) }
         // Which live files are selected again, by their place in the table: the others are removed.
         var selectedAgain = [Bool](repeating: false, count: table.count)
         // The downloads are the selected list itself, compacted in place as it is read: a first
@@ -122,28 +122,26 @@ enum SyncPlanner {
             let file = selected[index]
             let position = table.index(of: file.path.string)
             if let position { selectedAgain[position] = true }
-            let existing = position.flatMap { position in
-                let record = table.entries[position].record
-                return isIntact(file.path.string, record) ? record : nil
-            }
+            let intact = position.map { isIntact(file.path.string, table.entries[$0].record) } ?? false
+            let existing = intact ? table.entries[position!].record : nil
             if let document = documents[file.path] {
                 let contents = document.data
                 let record = FileRecord(hash: file.hash ?? .of(contents, using: .sha256), size: Int64(contents.count))
                 if let existing, existing.hash == record.hash {
-                    plan.kept.append((file.path, existing))
+                    kept.append(Int32(position!))
                 } else {
                     plan.written.append((file, contents, record, document.fetched))
                 }
             } else if let from = onDisk[file.path], let hash = file.hash, let size = file.size {
                 if let existing, existing.hash == hash {
-                    plan.kept.append((file.path, existing))
+                    kept.append(Int32(position!))
                 } else {
                     plan.placed.append((file, from, FileRecord(hash: hash, size: size)))
                 }
             } else if let existing, file.hash == nil || file.hash == existing.hash,
                 file.size == nil || file.size == existing.size
             {
-                plan.kept.append((file.path, existing))
+                kept.append(Int32(position!))
             } else {
                 selected[downloads] = file
                 downloads += 1
@@ -153,6 +151,7 @@ enum SyncPlanner {
         // An update of ten files out of 100,000 would otherwise hold room for all of them.
         selected.trimRoom()
         plan.downloads = selected
+        plan.kept = KeptFiles(table, at: kept)
         // The table is sorted by path, and so is the list of removed paths.
         plan.removed = table.entries.indices.filter { !selectedAgain[$0] }.map { table.entries[$0].path }
         return plan

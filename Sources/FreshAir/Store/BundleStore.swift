@@ -80,6 +80,7 @@ public struct BundleStore: Sendable {
     }
 
     func record(_ id: Int) throws -> VersionRecord {
+        if let large = try? VersionRecord(largeFileAt: recordPath(id)) { return large }
         let data = try Disk.readBytes(recordPath(id))
         do { return try VersionRecord(json: data) } catch {
             throw FreshAirError.fileSystem(

@@ -12,8 +12,9 @@ import Darwin
 private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
 
 /// A file opened for reading with `pread(2)`: reads at an offset, for indexing a file and
-/// copying its kept chunks into a new version.
-final class InputFile: ChunkSource {
+/// copying its kept chunks into a new version, and for reading a large version record in pieces.
+/// `pread` keeps no offset of its own: any thread may read.
+final class InputFile: ChunkSource, Sendable {
     let descriptor: Int32
     let path: String
 

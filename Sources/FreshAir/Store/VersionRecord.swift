@@ -117,6 +117,40 @@ extension VersionRecord {
             lazyFiles = files
             head = bytes[..<(filesStart - #","files":"#.utf8.count)] + [UInt8(ascii: "}")]
         }
+        try self.init(head: head, lazyFiles: lazyFiles)
+    }
+
+    /// A record of ``largeSize`` bytes or more, in the shape FreshAir writes: its small members
+    /// read and parsed now, its files checked a piece at a time and decoded when first read,
+    /// never held whole (``RecordFiles/init(file:member:)``). `nil` for a smaller record or
+    /// another shape: read those whole.
+    init?(largeFileAt path: String) throws {
+        let file = try InputFile(path: path)
+        let size = Int(try file.size)
+        guard size >= Self.largeSize else { return nil }
+        // The head (id, source, validators, metadata: short strings) is in the first piece.
+        let marker = Array(#","files":{"#.utf8)
+        var first = [UInt8](repeating: 0, count: min(RecordFiles.piece, size))
+        var last = [UInt8](repeating: 0, count: 64)
+        try first.withUnsafeMutableBytes { try file.read(at: 0, into: $0) }
+        try last.withUnsafeMutableBytes { try file.read(at: Int64(size - 64), into: $0) }
+        while let byte = last.last, [0x20, 0x0A, 0x0D, 0x09].contains(byte) { last.removeLast() }
+        guard last.last == UInt8(ascii: "}"),
+            let comma = first.withUnsafeBytes({ ByteSearch.firstOffset(of: marker, in: $0) }),
+            let files = RecordFiles(
+                file: file,
+                member: (comma + marker.count - 1)..<(size - 64 + last.count - 1)
+            )
+        else { return nil }
+        try self.init(head: first[..<comma] + [UInt8(ascii: "}")], lazyFiles: files)
+    }
+
+    /// The size from which a record is read in pieces: 1 MB, about 9,000 files.
+    static let largeSize = 1 << 20
+
+    /// The record whose members other than `files` are `head`, a JSON object, and whose files
+    /// are `lazyFiles` (read later), or `head`'s own `files` member when it is `nil`.
+    private init(head: ArraySlice<UInt8>, lazyFiles: RecordFiles?) throws(VersionRecordError) {
         let document: JSONValue
         do { document = try JSONReader.parse(head) } catch { throw VersionRecordError(detail: "\(error)") }
         guard let id = document["id"]?.integer.flatMap({ Int(exactly: $0) }), let source = document["source"]?.string

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+@testable import FreshAir
+
+@Suite("A large version record is read a piece at a time, never whole, and reads as one read whole")
+struct LargeRecordTests {
+    func sha(_ n: Int) -> ContentHash { .of(Array(String(n).utf8), using: .sha256) }
+
+    /// The member's entries walked in pieces of `capacity`, counted or read.
+    func walk(_ bytes: [UInt8], _ member: Range<Int>, capacity: Int) -> (count: Int?, entries: [FileTable.Entry]) {
+        var entries: [FileTable.Entry] = []
+        let count = RecordScanner.walkEntries(
+            of: member,
+            capacity: capacity,
+            read: { offset, buffer in
+                guard offset + buffer.count <= bytes.count else { return false }
+                _ = buffer.initialize(from: bytes[offset..<offset + buffer.count])
+                return true
+            },
+            visit: { scanner in
+                guard let entry = scanner.entry() else { return false }
+                entries.append(entry)
+                return true
+            }
+        )
+        return (count, entries)
+    }
+
+    @Test("Random records, whole or damaged, walked in pieces of every size from one entry up: the answer of the whole-buffer check")
+    func piecesAgreeWithTheWholeCheck() throws {
+        var generator = SystemRandomNumberGenerator()
+        let names = ["a.txt", "dir/é ü.png", #"q"uote"#, #"back\slash"#, "tab\there", "x,\"files\":{", "日本/語.json"]
+        for round in 0..<200 {
+            var record = VersionRecord(id: 1, source: "s", created: Date(timeIntervalSince1970: 0))
+            var files: [String: FileRecord] = [:]
+            for index in 0..<Int.random(in: 0...40, using: &generator) {
+                let path = "\(names.randomElement(using: &generator)!)\(index)"
+                files[path] = FileRecord(hash: sha(index), size: Int64.random(in: 0...Int64.max, using: &generator))
+            }
+            record.files = files
+            var bytes = record.jsonBytes
+            // Half the rounds break a byte (or cut the record short) somewhere in the files member.
+            let split = try #require(RecordFiles.split(bytes))
+            if round.isMultiple(of: 2), split.end - split.filesStart > 2 {
+                let at = Int.random(in: split.filesStart..<split.end, using: &generator)
+                if Bool.random(using: &generator) {
+                    bytes[at] = [UInt8(ascii: "\""), UInt8(ascii: "}"), 0x01, 0xC3, UInt8(ascii: ",")]
+                        .randomElement(using: &generator)!
+                } else {
+                    bytes.removeSubrange(at..<split.end)
+                    bytes += Array("}".utf8)
+                }
+            }
+            guard let member = RecordFiles.split(bytes).map({ $0.filesStart..<$0.end }) else { continue }
+            let whole = RecordFiles.entriesInWrittenShape(bytes, member)
+            // The longest entry here is under 200 bytes; 256 holds any of them.
+            for capacity in [256, 300, 517, 4_096] {
+                let walked = walk(bytes, member, capacity: capacity)
+                #expect(walked.count == whole, "capacity \(capacity), round \(round)")
+                if let whole {
+                    #expect(FileTable(sorting: walked.entries) == RecordFiles(checked: bytes, member: member)?.table)
+                    #expect(walked.entries.count == whole)
+                }
+            }
+        }
+    }
+
+    @Test("An entry longer than the piece, a read that fails, or bytes after the files, is a record not in shape: read whole instead")
+    func tooLongOrUnreadable() {
+        let digest = String(repeating: "7", count: 64)
+        for trailing in [#"{"id":1,"source":"s","files":{"a":{"h":"sha256:\#(digest)","s":3}},"more":1}"#,
+            #"{"id":1,"source":"s","files":{}"more":1}"#]
+        {
+            let bytes = Array(trailing.utf8)
+            let split = RecordFiles.split(bytes)!
+            #expect(RecordFiles.entriesInWrittenShape(bytes, split.filesStart..<split.end) == nil)
+            #expect(walk(bytes, split.filesStart..<split.end, capacity: 256).count == nil, "\(trailing)")
+        }
+        var record = VersionRecord(id: 1, source: "s")
+        record.files = [String(repeating: "p", count: 900): FileRecord(hash: sha(1), size: 1)]
+        let bytes = record.jsonBytes
+        let split = RecordFiles.split(bytes)!
+        let member = split.filesStart..<split.end
+        #expect(walk(bytes, member, capacity: 512).count == nil)
+        #expect(walk(bytes, member, capacity: 1_024).count == 1)
+        let failing = RecordScanner.walkEntries(of: member, capacity: 1_024, read: { _, _ in false }) { $0.skipEntry() }
+        #expect(failing == nil)
+    }
+
+    @Test("A store's record of 12,000 files: read in pieces, the same files, and still its own after it is replaced on disk")
+    func largeRecordInAStore() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("1.json").path
+        var record = VersionRecord(id: 1, source: "https://cdn.example.com/b/", created: Date(timeIntervalSince1970: 9))
+        record.plannedFor = "fp"
+        record.fileTable = FileTable(sorting: (0..<12_000).map {
+            .init(path: "d\($0 % 17)/file-\($0).bin", record: FileRecord(hash: sha($0), size: Int64($0)))
+        })
+        try Disk.writeAtomically(to: path, producing: record.writeJSON)
+        #expect(try Disk.status(path)!.size >= Int64(VersionRecord.largeSize))
+
+        let read = try #require(try VersionRecord(largeFileAt: path))
+        #expect(read.fileCount == 12_000 && read.plannedFor == "fp" && read.source == record.source)
+        // Replaced (as a launch count rewrites it) before its files are read: they are the old file's.
+        var other = record
+        other.fileTable = FileTable(sorting: [.init(path: "other", record: FileRecord(hash: sha(1), size: 1))])
+        try Disk.writeAtomically(to: path, producing: other.writeJSON)
+        #expect(read.fileTable == record.fileTable)
+        #expect(read == record)
+
+        // A small record, or one another writer spaced out, is read whole.
+        #expect(try VersionRecord(largeFileAt: path) == nil)
+        let spaced = try JSONReader.parse(record.jsonBytes).serializedBytes(indent: 2)
+        try Data(spaced).write(to: URL(fileURLWithPath: path))
+        #expect(try VersionRecord(largeFileAt: path) == nil)
+        #expect(try VersionRecord(json: Disk.readBytes(path)).fileTable == record.fileTable)
+    }
+}
