@@ -27,7 +27,9 @@ struct LargeRecordTests {
         return (count, entries)
     }
 
-    @Test("Random records, whole or damaged, walked in pieces of every size from one entry up: the answer of the whole-buffer check")
+    @Test(
+        "Random records, whole or damaged, walked in pieces of every size from one entry up: the answer of the whole-buffer check"
+    )
     func piecesAgreeWithTheWholeCheck() throws {
         var generator = SystemRandomNumberGenerator()
         let names = ["a.txt", "dir/é ü.png", #"q"uote"#, #"back\slash"#, "tab\there", "x,\"files\":{", "日本/語.json"]
@@ -66,12 +68,15 @@ struct LargeRecordTests {
         }
     }
 
-    @Test("An entry longer than the piece, a read that fails, or bytes after the files, is a record not in shape: read whole instead")
+    @Test(
+        "An entry longer than the piece, a read that fails, or bytes after the files, is a record not in shape: read whole instead"
+    )
     func tooLongOrUnreadable() {
         let digest = String(repeating: "7", count: 64)
-        for trailing in [#"{"id":1,"source":"s","files":{"a":{"h":"sha256:\#(digest)","s":3}},"more":1}"#,
-            #"{"id":1,"source":"s","files":{}"more":1}"#]
-        {
+        for trailing in [
+            #"{"id":1,"source":"s","files":{"a":{"h":"sha256:\#(digest)","s":3}},"more":1}"#,
+            #"{"id":1,"source":"s","files":{}"more":1}"#,
+        ] {
             let bytes = Array(trailing.utf8)
             let split = RecordFiles.split(bytes)!
             #expect(RecordFiles.entriesInWrittenShape(bytes, split.filesStart..<split.end) == nil)
@@ -88,7 +93,9 @@ struct LargeRecordTests {
         #expect(failing == nil)
     }
 
-    @Test("A store's record of 12,000 files: read in pieces, the same files, and still its own after it is replaced on disk")
+    @Test(
+        "A store's record of 12,000 files: read in pieces, the same files, and still its own after it is replaced on disk"
+    )
     func largeRecordInAStore() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -96,9 +103,11 @@ struct LargeRecordTests {
         let path = folder.appendingPathComponent("1.json").path
         var record = VersionRecord(id: 1, source: "https://cdn.example.com/b/", created: Date(timeIntervalSince1970: 9))
         record.plannedFor = "fp"
-        record.fileTable = FileTable(sorting: (0..<12_000).map {
-            .init(path: "d\($0 % 17)/file-\($0).bin", record: FileRecord(hash: sha($0), size: Int64($0)))
-        })
+        record.fileTable = FileTable(
+            sorting: (0..<12_000).map {
+                .init(path: "d\($0 % 17)/file-\($0).bin", record: FileRecord(hash: sha($0), size: Int64($0)))
+            }
+        )
         try Disk.writeAtomically(to: path, producing: record.writeJSON)
         #expect(try Disk.status(path)!.size >= Int64(VersionRecord.largeSize))
 

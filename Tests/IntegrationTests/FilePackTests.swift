@@ -72,6 +72,7 @@ struct FilePackTests {
             #expect(paths == ["/packed/\(pack)", "/packed/large.bin", "/packed/manifest.json"])
             #expect(first.filesDownloaded == 42)
             #expect(first.filesFromPack == 40)
+            #expect(first.packProblem == nil)
             #expect(first.oneLine.contains("40 from the pack"))
             // Progress counts the files' bytes, not the pack's headers: it ends at the total.
             let progress = events.withLock { $0 }.compactMap { if case .progress(let p) = $0 { p } else { nil } }
@@ -137,21 +138,27 @@ struct FilePackTests {
             // Shorter than the manifest says: refused before a byte is used.
             try whole.prefix(whole.count / 2).write(to: pack)
             let short = try ExampleClient(published: server, path: "packed")
-            #expect(try await short.sync.run().requests == everyFileAlone)
+            let shortSummary = try await short.sync.run()
+            #expect(shortSummary.requests == everyFileAlone)
+            #expect(shortSummary.packProblem != nil)
+            #expect(shortSummary.oneLine.contains(". The pack failed, and "), "\(shortSummary.oneLine)")
             try Self.expectLive(short, holds: bundle)
 
             // Cut in the middle of a file, with a manifest that says so: the files before the
             // cut count, the rest come alone.
             try Self.setPackSize(Int64(whole.count / 2), in: bundle)
             let cut = try ExampleClient(published: server, path: "packed")
-            let cutRequests = try await cut.sync.run().requests
-            #expect(cutRequests > 3 && cutRequests < everyFileAlone)
+            let cutSummary = try await cut.sync.run()
+            #expect(cutSummary.requests > 3 && cutSummary.requests < everyFileAlone)
+            #expect(cutSummary.packProblem != nil && cutSummary.filesFromPack > 0)
             try Self.expectLive(cut, holds: bundle)
 
             // Missing: a 404.
             try FileManager.default.removeItem(at: pack)
             let missing = try ExampleClient(published: server, path: "packed")
-            #expect(try await missing.sync.run().requests == everyFileAlone)
+            let missingSummary = try await missing.sync.run()
+            #expect(missingSummary.requests == everyFileAlone)
+            #expect(missingSummary.packProblem?.contains("404") == true, "\(missingSummary.packProblem ?? "nil")")
             try Self.expectLive(missing, holds: bundle)
         }
     }
@@ -206,6 +213,7 @@ struct FilePackTests {
             // d0's ten files and f9 came from the pack (and d3/f39, f0's bytes); the other 29 alone.
             #expect(summary.requests == 2 + 40 - 11)
             #expect(summary.filesFromPack == 12)
+            #expect(summary.packProblem?.contains("escape.txt") == true, "\(summary.packProblem ?? "nil")")
             // Written as a download is: a mode in the pack is not the manifest's.
             let mode =
                 try FileManager.default.attributesOfItem(

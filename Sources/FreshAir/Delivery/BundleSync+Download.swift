@@ -121,6 +121,7 @@ extension BundleSync {
             keepsBody: false
         )
         var received: Int64 = 0
+        var failure: (any Error)?
         do {
             let outcome = try await fetcher.download(job, tee: extraction, progress: { _ in })
             if case .fetched(let file, _) = outcome { received = file.size }
@@ -130,6 +131,7 @@ extension BundleSync {
             // still counts, the rest is fetched alone (unless the sync is being cancelled).
             try? extraction.settle()
             if Task.isCancelled { throw error }
+            failure = error
         }
         try await BlockingPool.run { try Disk.remove(job.partialPath) }
         let arrived = extraction.arrived
@@ -154,6 +156,8 @@ extension BundleSync {
         }
         // What crossed the network beyond the files: the pack's headers, and files not taken.
         landed.bytes += max(received - taken, 0)
+        let missed = candidates.count - candidates.count { arrived[Int($0)] }
+        landed.packProblem = PackDownload.problem(missed: missed, of: candidates.count, failure: failure)
         return arrived
     }
 
@@ -330,6 +334,8 @@ extension BundleSync {
         var saved: Int64 = 0
         /// Files taken from the root manifest's pack.
         var fromPack = 0
+        /// Why the pack did not bring every file it was asked for, if it did not.
+        var packProblem: String?
 
         init(downloads: Int) { sizes = [Int64](repeating: -1, count: downloads) }
 

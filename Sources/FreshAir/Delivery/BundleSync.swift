@@ -411,6 +411,7 @@ public struct BundleSync: ContentUpdater {
         summary.filesReused += downloaded.reused  // from an update that was killed or failed
         summary.bytesSaved = downloaded.saved
         summary.filesFromPack = downloaded.fromPack
+        summary.packProblem = downloaded.packProblem
         summary.filesRemoved = plan.removed.count
         summary.removed = plan.removed
         return summary

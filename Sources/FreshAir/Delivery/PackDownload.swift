@@ -14,6 +14,14 @@ struct PackDownload {
     /// The fewest files that make a pack worth a request.
     static let minimumFiles = 16
 
+    /// Why a pack asked for `asked` files did not bring `missed` of them: the error that
+    /// stopped it, else a count. `nil` when it brought them all.
+    static func problem(missed: Int, of asked: Int, failure: (any Error)?) -> String? {
+        if let failure { return "\(failure)" }
+        guard missed > 0 else { return nil }
+        return "\(missed) of its \(asked) files were missing or not the manifest's bytes"
+    }
+
     /// Whether fetching a pack of `packSize` bytes pays: the files it would bring are at least
     /// ``minimumFiles`` and take at least half of it (`bytes`, counted as they sit in a tar: see
     /// ``footprint(of:)``). An update of a few files never takes the pack; a first sync of a

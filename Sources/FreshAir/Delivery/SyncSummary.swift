@@ -42,6 +42,11 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     /// `breeze generate --pack`) instead of a request each. Fewer than the pack offered means
     /// the rest failed their check or never arrived, and were fetched alone.
     public var filesFromPack = 0
+    /// Why the pack did not bring every file it was asked for (they were fetched alone), or
+    /// `nil`: the error that stopped it (a `404`, a pack cut short, a path out of the bundle),
+    /// or how many of its files were missing or failed their digest. Worth a log line: a pack
+    /// that never works costs a request and its bytes on every first install.
+    public var packProblem: String?
     /// Wall-clock time the update took.
     public var seconds: Double
     /// The paths downloaded, in the order they completed.
@@ -85,9 +90,13 @@ public struct SyncSummary: Sendable, Hashable, Codable {
         case .updated:
             let saved = bytesSaved > 0 ? ", \(ByteCount(bytesSaved)) of unchanged chunks kept" : ""
             let packed = filesFromPack > 0 ? ", \(filesFromPack) from the pack" : ""
+            let packFailed = packProblem.map {
+                " The pack failed, and what it did not bring came one file at a time: \($0)"
+            }
             return
                 "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))\(saved)\(packed)), "
                 + "\(filesReused) reused, \(filesRemoved) removed; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
+                + (packFailed ?? "")
         }
     }
 }

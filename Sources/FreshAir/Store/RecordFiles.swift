@@ -36,9 +36,14 @@ struct RecordFiles: Sendable, Hashable {
     static let piece = 256 << 10
 
     private static func walk(_ file: InputFile, _ member: Range<Int>, visit: (inout RecordScanner) -> Bool) -> Int? {
-        RecordScanner.walkEntries(of: member, capacity: piece, read: { offset, buffer in
-            (try? file.read(at: Int64(offset), into: UnsafeMutableRawBufferPointer(buffer))) != nil
-        }, visit: visit)
+        RecordScanner.walkEntries(
+            of: member,
+            capacity: piece,
+            read: { offset, buffer in
+                (try? file.read(at: Int64(offset), into: UnsafeMutableRawBufferPointer(buffer))) != nil
+            },
+            visit: visit
+        )
     }
 
     /// Files listed in path order by the plan that made them: no table is made of them unless
