@@ -13,7 +13,19 @@ struct RootIntakeTests {
         "y.freshair/manifest.json", "../up.txt",
     ]
 
-    func entry(_ generator: inout some RandomNumberGenerator) -> String {
+    /// A random entry; with `live`, half of them name one of its files: exactly as it is there,
+    /// or with another size, another digest, or no size.
+    func entry(_ generator: inout some RandomNumberGenerator, live: FileTable = FileTable()) -> String {
+        if let file = live.entries.randomElement(using: &generator), Bool.random(using: &generator) {
+            let (hash, size) = (file.record.hash.hex, file.record.size)
+            return switch Int.random(in: 0..<6, using: &generator) {
+            case 0: #"{"filename": "\#(file.path)", "sha": "\#(hash)", "size": \#(size + 1)}"#
+            case 1:
+                #"{"filename": "\#(file.path)", "sha": "\#(ContentHash.of([2], using: .sha256).hex)", "size": \#(size)}"#
+            case 2: #"{"filename": "\#(file.path)", "sha": "\#(hash)"}"#
+            default: #"{"filename": "\#(file.path)", "sha": "\#(hash)", "size": \#(size)}"#
+            }
+        }
         var members = [#""filename": "\#(Self.names.randomElement(using: &generator)!)""#]
         switch Int.random(in: 0..<6, using: &generator) {
         case 0: members.append(#""sha": "\#(ContentHash.of([1], using: .sha256).hex)""#)
@@ -30,15 +42,25 @@ struct RootIntakeTests {
         return "{" + members.shuffled(using: &generator).joined(separator: ", ") + "}"
     }
 
-    func document(_ generator: inout some RandomNumberGenerator, entries: Int, root: Bool) -> String {
-        let list = "[" + (0..<entries).map { _ in entry(&generator) }.joined(separator: ", ") + "]"
+    func document(
+        _ generator: inout some RandomNumberGenerator,
+        entries: Int,
+        root: Bool,
+        live: FileTable = FileTable()
+    ) -> String {
+        let list = "[" + (0..<entries).map { _ in entry(&generator, live: live) }.joined(separator: ", ") + "]"
         guard root, Bool.random(using: &generator) else { return list }
         let layout = Bool.random(using: &generator) ? #", "layout": "objects""# : ""
         return #"{"format": 2\#(layout), "files": \#(list)}"#
     }
 
     /// The selected files (path, digest, size) or the error's text.
-    func outcome(_ root: String, children: [String: String], whileReading: Bool) async -> String {
+    func outcome(
+        _ root: String,
+        children: [String: String],
+        whileReading: Bool,
+        live: FileTable = FileTable()
+    ) async -> String {
         var tree = ManifestTree(
             baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
             environment: ConditionEnvironment(["platform": "iOS"]),
@@ -48,10 +70,21 @@ struct RootIntakeTests {
             return (Data(text.utf8), true)
         }
         tree.selectsWhileReading = whileReading
+        tree.livePaths = live
         do {
             let selection = try await tree.select(root: Data(root.utf8), fetched: true)
-            return selection.files.map { "\($0.path) \($0.hash?.hex ?? "-") \($0.size ?? -1)" }.joined(separator: "\n")
-                + "\nlayout \(selection.layout)"
+            // A file the live version has exactly is listed apart, as its place in the live table.
+            let sameAsLive = selection.sameAsLive.map { place in
+                let entry = live.entries[Int(place)]
+                return SelectedFile(
+                    path: BundlePath(trusted: entry.path),
+                    hash: entry.record.hash,
+                    size: entry.record.size
+                )
+            }
+            var lines = (selection.files + sameAsLive).map { "\($0.path) \($0.hash?.hex ?? "-") \($0.size ?? -1)" }
+            if !live.isEmpty { lines.sort() }
+            return lines.joined(separator: "\n") + "\nlayout \(selection.layout)"
         } catch {
             return "error: \(error)"
         }
@@ -74,6 +107,74 @@ struct RootIntakeTests {
         }
         // Both kinds of outcome were compared, not only one.
         #expect(errors > 60 && errors < 540, "\(errors) of 600 failed")
+    }
+
+    @Test(
+        "600 random trees over a random live version: the files it has exactly are listed apart, and every outcome is the same"
+    )
+    func sameOutcomeOverALiveVersion() async {
+        var generator = SystemRandomNumberGenerator()
+        var (errors, apart) = (0, 0)
+        for _ in 0..<600 {
+            // Some of the names, with the digest and sizes the random entries give some of them.
+            let live = FileTable(
+                sorting: Self.names.filter { _ in Bool.random(using: &generator) }.map {
+                    FileTable.Entry(
+                        path: $0,
+                        record: FileRecord(
+                            hash: .of([1], using: .sha256),
+                            size: Int64.random(in: 0..<3, using: &generator)
+                        )
+                    )
+                }
+            )
+            let root = document(&generator, entries: Int.random(in: 0..<12, using: &generator), root: true, live: live)
+            let children = [
+                "x.freshair/manifest.json": document(&generator, entries: 3, root: false),
+                "y.freshair/manifest.json": document(&generator, entries: 2, root: false),
+            ]
+            let streamed = await outcome(root, children: children, whileReading: true, live: live)
+            let parsed = await outcome(root, children: children, whileReading: false, live: live)
+            #expect(streamed == parsed, "\(root)")
+            if streamed.hasPrefix("error") { errors += 1 }
+            if await apartCount(root, children: children, live: live) > 0 { apart += 1 }
+        }
+        #expect(errors > 60 && errors < 540, "\(errors) of 600 failed")
+        #expect(apart > 10, "\(apart) of 600 had files listed apart")
+    }
+
+    @Test("A file listed exactly as the live version has it is still found to be a folder of another")
+    func folderOfAFileListedApart() async {
+        let record = FileRecord(hash: .of([1], using: .sha256), size: 2)
+        let live = FileTable(sorting: [FileTable.Entry(path: "b", record: record)])
+        for (first, second) in [("b", "b/c.txt"), ("b/c.txt", "b")] {
+            let entries = [first, second].map { name in
+                name == "b"
+                    ? #"{"filename": "b", "sha": "\#(record.hash.hex)", "size": 2}"# : #"{"filename": "\#(name)"}"#
+            }
+            let root = "[" + entries.joined(separator: ", ") + "]"
+            let streamed = await outcome(root, children: [:], whileReading: true, live: live)
+            #expect(
+                await apartCount(root.replacingOccurrences(of: "b/c.txt", with: "d.txt"), children: [:], live: live)
+                    == 1
+            )
+            #expect(streamed.contains("error") && streamed.contains("b/c.txt"), "\(streamed)")
+            #expect(streamed == (await outcome(root, children: [:], whileReading: false, live: live)))
+        }
+    }
+
+    /// How many files a selection while reading lists apart, as the live version's.
+    func apartCount(_ root: String, children: [String: String], live: FileTable) async -> Int {
+        var tree = ManifestTree(
+            baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
+            environment: ConditionEnvironment(["platform": "iOS"]),
+            maxDepth: 4
+        ) { path, _, _, _ in
+            guard let text = children[path.string] else { throw CancellationError() }
+            return (Data(text.utf8), true)
+        }
+        tree.livePaths = live
+        return (try? await tree.select(root: Data(root.utf8), fetched: true).sameAsLive.count) ?? 0
     }
 
     @Test("A path the live version has is held once: the selection takes the live path's text")

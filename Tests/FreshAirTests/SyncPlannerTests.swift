@@ -16,6 +16,22 @@ struct SyncPlannerTests {
         VersionRecord(id: 1, source: "http://x/", files: files.mapValues { FileRecord(hash: $0, size: 1) })
     }
 
+    @Test("Files listed as the live version's: kept when intact, fetched again as listed when damaged")
+    func filesListedAsTheLiveVersions() {
+        let record = live(["a.md": a, "b.md": a, "c.md": b])
+        // a.md and c.md were selected exactly as the live version has them: places 0 and 2.
+        let plan = SyncPlanner.plan(
+            selected: [selected("new.md", a)],
+            sameAsLive: [0, 2],
+            live: record,
+            isIntact: { path, _ in path != "c.md" }
+        )
+        #expect(plan.kept.map(\.path.string) == ["a.md"])
+        #expect(plan.downloads.map(\.path.string) == ["new.md", "c.md"])
+        #expect(plan.downloads.last?.hash == b && plan.downloads.last?.size == 1)
+        #expect(plan.removed == ["b.md"])
+    }
+
     @Test func keepsSameDigestsDownloadsChangedOnesRemovesTheRest() {
         let plan = SyncPlanner.plan(
             selected: [selected("same.md", a), selected("changed.md", b), selected("new.md", a)],

@@ -324,8 +324,9 @@ public struct BundleSync: ContentUpdater {
         raise: @escaping @Sendable (Int?) throws -> Void
     ) async throws -> SyncPlan {
         let selected = Handover(tree.files)
+        let sameAsLive = Handover(tree.sameAsLive)
         let documents = Handover([tree.documents])
-        (tree.files, tree.documents) = ([], [:])
+        (tree.files, tree.sameAsLive, tree.documents) = ([], [], [:])
         return try await BlockingPool.run {
             [sequence = tree.sequence, base = state.base, damaged = state.damaged, liveDirectory = state.liveDirectory]
             in
@@ -333,6 +334,7 @@ public struct BundleSync: ContentUpdater {
             let onDisk = spilled.map { [BundlePath(trusted: "manifest.json"): $0] } ?? [:]
             return SyncPlanner.plan(
                 selected: selected.take(),
+                sameAsLive: sameAsLive.take(),
                 documents: documents.take()[0],
                 live: base,
                 onDisk: onDisk

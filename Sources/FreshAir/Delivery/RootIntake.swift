@@ -16,6 +16,8 @@ final class RootIntake: ManifestEntryTaker {
     let environment: ConditionEnvironment
     /// The selection so far (moved in before the parse and out after it, not copied).
     var files: [SelectedFile]
+    /// Selected files that are exactly the live version's (see ``ManifestTree/Selection/sameAsLive``).
+    var sameAsLive: [Int32] = []
     var seen: PathCollisions
     /// Entries taken (selected, or left to other devices).
     private(set) var taken = 0
@@ -44,7 +46,9 @@ final class RootIntake: ManifestEntryTaker {
     }
 
     func expect(_ count: Int) {
-        files.reserveCapacity(files.count + count)
+        // An update selects most files as the live version's: room for their places, not for
+        // a selected file each (the few that changed grow their own list).
+        if livePaths.isEmpty { files.reserveCapacity(files.count + count) } else { sameAsLive.reserveCapacity(count) }
         seen.reserveCapacity(count)
     }
 
@@ -69,10 +73,10 @@ final class RootIntake: ManifestEntryTaker {
         // The same bytes as a live path: that path's text, and the one just read is let go.
         // Bytes, not `String` equality: a name spelled in another Unicode normalization is the
         // manifest's to keep.
-        let live = livePaths.index(of: entry.path.string).map { livePaths.entries[$0].path }
-        let path =
-            live.map { $0.utf8.elementsEqual(entry.path.string.utf8) ? BundlePath(trusted: $0) : entry.path }
-            ?? entry.path
+        let place = livePaths.index(of: entry.path.string).flatMap { place in
+            livePaths.entries[place].path.utf8.elementsEqual(entry.path.string.utf8) ? place : nil
+        }
+        let path = place.map { BundlePath(trusted: livePaths.entries[$0].path) } ?? entry.path
         do {
             // The first entry for a path wins.
             guard try seen.insert(path) else { return true }
@@ -80,7 +84,13 @@ final class RootIntake: ManifestEntryTaker {
             collision = error
             return true
         }
-        files.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
+        if let place, let hash = entry.hash, let size = entry.size,
+            livePaths.entries[place].record == FileRecord(hash: hash, size: size)
+        {
+            sameAsLive.append(Int32(place))
+        } else {
+            files.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
+        }
         return true
     }
 }

@@ -100,8 +100,12 @@ enum SyncPlanner {
     ///     has the same, else written.
     ///   - onDisk: files whose verified bytes are already on disk, by path, at the given place
     ///     (a spilled root manifest): kept when the live version has them, else placed.
+    ///   - sameAsLive: selected files named exactly as the live version has them, as places in
+    ///     its table (``ManifestTree/Selection/sameAsLive``): planned as the selected file each
+    ///     stands for.
     static func plan(
         selected: consuming [SelectedFile],
+        sameAsLive: [Int32] = [],
         documents: [BundlePath: SelectedDocument] = [:],
         live: VersionRecord?,
         onDisk: [BundlePath: String] = [:],
@@ -112,15 +116,12 @@ enum SyncPlanner {
         // Sized once: a list of 100,000 that grows by doubling holds one and a half copies on the
         // way (an update of a 100,000-file bundle peaked there).
         var kept: [Int32] = []
-        if !table.isEmpty { kept.reserveCapacity(min(selected.count, table.count)) }
+        if !table.isEmpty { kept.reserveCapacity(min(selected.count + sameAsLive.count, table.count)) }
         // Which live files are selected again, by their place in the table: the others are removed.
         var selectedAgain = [Bool](repeating: false, count: table.count)
-        // The downloads are the selected list itself, compacted in place as it is read: a first
-        // install of 100,000 files does not hold a second list of them (7 MB).
-        var downloads = 0
-        for index in selected.indices {
-            let file = selected[index]
-            let position = table.index(of: file.path.string)
+        /// Keeps, writes or places `file`, which is at `position` in the live table if there;
+        /// answers whether it is to be downloaded instead.
+        func isDownload(_ file: SelectedFile, at position: Int?) -> Bool {
             if let position { selectedAgain[position] = true }
             let intact = position.map { isIntact(file.path.string, table.entries[$0].record) } ?? false
             let existing = intact ? table.entries[position!].record : nil
@@ -143,11 +144,30 @@ enum SyncPlanner {
             {
                 kept.append(Int32(position!))
             } else {
-                selected[downloads] = file
-                downloads += 1
+                return true
             }
+            return false
+        }
+        // The downloads are the selected list itself, compacted in place as it is read: a first
+        // install of 100,000 files does not hold a second list of them (7 MB).
+        var downloads = 0
+        for index in selected.indices
+        where isDownload(selected[index], at: table.index(of: selected[index].path.string)) {
+            selected[downloads] = selected[index]
+            downloads += 1
         }
         selected.removeSubrange(downloads...)
+        // Each file the live version has as selected stands for the selected file it is; it is
+        // downloaded only when its copy is damaged.
+        for place in sameAsLive {
+            let entry = table.entries[Int(place)]
+            let file = SelectedFile(
+                path: BundlePath(trusted: entry.path),
+                hash: entry.record.hash,
+                size: entry.record.size
+            )
+            if isDownload(file, at: Int(place)) { selected.append(file) }
+        }
         // An update of ten files out of 100,000 would otherwise hold room for all of them.
         selected.trimRoom()
         plan.downloads = selected

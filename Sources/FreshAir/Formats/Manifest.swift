@@ -98,18 +98,14 @@ package struct Manifest: Sendable, Hashable {
         // to twice as large as it needs (100,000 entries of 88 bytes: 11.5 MB, not 8.8), at the
         // peak of a large bundle's sync. A key spelled with escapes is not counted; the list
         // then grows as usual.
-        let expected = data.withUnsafeBytes {
-            ByteSearch.count(of: Array(#""filename""#.utf8), in: $0, limit: maxEntries)
-        }
-        if let taker { taker.expect(expected) } else { entries.reserveCapacity(expected) }
-        var read = 0
-        var stopped: ManifestError?
         // The list's compact text, which a signature covers in its place (13 MB for 100,000
         // entries, where their values were 37 MB): kept only when the document names
         // `signatures` at all. A key spelled with escapes is not found so; see `release(of:)`.
-        let named = data.withUnsafeBytes { ByteSearch.firstOffset(of: Array(ManifestSignature.member.utf8), in: $0) }
-        var listText: [UInt8]? = named == nil ? nil : []
-        letGo?(data.count)  // both searches read every byte; the parse reads them again in order
+        let (expected, namesSignatures) = Self.survey(data, maxEntries: maxEntries, letGo: letGo)
+        if let taker { taker.expect(expected) } else { entries.reserveCapacity(expected) }
+        var read = 0
+        var stopped: ManifestError?
+        var listText: [UInt8]? = namesSignatures ? [] : nil
         let document: JSONValue
         do throws(JSONSyntaxError) {
             document = try JSONReader.parse(data, streaming: "files") { item, end in
@@ -491,4 +487,38 @@ protocol ManifestEntryTaker: AnyObject {
     /// Offered each entry with its index in the document; answers `true` when it took the
     /// entry, `false` to leave it in the manifest's ``Manifest/entries``.
     func take(_ entry: ManifestEntry, at index: Int) -> Bool
+}
+
+extension Manifest {
+    /// How many `"filename"` keys `data` has (up to `maxEntries`), and whether it names
+    /// `signatures`: one pass, a megabyte at a time, each let go once passed (`letGo`), so that
+    /// a mapped root of 14 MB is never held whole for two searches before its parse.
+    static func survey(_ data: Data, maxEntries: Int, letGo: ((_ before: Int) -> Void)?) -> (Int, Bool) {
+        let (filename, signatures) = (Array(#""filename""#.utf8), Array(ManifestSignature.member.utf8))
+        let window = 1 << 20
+        var (count, named) = (0, false)
+        data.withUnsafeBytes { bytes in
+            for start in stride(from: 0, to: bytes.count, by: window) {
+                // A key that starts in this window is counted here, even if it ends in the next.
+                let end = min(bytes.count, start + window + max(filename.count, signatures.count) - 1)
+                let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+                var offset = 0
+                while count < maxEntries, offset < window,
+                    let found = ByteSearch.firstOffset(
+                        of: filename,
+                        in: UnsafeRawBufferPointer(rebasing: slice[offset...])
+                    ),
+                    offset + found < window
+                {
+                    count += 1
+                    offset += found + filename.count
+                }
+                if !named, let found = ByteSearch.firstOffset(of: signatures, in: slice), found < window {
+                    named = true
+                }
+                letGo?(min(start + window, bytes.count))
+            }
+        }
+        return (count, named)
+    }
 }
