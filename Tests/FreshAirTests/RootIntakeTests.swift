@@ -61,16 +61,8 @@ struct RootIntakeTests {
         whileReading: Bool,
         live: FileTable = FileTable()
     ) async -> String {
-        var tree = ManifestTree(
-            baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
-            environment: ConditionEnvironment(["platform": "iOS"]),
-            maxDepth: 4
-        ) { path, _, _, _ in
-            guard let text = children[path.string] else { throw CancellationError() }
-            return (Data(text.utf8), true)
-        }
+        var tree = tree(children: children, live: live)
         tree.selectsWhileReading = whileReading
-        tree.livePaths = live
         do {
             let selection = try await tree.select(root: Data(root.utf8), fetched: true)
             // A file the live version has exactly is listed apart, as its place in the live table.
@@ -165,6 +157,12 @@ struct RootIntakeTests {
 
     /// How many files a selection while reading lists apart, as the live version's.
     func apartCount(_ root: String, children: [String: String], live: FileTable) async -> Int {
+        (try? await tree(children: children, live: live).select(root: Data(root.utf8), fetched: true).sameAsLive.count)
+            ?? 0
+    }
+
+    /// A tree for an iOS device whose children are `children`'s texts, over `live`.
+    func tree(children: [String: String], live: FileTable) -> ManifestTree {
         var tree = ManifestTree(
             baseURL: URL(string: "http://127.0.0.1/B.freshair/")!,
             environment: ConditionEnvironment(["platform": "iOS"]),
@@ -174,7 +172,7 @@ struct RootIntakeTests {
             return (Data(text.utf8), true)
         }
         tree.livePaths = live
-        return (try? await tree.select(root: Data(root.utf8), fetched: true).sameAsLive.count) ?? 0
+        return tree
     }
 
     @Test("A path the live version has is held once: the selection takes the live path's text")

@@ -32,6 +32,21 @@ struct SyncPlannerTests {
         #expect(plan.removed == ["b.md"])
     }
 
+    @Test("A kept file the manifest now spells in another normalization takes the manifest's spelling")
+    func keptFileRespelled() {
+        let (decomposed, composed) = ("cafe\u{301}.txt", "caf\u{e9}.txt")
+        let plan = SyncPlanner.plan(
+            selected: [selected(composed, a), selected("other.txt", a)],
+            live: live([decomposed: a, "other.txt": a]),
+            isIntact: { _, _ in true }
+        )
+        #expect(plan.downloads.isEmpty && plan.removed.isEmpty)
+        let paths = plan.kept.map { Array($0.path.string.utf8) }
+        #expect(paths == [Array(composed.utf8), Array("other.txt".utf8)])
+        let run = plan.kept.run
+        #expect((0..<run.count).map { Array(run.entry($0).path.utf8) } == paths)
+    }
+
     @Test func keepsSameDigestsDownloadsChangedOnesRemovesTheRest() {
         let plan = SyncPlanner.plan(
             selected: [selected("same.md", a), selected("changed.md", b), selected("new.md", a)],

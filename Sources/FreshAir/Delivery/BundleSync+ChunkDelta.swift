@@ -24,9 +24,10 @@ struct ChunkDeltaResult: Sendable {
 
 // Large files rebuilt from the chunks the previous version has (see ``ChunkDelta``).
 extension BundleSync {
-    /// The files of `downloads` (but those an interrupted update left) that can be rebuilt: a SHA-256 digest and size, an index
-    /// listed beside them with a digest, and a copy in the live version. None when the app
-    /// turned deltas off: their indexes are then downloaded as any listed file.
+    /// The files of `downloads` (but those an interrupted update left) that can be rebuilt: a
+    /// SHA-256 digest and size, an index listed beside them with a digest, and a copy in the live
+    /// version. None when the app turned deltas off: their indexes are then downloaded as any
+    /// listed file.
     func chunkDeltas(
         _ downloads: [SelectedFile],
         except reused: InterruptedCopies,

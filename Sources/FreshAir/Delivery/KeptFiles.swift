@@ -7,29 +7,40 @@ struct KeptFiles: RandomAccessCollection, Sendable {
     private let table: FileTable
     /// Places in `table`, ascending: so the files are in path order.
     private let places: [Int32]
+    /// The manifest's spelling of a kept file whose live path is the same name in other bytes
+    /// (another Unicode normalization), by place: the manifest's spelling is the new version's.
+    private let respelled: [Int32: BundlePath]
 
     /// None.
-    init() { (table, places) = (FileTable(), []) }
+    init() { (table, places, respelled) = (FileTable(), [], [:]) }
 
-    /// The entries of `table` at `places`, in any order.
-    init(_ table: FileTable, at places: consuming [Int32]) {
+    /// The entries of `table` at `places`, in any order, with the paths of `respelled`.
+    init(_ table: FileTable, at places: consuming [Int32], respelled: [Int32: BundlePath] = [:]) {
         places.sort()
         self.table = table
         self.places = places
+        self.respelled = respelled
     }
 
     var startIndex: Int { 0 }
     var endIndex: Int { places.count }
 
     subscript(index: Int) -> (path: BundlePath, record: FileRecord) {
-        let entry = table.entries[Int(places[index])]
-        // The live path is the very text of the selected entry that matched it.
-        return (BundlePath(trusted: entry.path), entry.record)
+        let place = places[index]
+        let entry = table.entries[Int(place)]
+        // Otherwise the live path is the very text of the selected entry that matched it.
+        return (respelled[place] ?? BundlePath(trusted: entry.path), entry.record)
     }
 
-    /// The kept files for a version's record, read from the live table.
+    /// The kept files for a version's record, read from the live table. A respelled path sorts
+    /// where the live one does: `String` compares names by canonical equivalence.
     var run: FileListing.Run {
-        let (table, places) = (table, places)
-        return FileListing.Run(count: places.count) { table.entries[Int(places[$0])] }
+        let (table, places, respelled) = (table, places, respelled)
+        return FileListing.Run(count: places.count) { index in
+            let place = places[index]
+            var entry = table.entries[Int(place)]
+            if let path = respelled[place] { entry.path = path.string }
+            return entry
+        }
     }
 }

@@ -116,9 +116,17 @@ enum SyncPlanner {
         // Sized once: a list of 100,000 that grows by doubling holds one and a half copies on the
         // way (an update of a 100,000-file bundle peaked there).
         var kept: [Int32] = []
+        var respelled: [Int32: BundlePath] = [:]
         if !table.isEmpty { kept.reserveCapacity(min(selected.count + sameAsLive.count, table.count)) }
         // Which live files are selected again, by their place in the table: the others are removed.
         var selectedAgain = [Bool](repeating: false, count: table.count)
+        /// Keeps the live file at `position` as `file`, the manifest's spelling of its name.
+        func keep(_ position: Int, as file: SelectedFile) {
+            kept.append(Int32(position))
+            if !table.entries[position].path.utf8.elementsEqual(file.path.string.utf8) {
+                respelled[Int32(position)] = file.path
+            }
+        }
         /// Keeps, writes or places `file`, which is at `position` in the live table if there;
         /// answers whether it is to be downloaded instead.
         func isDownload(_ file: SelectedFile, at position: Int?) -> Bool {
@@ -129,20 +137,20 @@ enum SyncPlanner {
                 let contents = document.data
                 let record = FileRecord(hash: file.hash ?? .of(contents, using: .sha256), size: Int64(contents.count))
                 if let existing, existing.hash == record.hash {
-                    kept.append(Int32(position!))
+                    keep(position!, as: file)
                 } else {
                     plan.written.append((file, contents, record, document.fetched))
                 }
             } else if let from = onDisk[file.path], let hash = file.hash, let size = file.size {
                 if let existing, existing.hash == hash {
-                    kept.append(Int32(position!))
+                    keep(position!, as: file)
                 } else {
                     plan.placed.append((file, from, FileRecord(hash: hash, size: size)))
                 }
             } else if let existing, file.hash == nil || file.hash == existing.hash,
                 file.size == nil || file.size == existing.size
             {
-                kept.append(Int32(position!))
+                keep(position!, as: file)
             } else {
                 return true
             }
@@ -171,7 +179,7 @@ enum SyncPlanner {
         // An update of ten files out of 100,000 would otherwise hold room for all of them.
         selected.trimRoom()
         plan.downloads = selected
-        plan.kept = KeptFiles(table, at: kept)
+        plan.kept = KeptFiles(table, at: kept, respelled: respelled)
         // The table is sorted by path, and so is the list of removed paths.
         plan.removed = table.entries.indices.filter { !selectedAgain[$0] }.map { table.entries[$0].path }
         return plan

@@ -20,7 +20,7 @@ final class InputFile: ChunkSource, Sendable {
 
     init(path: String) throws(FreshAirError) {
         self.path = path
-        descriptor = open(path, O_RDONLY)
+        descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw Disk.failure("open", path) }
     }
 
