@@ -66,14 +66,7 @@ struct RootIntakeTests {
         do {
             let selection = try await tree.select(root: Data(root.utf8), fetched: true)
             // A file the live version has exactly is listed apart, as its place in the live table.
-            let sameAsLive = selection.sameAsLive.map { place in
-                let entry = live.entries[Int(place)]
-                return SelectedFile(
-                    path: BundlePath(trusted: entry.path),
-                    hash: entry.record.hash,
-                    size: entry.record.size
-                )
-            }
+            let sameAsLive = selection.sameAsLive.map { SelectedFile(live: live.entries[Int($0)]) }
             var lines = (selection.files + sameAsLive).map { "\($0.path) \($0.hash?.hex ?? "-") \($0.size ?? -1)" }
             if !live.isEmpty { lines.sort() }
             return lines.joined(separator: "\n") + "\nlayout \(selection.layout)"

@@ -11,6 +11,13 @@ struct SelectedFile: Sendable {
     var size: Int64?
 }
 
+extension SelectedFile {
+    /// The selected file a live one stands for when a manifest names it exactly as it is.
+    init(live entry: FileTable.Entry) {
+        self.init(path: BundlePath(trusted: entry.path), hash: entry.record.hash, size: entry.record.size)
+    }
+}
+
 /// A manifest of the tree whose bytes the walk already has, by its path.
 struct SelectedDocument: Sendable {
     var data: Data
@@ -168,12 +175,7 @@ enum SyncPlanner {
         // Each file the live version has as selected stands for the selected file it is; it is
         // downloaded only when its copy is damaged.
         for place in sameAsLive {
-            let entry = table.entries[Int(place)]
-            let file = SelectedFile(
-                path: BundlePath(trusted: entry.path),
-                hash: entry.record.hash,
-                size: entry.record.size
-            )
+            let file = SelectedFile(live: table.entries[Int(place)])
             if isDownload(file, at: Int(place)) { selected.append(file) }
         }
         // An update of ten files out of 100,000 would otherwise hold room for all of them.
