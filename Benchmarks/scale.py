@@ -9,7 +9,10 @@ files, `curl -o` for the large file, both from nginx on 127.0.0.1. Each point is
 them. The "update" axis is the everyday case of a large bundle: ten of its files changed, synced
 into a folder that has the rest (each run is set back to the old content first, untimed). The
 "pack" axis is the same cold sync from the same files with a pack beside the manifest
-(`breeze generate --pack`), rclone fetching them one by one as ever. `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
+(`breeze generate --pack`), rclone fetching them one by one as ever. The "resume" axis is a
+sync killed after it verified every file, before its switch, run again: each run first syncs
+the bundle (untimed) and removes the live link, so that the timed run finds the whole version
+among the interrupted work and links every file from there (no peer does this). `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
 1 grows in proportion, 0 does not grow. Results: Benchmarks/results/scale.md, scale.json, scale.png.
 """
 import argparse, datetime, json, math, os, shutil, statistics, subprocess, sys
@@ -153,6 +156,11 @@ class Scale:
                                f"{b} sync {u}/files-{count}/ {o}/breeze-current --concurrency 16 > /dev/null"),
                     "rclone copy --transfers 16": (f"{rclone}/files-{count}-ten/", None, f"{rclone}/files-{count}/"),
                 }, os.path.join(self.www, f"files-{count}-ten"))
+                self.measure("resume", count, {
+                    "breeze": (f"{b} sync {u}/files-{count}/ {o}/breeze-current --concurrency 16", None,
+                               f"{b} sync {u}/files-{count}/ {o}/breeze-current --concurrency 16 > /dev/null && "
+                               f"rm {o}/breeze-current"),
+                }, os.path.join(self.www, f"files-{count}"))
                 self.clean(f"{o}/breeze-current")
                 self.clean(f"{o}/rclone-current")
             for mb in self.sizes:
@@ -183,7 +191,8 @@ class Scale:
             lines.append(f"| {p['axis']} | {size} | {p['tool']} | {p['seconds']:.3f} | {p['spread'][0]:.3f}–{p['spread'][1]:.3f} | "
                          f"{p['cpu']:.2f} | {p['rss']:.1f} | {ratio} |")
         lines += ["", "| axis | tool | time exponent | peak RSS exponent | peak RSS per unit above the smallest |", "| --- | --- | ---: | ---: | ---: |"]
-        for axis, unit in (("files", "file"), ("pack", "file"), ("no-change", "file"), ("update", "file"), ("size", "MB")):
+        for axis, unit in (("files", "file"), ("pack", "file"), ("no-change", "file"), ("update", "file"),
+                           ("resume", "file"), ("size", "MB")):
             for tool in dict.fromkeys(p["tool"] for p in self.points if p["axis"] == axis):
                 xs, seconds = series(axis, tool, "seconds")
                 _, rss = series(axis, tool, "rss")
