@@ -91,11 +91,13 @@ struct RecordFiles: Sendable, Hashable {
                 switch state {
                 case .decoded(let table): return table
                 case .encoded(let bytes, let member):
-                    let table = RecordFiles.decode(bytes, member, count: count)
+                    let table = RecordFiles.table(count: count) { visit in
+                        bytes.withUnsafeBufferPointer { RecordScanner.walkEntries(in: $0, of: member, visit: visit) }
+                    }
                     state = .decoded(table)
                     return table
                 case .onDisk(let file, let member):
-                    let table = RecordFiles.decode(file, member, count: count)
+                    let table = RecordFiles.table(count: count) { RecordFiles.walk(file, member, visit: $0) }
                     state = .decoded(table)
                     return table
                 case .listed(let listing):
@@ -135,48 +137,21 @@ struct RecordFiles: Sendable, Hashable {
     /// (only a path with bytes past ASCII is validated as one): a path listed twice (FreshAir
     /// never writes one) is counted twice, and read as its last entry.
     static func entriesInWrittenShape(_ bytes: [UInt8], _ member: Range<Int>) -> Int? {
-        precondition(member.lowerBound >= 0 && member.upperBound <= bytes.count)
-        return bytes.withUnsafeBufferPointer { bytes in
-            var scanner = RecordScanner(bytes: bytes, in: member)
-            guard scanner.take("{") else { return nil }
-            if scanner.take("}") { return scanner.atEnd ? 0 : nil }
-            var entries = 0
-            repeat {
-                guard scanner.skipEntry() else { return nil }
-                entries += 1
-            } while scanner.take(",")
-            return scanner.take("}") && scanner.atEnd ? entries : nil
-        }
+        bytes.withUnsafeBufferPointer { RecordScanner.walkEntries(in: $0, of: member) { $0.skipEntry() } }
     }
 
-    /// The entries of a large record's file, read a piece at a time. A file that no longer reads
-    /// as it did when checked (changed in place by another writer) gives the entries before the
-    /// change: files the table lacks are downloaded again, never trusted.
-    private static func decode(_ file: InputFile, _ member: Range<Int>, count: Int) -> FileTable {
+    /// The entries `walk` visits, in a table: FreshAir writes them sorted by path, so they are
+    /// sorted already unless another writer made the record. Every entry of bytes checked when
+    /// the record was read reads; a large record's file that no longer reads as it did (changed
+    /// in place by another writer) gives the entries before the change: files the table lacks
+    /// are downloaded again, never trusted.
+    private static func table(count: Int, _ walk: ((inout RecordScanner) -> Bool) -> Int?) -> FileTable {
         var files: [FileTable.Entry] = []
         files.reserveCapacity(count)
-        _ = walk(file, member) { scanner in
+        _ = walk { scanner in
             guard let entry = scanner.entry() else { return false }
             files.append(entry)
             return true
-        }
-        return FileTable(sorting: consume files)
-    }
-
-    /// The entries of bytes `entriesInWrittenShape` accepted, in a table: FreshAir writes them
-    /// sorted by path, so they are sorted already unless another writer made the record.
-    private static func decode(_ bytes: [UInt8], _ member: Range<Int>, count: Int) -> FileTable {
-        var files: [FileTable.Entry] = []
-        files.reserveCapacity(count)
-        bytes.withUnsafeBufferPointer { bytes in
-            var scanner = RecordScanner(bytes: bytes, in: member)
-            _ = scanner.take("{")
-            guard !scanner.take("}") else { return }
-            repeat {
-                // `nil` cannot happen: the bytes were checked when the record was read.
-                guard let entry = scanner.entry() else { break }
-                files.append(entry)
-            } while scanner.take(",")
         }
         return FileTable(sorting: consume files)
     }

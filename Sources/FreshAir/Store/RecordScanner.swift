@@ -194,8 +194,39 @@ extension RecordScanner {
     ) -> Int? {
         let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: capacity)
         defer { buffer.deallocate() }
+        return walk(member, buffer: buffer, held: 0..<0, read: read, visit: visit)
+    }
+
+    /// The same walk over a member held whole, `bytes[member]`: nothing is read or copied.
+    static func walkEntries(
+        in bytes: UnsafeBufferPointer<UInt8>,
+        of member: Range<Int>,
+        visit: (inout RecordScanner) -> Bool
+    )
+        -> Int?
+    {
+        precondition(member.lowerBound >= 0 && member.upperBound <= bytes.count)
+        // All of the member is held: `read` is never called, so the bytes are never written.
+        return walk(
+            member,
+            buffer: UnsafeMutableBufferPointer(mutating: bytes),
+            held: member,
+            read: { _, _ in false },
+            visit: visit
+        )
+    }
+
+    /// The walk, from `buffer[held]`: the start of the member, read already.
+    private static func walk(
+        _ member: Range<Int>,
+        buffer: UnsafeMutableBufferPointer<UInt8>,
+        held: Range<Int>,
+        read: (_ offset: Int, _ into: UnsafeMutableBufferPointer<UInt8>) -> Bool,
+        visit: (inout RecordScanner) -> Bool
+    ) -> Int? {
+        let capacity = buffer.count
         // buffer[start..<filled] is read and not yet scanned; `next` is the offset that follows it.
-        var (start, filled, next) = (0, 0, member.lowerBound)
+        var (start, filled, next) = (held.lowerBound, held.upperBound, member.lowerBound + held.count)
         var failed = false
 
         /// Runs `step` on what is buffered; on failure, with more of the member to read and room

@@ -60,7 +60,6 @@ final class BodySink: @unchecked Sendable {
         }
         usesLanes = true
         let fileWithHash = hashing != nil && tee != nil
-        let writesFile = writesFile
         if let hashing {
             try await hashing.submit { [self] in
                 try chunk.withUnsafeBytes {
