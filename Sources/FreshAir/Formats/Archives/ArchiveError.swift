@@ -28,7 +28,25 @@ package struct ArchiveError: Error, Sendable, Hashable, CustomStringConvertible 
         self.entry = entry
     }
 
+    /// The entry and the message, each control character written as `\u{1B}`: an archive's
+    /// names and fields are its author's, and they reach logs and terminals (a bundle's pack
+    /// that fails is named in `breeze sync`'s summary), where an escape sequence would run.
     package var description: String {
-        (entry.map { "\($0): " } ?? "") + message
+        Self.printable((entry.map { "\($0): " } ?? "") + message)
+    }
+
+    /// `text` with its C0 and C1 control characters and DEL escaped.
+    static func printable(_ text: String) -> String {
+        func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var shown = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) {
+                shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
     }
 }
