@@ -12,7 +12,9 @@ struct FileTableTests {
     @Test("Random paths in any order: every one found, every other one not, the same as a dictionary")
     func matchesADictionary() {
         var generator = SystemRandomNumberGenerator()
-        let alphabet = Array("ab/é.Z9-")  // a letter past ASCII, upper and lower case, a folder mark
+        // A letter past ASCII composed and decomposed (one name as strings, two as bytes), upper
+        // and lower case, a folder mark.
+        let alphabet: [Character] = Array("ab/é.Z9-") + ["e\u{301}"]
         var dictionary: [String: FileRecord] = [:]
         var entries: [FileTable.Entry] = []
         for index in 0..<3_000 {
@@ -23,7 +25,7 @@ struct FileTableTests {
         }
         let table = FileTable(sorting: entries)
         #expect(table.count == dictionary.count)
-        #expect(table.entries.map(\.path) == dictionary.keys.sorted())
+        #expect(table.entries.map(\.path) == dictionary.keys.sorted { PathOrder.compare($0, $1) < 0 })
         #expect(table.dictionary == dictionary)
         for (path, expected) in dictionary { #expect(table[path] == expected, "\(path)") }
         for _ in 0..<3_000 {
@@ -31,6 +33,26 @@ struct FileTableTests {
             #expect(table[path] == nil)
         }
         #expect(FileTable()[""] == nil)
+    }
+
+    @Test("A path found in any Unicode normalization, and told apart by its bytes; appended only in order")
+    func spellingsAndOrder() {
+        let (composed, decomposed) = ("caf\u{e9}.txt", "cafe\u{301}.txt")
+        var table = FileTable()
+        let appended = [("b.txt", 1), (decomposed, 2), ("a.txt", 3)].map { path, byte in
+            table.appendInOrder(.init(path: path, record: record(UInt8(byte))))
+        }
+        #expect(appended == [true, true, false])  // "a.txt" sorts before: refused
+        #expect(table.count == 2)
+        #expect(table.index(of: composed) == 1)
+        #expect(table.hasPath(at: 1, spelledAs: decomposed))
+        #expect(!table.hasPath(at: 1, spelledAs: composed))
+        // The same name again, spelled otherwise: the later entry, spelling and all.
+        let again = table.appendInOrder(.init(path: composed, record: record(4)))
+        #expect(again && table.count == 2)
+        #expect(table.hasPath(at: 1, spelledAs: composed))
+        #expect(table[decomposed] == record(4))
+        #expect(table.path(at: 0) == "b.txt" && table.record(at: 0) == record(1))
     }
 
     @Test("Of two entries for one path, the later is kept, sorted or not")

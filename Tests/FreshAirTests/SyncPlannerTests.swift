@@ -16,6 +16,15 @@ struct SyncPlannerTests {
         VersionRecord(id: 1, source: "http://x/", files: files.mapValues { FileRecord(hash: $0, size: 1) })
     }
 
+    @Test("A selected file is 64 bytes and a digest 33: a plan of 100,000 downloads is 6.4 MB, not 7.2")
+    func compactLayout() {
+        #expect(MemoryLayout<SelectedFile>.stride == 64)
+        #expect(MemoryLayout<ContentHash?>.size == 33)
+        let file = SelectedFile(path: BundlePath(trusted: "a"), hash: nil, size: nil)
+        #expect(file.size == nil)
+        #expect(SelectedFile(path: BundlePath(trusted: "a"), hash: nil, size: 0).size == 0)
+    }
+
     @Test("Files listed as the live version's: kept when intact, fetched again as listed when damaged")
     func filesListedAsTheLiveVersions() {
         let record = live(["a.md": a, "b.md": a, "c.md": b])

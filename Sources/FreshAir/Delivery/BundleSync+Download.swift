@@ -45,7 +45,7 @@ extension BundleSync {
         var landed = Landed(downloads: downloads.count)
         for position in reused { landed.sizes[position] = downloads[position].size! }
         landed.reused = reused.count
-        landed.order.reserveCapacity(plan.downloads.count)
+        landed.reserveOrder(plan.downloads.count)
         let fromPack = try await takeFromPack(
             pack,
             jobs: jobs,
@@ -326,8 +326,10 @@ extension BundleSync {
         var records: [FileTable.Entry] = []
         /// Files an interrupted update left, reused.
         var reused = 0
-        /// The paths downloaded, in the order they landed.
-        var order: [String] = []
+        /// What was downloaded, in the order it landed: a download's position, or `-1 - i` for
+        /// `records[i]`. Positions, not paths: at 100,000 files a list of the paths' strings was
+        /// 1.6 MB held through every download, and the paths are in the plan already.
+        private(set) var order: [Int32] = []
         /// Body bytes downloaded.
         var bytes: Int64 = 0
         /// Bytes not downloaded thanks to chunk deltas.
@@ -338,6 +340,14 @@ extension BundleSync {
         var packProblem: String?
 
         init(downloads: Int) { sizes = [Int64](repeating: -1, count: downloads) }
+
+        /// Room for `count` more landings.
+        mutating func reserveOrder(_ count: Int) { order.reserveCapacity(count) }
+
+        /// The paths downloaded, in the order they landed.
+        func downloadedPaths(of downloads: [SelectedFile]) -> [String] {
+            order.map { $0 >= 0 ? downloads[Int($0)].path.string : records[Int(-1 - $0)].path }
+        }
 
         /// The version's files, in path order, read from the plan's lists as the record is
         /// written: the rebuilt files' chunk indexes, the downloads that landed (a chunk index
@@ -381,7 +391,7 @@ extension BundleSync {
                         record: FileRecord(hash: delta.indexFile.hash!, size: Int64(delta.indexData.count))
                     )
                 )
-                order.append(path.string)
+                order.append(-Int32(records.count))
                 report(.downloaded(path: path.string, bytes: Int64(delta.indexData.count)))
                 bytes += Int64(delta.indexData.count)
                 progress.completeFiles(1)
@@ -397,7 +407,7 @@ extension BundleSync {
                     sizes[position] = file.size
                     if hash != downloads[position].hash { digests.append((Int32(position), hash)) }
                 }
-                order.append(path.string)
+                order.append(Int32(position))
                 report(.downloaded(path: path.string, bytes: file.size))
             }
             bytes += file.size - (delta?.saved ?? 0)  // a rebuilt file's copied chunks did not cross the network

@@ -407,7 +407,7 @@ public struct BundleSync: ContentUpdater {
         let fetchedDocuments: [(path: String, size: Int64)] =
             plan.placed.map { ($0.file.path.string, $0.record.size) }
             + plan.written.filter(\.fetched).map { ($0.file.path.string, $0.record.size) }
-        summary.downloaded = fetchedDocuments.map(\.path) + downloaded.order
+        summary.downloaded = fetchedDocuments.map(\.path) + downloaded.downloadedPaths(of: plan.downloads)
         summary.filesDownloaded = summary.downloaded.count
         summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + $1.size }
         summary.filesReused += downloaded.reused  // from an update that was killed or failed

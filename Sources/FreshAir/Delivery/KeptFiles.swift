@@ -33,7 +33,7 @@ struct KeptFiles: RandomAccessCollection, Sendable {
     }
 
     /// The kept files for a version's record, read from the live table. A respelled path sorts
-    /// where the live one does: `String` compares names by canonical equivalence.
+    /// where the live one does: ``PathOrder`` compares names by canonical equivalence.
     var run: FileListing.Run {
         let (table, places, respelled) = (table, places, respelled)
         return FileListing.Run(count: places.count) { index in

@@ -70,13 +70,12 @@ final class RootIntake: ManifestEntryTaker {
         }
         // After an error the selection is no use: the walk throws it.
         guard collision == nil, firstBroken == nil else { return true }
-        // The same bytes as a live path: that path's text, and the one just read is let go.
-        // Bytes, not `String` equality: a name spelled in another Unicode normalization is the
-        // manifest's to keep.
-        let place = livePaths.index(of: entry.path.string).flatMap { place in
-            livePaths.entries[place].path.utf8.elementsEqual(entry.path.string.utf8) ? place : nil
+        // The same bytes as a live path. Bytes, not `String` equality: a name spelled in another
+        // Unicode normalization is the manifest's to keep.
+        let path = entry.path
+        let place = livePaths.index(of: path.string).flatMap { place in
+            livePaths.hasPath(at: place, spelledAs: path.string) ? place : nil
         }
-        let path = place.map { BundlePath(trusted: livePaths.entries[$0].path) } ?? entry.path
         do {
             // The first entry for a path wins.
             guard try seen.insert(path) else { return true }
@@ -85,7 +84,7 @@ final class RootIntake: ManifestEntryTaker {
             return true
         }
         if let place, let hash = entry.hash, let size = entry.size,
-            livePaths.entries[place].record == FileRecord(hash: hash, size: size)
+            livePaths.record(at: place) == FileRecord(hash: hash, size: size)
         {
             sameAsLive.append(Int32(place))
         } else {

@@ -8,7 +8,21 @@ struct SelectedFile: Sendable {
     var path: BundlePath
     /// The digest its manifest lists; `nil` when existence is enough.
     var hash: ContentHash?
-    var size: Int64?
+    /// The size its manifest lists, or -1: an `Int64?` would make each of a plan's files 72
+    /// bytes instead of 64 (manifests refuse negative sizes).
+    private var storedSize: Int64
+
+    var size: Int64? {
+        get { storedSize >= 0 ? storedSize : nil }
+        set { storedSize = newValue ?? -1 }
+    }
+
+    init(path: BundlePath, hash: ContentHash?, size: Int64?) {
+        precondition(size ?? 0 >= 0, "a manifest's size is never negative")
+        self.path = path
+        self.hash = hash
+        self.storedSize = size ?? -1
+    }
 }
 
 extension SelectedFile {
@@ -130,7 +144,7 @@ enum SyncPlanner {
         /// Keeps the live file at `position` as `file`, the manifest's spelling of its name.
         func keep(_ position: Int, as file: SelectedFile) {
             kept.append(Int32(position))
-            if !table.entries[position].path.utf8.elementsEqual(file.path.string.utf8) {
+            if !table.hasPath(at: position, spelledAs: file.path.string) {
                 respelled[Int32(position)] = file.path
             }
         }
@@ -138,8 +152,8 @@ enum SyncPlanner {
         /// answers whether it is to be downloaded instead.
         func isDownload(_ file: SelectedFile, at position: Int?) -> Bool {
             if let position { selectedAgain[position] = true }
-            let intact = position.map { isIntact(file.path.string, table.entries[$0].record) } ?? false
-            let existing = intact ? table.entries[position!].record : nil
+            let intact = position.map { isIntact(file.path.string, table.record(at: $0)) } ?? false
+            let existing = intact ? table.record(at: position!) : nil
             if let document = documents[file.path] {
                 let contents = document.data
                 let record = FileRecord(hash: file.hash ?? .of(contents, using: .sha256), size: Int64(contents.count))
@@ -183,7 +197,7 @@ enum SyncPlanner {
         plan.downloads = selected
         plan.kept = KeptFiles(table, at: kept, respelled: respelled)
         // The table is sorted by path, and so is the list of removed paths.
-        plan.removed = table.entries.indices.filter { !selectedAgain[$0] }.map { table.entries[$0].path }
+        plan.removed = selectedAgain.indices.filter { !selectedAgain[$0] }.map { table.path(at: $0) }
         return plan
     }
 }

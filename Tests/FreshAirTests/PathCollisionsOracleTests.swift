@@ -1,0 +1,66 @@
+import Testing
+
+@testable import FreshAir
+
+/// The set as it was (a `Set` of folded names and a map of the other spellings), against which
+/// the compact one is checked.
+private struct ReferenceCollisions {
+    var folded: Set<String> = []
+    var spellings: [String: BundlePath] = [:]
+    var foldersOnly: Set<String> = []
+
+    func earlier(_ key: String) -> BundlePath? {
+        if let found = folded.firstIndex(of: key) { return BundlePath(trusted: folded[found]) }
+        return spellings[key]
+    }
+
+    func contains(_ path: BundlePath) -> Bool { earlier(PathCollisions.folded(path.string)) == path }
+
+    /// `nil` for a collision.
+    mutating func insert(_ path: BundlePath) -> Bool? {
+        var current: BundlePath? = path
+        var isPath = true
+        while let entry = current {
+            let key = PathCollisions.folded(entry.string)
+            if let earlier = earlier(key) {
+                guard earlier != entry else { return !isPath || foldersOnly.remove(entry.string) != nil }
+                return nil
+            }
+            if key.utf8.elementsEqual(entry.string.utf8) { folded.insert(entry.string) } else { spellings[key] = entry }
+            if !isPath { foldersOnly.insert(entry.string) }
+            current = entry.parent
+            isPath = false
+        }
+        return true
+    }
+}
+
+@Suite("The compact set of names answers as the set of strings it replaced")
+struct PathCollisionsOracleTests {
+    @Test("Random paths of names that differ by case, normalization and folding, files and folders alike")
+    func sameAnswers() throws {
+        let names = [
+            "a", "A", "b", "Read.md", "read.md", "caf\u{e9}", "cafe\u{301}", "CAF\u{c9}", "stra\u{df}e", "strasse",
+            "\u{3c3}", "\u{3c2}",
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            var compact = PathCollisions()
+            var reference = ReferenceCollisions()
+            if Bool.random(using: &generator) { compact.reserveCapacity(Int.random(in: 0...50, using: &generator)) }
+            for _ in 0..<Int.random(in: 1...40, using: &generator) {
+                let depth = Int.random(in: 1...3, using: &generator)
+                let path = try BundlePath(
+                    (0..<depth).map { _ in names.randomElement(using: &generator)! }.joined(separator: "/")
+                )
+                let expected = reference.insert(path)
+                let answer: Bool?
+                do { answer = try compact.insert(path) } catch { answer = nil }
+                // After a collision too: both recorded the names below the one refused.
+                #expect(answer == expected, "\(path.string.debugDescription)")
+                let probe = try BundlePath(names.randomElement(using: &generator)!)
+                #expect(compact.contains(probe) == reference.contains(probe), "\(probe.string.debugDescription)")
+            }
+        }
+    }
+}
