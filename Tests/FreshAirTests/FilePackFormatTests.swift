@@ -56,6 +56,6 @@ struct FilePackFormatTests {
             SelectedFile(path: try BundlePath("Z.txt"), hash: sha256, size: 1),
         ]
         let jobs = files.indices.map { (download: $0, alsoAt: [Int32]()) }
-        #expect(PackDownload.candidates(jobs, of: files, rebuilt: [:]) == [5, 1, 0])
+        #expect(PackDownload.candidates(jobs, of: SelectedFiles(files), rebuilt: [:]) == [5, 1, 0])
     }
 }

@@ -97,7 +97,7 @@ struct FileTableTests {
         let selected = try stride(from: 0, to: 1_000, by: 3).map { index in
             SelectedFile(path: try BundlePath("f\(index)"), hash: record(UInt8(index % 251)).hash, size: 1)
         }
-        let plan = SyncPlanner.plan(selected: selected, live: live, isIntact: { _, _ in true })
+        let plan = SyncPlanner.plan(selected: SelectedFiles(selected), live: live, isIntact: { _, _ in true })
         let expectedRemoved = (0..<500).filter { $0 % 3 != 0 }.map { "f\($0)" }.sorted()
         #expect(plan.removed == expectedRemoved)
         // Kept files are read from the live table, in its (path) order, with its records.
@@ -132,7 +132,7 @@ struct SameContentTests {
             if first[hash] == nil { first[hash] = position }
             return Int32(first[hash]!)
         }
-        #expect(BundleSync.sameContent(files) == expected)
+        #expect(BundleSync.sameContent(SelectedFiles(files)) == expected)
         #expect(BundleSync.sameContent([]) == [])
     }
 }

@@ -29,7 +29,7 @@ extension BundleSync {
     /// version. None when the app turned deltas off: their indexes are then downloaded as any
     /// listed file.
     func chunkDeltas(
-        _ downloads: [SelectedFile],
+        _ downloads: SelectedFiles,
         except reused: InterruptedCopies,
         live: VersionRecord?,
         liveDirectory: String?,

@@ -7,7 +7,7 @@ extension BundleSync {
     /// bounded concurrency. Identical content listed at several paths is fetched once.
     func install(
         _ plan: SyncPlan,
-        documents: Handover<(path: BundlePath, data: Data)>,
+        documents: Handover<[(path: BundlePath, data: Data)]>,
         layout: ContentLayout,
         pack: FilePack?,
         into staged: inout StagedVersion,
@@ -43,7 +43,7 @@ extension BundleSync {
         progress.completeFiles(reused.count)
         let downloads = plan.downloads
         var landed = Landed(downloads: downloads.count)
-        for position in reused { landed.sizes[position] = downloads[position].size! }
+        for position in reused { landed.sizes[position] = downloads.size(at: position)! }
         landed.reused = reused.count
         landed.reserveOrder(plan.downloads.count)
         let fromPack = try await takeFromPack(
@@ -83,7 +83,7 @@ extension BundleSync {
     private func takeFromPack(
         _ pack: FilePack?,
         jobs: [(download: Int, alsoAt: [Int32])],
-        of downloads: [SelectedFile],
+        of downloads: SelectedFiles,
         rebuilt: [Int: ChunkDeltaSource],
         into staged: StagedVersion,
         landed: inout Landed,
@@ -94,7 +94,7 @@ extension BundleSync {
         guard let pack else { return [] }
         let candidates = PackDownload.candidates(jobs, of: downloads, rebuilt: rebuilt)
         let bytes = candidates.reduce(Int64(0)) {
-            $0 + PackDownload.footprint(of: downloads[jobs[Int($1)].download].size!)
+            $0 + PackDownload.footprint(of: downloads.size(at: jobs[Int($1)].download)!)
         }
         guard PackDownload.isWorthFetching(packSize: pack.size, files: candidates.count, bytes: bytes) else {
             return []
@@ -166,7 +166,7 @@ extension BundleSync {
     /// their positions returned. A job's request (its URL, its target) is made when it starts,
     /// not here: 100,000 of them held for the whole install cost more than anything else in it.
     private func plannedJobs(
-        for downloads: [SelectedFile],
+        for downloads: SelectedFiles,
         reusing reusable: InterruptedCopies,
         deltas: [BundlePath: ChunkDeltaSource],
         in staged: StagedVersion
@@ -215,19 +215,19 @@ extension BundleSync {
 
     /// For each file, the position of the first file listing the same digest (its own, for
     /// the first), or -1 for a file listed without one.
-    static func sameContent(_ files: [SelectedFile]) -> [Int32] {
+    static func sameContent(_ files: SelectedFiles) -> [Int32] {
         var order: [Int32] = []
         order.reserveCapacity(files.count)
-        for position in files.indices where files[position].hash != nil { order.append(Int32(position)) }
+        for position in files.indices where files.hash(at: position) != nil { order.append(Int32(position)) }
         // Of equal digests, the first listed leads.
         order.sort { left, right in
-            let (a, b) = (files[Int(left)].hash!, files[Int(right)].hash!)
+            let (a, b) = (files.hash(at: Int(left))!, files.hash(at: Int(right))!)
             return a == b ? left < right : a < b
         }
         var first = [Int32](repeating: -1, count: files.count)
         var leader: Int32 = -1
         for (rank, position) in order.enumerated() {
-            if rank == 0 || files[Int(position)].hash != files[Int(order[rank - 1])].hash { leader = position }
+            if rank == 0 || files.hash(at: Int(position)) != files.hash(at: Int(order[rank - 1])) { leader = position }
             first[Int(position)] = leader
         }
         return first
@@ -237,7 +237,7 @@ extension BundleSync {
     /// system calls, made on the blocking pool.
     private func carryOver(
         _ kept: KeptFiles,
-        _ documents: Handover<(path: BundlePath, data: Data)>,
+        _ documents: Handover<[(path: BundlePath, data: Data)]>,
         placed: [(file: SelectedFile, from: String, record: FileRecord)],
         into staged: StagedVersion,
         liveDirectory: String?
@@ -252,7 +252,7 @@ extension BundleSync {
 
     /// What an update that was killed or failed already downloaded and verified, found by
     /// hashing its files again (on the blocking pool), by the position of its download.
-    private func interruptedCopies(of downloads: [SelectedFile]) async throws -> InterruptedCopies {
+    private func interruptedCopies(of downloads: SelectedFiles) async throws -> InterruptedCopies {
         let interrupted = store.interruptedFolders()
         guard !interrupted.isEmpty else { return InterruptedCopies() }
         return try await BlockingPool.run { [store] in
@@ -344,9 +344,18 @@ extension BundleSync {
         /// Room for `count` more landings.
         mutating func reserveOrder(_ count: Int) { order.reserveCapacity(count) }
 
-        /// The paths downloaded, in the order they landed.
-        func downloadedPaths(of downloads: [SelectedFile]) -> [String] {
-            order.map { $0 >= 0 ? downloads[Int($0)].path.string : records[Int(-1 - $0)].path }
+        /// `first`, then the paths downloaded, in the order they landed.
+        func downloadedPaths(after first: [String], of downloads: SelectedFiles) -> PathList {
+            var paths = PathList(first)
+            paths.reserveCapacity(order.count)
+            for landed in order {
+                if landed >= 0 {
+                    paths.append(downloads.pathBytes(at: Int(landed)))
+                } else {
+                    paths.append(records[Int(-1 - landed)].path.utf8)
+                }
+            }
+            return paths
         }
 
         /// The version's files, in path order, read from the plan's lists as the record is
@@ -375,7 +384,7 @@ extension BundleSync {
         mutating func place(
             _ file: DownloadedFile,
             at positions: [Int],
-            of downloads: [SelectedFile],
+            of downloads: SelectedFiles,
             delta: ChunkDeltaResult?,
             in staged: StagedVersion,
             progress: ProgressCounter,

@@ -126,7 +126,7 @@ public struct BundleSync: ContentUpdater {
         }
         // The walk takes the root's bytes from here, and lets go of them once parsed when they are
         // spilled; the plan's documents hold the other manifests' bytes, until written.
-        let rootBytes = Handover([root.data])
+        let rootBytes = Handover(root.data)
         root.data = Data()
         let (tree, plan, documents) = try await planFrom(root, rootBytes, state, update: update, fetcher: fetcher)
         report(.planned(plan.summary))
@@ -254,8 +254,8 @@ public struct BundleSync: ContentUpdater {
         _ state: LocalState,
         update: StoreUpdate,
         fetcher: Fetcher
-    ) async throws -> (ManifestTree.Selection, SyncPlan, documents: Handover<(path: BundlePath, data: Data)>) {
-        var data = rootBytes.take()[0]
+    ) async throws -> (ManifestTree.Selection, SyncPlan, documents: Handover<[(path: BundlePath, data: Data)]>) {
+        var data = rootBytes.take()
         let digest = ContentHash.of(data, using: .sha256)
         let rootDigest = digest.hex
         let spilled = try await spill(data, named: rootDigest, unless: root.notModified, into: update)
@@ -265,7 +265,7 @@ public struct BundleSync: ContentUpdater {
         // A spilled root is read from its file, mapped, and its pages let go behind the reader:
         // the walk holds a window of it, not 14 MB at 100,000 entries.
         let mapped = spilled.flatMap(MappedFile.init(path:))
-        let walkBytes = Handover([mapped?.data ?? data])
+        let walkBytes = Handover(mapped?.data ?? data)
         data = Data()
         let acceptance = RootAcceptance(
             document: baseURL.appendingPathComponent("manifest.json"),
@@ -295,7 +295,7 @@ public struct BundleSync: ContentUpdater {
             )
         }
         var tree = try await update.withoutLock {
-            let bytes = walkBytes.take()[0]
+            let bytes = walkBytes.take()
             return try await walker.select(
                 root: consume bytes,
                 fetched: !root.notModified,
@@ -325,7 +325,7 @@ public struct BundleSync: ContentUpdater {
     ) async throws -> SyncPlan {
         let selected = Handover(tree.files)
         let sameAsLive = Handover(tree.sameAsLive)
-        let documents = Handover([tree.documents])
+        let documents = Handover(tree.documents)
         (tree.files, tree.sameAsLive, tree.documents) = ([], [], [:])
         return try await BlockingPool.run {
             [sequence = tree.sequence, base = state.base, damaged = state.damaged, liveDirectory = state.liveDirectory]
@@ -335,7 +335,7 @@ public struct BundleSync: ContentUpdater {
             return SyncPlanner.plan(
                 selected: selected.take(),
                 sameAsLive: sameAsLive.take(),
-                documents: documents.take()[0],
+                documents: documents.take(),
                 live: base,
                 onDisk: onDisk
             ) { path, record in
@@ -367,7 +367,7 @@ public struct BundleSync: ContentUpdater {
     /// and completes `summary`.
     private func installing(
         _ plan: SyncPlan,
-        _ documents: Handover<(path: BundlePath, data: Data)>,
+        _ documents: Handover<[(path: BundlePath, data: Data)]>,
         _ tree: ManifestTree.Selection,
         _ root: CheckedRoot,
         _ state: LocalState,
@@ -407,8 +407,8 @@ public struct BundleSync: ContentUpdater {
         let fetchedDocuments: [(path: String, size: Int64)] =
             plan.placed.map { ($0.file.path.string, $0.record.size) }
             + plan.written.filter(\.fetched).map { ($0.file.path.string, $0.record.size) }
-        summary.downloaded = fetchedDocuments.map(\.path) + downloaded.downloadedPaths(of: plan.downloads)
-        summary.filesDownloaded = summary.downloaded.count
+        summary.downloadedPaths = downloaded.downloadedPaths(after: fetchedDocuments.map(\.path), of: plan.downloads)
+        summary.filesDownloaded = summary.downloadedPaths.count
         summary.bytesDownloaded = downloaded.bytes + fetchedDocuments.reduce(0) { $0 + $1.size }
         summary.filesReused += downloaded.reused  // from an update that was killed or failed
         summary.bytesSaved = downloaded.saved

@@ -44,7 +44,7 @@ struct ManifestTree {
     struct Selection {
         /// Every selected file, manifests included, root first; the first entry for a path wins;
         /// but those in ``sameAsLive``.
-        var files: [SelectedFile] = []
+        var files = SelectedFiles()
         /// Selected files that a root's entry names exactly as the live version has them (the
         /// same bytes of path, the same digest and size), as places in ``ManifestTree/livePaths``:
         /// an update of 10 files in 100,000 held a selected file for each of the others (7.2 MB,
@@ -351,18 +351,18 @@ struct ManifestTree {
 
     /// `a` and `a/b` cannot both be files.
     private func checkNoFileIsAlsoAFolder(_ selection: Selection) throws {
-        let (files, live, sameAsLive) = (selection.files, livePaths.entries, selection.sameAsLive)
-        func path(_ index: Int) -> String {
-            index < files.count ? files[index].path.string : live[Int(sameAsLive[index - files.count])].path
+        let (files, live, sameAsLive) = (selection.files, livePaths, selection.sameAsLive)
+        func bytes(_ index: Int) -> ArraySlice<UInt8> {
+            index < files.count ? files.pathBytes(at: index) : live.pathBytes(at: Int(sameAsLive[index - files.count]))
         }
         // Sorted with `/` below every other byte, a file that is also a folder comes just before
         // the first path inside it: one pass over neighbours finds whether any is, without a set
         // of every path (4 MB at 100,000) or a string for every folder of every path. Names that
         // differ only by normalization were refused while selecting, so bytes compare names.
         let count = files.count + sameAsLive.count
-        guard Self.someFileIsAFolder(count: count, path: path) else { return }
+        guard Self.someFileIsAFolder(count: count, path: bytes) else { return }
         // There is one: which file, and under which folder, as a reader would look for it.
-        let paths = (0..<count).map { BundlePath(trusted: path($0)) }
+        let paths = (0..<count).map { BundlePath(trusted: String(decoding: bytes($0), as: UTF8.self)) }
         let all = Set(paths.map(\.string))
         for file in paths {
             var folder = file.parent
@@ -383,7 +383,7 @@ struct ManifestTree {
 
 extension ManifestTree {
     /// Whether one of `count` paths (each one once) is a folder of another.
-    static func someFileIsAFolder(count: Int, path: (Int) -> String) -> Bool {
+    static func someFileIsAFolder<Bytes: Collection<UInt8>>(count: Int, path: (Int) -> Bytes) -> Bool {
         var order = (0..<count).map { Int32($0) }
         order.sort { folderOrder(path(Int($0)), path(Int($1))) }
         return zip(order, order.dropFirst()).contains { earlier, later in
@@ -392,10 +392,10 @@ extension ManifestTree {
     }
 
     /// Byte order, but with `/` below every byte: a path comes just before the paths inside it.
-    static func folderOrder(_ left: String, _ right: String) -> Bool {
+    static func folderOrder(_ left: some Collection<UInt8>, _ right: some Collection<UInt8>) -> Bool {
         func rank(_ byte: UInt8) -> UInt8 { byte == UInt8(ascii: "/") ? 0 : byte }
-        var left = left.utf8.makeIterator()
-        var right = right.utf8.makeIterator()
+        var left = left.makeIterator()
+        var right = right.makeIterator()
         while true {
             switch (left.next(), right.next()) {
             case (nil, nil): return false
@@ -408,9 +408,8 @@ extension ManifestTree {
     }
 
     /// Whether `path` is inside `folder` (any depth).
-    static func isInside(_ path: String, folder: String) -> Bool {
-        let (path, folder) = (path.utf8, folder.utf8)
-        return path.count > folder.count && path.starts(with: folder)
+    static func isInside(_ path: some Collection<UInt8>, folder: some Collection<UInt8>) -> Bool {
+        path.count > folder.count && path.starts(with: folder)
             && path[path.index(path.startIndex, offsetBy: folder.count)] == UInt8(ascii: "/")
     }
 }

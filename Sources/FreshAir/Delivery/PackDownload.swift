@@ -38,16 +38,16 @@ struct PackDownload {
     /// digest, not rebuilt from chunks. Positions are in `jobs`.
     static func candidates(
         _ jobs: [(download: Int, alsoAt: [Int32])],
-        of downloads: [SelectedFile],
+        of downloads: SelectedFiles,
         rebuilt: [Int: ChunkDeltaSource]
     ) -> [Int32] {
         var found: [Int32] = []
         for (index, job) in jobs.enumerated() where rebuilt[index] == nil {
-            let file = downloads[job.download]
-            guard file.hash?.algorithm == .sha256, let size = file.size, size < FilePack.largestFile else { continue }
+            let (hash, size) = (downloads.hash(at: job.download), downloads.size(at: job.download))
+            guard hash?.algorithm == .sha256, let size, size < FilePack.largestFile else { continue }
             found.append(Int32(index))
         }
-        found.sort { downloads[jobs[Int($0)].download].path < downloads[jobs[Int($1)].download].path }
+        found.sort { downloads.pathPrecedes(jobs[Int($0)].download, jobs[Int($1)].download) }
         return found
     }
 }
@@ -71,7 +71,7 @@ final class PackExtraction: DownloadTee, @unchecked Sendable {
         size: Int64,
         candidates: [Int32],
         jobs: [(download: Int, alsoAt: [Int32])],
-        downloads: [SelectedFile],
+        downloads: SelectedFiles,
         arrived: @escaping @Sendable (Int64) -> Void
     ) {
         self.folder = folder
@@ -114,14 +114,14 @@ private final class PackMatch: Sendable {
     let candidates: [Int32]
     /// The plan's jobs (the list itself, not a copy).
     let jobs: [(download: Int, alsoAt: [Int32])]
-    let downloads: [SelectedFile]
+    let downloads: SelectedFiles
     let arrived: Mutex<[Bool]>
     let onArrival: @Sendable (Int64) -> Void
 
     init(
         candidates: [Int32],
         jobs: [(download: Int, alsoAt: [Int32])],
-        downloads: [SelectedFile],
+        downloads: SelectedFiles,
         onArrival: @escaping @Sendable (Int64) -> Void
     ) {
         self.candidates = candidates

@@ -15,7 +15,7 @@ import Foundation
 final class RootIntake: ManifestEntryTaker {
     let environment: ConditionEnvironment
     /// The selection so far (moved in before the parse and out after it, not copied).
-    var files: [SelectedFile]
+    var files: SelectedFiles
     /// Selected files that are exactly the live version's (see ``ManifestTree/Selection/sameAsLive``).
     var sameAsLive: [Int32] = []
     var seen: PathCollisions
@@ -35,7 +35,7 @@ final class RootIntake: ManifestEntryTaker {
 
     init(
         environment: ConditionEnvironment,
-        files: [SelectedFile],
+        files: SelectedFiles,
         seen: PathCollisions,
         livePaths: FileTable = FileTable()
     ) {

@@ -68,7 +68,7 @@ struct SyncPlan {
     /// into the version.
     var placed: [(file: SelectedFile, from: String, record: FileRecord)] = []
     /// Files to fetch from the server, in the order selected.
-    var downloads: [SelectedFile] = []
+    var downloads = SelectedFiles()
     /// Live paths no longer selected.
     var removed: [String] = []
 
@@ -77,14 +77,14 @@ struct SyncPlan {
 
     /// Moves the manifests' bytes out of ``written`` into a list that is let go once written:
     /// at 100,000 entries the root manifest is 14 MB, held through every download otherwise.
-    mutating func handOverDocuments() -> Handover<(path: BundlePath, data: Data)> {
+    mutating func handOverDocuments() -> Handover<[(path: BundlePath, data: Data)]> {
         let documents = written.map { (path: $0.file.path, data: $0.data) }
         for index in written.indices { written[index].data = Data() }
         return Handover(documents)
     }
 
     var summary: SyncPlanSummary {
-        let sizes = downloads.compactMap(\.size)
+        let sizes = downloads.indices.compactMap(downloads.size(at:))
         return SyncPlanSummary(
             filesToDownload: downloads.count,
             filesToKeep: kept.count + written.count + placed.count,
@@ -94,19 +94,21 @@ struct SyncPlan {
     }
 }
 
-/// A list handed to one taker and let go by everyone else: whoever takes it holds the only
-/// reference, so the list is freed as soon as the taker is done with it (the selected files
-/// once planned, the manifests' bytes once written to the staged folder).
+/// A value handed to one taker and let go by everyone else: whoever takes it holds the only
+/// reference, so it is freed as soon as the taker is done with it (the selected files once
+/// planned, the manifests' bytes once written to the staged folder), and changed in place
+/// without a copy.
 ///
 /// Unchecked `Sendable`: taken once, by one thread.
-final class Handover<Element: Sendable>: @unchecked Sendable {
-    private var items: [Element]
+final class Handover<Value: Sendable>: @unchecked Sendable {
+    private var value: Value?
 
-    init(_ items: [Element]) { self.items = items }
+    init(_ value: Value) { self.value = value }
 
-    func take() -> [Element] {
-        defer { items = [] }
-        return items
+    func take() -> Value {
+        guard let taken = value else { preconditionFailure("a handover is taken once") }
+        value = nil
+        return taken
     }
 }
 
@@ -125,7 +127,7 @@ enum SyncPlanner {
     ///     its table (``ManifestTree/Selection/sameAsLive``): planned as the selected file each
     ///     stands for.
     static func plan(
-        selected: consuming [SelectedFile],
+        selected: consuming SelectedFiles,
         sameAsLive: [Int32] = [],
         documents: [BundlePath: SelectedDocument] = [:],
         live: VersionRecord?,
@@ -179,13 +181,7 @@ enum SyncPlanner {
         }
         // The downloads are the selected list itself, compacted in place as it is read: a first
         // install of 100,000 files does not hold a second list of them (7 MB).
-        var downloads = 0
-        for index in selected.indices
-        where isDownload(selected[index], at: table.index(of: selected[index].path.string)) {
-            selected[downloads] = selected[index]
-            downloads += 1
-        }
-        selected.removeSubrange(downloads...)
+        selected.removeAll { !isDownload($0, at: table.index(of: $0.path.string)) }
         // Each file the live version has as selected stands for the selected file it is; it is
         // downloaded only when its copy is damaged.
         for place in sameAsLive {

@@ -74,11 +74,11 @@ struct FileListing: Sendable, Sequence {
 extension FileListing.Run {
     /// The elements of `list` that `entry` makes an entry of, in path order: `list`'s own order
     /// when it is sorted already (a manifest usually is), else an order of 4 bytes an element.
-    init<Element: Sendable>(
-        _ list: [Element],
-        path: @escaping @Sendable (Element) -> String,
-        entry: @escaping @Sendable (Int, Element) -> FileTable.Entry?
-    ) {
+    init<List: RandomAccessCollection & Sendable>(
+        _ list: List,
+        path: @escaping @Sendable (List.Element) -> String,
+        entry: @escaping @Sendable (Int, List.Element) -> FileTable.Entry?
+    ) where List.Index == Int {
         var kept: [Int32] = []
         kept.reserveCapacity(list.count)
         for index in list.indices where entry(index, list[index]) != nil { kept.append(Int32(index)) }

@@ -86,6 +86,9 @@ struct FileTable: Sendable, Hashable {
         String(decoding: pathBytes[start(of: position)..<Int(pathEnds[position])], as: UTF8.self)
     }
 
+    /// The UTF-8 bytes of the path of the file at `position`, read in place.
+    func pathBytes(at position: Int) -> ArraySlice<UInt8> { pathBytes[start(of: position)..<Int(pathEnds[position])] }
+
     /// The record of the file at `position`.
     func record(at position: Int) -> FileRecord { records[position] }
 
