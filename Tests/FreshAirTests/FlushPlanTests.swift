@@ -51,7 +51,7 @@ struct FlushPlanTests {
             record: "/s/versions/9.json",
             files: files,
             folders: [""],
-            linked: Set(files.dropLast())
+            linked: PathSet(PathList(Array(files.dropLast())))
         )
         #expect(plan.files == ["/s/versions/9/new", "/s/versions/9.json"])
     }

@@ -52,3 +52,23 @@ struct SelectedFilesTests {
         }
     }
 }
+
+@Suite("A set of paths held as bytes: found by their exact bytes, as a Set<String> of them would not")
+struct PathSetTests {
+    @Test("Random paths, composed and decomposed: every one found, others not, spellings told apart")
+    func matchesBytes() {
+        var generator = SystemRandomNumberGenerator()
+        let parts = ["a", "B", "caf\u{e9}", "cafe\u{301}", "/", "long name of more than fifteen bytes"]
+        func name() -> String {
+            (0..<Int.random(in: 0...3, using: &generator)).map { _ in parts.randomElement(using: &generator)! }.joined()
+        }
+        for _ in 0..<100 {
+            let listed = (0..<Int.random(in: 0...40, using: &generator)).map { _ in name() }
+            let set = PathSet(PathList(listed))
+            let bytes = Set(listed.map { Array($0.utf8) })
+            for probe in listed + (0..<20).map({ _ in name() }) {
+                #expect(set.contains(probe) == bytes.contains(Array(probe.utf8)), "\(probe.debugDescription)")
+            }
+        }
+    }
+}

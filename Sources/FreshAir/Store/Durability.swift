@@ -60,7 +60,7 @@ enum Durability {
     ///
     /// `linked: nil` says every file is a link (a repository's snapshot): see
     /// ``flush(linkedTree:record:)``.
-    static func flush(version path: String, record: String, linked: Set<String>?) throws(FreshAirError) {
+    static func flush(version path: String, record: String, linked: PathSet?) throws(FreshAirError) {
         #if os(Linux)
         try flush(tree: path)
         #else
@@ -146,7 +146,7 @@ struct FlushPlan: Equatable {
         record: String,
         files: [String],
         folders: [String],
-        linked: Set<String>?
+        linked: PathSet?
     ) -> FlushPlan {
         let versions = (version as NSString).deletingLastPathComponent
         let recordFolder = (record as NSString).deletingLastPathComponent

@@ -170,7 +170,7 @@ struct StagedVersion: Sendable {
     private let linked = LinkedPaths()
 
     /// The paths ``link(_:at:)`` carried over unchanged.
-    var linkedPaths: Set<String> { linked.paths.withLock { $0 } }
+    var linkedPaths: PathSet { PathSet(linked.paths.withLock { $0 }) }
 
     /// The staged folder's path.
     var path: String { folder.path }
@@ -196,7 +196,7 @@ struct StagedVersion: Sendable {
     /// Hard-links an unchanged file from another version.
     func link(_ existing: String, at bundlePath: BundlePath) throws {
         try folder.link(external: existing, at: bundlePath)
-        linked.paths.withLock { _ = $0.insert(bundlePath.string) }
+        linked.paths.withLock { $0.append(bundlePath.string.utf8) }
     }
 
     /// Hard-links a second path to a file already placed in this version.
@@ -212,5 +212,5 @@ struct StagedVersion: Sendable {
 
 /// The paths a staged version linked, shared by the tasks that assemble it.
 private final class LinkedPaths: Sendable {
-    let paths = Mutex<Set<String>>([])
+    let paths = Mutex(PathList())
 }

@@ -18,12 +18,11 @@ struct PathList: Sendable, Hashable, Codable {
 
     var count: Int { ends.count }
 
+    /// The UTF-8 bytes of the path at `index`, read in place.
+    func bytes(at index: Int) -> ArraySlice<UInt8> { bytes[(index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index])] }
+
     /// The paths, as strings made now.
-    var strings: [String] {
-        ends.indices.map { index in
-            String(decoding: bytes[(index == 0 ? 0 : Int(ends[index - 1]))..<Int(ends[index])], as: UTF8.self)
-        }
-    }
+    var strings: [String] { ends.indices.map { String(decoding: bytes(at: $0), as: UTF8.self) } }
 
     /// Adds the path whose UTF-8 bytes are `path`.
     mutating func append(_ path: some Collection<UInt8>) {
