@@ -58,4 +58,12 @@ struct FilePackFormatTests {
         let jobs = files.indices.map { (download: $0, alsoAt: [Int32]()) }
         #expect(PackDownload.candidates(jobs, of: SelectedFiles(files), rebuilt: [:]) == [5, 1, 0])
     }
+
+    @Test("A pack that brought fewer files than asked says how many, and what the author should do")
+    func problemMessage() {
+        #expect(PackDownload.problem(missed: 0, of: 40, failure: nil) == nil)
+        let message = PackDownload.problem(missed: 3, of: 40, failure: nil) ?? ""
+        #expect(message.hasPrefix("3 of its 40 files were missing or not the manifest's bytes"))
+        #expect(message.contains("run `breeze generate` on the bundle and publish it again"))
+    }
 }

@@ -19,7 +19,9 @@ struct PackDownload {
     static func problem(missed: Int, of asked: Int, failure: (any Error)?) -> String? {
         if let failure { return "\(failure)" }
         guard missed > 0 else { return nil }
-        return "\(missed) of its \(asked) files were missing or not the manifest's bytes"
+        // A pack older or newer than its manifest, most likely: the author's to mend.
+        return "\(missed) of its \(asked) files were missing or not the manifest's bytes; "
+            + "run `breeze generate` on the bundle and publish it again, pack and manifest together"
     }
 
     /// Whether fetching a pack of `packSize` bytes pays: the files it would bring are at least
