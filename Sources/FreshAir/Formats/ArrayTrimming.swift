@@ -12,3 +12,16 @@ extension Array {
         self = trimmed
     }
 }
+
+extension Array {
+    /// Keeps, in order and in place, the elements whose `keep` is `true` (one for each element).
+    mutating func keep(_ keep: [Bool]) {
+        precondition(keep.count == count)
+        var kept = 0
+        for index in indices where keep[index] {
+            self[kept] = self[index]
+            kept += 1
+        }
+        removeSubrange(kept...)
+    }
+}

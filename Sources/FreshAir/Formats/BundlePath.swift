@@ -175,17 +175,15 @@ package struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertib
 ///
 /// Folders count too: `Art/a.png` and `art/b.png` land in one folder on a device.
 package struct PathCollisions: Sendable {
-    // Each name recorded (a path, or a folder above one) is its first spelling's bytes, one
-    // after another, and the hash of its folded spelling, found through a table of 4-byte slots.
+    // Each name recorded (a path, or a folder above one) is its first spelling, in a `PathList`,
+    // and the hash of its folded spelling, found through a table of 4-byte slots.
     // A `Set` of the folded names and a map of the others were some 125 bytes a name, most of
     // it a string per path: 12.6 MB at the peak of an update of 100,000 files (`heaptrack`,
     // 2026-11-27). This is about 30. Which hash function does not matter for correctness: names
     // whose hashes match are compared as strings.
 
-    /// The names' first spellings, UTF-8, one after another.
-    private var spellingBytes: [UInt8] = []
-    /// Where each name's spelling ends in ``spellingBytes``.
-    private var spellingEnds: [UInt32] = []
+    /// The names' first spellings.
+    private var spellings = PathList()
     /// Each name's folded spelling's hash, its low 32 bits (all a table of slots uses).
     private var hashes: [UInt32] = []
     /// Open addressing: a name's number plus one, or 0 for a free slot; a power of two long.
@@ -215,15 +213,12 @@ package struct PathCollisions: Sendable {
     /// Makes room for `count` more paths and folders at once, for a manifest of many entries.
     package mutating func reserveCapacity(_ count: Int) {
         hashes.reserveCapacity(hashes.count + count)
-        spellingEnds.reserveCapacity(spellingEnds.count + count)
+        spellings.reserveCapacity(count)
         grow(toHold: hashes.count + count)
     }
 
     /// The first spelling of name number `name`.
-    private func spelling(_ name: Int) -> BundlePath {
-        let start = name == 0 ? 0 : Int(spellingEnds[name - 1])
-        return BundlePath(trusted: String(decoding: spellingBytes[start..<Int(spellingEnds[name])], as: UTF8.self))
-    }
+    private func spelling(_ name: Int) -> BundlePath { BundlePath(trusted: spellings.string(at: name)) }
 
     /// The number of the name recorded under `key`, a folded spelling whose hash is `hash`.
     private func earlier(_ key: String, hash: UInt32) -> Int? {
@@ -242,9 +237,8 @@ package struct PathCollisions: Sendable {
     /// Records `spelling`, whose folded spelling's hash is `hash`.
     private mutating func record(_ spelling: BundlePath, hash: UInt32) {
         grow(toHold: hashes.count + 1)
-        spellingBytes.append(contentsOf: spelling.string.utf8)
-        precondition(spellingBytes.count <= UInt32.max && hashes.count < Int32.max, "more names than a set can hold")
-        spellingEnds.append(UInt32(spellingBytes.count))
+        precondition(hashes.count < Int32.max, "more names than a set can hold")
+        spellings.append(spelling.string.utf8)
         hashes.append(hash)
         place(hashes.count - 1)
     }

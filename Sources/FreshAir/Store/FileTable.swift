@@ -5,7 +5,7 @@
 /// once for the live version and once more for the new one during an update of a large bundle
 /// (`heaptrack`, 2026-11-27). A sorted array of entries held the same in 6.4 MB, plus a
 /// string of 64 bytes for each path longer than 15 bytes: 12.8 MB at 100,000 files. The paths are
-/// now bytes one after another (the path's own length and 4 bytes), beside one array of records.
+/// now a ``PathList`` (the path's own length and 4 bytes), beside one array of records.
 struct FileTable: Sendable, Hashable {
     /// One file.
     struct Entry: Sendable, Hashable {
@@ -13,10 +13,8 @@ struct FileTable: Sendable, Hashable {
         var record: FileRecord
     }
 
-    /// The paths' UTF-8 bytes, one after another, in path order (``PathOrder``).
-    private var pathBytes: [UInt8] = []
-    /// Where each path ends in ``pathBytes``.
-    private var pathEnds: [UInt32] = []
+    /// The paths, in path order (``PathOrder``).
+    private var paths = PathList()
     /// Each file's record, by position.
     private var records: [FileRecord] = []
 
@@ -30,9 +28,7 @@ struct FileTable: Sendable, Hashable {
         // Swift's sort is stable: of equal paths, the later entry stays later, and is kept.
         let inOrder = zip(entries, entries.dropFirst()).allSatisfy { PathOrder.compare($0.path, $1.path) <= 0 }
         if !inOrder { entries.sort { PathOrder.compare($0.path, $1.path) < 0 } }
-        records.reserveCapacity(entries.count)
-        pathEnds.reserveCapacity(entries.count)
-        pathBytes.reserveCapacity(entries.reduce(0) { $0 + $1.path.utf8.count })
+        reserveCapacity(entries.count)
         for entry in entries { appendInOrder(entry) }
     }
 
@@ -50,14 +46,11 @@ struct FileTable: Sendable, Hashable {
             let order = compare(last, entry.path)
             if order > 0 { return false }
             if order == 0 {
-                pathBytes.removeLast(pathBytes.count - start(of: last))
-                pathEnds.removeLast()
+                paths.removeLast()
                 records.removeLast()
             }
         }
-        pathBytes.append(contentsOf: entry.path.utf8)
-        precondition(pathBytes.count <= UInt32.max, "a version's paths are more than 4 GB")
-        pathEnds.append(UInt32(pathBytes.count))
+        paths.append(entry.path.utf8)
         records.append(entry.record)
         return true
     }
@@ -65,13 +58,12 @@ struct FileTable: Sendable, Hashable {
     /// Room for `files` more files' records.
     mutating func reserveCapacity(_ files: Int) {
         records.reserveCapacity(records.count + files)
-        pathEnds.reserveCapacity(pathEnds.count + files)
+        paths.reserveCapacity(files)
     }
 
     /// Gives back the room a table built by appending grew beyond its bytes.
     mutating func trimRoom() {
-        pathBytes.trimRoom()
-        pathEnds.trimRoom()
+        paths.trimRoom()
         records.trimRoom()
     }
 
@@ -82,12 +74,10 @@ struct FileTable: Sendable, Hashable {
     var entries: Entries { Entries(table: self) }
 
     /// The path of the file at `position`.
-    func path(at position: Int) -> String {
-        String(decoding: pathBytes[start(of: position)..<Int(pathEnds[position])], as: UTF8.self)
-    }
+    func path(at position: Int) -> String { paths.string(at: position) }
 
     /// The UTF-8 bytes of the path of the file at `position`, read in place.
-    func pathBytes(at position: Int) -> ArraySlice<UInt8> { pathBytes[start(of: position)..<Int(pathEnds[position])] }
+    func pathBytes(at position: Int) -> ArraySlice<UInt8> { paths.bytes(at: position) }
 
     /// The record of the file at `position`.
     func record(at position: Int) -> FileRecord { records[position] }
@@ -95,7 +85,7 @@ struct FileTable: Sendable, Hashable {
     /// Whether the file at `position` has exactly `path`'s bytes (not only an equal string: a
     /// path in another Unicode normalization is equal, and spelled differently).
     func hasPath(at position: Int, spelledAs path: String) -> Bool {
-        pathBytes[start(of: position)..<Int(pathEnds[position])].elementsEqual(path.utf8)
+        paths.bytes(at: position).elementsEqual(path.utf8)
     }
 
     /// Where `path` is, or `nil`.
@@ -116,12 +106,10 @@ struct FileTable: Sendable, Hashable {
         Dictionary(entries.lazy.map { ($0.path, $0.record) }, uniquingKeysWith: { $1 })
     }
 
-    private func start(of position: Int) -> Int { position == 0 ? 0 : Int(pathEnds[position - 1]) }
-
     /// The path at `position` against `path` (``PathOrder``): negative, zero or positive.
     private func compare(_ position: Int, _ path: String) -> Int {
         var path = path
-        return path.withUTF8 { PathOrder.compare(pathBytes[start(of: position)..<Int(pathEnds[position])], $0) }
+        return path.withUTF8 { PathOrder.compare(paths.bytes(at: position), $0) }
     }
 
     /// The files in path order, read by position.
