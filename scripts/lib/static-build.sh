@@ -15,9 +15,9 @@
 # lld laying out first, side by side, the functions scripts/lib/breeze.order names (what the
 # everyday commands run; scripts/order-file writes it). Each page fault maps 64 KB of code around
 # it, so code spread by module kept 14 MB of breeze resident for a no-change check; measured
-# 2026-11-27 (stripped, 100,000-file bundle): no-change 29.7 -> 23.4 MB peak RSS, cold sync 51.4
-# -> 46.6 MB. The Swift runtime and Foundation come prebuilt with a section per file, not per
-# function, and move whole.
+# 2026-11-27 (stripped, 100,000-file bundle, the same code linked both ways): no-change
+# 29.7-29.9 -> 23.4-23.9 MB peak RSS, cold sync 51.1-51.7 -> 46.2-46.9 MB. The Swift runtime and
+# Foundation come prebuilt with a section per file, not per function, and move whole.
 static_build_order="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/breeze.order"
 static_build=(swift build -c release --static-swift-stdlib --disable-default-traits --build-path .build-static
     -Xlinker --no-export-dynamic
