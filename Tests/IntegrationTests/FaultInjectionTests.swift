@@ -402,6 +402,65 @@ struct FaultInjectionTests {
             #expect(try await BreezeBinary.run(["verify", local.path("Content").path]).status == 0)
         }
     }
+
+    static let rootCases: [Case] = [
+        Case(
+            name: "cut short, clean close: fetched again",
+            rules: [["path": "/Big.freshair/manifest.json", "fault": "short", "offset": 100, "times": 1]],
+            expected: .succeeds(wasted: 100...100)
+        ),
+        Case(
+            name: "Content-Length larger than the body",
+            rules: [["path": "/Big.freshair/manifest.json", "fault": "length-larger"]],
+            expected: .fails("closed early")
+        ),
+        Case(
+            name: "no Content-Length, running past the limit",
+            rules: [["path": "/Big.freshair/manifest.json", "fault": "no-length"]],
+            expected: .fails("larger than")
+        ),
+    ]
+
+    /// A root manifest is written to the update's partials as it arrives (here from its first
+    /// byte): a body cut, lying about its length or running past the limit leaves no file
+    /// behind, and version 1 live.
+    @Test("A root manifest streamed to disk as it arrives", arguments: rootCases)
+    func rootStreamedToDisk(_ fault: Case) async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try Self.publishBundle(in: server.root, version: 1)
+            let proxy = try FaultProxy(upstream: server.url)
+            defer { proxy.stop() }
+            let transport = AsyncHTTPClientTransport(idleTimeout: .seconds(2))
+            let local = try TemporaryFolder("fault-root")
+            var sync = client(proxy.url, in: local, transport: transport)
+            sync.configuration.spillDocumentsFrom = 0
+            try await sync.run()
+
+            try Self.publishBundle(in: server.root, version: 2)
+            let root = try Data(contentsOf: server.root.appendingPathComponent("Big.freshair/manifest.json"))
+            // A byte short of the root: refused as it streams when no length announces it.
+            let runsLong = fault.rules.contains { $0["fault"] as? String == "no-length" }
+            if runsLong { sync.configuration.maxDocumentSize = root.count - 1 }
+            try proxy.rules(fault.rules)
+            let result: Result<SyncSummary, any Error>
+            do { result = .success(try await sync.run()) } catch { result = .failure(error) }
+            try await transport.shutdown()
+            switch fault.expected {
+            case .succeeds(let wasted):
+                let summary = try result.get()
+                #expect(summary.outcome == .updated && wasted.contains(summary.bytesWasted), "\(summary)")
+                #expect(try Data(contentsOf: local.path("live/manifest.json")) == root)
+            case .fails(let text):
+                #expect(throws: FreshAirError.self) { try result.get() }
+                if case .failure(let error) = result { #expect("\(error)".contains(text), "\(error)") }
+                #expect(try Data(contentsOf: local.path("live/small.txt")) == Data("small, version 1\n".utf8))
+            }
+            #expect(try sync.store.verify()?.isIntact == true)
+            let left = FileManager.default.enumerator(atPath: local.path("store").path)?
+                .compactMap { $0 as? String }.filter { $0.hasSuffix("root.manifest.json") }
+            #expect(left == [], "a spilled root is moved into the version or removed")
+        }
+    }
 }
 
 /// Reproducible pseudo-random bytes (SplitMix64), so a test can publish and later recognise

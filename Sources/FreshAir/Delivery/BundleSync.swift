@@ -110,7 +110,8 @@ public struct BundleSync: ContentUpdater {
     private struct CheckedRoot {
         var keys: KeySet?
         var fingerprint: String
-        var data: Data
+        /// A large root fetched now is in the update's partials already.
+        var document: FetchedDocument
         var validators: HTTPValidators?
         var notModified: Bool
     }
@@ -126,9 +127,9 @@ public struct BundleSync: ContentUpdater {
         }
         // The walk takes the root's bytes from here, and lets go of them once parsed when they are
         // spilled; the plan's documents hold the other manifests' bytes, until written.
-        let rootBytes = Handover(root.data)
-        root.data = Data()
-        let (tree, plan, documents) = try await planFrom(root, rootBytes, state, update: update, fetcher: fetcher)
+        let rootDocument = Handover(root.document)
+        root.document = .inMemory(Data())
+        let (tree, plan, documents) = try await planFrom(root, rootDocument, state, update: update, fetcher: fetcher)
         report(.planned(plan.summary))
 
         let keptCount = plan.kept.count
@@ -200,7 +201,8 @@ public struct BundleSync: ContentUpdater {
             update,
             url: manifestURL,
             validators: state.hasLiveRoot ? state.rejected?.validators ?? state.live?.validators : nil,
-            limit: configuration.maxDocumentSize
+            limit: configuration.maxDocumentSize,
+            spill: DocumentSpill(path: update.partialsPath + "/root.manifest.json", from: configuration.spillDocumentsFrom)
         )
         let fingerprint = planFingerprint(keys: keys)
         switch answer {
@@ -223,13 +225,14 @@ public struct BundleSync: ContentUpdater {
                 CheckedRoot(
                     keys: keys,
                     fingerprint: fingerprint,
-                    data: stored,
+                    document: .inMemory(stored),
                     validators: state.live?.validators,
                     notModified: true
                 )
             )
-        case .fetched(let data, let validators):
-            if let digest = state.rejected?.rootDigest, ContentHash.of(data, using: .sha256).hex == digest {
+        case .fetched(let document, let validators):
+            if let digest = state.rejected?.rootDigest, document.sha256.hex == digest {
+                document.discard()
                 var kept = state.keptAfterRollback  // a server without validators, still offering the rejected manifest
                 kept.notModified = false
                 return .finished(kept)
@@ -238,7 +241,7 @@ public struct BundleSync: ContentUpdater {
                 CheckedRoot(
                     keys: keys,
                     fingerprint: fingerprint,
-                    data: data,
+                    document: document,
                     validators: validators,
                     notModified: false
                 )
@@ -250,23 +253,23 @@ public struct BundleSync: ContentUpdater {
     /// tree (without the lock), raises the high-water mark and plans from digests.
     private func planFrom(
         _ root: CheckedRoot,
-        _ rootBytes: Handover<Data>,
+        _ rootDocument: Handover<FetchedDocument>,
         _ state: LocalState,
         update: StoreUpdate,
         fetcher: Fetcher
     ) async throws -> (ManifestTree.Selection, SyncPlan, documents: Handover<[(path: BundlePath, data: Data)]>) {
-        var data = rootBytes.take()
-        let digest = ContentHash.of(data, using: .sha256)
+        let document = rootDocument.take()
+        let digest = document.sha256
         let rootDigest = digest.hex
-        let spilled = try await spill(data, named: rootDigest, unless: root.notModified, into: update)
+        var spilled: String?
+        if case .spilled(let path, _, _) = document { spilled = path }
         // A walk or plan that fails leaves no spilled root behind, nor one the plan keeps.
         var placesSpilled = false
-        defer { if !placesSpilled, let spilled { try? Disk.remove(spilled) } }
+        defer { if !placesSpilled { document.discard() } }
         // A spilled root is read from its file, mapped, and its pages let go behind the reader:
         // the walk holds a window of it, not 14 MB at 100,000 entries.
         let mapped = spilled.flatMap(MappedFile.init(path:))
-        let walkBytes = Handover(mapped?.data ?? data)
-        data = Data()
+        let walkBytes = Handover(try mapped?.data ?? document.bytes())
         let acceptance = RootAcceptance(
             document: baseURL.appendingPathComponent("manifest.json"),
             markKey: baseURL.absoluteString,
@@ -342,25 +345,6 @@ public struct BundleSync: ContentUpdater {
                 !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
             }
         }
-    }
-
-    /// Writes a large root fetched now to the update's partials, before its entries are read
-    /// (``SyncConfiguration/spillDocumentsFrom``), and answers where; `nil` when it stays in
-    /// memory. A root read from the live version is on disk already, and stays in memory on
-    /// that rare path (a `304` for another environment).
-    private func spill(
-        _ data: Data,
-        named digest: String,
-        unless notModified: Bool,
-        into update: StoreUpdate
-    )
-        async throws -> String?
-    {
-        guard !notModified, data.count >= configuration.spillDocumentsFrom else { return nil }
-        let path = update.partialsPath + "/" + digest + ".manifest.json"
-        // Not flushed here: moved into the version, it is flushed with it.
-        try await BlockingPool.run { try Disk.writeInPlace(data, to: path) }
-        return path
     }
 
     /// Downloads what the plan needs into a staged version (without the lock), makes it live,

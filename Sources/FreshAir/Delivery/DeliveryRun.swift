@@ -40,8 +40,9 @@ struct DeliveryRun: Sendable {
     enum RootAnswer: Sendable {
         /// `304`: the copy asked about is current.
         case notModified
-        /// The document's bytes, not yet verified, and its validators.
-        case fetched(Data, HTTPValidators)
+        /// The document's bytes, not yet verified (a large one in a file, when the caller let it
+        /// spill), and its validators.
+        case fetched(FetchedDocument, HTTPValidators)
     }
 
     /// The keys to verify with, after any rotation the publisher announced (kept in `store`),
@@ -51,16 +52,17 @@ struct DeliveryRun: Sendable {
         _ update: StoreUpdate,
         url: URL,
         validators: HTTPValidators?,
-        limit: Int
+        limit: Int,
+        spill: DocumentSpill? = nil
     ) async throws -> (keys: KeySet?, answer: RootAnswer) {
         try await update.withoutLock {
             let keys = try await currentKeys(update.store)
             report(.checking(url))
-            return (keys, try await root(at: url, validators: validators, limit: limit))
+            return (keys, try await root(at: url, validators: validators, limit: limit, spill: spill))
         }
     }
 
-    /// The keys to verify with (see ``keysAndRoot(_:url:validators:limit:)``); `nil` when the
+    /// The keys to verify with (see ``keysAndRoot(_:url:validators:limit:spill:)``); `nil` when the
     /// app pins none. Call it without the lock.
     func currentKeys(_ store: BundleStore) async throws -> KeySet? {
         try await KeyRotation.currentKeys(
@@ -71,8 +73,10 @@ struct DeliveryRun: Sendable {
     }
 
     /// A root document, asked for conditionally and held to `limit` bytes.
-    func root(at url: URL, validators: HTTPValidators?, limit: Int) async throws -> RootAnswer {
-        switch try await fetcher.document(at: url, validators: validators, limit: limit) {
+    func root(at url: URL, validators: HTTPValidators?, limit: Int, spill: DocumentSpill? = nil) async throws
+        -> RootAnswer
+    {
+        switch try await fetcher.document(at: url, validators: validators, limit: limit, spill: spill) {
         case .fetched(let data, let received): .fetched(data, received)
         // A document is validated by entity tag or date, but never answered "not newer": that
         // needs its body unread, which only downloads do.

@@ -407,7 +407,7 @@ public struct PackageUpdater: Sendable {
                     limit: 64 << 10
                 )
             else { return nil }
-            (data, received) = (body, newValidators)
+            (data, received) = (try body.bytes(), newValidators)  // never spilled: asked for in memory
         } catch let error as FreshAirError where error.status == 404 {
             throw FreshAirError.manifest(ManifestError(source: url.absoluteString, problem: .unsigned))
         }

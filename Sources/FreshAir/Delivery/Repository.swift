@@ -252,7 +252,8 @@ public struct Repository: Sendable {
                 configuration: configuration
             )
             return CurrentIndex(index: trustedSaved!.index)
-        case .fetched(let data, let validators):
+        case .fetched(let document, let validators):
+            let data = try document.bytes()  // never spilled: an index is asked for in memory
             let index: RepositoryIndex
             do throws(ManifestError) {
                 index = try RepositoryIndex(data: data, source: indexURL.absoluteString)

@@ -23,9 +23,9 @@ public struct SyncConfiguration: Sendable {
     package var minimumThroughput = ThroughputFloor(bytesPerSecond: 1024, window: .seconds(30))
     /// A manifest or index larger than this is refused.
     public var maxDocumentSize: Int = 32 << 20
-    /// A fetched root manifest at least this large is written to the update's partials before
-    /// its entries are read, and moved from there into the new version: its bytes are not held
-    /// while its entries are (100,000 entries are 14 MB of manifest). Tests set 0.
+    /// A fetched root manifest at least this large is written to the update's partials as it
+    /// arrives, read from there mapped, and moved into the new version: its bytes are never held
+    /// in memory (100,000 entries are 14 MB of manifest). Tests set 0.
     package var spillDocumentsFrom: Int = 1 << 20
     /// All manifests of one bundle (the root and every child) together may be no larger.
     public var maxManifestTreeSize: Int = 64 << 20

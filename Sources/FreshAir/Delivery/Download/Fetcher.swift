@@ -165,6 +165,21 @@ struct Fetcher: Sendable {
 
     /// Fetches a small document (a manifest, an index) into memory.
     func document(at url: URL, validators: HTTPValidators?, limit: Int) async throws -> FetchOutcome<Data> {
+        switch try await document(at: url, validators: validators, limit: limit, spill: nil) {
+        case .fetched(let document, let received): .fetched(try document.bytes(), received)
+        case .notModified: .notModified
+        case .notNewer(let date): .notNewer(serverLastModified: date)
+        }
+    }
+
+    /// Fetches a document into memory, or into `spill`'s file once it is that large (a root
+    /// manifest of many thousand entries).
+    func document(
+        at url: URL,
+        validators: HTTPValidators?,
+        limit: Int,
+        spill: DocumentSpill?
+    ) async throws -> FetchOutcome<FetchedDocument> {
         try await retry.run { _ in
             requests.increment()
             var request = HTTPGetRequest(url: url, headers: headers, timeout: timeout)
@@ -182,18 +197,24 @@ struct Fetcher: Sendable {
                             throw FreshAirError.unrequestedEncoding(url: url, encoding: encoding)
                         }
                         do {
-                            let data = try await body.collect(upTo: limit, announced: head.contentLength)
-                            if let length = head.contentLength, Int64(data.count) != length {
+                            let document = try await body.collect(
+                                upTo: limit,
+                                announced: head.contentLength,
+                                spill: spill
+                            )
+                            let size = document.size
+                            if let length = head.contentLength, size != length {
+                                document.discard()
                                 throw FreshAirError.transport(
                                     TransportError(
                                         kind: .interrupted,
                                         url: url,
-                                        detail: "received \(data.count) of the \(length) bytes the server announced"
+                                        detail: "received \(size) of the \(length) bytes the server announced"
                                     )
                                 )
                             }
-                            ledger.use(Int64(data.count))
-                            return .fetched(data, self.validators(head))
+                            ledger.use(size)
+                            return .fetched(document, self.validators(head))
                         } catch is ResponseBody.BodyTooLarge {
                             throw FreshAirError.bodyTooLarge(url: url, limit: Int64(limit))
                         }
