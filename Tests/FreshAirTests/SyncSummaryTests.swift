@@ -20,4 +20,27 @@ struct SyncSummaryTests {
         #expect(object["downloadedPaths"] == nil)
         #expect(try JSONDecoder().decode(SyncSummary.self, from: json) == summary)
     }
+
+    @Test("Paths read by position from a shared list equal, hash and encode as the same paths held whole")
+    func pathsByPosition() throws {
+        let shared = PathList(["a/one.bin", "b/two with a name past fifteen bytes.bin", "caf\u{e9}.txt"])
+        var byPosition = PathsByPosition(readingFrom: shared)
+        byPosition.append("manifest.json")
+        for position in [2, 0, 1] { byPosition.append(position: position) }
+        byPosition.append("index.chunks")
+        let whole = PathsByPosition([
+            "manifest.json", "caf\u{e9}.txt", "a/one.bin", "b/two with a name past fifteen bytes.bin", "index.chunks",
+        ])
+        #expect(byPosition.strings == whole.strings && byPosition.count == 5)
+        #expect(byPosition == whole && byPosition.hashValue == whole.hashValue)
+        // The bytes decide: another normalization, or the same paths in another order, is another list.
+        #expect(
+            byPosition != PathsByPosition(whole.strings.map { $0.replacingOccurrences(of: "\u{e9}", with: "e\u{301}") })
+        )
+        #expect(byPosition != PathsByPosition(whole.strings.reversed()))
+        #expect(PathsByPosition(["ab", "c"]) != PathsByPosition(["a", "bc"]))
+        let json = try JSONEncoder().encode(byPosition)
+        #expect(try JSONDecoder().decode([String].self, from: json) == whole.strings)
+        #expect(try JSONDecoder().decode(PathsByPosition.self, from: json) == byPosition)
+    }
 }

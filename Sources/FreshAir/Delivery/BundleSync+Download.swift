@@ -345,14 +345,15 @@ extension BundleSync {
         mutating func reserveOrder(_ count: Int) { order.reserveCapacity(count) }
 
         /// `first`, then the paths downloaded, in the order they landed.
-        func downloadedPaths(after first: [String], of downloads: SelectedFiles) -> PathList {
-            var paths = PathList(first)
-            paths.reserveCapacity(order.count)
+        func downloadedPaths(after first: [String], of downloads: SelectedFiles) -> PathsByPosition {
+            var paths = PathsByPosition(readingFrom: downloads.pathList)
+            paths.reserveCapacity(first.count + order.count)
+            for path in first { paths.append(path) }
             for landed in order {
                 if landed >= 0 {
-                    paths.append(downloads.pathBytes(at: Int(landed)))
+                    paths.append(position: Int(landed))
                 } else {
-                    paths.append(records[Int(-1 - landed)].path.utf8)
+                    paths.append(records[Int(-1 - landed)].path)
                 }
             }
             return paths

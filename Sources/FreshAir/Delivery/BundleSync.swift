@@ -202,7 +202,10 @@ public struct BundleSync: ContentUpdater {
             url: manifestURL,
             validators: state.hasLiveRoot ? state.rejected?.validators ?? state.live?.validators : nil,
             limit: configuration.maxDocumentSize,
-            spill: DocumentSpill(path: update.partialsPath + "/root.manifest.json", from: configuration.spillDocumentsFrom)
+            spill: DocumentSpill(
+                path: update.partialsPath + "/root.manifest.json",
+                from: configuration.spillDocumentsFrom
+            )
         )
         let fingerprint = planFingerprint(keys: keys)
         switch answer {

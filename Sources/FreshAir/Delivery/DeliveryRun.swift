@@ -73,7 +73,12 @@ struct DeliveryRun: Sendable {
     }
 
     /// A root document, asked for conditionally and held to `limit` bytes.
-    func root(at url: URL, validators: HTTPValidators?, limit: Int, spill: DocumentSpill? = nil) async throws
+    func root(
+        at url: URL,
+        validators: HTTPValidators?,
+        limit: Int,
+        spill: DocumentSpill? = nil
+    ) async throws
         -> RootAnswer
     {
         switch try await fetcher.document(at: url, validators: validators, limit: limit, spill: spill) {

@@ -30,6 +30,9 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
     /// The path of the file at `position` (a new string).
     func path(at position: Int) -> BundlePath { BundlePath(trusted: paths.string(at: position)) }
 
+    /// The paths, shared rather than copied.
+    var pathList: PathList { paths }
+
     /// The UTF-8 bytes of the path of the file at `position`, read in place.
     func pathBytes(at position: Int) -> ArraySlice<UInt8> { paths.bytes(at: position) }
 

@@ -50,13 +50,13 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     /// Wall-clock time the update took.
     public var seconds: Double
     /// The paths downloaded, in the order they completed: made when read (a sync of 100,000
-    /// files holds them as 2 MB of bytes, not 9.6 MB of strings).
+    /// files holds them as 400 KB of positions in its plan's paths, not 9.6 MB of strings).
     public var downloaded: [String] {
         get { downloadedPaths.strings }
-        set { downloadedPaths = PathList(newValue) }
+        set { downloadedPaths = PathsByPosition(newValue) }
     }
     /// The paths downloaded, as ``downloaded`` is made from.
-    var downloadedPaths: PathList
+    var downloadedPaths: PathsByPosition
     /// The paths no longer present.
     public var removed: [String]
     /// A package update's details (``PackageUpdater``).
@@ -83,7 +83,7 @@ public struct SyncSummary: Sendable, Hashable, Codable {
             filesRemoved: 0,
             requests: 0,
             seconds: 0,
-            downloadedPaths: PathList(),
+            downloadedPaths: PathsByPosition(),
             removed: []
         )
     }
@@ -129,7 +129,7 @@ extension SyncSummary {
             filesRemoved: 0,
             requests: 0,
             seconds: 0,
-            downloadedPaths: PathList(result.outcome == .downloaded ? [name] : []),
+            downloadedPaths: PathsByPosition(result.outcome == .downloaded ? [name] : []),
             removed: [],
             package: result
         )
@@ -150,7 +150,7 @@ extension SyncSummary {
             filesRemoved: result.removed.count,
             requests: 0,
             seconds: 0,
-            downloadedPaths: PathList(result.updated.keys.sorted()),
+            downloadedPaths: PathsByPosition(result.updated.keys.sorted()),
             removed: result.removed,
             repository: result
         )

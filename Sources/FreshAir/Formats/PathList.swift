@@ -1,5 +1,5 @@
 /// Paths held as their UTF-8 bytes one after another, read by position: how a version's table,
-/// a plan's files, the set of names a tree has and a summary's downloaded paths hold their paths.
+/// a plan's files and the set of names a tree has hold their paths.
 ///
 /// A Swift `String` longer than 15 bytes is 64 bytes of heap of its own, beside the 16 its
 /// holder keeps: at 100,000 files every list that held a string per path cost 8 MB, and a sync
