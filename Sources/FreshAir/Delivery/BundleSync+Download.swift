@@ -43,7 +43,7 @@ extension BundleSync {
         progress.completeFiles(reused.count)
         let downloads = plan.downloads
         var landed = Landed(downloads: downloads.count)
-        for position in reused { landed.sizes[position] = downloads.size(at: position)! }
+        for position in reused { landed.isLanded[position] = true }
         landed.reused = reused.count
         landed.reserveOrder(plan.downloads.count)
         let fromPack = try await takeFromPack(
@@ -314,14 +314,14 @@ extension BundleSync {
     /// What an install put in the staged tree, as it landed.
     ///
     /// A downloaded file's record is what its manifest entry says, once the download is checked
-    /// against it: only its size is kept here, and only what differs from the entry (a digest
-    /// the entry did not give) is kept whole. A list of 100,000 records beside the list of
-    /// downloads was 6.4 MB.
+    /// against it: only whether it landed is kept here, and only a record that differs from the
+    /// entry (one that gave no digest or no size) is kept whole. A list of 100,000 records
+    /// beside the list of downloads was 6.4 MB; a size for each, 0.8 MB.
     struct Landed {
-        /// Each download's size once it landed (or was reused), by its position; -1 before.
-        var sizes: [Int64]
-        /// Digests that are not the entry's (it gave none), by position.
-        var digests: [(position: Int32, hash: ContentHash)] = []
+        /// Whether each download landed (or was reused), by its position.
+        var isLanded: [Bool]
+        /// Records that are not the entry's (it gave no digest or no size), by position.
+        var unlisted: [(position: Int32, record: FileRecord)] = []
         /// Files that are not downloads of the plan: rebuilt files' chunk indexes.
         var records: [FileTable.Entry] = []
         /// Files an interrupted update left, reused.
@@ -339,7 +339,7 @@ extension BundleSync {
         /// Why the pack did not bring every file it was asked for, if it did not.
         var packProblem: String?
 
-        init(downloads: Int) { sizes = [Int64](repeating: -1, count: downloads) }
+        init(downloads: Int) { isLanded = [Bool](repeating: false, count: downloads) }
 
         /// Room for `count` more landings.
         mutating func reserveOrder(_ count: Int) { order.reserveCapacity(count) }
@@ -364,11 +364,13 @@ extension BundleSync {
         /// a rebuilt file brought with it is not one of them), and what was kept, written and
         /// placed.
         func listing(of plan: SyncPlan) -> FileListing {
-            let (downloads, sizes) = (plan.downloads, sizes)
-            let digests = Dictionary(digests.map { ($0.position, $0.hash) }, uniquingKeysWith: { $1 })
+            let (downloads, isLanded) = (plan.downloads, isLanded)
+            let unlisted = Dictionary(unlisted.map { ($0.position, $0.record) }, uniquingKeysWith: { $1 })
             let landed = FileListing.Run(downloads, path: \.path.string) { position, file in
-                guard sizes[position] >= 0, let hash = digests[Int32(position)] ?? file.hash else { return nil }
-                return FileTable.Entry(path: file.path.string, record: FileRecord(hash: hash, size: sizes[position]))
+                guard isLanded[position] else { return nil }
+                guard let record = unlisted[Int32(position)] ?? file.hash.map({ FileRecord(hash: $0, size: file.size!) })
+                else { return nil }
+                return FileTable.Entry(path: file.path.string, record: record)
             }
             // Manifests: a few files.
             let documents =
@@ -414,8 +416,10 @@ extension BundleSync {
                 let path = downloads[position].path
                 // Every bundle file is hashed as it arrives (only transient packages are not).
                 if let hash = file.hash {
-                    sizes[position] = file.size
-                    if hash != downloads[position].hash { digests.append((Int32(position), hash)) }
+                    isLanded[position] = true
+                    if hash != downloads.hash(at: position) || file.size != downloads.size(at: position) {
+                        unlisted.append((Int32(position), FileRecord(hash: hash, size: file.size)))
+                    }
                 }
                 order.append(Int32(position))
                 report(.downloaded(path: path.string, bytes: file.size))
