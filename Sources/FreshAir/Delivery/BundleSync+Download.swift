@@ -368,7 +368,8 @@ extension BundleSync {
             let unlisted = Dictionary(unlisted.map { ($0.position, $0.record) }, uniquingKeysWith: { $1 })
             let landed = FileListing.Run(downloads, path: \.path.string) { position, file in
                 guard isLanded[position] else { return nil }
-                guard let record = unlisted[Int32(position)] ?? file.hash.map({ FileRecord(hash: $0, size: file.size!) })
+                guard
+                    let record = unlisted[Int32(position)] ?? file.hash.map({ FileRecord(hash: $0, size: file.size!) })
                 else { return nil }
                 return FileTable.Entry(path: file.path.string, record: record)
             }
