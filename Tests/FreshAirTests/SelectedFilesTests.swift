@@ -8,7 +8,8 @@ struct SelectedFilesTests {
         let parts = ["a", "bb", "caf\u{e9}", "cafe\u{301}", "long name of more than fifteen bytes", "d/e", ""]
         return (0..<count).map { index in
             let path = (parts.randomElement(using: &generator)! + "/\(index)")
-            let hash: ContentHash? = Bool.random(using: &generator) ? .of([UInt8(index % 251)], using: .sha256) : nil
+            let algorithm: ContentHash.Algorithm = Bool.random(using: &generator) ? .sha1 : .sha256
+            let hash: ContentHash? = Bool.random(using: &generator) ? .of([UInt8(index % 251)], using: algorithm) : nil
             let size: Int64? = Bool.random(using: &generator) ? Int64.random(in: 0...1 << 40, using: &generator) : nil
             return SelectedFile(path: BundlePath(trusted: path), hash: hash, size: size)
         }

@@ -4,11 +4,14 @@
 /// An array of selected files held each path as a `String` of its own, 64 bytes beside the
 /// file's 64 for any path longer than 15 bytes: 12.8 MB at the peak of a first sync of 100,000
 /// files (`heaptrack`, 2026-11-27). Here a file is its path in a ``PathList`` (its own length
-/// and 4 bytes), its digest (40) and its size (8). A file read from the list is made when read: read a
+/// and 4 bytes), its digest (32, and a byte for its algorithm) and its size (8). A file read from the list is made when read: read a
 /// digest, a size or a path's order through the methods that do not make its path.
 struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
     private var paths = PathList()
-    private var hashes: [ContentHash?] = []
+    /// Digests' words (zero where the manifest gives none), and their algorithms: a
+    /// `[ContentHash?]` took 40 bytes a file.
+    private var digests: [ContentHash.Words] = []
+    private var algorithms: [Algorithm] = []
     /// Sizes, -1 where the manifest gives none.
     private var sizes: [Int64] = []
 
@@ -24,7 +27,7 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
     var endIndex: Int { sizes.count }
 
     subscript(position: Int) -> SelectedFile {
-        SelectedFile(path: path(at: position), hash: hashes[position], size: size(at: position))
+        SelectedFile(path: path(at: position), hash: hash(at: position), size: size(at: position))
     }
 
     /// The path of the file at `position` (a new string).
@@ -36,7 +39,15 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
     /// The UTF-8 bytes of the path of the file at `position`, read in place.
     func pathBytes(at position: Int) -> ArraySlice<UInt8> { paths.bytes(at: position) }
 
-    func hash(at position: Int) -> ContentHash? { hashes[position] }
+    func hash(at position: Int) -> ContentHash? {
+        let algorithm: ContentHash.Algorithm
+        switch algorithms[position] {
+        case .absent: return nil
+        case .sha1: algorithm = .sha1
+        case .sha256: algorithm = .sha256
+        }
+        return ContentHash(algorithm: algorithm, words: digests[position])
+    }
 
     func size(at position: Int) -> Int64? { sizes[position] >= 0 ? sizes[position] : nil }
 
@@ -47,14 +58,16 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
 
     mutating func append(_ file: SelectedFile) {
         paths.append(file.path.string.utf8)
-        hashes.append(file.hash)
+        digests.append(file.hash?.digestWords ?? (0, 0, 0, 0))
+        algorithms.append(file.hash.map { $0.algorithm == .sha1 ? .sha1 : .sha256 } ?? .absent)
         sizes.append(file.size ?? -1)
     }
 
     /// Room for `count` more files.
     mutating func reserveCapacity(_ count: Int) {
         paths.reserveCapacity(count)
-        hashes.reserveCapacity(hashes.count + count)
+        digests.reserveCapacity(digests.count + count)
+        algorithms.reserveCapacity(algorithms.count + count)
         sizes.reserveCapacity(sizes.count + count)
     }
 
@@ -63,14 +76,21 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
     mutating func removeAll(where remove: (SelectedFile) throws -> Bool) rethrows {
         let keep = try indices.map { try !remove(self[$0]) }
         paths.keep(keep)
-        hashes.keep(keep)
+        digests.keep(keep)
+        algorithms.keep(keep)
         sizes.keep(keep)
     }
 
     /// Gives back the room a list that lost most of its files still holds.
     mutating func trimRoom() {
         paths.trimRoom()
-        hashes.trimRoom()
+        digests.trimRoom()
+        algorithms.trimRoom()
         sizes.trimRoom()
+    }
+
+    /// A digest's algorithm, or none, in a byte.
+    private enum Algorithm: UInt8 {
+        case absent, sha1, sha256
     }
 }

@@ -25,3 +25,14 @@ extension Array {
         removeSubrange(kept...)
     }
 }
+
+extension Array {
+    /// Makes room for `extra` more elements, growing by a quarter where `append` would double:
+    /// for lists reserved for a manifest's entries that then take a few more (the folders above
+    /// them), which doubled to twice the room they needed (`heaptrack`, 2026-11-27).
+    mutating func reserveGently(_ extra: Int) {
+        let needed = count + extra
+        guard needed > capacity else { return }
+        reserveCapacity(Swift.max(needed, count + count / 4, 16))
+    }
+}

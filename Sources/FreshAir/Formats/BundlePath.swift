@@ -239,6 +239,7 @@ package struct PathCollisions: Sendable {
         grow(toHold: hashes.count + 1)
         precondition(hashes.count < Int32.max, "more names than a set can hold")
         spellings.append(spelling.string.utf8)
+        hashes.reserveGently(1)
         hashes.append(hash)
         place(hashes.count - 1)
     }

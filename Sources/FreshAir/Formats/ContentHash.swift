@@ -71,6 +71,18 @@ package struct ContentHash: Sendable, Hashable, Comparable, CustomStringConverti
         self.words = (words.0.bigEndian, words.1.bigEndian, words.2.bigEndian, words.3.bigEndian)
     }
 
+    /// The digest's words, as a list that keeps digests as columns holds them (32 bytes, where
+    /// a digest with its algorithm takes 40 in an array).
+    typealias Words = (UInt64, UInt64, UInt64, UInt64)
+
+    var digestWords: Words { words }
+
+    /// The digest whose words are `words` (from ``digestWords``).
+    init(algorithm: Algorithm, words: Words) {
+        self.algorithm = algorithm
+        self.words = words
+    }
+
     /// The digest's bytes.
     var bytes: [UInt8] { (0..<algorithm.size).map(byte) }
 
