@@ -62,6 +62,14 @@ static inline void freshair_limit_malloc_arenas(int arenas) {
 #endif
 }
 
+/// malloc_trim(0): hands back to the system the pages of every arena that hold nothing now,
+/// wherever they are in the heap. Does nothing where the C library is not glibc.
+static inline void freshair_return_freed_memory(void) {
+#if defined(__GLIBC__)
+    malloc_trim(0);
+#endif
+}
+
 /// mallopt(M_MMAP_THRESHOLD, `bytes`): every block of at least `bytes` gets pages of its own,
 /// returned when freed. Setting it also stops glibc raising it to the largest block freed so
 /// far, after which such blocks come from the heap, whose holes are kept; the trim threshold

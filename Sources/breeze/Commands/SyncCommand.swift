@@ -1,4 +1,5 @@
 import ArgumentParser
+import CSystemCalls
 import BreezeKit
 import Foundation
 import FreshAir
@@ -183,7 +184,13 @@ struct SyncCommand: AsyncParsableCommand {
             let progress = ProgressLine(enabled: !json && ProgressLine.isTerminal)
             defer { progress.clear() }
             do {
-                let summary = try await updater.run(reporting: progress.show)
+                let summary = try await updater.run { event in
+                    // The manifests are read and the plan made. What the walk freed (the set of
+                    // names, the entries passed over) stays in glibc's arenas otherwise, resident
+                    // through every download.
+                    if case .planned = event { freshair_return_freed_memory() }
+                    progress.show(event)
+                }
                 return json ? try JSONOutput.encode(summary) : summary.oneLine
             } catch {
                 throw CommandFailure(error)
