@@ -10,7 +10,7 @@
 /// to a larger one, at the moment a sync's heap peaked (`heaptrack`, 2026-11-27). A path never
 /// spans two pages (paths are at most 1,024 bytes); the first page grows as an array does, so a
 /// short list stays short.
-struct PathList: Sendable, Hashable, Codable {
+struct PathList: PathsAsBytes, Sendable {
     /// The bytes, a page at a time; a page is full when the next path would not fit in it.
     private var pages: [[UInt8]] = []
     /// Where each path ends, counting every page before its own as `pageSize` bytes long.
@@ -37,9 +37,6 @@ struct PathList: Sendable, Hashable, Codable {
 
     /// The path at `index`, as a string made now.
     func string(at index: Int) -> String { String(decoding: bytes(at: index), as: UTF8.self) }
-
-    /// The paths, as strings made now.
-    var strings: [String] { ends.indices.map(string(at:)) }
 
     /// Adds the path whose UTF-8 bytes are `path`.
     mutating func append(_ path: some Collection<UInt8>) {
@@ -120,26 +117,5 @@ struct PathList: Sendable, Hashable, Codable {
         let previous = Int(ends[index - 1])
         guard end > previous else { return end }
         return Swift.max(previous, (end - 1) / pageSize * pageSize)
-    }
-
-    // Equal and hashed as the paths they hold, however their pages were filled.
-    static func == (left: Self, right: Self) -> Bool {
-        left.count == right.count && left.ends.indices.allSatisfy { left.bytes(at: $0) == right.bytes(at: $0) }
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(count)
-        for index in ends.indices {
-            bytes(at: index).withUnsafeBytes { hasher.combine(bytes: $0) }
-            hasher.combine(0xFF as UInt8)  // never in UTF-8: ends each path
-        }
-    }
-
-    // As a list of strings: the summary's JSON as it was.
-    init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode([String].self)) }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(strings)
     }
 }

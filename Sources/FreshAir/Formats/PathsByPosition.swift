@@ -4,7 +4,7 @@
 /// 2026-11-27).
 ///
 /// Equal, hashed, encoded and decoded as the list of paths it reads as, however it holds them.
-struct PathsByPosition: Sendable, Hashable, Codable {
+struct PathsByPosition: PathsAsBytes, Sendable {
     /// Paths of its own (a few: the manifests, rebuilt files' chunk indexes).
     private var own = PathList()
     /// The list that positions point into.
@@ -42,28 +42,5 @@ struct PathsByPosition: Sendable, Hashable, Codable {
     func bytes(at index: Int) -> ArraySlice<UInt8> {
         let place = Int(order[index])
         return place >= 0 ? shared.bytes(at: place) : own.bytes(at: -1 - place)
-    }
-
-    /// The paths, as strings made now.
-    var strings: [String] { order.indices.map { String(decoding: bytes(at: $0), as: UTF8.self) } }
-
-    static func == (left: Self, right: Self) -> Bool {
-        left.count == right.count && left.order.indices.allSatisfy { left.bytes(at: $0) == right.bytes(at: $0) }
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(count)
-        for index in order.indices {
-            bytes(at: index).withUnsafeBytes { hasher.combine(bytes: $0) }
-            hasher.combine(0xFF as UInt8)  // never in UTF-8: ends each path
-        }
-    }
-
-    // As a list of strings: the summary's JSON as it was.
-    init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode([String].self)) }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(strings)
     }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
-import CSystemCalls
 import BreezeKit
+import CSystemCalls
 import Foundation
 import FreshAir
 import FreshAirAsyncHTTPClient
