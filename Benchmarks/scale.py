@@ -117,15 +117,30 @@ class Scale:
     def clean(self, target):
         """Moves a tool's earlier output (and breeze's store beside it) to the trash, emptied
         after the run: ext4 scans past inodes deleted within the last minute on every create, so
-        deleting 100,000 files right before a run would slow whichever tool comes next."""
+        deleting 100,000 files right before a run would slow whichever tool comes next. A large
+        file is deleted at once instead: one inode costs nothing to delete, and the trash would
+        hold every run's 4 GB until the end (a full disk failed the 4 GB point twice, curl's
+        exit 23)."""
         folder, name = os.path.split(target)
         for path in (target, os.path.join(folder, f".{name}.freshair-store")):
             if os.path.lexists(path):
+                if self.deletes_outputs:
+                    shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.remove(path)
+                    continue
                 self.trashed += 1
                 os.rename(path, os.path.join(self.trash, str(self.trashed)))
 
+    def check_space(self, mb):
+        """Stops with what to do when the disk cannot hold a point of `mb` MB: breeze's version
+        and curl's copy side by side, and a margin."""
+        free = shutil.disk_usage(self.work).free >> 20
+        needed = 2 * mb + 1024
+        if free < needed:
+            sys.exit(f"Benchmarks/run --scale: the {mb} MB point needs {needed} MB free in {self.work}, "
+                     f"and {free} MB are; free some space (or pass --work on a larger disk) and run it again.")
+
     def run(self):
-        self.trashed = 0
+        self.trashed, self.deletes_outputs = 0, False
         self.trash = os.path.join(self.work, "trash")
         shutil.rmtree(self.trash, ignore_errors=True)
         shutil.rmtree(self.out, ignore_errors=True)
@@ -163,7 +178,12 @@ class Scale:
                 }, os.path.join(self.www, f"files-{count}"))
                 self.clean(f"{o}/breeze-current")
                 self.clean(f"{o}/rclone-current")
+            # One large file per tool from here: deleted between runs, not kept in the trash.
+            self.deletes_outputs = True
+            shutil.rmtree(self.trash, ignore_errors=True)
+            os.makedirs(self.trash)
             for mb in self.sizes:
+                self.check_space(mb)
                 self.measure("size", mb, {
                     "breeze": (f"{b} sync {u}/size-{mb}/ {o}/breeze", f"{o}/breeze"),
                     "curl -o": (f"curl -s -o {o}/curl.bin {u}/size-{mb}/big.bin", f"{o}/curl.bin"),
