@@ -9,9 +9,9 @@
 struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
     private var paths = PathList()
     /// Digests' words (zero where the manifest gives none), and their algorithms: a
-    /// `[ContentHash?]` took 40 bytes a file.
+    /// `[ContentHash?]` took 40 bytes a file (an optional algorithm is one byte).
     private var digests: [ContentHash.Words] = []
-    private var algorithms: [Algorithm] = []
+    private var algorithms: [ContentHash.Algorithm?] = []
     /// Sizes, -1 where the manifest gives none.
     private var sizes: [Int64] = []
 
@@ -40,13 +40,7 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
     func pathBytes(at position: Int) -> ArraySlice<UInt8> { paths.bytes(at: position) }
 
     func hash(at position: Int) -> ContentHash? {
-        let algorithm: ContentHash.Algorithm
-        switch algorithms[position] {
-        case .absent: return nil
-        case .sha1: algorithm = .sha1
-        case .sha256: algorithm = .sha256
-        }
-        return ContentHash(algorithm: algorithm, words: digests[position])
+        algorithms[position].map { ContentHash(algorithm: $0, words: digests[position]) }
     }
 
     func size(at position: Int) -> Int64? { sizes[position] >= 0 ? sizes[position] : nil }
@@ -59,7 +53,7 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
     mutating func append(_ file: SelectedFile) {
         paths.append(file.path.string.utf8)
         digests.append(file.hash?.digestWords ?? (0, 0, 0, 0))
-        algorithms.append(file.hash.map { $0.algorithm == .sha1 ? .sha1 : .sha256 } ?? .absent)
+        algorithms.append(file.hash?.algorithm)
         sizes.append(file.size ?? -1)
     }
 
@@ -87,10 +81,5 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
         digests.trimRoom()
         algorithms.trimRoom()
         sizes.trimRoom()
-    }
-
-    /// A digest's algorithm, or none, in a byte.
-    private enum Algorithm: UInt8 {
-        case absent, sha1, sha256
     }
 }
