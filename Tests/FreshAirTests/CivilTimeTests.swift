@@ -7,7 +7,7 @@ import Testing
 struct CivilTimeTests {
     @Test("Random instants from 1970 to 9999: the same text as Foundation's .iso8601, read back to the second")
     func matchesFoundation() throws {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator()
         let last = try #require(try? Date("9999-12-31T23:59:59Z", strategy: .iso8601)).timeIntervalSince1970
         for index in 0..<20_000 {
             // Half spread over the whole range, half near now, where records are written.
@@ -17,9 +17,15 @@ struct CivilTimeTests {
                 : Double.random(in: 1_700_000_000...1_900_000_000, using: &generator)
             let date = Date(timeIntervalSince1970: seconds)
             let text = ISO8601Timestamp.format(date)
-            #expect(text == date.formatted(.iso8601), "\(seconds)")
-            #expect(ISO8601Timestamp.parseUTCSeconds(text) == (try? Date(text, strategy: .iso8601)), "\(text)")
-            #expect(ISO8601Timestamp.parseUTCSeconds(text)?.timeIntervalSince1970 == seconds.rounded(.down))
+            #expect(text == date.formatted(.iso8601), "\(seconds), \(generator)")
+            #expect(
+                ISO8601Timestamp.parseUTCSeconds(text) == (try? Date(text, strategy: .iso8601)),
+                "\(text), \(generator)"
+            )
+            #expect(
+                ISO8601Timestamp.parseUTCSeconds(text)?.timeIntervalSince1970 == seconds.rounded(.down),
+                "\(generator)"
+            )
         }
     }
 

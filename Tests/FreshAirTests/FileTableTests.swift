@@ -11,7 +11,7 @@ struct FileTableTests {
 
     @Test("Random paths in any order: every one found, every other one not, the same as a dictionary")
     func matchesADictionary() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator()
         // A letter past ASCII composed and decomposed (one name as strings, two as bytes), upper
         // and lower case, a folder mark.
         let alphabet: [Character] = Array("ab/é.Z9-") + ["e\u{301}"]
@@ -24,15 +24,15 @@ struct FileTableTests {
             dictionary[path] = entry.record  // a path drawn twice: the later entry counts
         }
         let table = FileTable(sorting: entries)
-        #expect(table.count == dictionary.count)
-        #expect(table.entries.map(\.path) == dictionary.keys.sorted { PathOrder.compare($0, $1) < 0 })
-        #expect(table.dictionary == dictionary)
-        for (path, expected) in dictionary { #expect(table[path] == expected, "\(path)") }
+        #expect(table.count == dictionary.count, "\(generator)")
+        #expect(table.entries.map(\.path) == dictionary.keys.sorted { PathOrder.compare($0, $1) < 0 }, "\(generator)")
+        #expect(table.dictionary == dictionary, "\(generator)")
+        for (path, expected) in dictionary { #expect(table[path] == expected, "\(path), \(generator)") }
         for _ in 0..<3_000 {
             let path = String((0..<7).map { _ in alphabet.randomElement()! })  // longer than any listed
-            #expect(table[path] == nil)
+            #expect(table[path] == nil, "\(generator)")
         }
-        #expect(FileTable()[""] == nil)
+        #expect(FileTable()[""] == nil, "\(generator)")
     }
 
     @Test("A path found in any Unicode normalization, and told apart by its bytes; appended only in order")
@@ -113,7 +113,7 @@ struct SameContentTests {
         "Each file names the first file with its digest, the same answer as a dictionary; a file without one names none"
     )
     func matchesADictionary() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator()
         var files: [SelectedFile] = []
         for index in 0..<5_000 {
             // Few distinct digests, of both algorithms, so that most files share one.
@@ -132,8 +132,8 @@ struct SameContentTests {
             if first[hash] == nil { first[hash] = position }
             return Int32(first[hash]!)
         }
-        #expect(BundleSync.sameContent(SelectedFiles(files)) == expected)
-        #expect(BundleSync.sameContent([]) == [])
+        #expect(BundleSync.sameContent(SelectedFiles(files)) == expected, "\(generator)")
+        #expect(BundleSync.sameContent([]) == [], "\(generator)")
     }
 }
 

@@ -19,7 +19,7 @@ struct PathListTests {
 
     @Test("Random lists on small pages: every path, after appends, removals and compaction, as the model has it")
     func matchesAnArrayOfStrings() throws {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator()
         for _ in 0..<300 {
             let pageSize = Int.random(in: 4...24, using: &generator)
             var list = PathList(pageSize: pageSize)
@@ -34,23 +34,23 @@ struct PathListTests {
                     model.append(path)
                 }
             }
-            #expect(list.count == model.count)
-            #expect(list.strings.map { Array($0.utf8) } == model.map { Array($0.utf8) })
+            #expect(list.count == model.count, "\(generator)")
+            #expect(list.strings.map { Array($0.utf8) } == model.map { Array($0.utf8) }, "\(generator)")
 
             let keep = model.map { _ in Bool.random(using: &generator) }
             list.keep(keep)
             let kept = model.indices.filter { keep[$0] }.map { model[$0] }
-            #expect(list.strings.map { Array($0.utf8) } == kept.map { Array($0.utf8) })
+            #expect(list.strings.map { Array($0.utf8) } == kept.map { Array($0.utf8) }, "\(generator)")
             // Compacted as appending would have laid them out: appending more reads back too.
             var fresh = PathList(pageSize: pageSize)
             for path in kept { fresh.append(path.utf8) }
-            #expect(list == fresh && list.hashValue == fresh.hashValue)
+            #expect(list == fresh && list.hashValue == fresh.hashValue, "\(generator)")
             let more = randomPath(pageSize: pageSize, using: &generator)
             list.append(more.utf8)
             list.trimRoom()
-            #expect(list.strings.map { Array($0.utf8) } == (kept + [more]).map { Array($0.utf8) })
+            #expect(list.strings.map { Array($0.utf8) } == (kept + [more]).map { Array($0.utf8) }, "\(generator)")
             let decoded = try JSONDecoder().decode(PathList.self, from: JSONEncoder().encode(list))
-            #expect(decoded == list)
+            #expect(decoded == list, "\(generator)")
         }
     }
 

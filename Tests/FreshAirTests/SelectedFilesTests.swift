@@ -23,16 +23,16 @@ struct SelectedFilesTests {
 
     @Test("Random lists: the same files, the same order of paths, the same files kept, asked in order")
     func matchesAnArray() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator()
         for _ in 0..<200 {
             let array = randomFiles(Int.random(in: 0...60, using: &generator), using: &generator)
             var files = SelectedFiles(array)
-            #expect(same(files, array))
+            #expect(same(files, array), "\(generator)")
             for _ in 0..<20 where !array.isEmpty {
                 let (left, right) = (
                     Int.random(in: array.indices, using: &generator), Int.random(in: array.indices, using: &generator)
                 )
-                #expect(files.pathPrecedes(left, right) == (array[left].path < array[right].path))
+                #expect(files.pathPrecedes(left, right) == (array[left].path < array[right].path), "\(generator)")
             }
             let removed = Set((0..<array.count).filter { _ in Bool.random(using: &generator) })
             var asked: [BundlePath] = []
@@ -42,13 +42,14 @@ struct SelectedFilesTests {
                 defer { position += 1 }
                 return removed.contains(position)
             }
-            #expect(asked == array.map(\.path))
+            #expect(asked == array.map(\.path), "\(generator)")
             let kept = array.indices.filter { !removed.contains($0) }.map { array[$0] }
-            #expect(same(files, kept))
+            #expect(same(files, kept), "\(generator)")
             files.append(array.first ?? SelectedFile(path: BundlePath(trusted: "x"), hash: nil, size: 3))
             files.trimRoom()
             #expect(
-                same(files, kept + [array.first ?? SelectedFile(path: BundlePath(trusted: "x"), hash: nil, size: 3)])
+                same(files, kept + [array.first ?? SelectedFile(path: BundlePath(trusted: "x"), hash: nil, size: 3)]),
+                "\(generator)"
             )
         }
     }
@@ -58,7 +59,7 @@ struct SelectedFilesTests {
 struct PathSetTests {
     @Test("Random paths, composed and decomposed: every one found, others not, spellings told apart")
     func matchesBytes() {
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededGenerator()
         let parts = ["a", "B", "caf\u{e9}", "cafe\u{301}", "/", "long name of more than fifteen bytes"]
         func name() -> String {
             (0..<Int.random(in: 0...3, using: &generator)).map { _ in parts.randomElement(using: &generator)! }.joined()
@@ -68,7 +69,10 @@ struct PathSetTests {
             let set = PathSet(PathList(listed))
             let bytes = Set(listed.map { Array($0.utf8) })
             for probe in listed + (0..<20).map({ _ in name() }) {
-                #expect(set.contains(probe) == bytes.contains(Array(probe.utf8)), "\(probe.debugDescription)")
+                #expect(
+                    set.contains(probe) == bytes.contains(Array(probe.utf8)),
+                    "\(probe.debugDescription), \(generator)"
+                )
             }
         }
     }

@@ -359,36 +359,32 @@ struct ManifestTree {
         // the first path inside it: one pass over neighbours finds whether any is, without a set
         // of every path (4 MB at 100,000) or a string for every folder of every path. Names that
         // differ only by normalization were refused while selecting, so bytes compare names.
+        // The pair reported is the first in that order, so it does not depend on which list (the
+        // files to fetch, or those the live version has exactly) holds either path.
         let count = files.count + sameAsLive.count
-        guard Self.someFileIsAFolder(count: count, path: bytes) else { return }
-        // There is one: which file, and under which folder, as a reader would look for it.
-        let paths = (0..<count).map { BundlePath(trusted: String(decoding: bytes($0), as: UTF8.self)) }
-        let all = Set(paths.map(\.string))
-        for file in paths {
-            var folder = file.parent
-            while let current = folder {
-                if all.contains(current.string) {
-                    throw FreshAirError.manifest(
-                        ManifestError(
-                            source: url(for: BundlePath(trusted: "manifest.json")).absoluteString,
-                            problem: .pathConflict(current, file)
-                        )
-                    )
-                }
-                folder = current.parent
-            }
-        }
+        guard let (folder, inside) = Self.firstFileThatIsAFolder(count: count, path: bytes) else { return }
+        func path(_ index: Int) -> BundlePath { BundlePath(trusted: String(decoding: bytes(index), as: UTF8.self)) }
+        throw FreshAirError.manifest(
+            ManifestError(
+                source: url(for: BundlePath(trusted: "manifest.json")).absoluteString,
+                problem: .pathConflict(path(folder), path(inside))
+            )
+        )
     }
 }
 
 extension ManifestTree {
-    /// Whether one of `count` paths (each one once) is a folder of another.
-    static func someFileIsAFolder<Bytes: Collection<UInt8>>(count: Int, path: (Int) -> Bytes) -> Bool {
+    /// The first of `count` paths (each one once), in ``folderOrder(_:_:)``, that is a folder of
+    /// another, with the first path inside it; `nil` when none is.
+    static func firstFileThatIsAFolder<Bytes: Collection<UInt8>>(
+        count: Int,
+        path: (Int) -> Bytes
+    ) -> (folder: Int, inside: Int)? {
         var order = (0..<count).map { Int32($0) }
         order.sort { folderOrder(path(Int($0)), path(Int($1))) }
-        return zip(order, order.dropFirst()).contains { earlier, later in
+        return zip(order, order.dropFirst()).first { earlier, later in
             isInside(path(Int(later)), folder: path(Int(earlier)))
-        }
+        }.map { (Int($0), Int($1)) }
     }
 
     /// Byte order, but with `/` below every byte: a path comes just before the paths inside it.
