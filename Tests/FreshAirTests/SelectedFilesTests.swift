@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import FreshAir
@@ -21,12 +22,23 @@ struct SelectedFilesTests {
             && array.indices.allSatisfy { files.hash(at: $0) == array[$0].hash && files.size(at: $0) == array[$0].size }
     }
 
-    @Test("Random lists: the same files, the same order of paths, the same files kept, asked in order")
-    func matchesAnArray() {
+    @Test(
+        "Random lists, in memory and with digests and sizes in a file past 1 to 8 files: the same files, the same order of paths, the same files kept, asked in order",
+        arguments: [false, true]
+    )
+    func matchesAnArray(spilling: Bool) throws {
         var generator = SeededGenerator()
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var spilled = 0
         for _ in 0..<200 {
             let array = randomFiles(Int.random(in: 0...60, using: &generator), using: &generator)
-            var files = SelectedFiles(array)
+            var files =
+                spilling
+                ? SelectedFiles(spillingTo: folder, bufferFiles: Int.random(in: 1...8, using: &generator))
+                : SelectedFiles()
+            for file in array { files.append(file) }
+            if files.isSpilled { spilled += 1 }
             #expect(same(files, array), "\(generator)")
             for _ in 0..<20 where !array.isEmpty {
                 let (left, right) = (
@@ -45,13 +57,78 @@ struct SelectedFilesTests {
             #expect(asked == array.map(\.path), "\(generator)")
             let kept = array.indices.filter { !removed.contains($0) }.map { array[$0] }
             #expect(same(files, kept), "\(generator)")
+            // A copy keeps what it had while the list it was copied from changes.
+            let copy = files
             files.append(array.first ?? SelectedFile(path: BundlePath(trusted: "x"), hash: nil, size: 3))
             files.trimRoom()
             #expect(
                 same(files, kept + [array.first ?? SelectedFile(path: BundlePath(trusted: "x"), hash: nil, size: 3)]),
                 "\(generator)"
             )
+            #expect(same(copy, kept), "\(generator)")
+            // Appended after a copy, read, and appended again: each read sees every record so far.
+            var expected = kept + [array.first ?? SelectedFile(path: BundlePath(trusted: "x"), hash: nil, size: 3)]
+            for index in 0..<12 {
+                expected.append(
+                    SelectedFile(path: BundlePath(trusted: "y"), hash: .of([UInt8(index)], using: .sha256), size: 1)
+                )
+                files.append(expected.last!)
+                #expect(files.hash(at: expected.count - 1) == expected.last!.hash, "\(generator)")
+                let probe = Int.random(in: expected.indices, using: &generator)
+                #expect(
+                    files.hash(at: probe) == expected[probe].hash && files.size(at: probe) == expected[probe].size,
+                    "\(generator)"
+                )
+            }
+            #expect(same(files, expected), "\(generator)")
+            #expect(same(copy, kept), "\(generator)")
         }
+        // The unnamed files are gone from the folder from the start.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+        #expect(spilling ? spilled > 100 : spilled == 0, "\(spilled) of 200 spilled, \(generator)")
+    }
+
+    @Test("A folder that cannot take the file keeps the digests and sizes in memory, and every one is read back")
+    func noFolder() {
+        var generator = SeededGenerator()
+        let array = randomFiles(500, using: &generator)
+        var files = SelectedFiles(spillingTo: "/nonexistent-\(UUID().uuidString)", bufferFiles: 4)
+        for file in array { files.append(file) }
+        #expect(!files.isSpilled)
+        #expect(same(files, array), "\(generator)")
+    }
+
+    @Test("Files that share a digest are found, whether the digests are in memory or in the update's file")
+    func sameContentFromTheFile() throws {
+        var generator = SeededGenerator()
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // Few distinct digests, so that most files share one; some of both algorithms.
+        let array = (0..<3_000).map { index in
+            let digest = Int.random(in: 0..<40, using: &generator)
+            return SelectedFile(
+                path: BundlePath(trusted: "f\(index)"),
+                hash: digest == 0 ? nil : .of([UInt8(digest)], using: digest % 3 == 0 ? .sha1 : .sha256),
+                size: 1
+            )
+        }
+        var spilled = SelectedFiles(spillingTo: folder, bufferFiles: 64)
+        for file in array { spilled.append(file) }
+        #expect(spilled.isSpilled)
+        let first = BundleSync.sameContent(spilled)
+        #expect(first == BundleSync.sameContent(SelectedFiles(array)))
+        // Each file's leader is the first listed with its digest.
+        let expected = array.indices.map { position in
+            array[position].hash.map { hash in Int32(array.firstIndex { $0.hash == hash }!) } ?? -1
+        }
+        #expect(first == expected, "\(generator)")
+    }
+
+    /// A new empty folder for the unnamed files.
+    static func folder() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("selected-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
     }
 }
 

@@ -147,7 +147,7 @@ struct SyncTests {
     }
 
     @Test(
-        "A root manifest spilled to disk before its entries are read installs, updates and checks as one held in memory",
+        "A root manifest spilled to disk before its entries are read, and a selection whose digests and sizes are on disk, install, update and check as in memory",
         arguments: ServerKind.allCases
     )
     func spilledRootManifest(kind: ServerKind) async throws {
@@ -155,6 +155,7 @@ struct SyncTests {
             let bundle = try ExampleBundle.write(in: server.root)
             var client = try ExampleClient(published: server)
             client.sync.configuration.spillDocumentsFrom = 0  // every fetched root goes to disk first
+            client.sync.configuration.spillSelectionAfter = 1  // and every selection's digests and sizes
             let partials = client.local.path("store/partials").path
             func servedRoot() throws -> Data { try Data(contentsOf: bundle.appendingPathComponent("manifest.json")) }
 

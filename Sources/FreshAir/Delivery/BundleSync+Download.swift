@@ -216,18 +216,31 @@ extension BundleSync {
     /// For each file, the position of the first file listing the same digest (its own, for
     /// the first), or -1 for a file listed without one.
     static func sameContent(_ files: SelectedFiles) -> [Int32] {
+        // Sorted by each digest's first 8 bytes, read once in order: a long list's digests are
+        // on disk (`DigestsAndSizes`), and a sort that read two of them for each comparison
+        // would read the file millions of times. Only equal first bytes read the whole digests.
+        var prefixes = [UInt64](repeating: 0, count: files.count)
         var order: [Int32] = []
         order.reserveCapacity(files.count)
-        for position in files.indices where files.hash(at: position) != nil { order.append(Int32(position)) }
+        for position in files.indices {
+            guard let hash = files.hash(at: position) else { continue }
+            prefixes[position] = hash.digestWords.0
+            order.append(Int32(position))
+        }
+        func same(_ left: Int32, _ right: Int32) -> Bool {
+            prefixes[Int(left)] == prefixes[Int(right)] && files.hash(at: Int(left)) == files.hash(at: Int(right))
+        }
         // Of equal digests, the first listed leads.
         order.sort { left, right in
-            let (a, b) = (files.hash(at: Int(left))!, files.hash(at: Int(right))!)
-            return a == b ? left < right : a < b
+            let (a, b) = (prefixes[Int(left)], prefixes[Int(right)])
+            guard a == b else { return a < b }
+            let (whole, other) = (files.hash(at: Int(left))!, files.hash(at: Int(right))!)
+            return whole == other ? left < right : whole < other
         }
         var first = [Int32](repeating: -1, count: files.count)
         var leader: Int32 = -1
         for (rank, position) in order.enumerated() {
-            if rank == 0 || files.hash(at: Int(position)) != files.hash(at: Int(order[rank - 1])) { leader = position }
+            if rank == 0 || !same(position, order[rank - 1]) { leader = position }
             first[Int(position)] = leader
         }
         return first

@@ -288,6 +288,8 @@ public struct BundleSync: ContentUpdater {
             liveDirectory: state.liveDirectory,
             keys: root.keys
         )
+        walker.spillFolder = update.partialsPath
+        walker.spillAfter = configuration.spillSelectionAfter
         walker.acceptRoot = { manifest in
             try acceptance.check(
                 .init(

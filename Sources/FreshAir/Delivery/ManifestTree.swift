@@ -33,6 +33,10 @@ struct ManifestTree {
     /// The live version's files: a root entry naming one of them takes its path's text from
     /// there, so that an update does not hold each path twice (6.4 MB at 100,000 files).
     var livePaths = FileTable()
+    /// Where the selection's digests and sizes go once it has more than ``spillAfter`` files (an
+    /// update's partials folder; see ``DigestsAndSizes``); `nil` keeps them in memory.
+    var spillFolder: String?
+    var spillAfter = 1_600
     /// Whether an unsigned root's entries are selected as they are read (`RootIntake`), rather
     /// than from the parsed list; off only to compare the two.
     var selectsWhileReading = true
@@ -77,7 +81,9 @@ struct ManifestTree {
     {
         let rootPath = BundlePath(trusted: "manifest.json")
         let size = Int64(data.count)
-        var selection = Selection(files: [SelectedFile(path: rootPath, hash: digest, size: size)])
+        var files = SelectedFiles(spillingTo: spillFolder, bufferFiles: spillAfter)
+        files.append(SelectedFile(path: rootPath, hash: digest, size: size))
+        var selection = Selection(files: files)
         if digest == nil { selection.documents[rootPath] = SelectedDocument(data: copy data, fetched: fetched) }
         var seen = PathCollisions()
         try seen.insert(rootPath)

@@ -139,7 +139,11 @@ private final class PackMatch: Sendable {
         var (low, high) = (0, candidates.count)
         while low < high {
             let middle = (low + high) / 2
-            if downloads[jobs[Int(candidates[middle])].download].path < path { low = middle + 1 } else { high = middle }
+            if downloads.path(at: jobs[Int(candidates[middle])].download) < path {
+                low = middle + 1
+            } else {
+                high = middle
+            }
         }
         guard low < candidates.count else { return nil }
         let job = Int(candidates[low])

@@ -4,30 +4,37 @@
 /// An array of selected files held each path as a `String` of its own, 64 bytes beside the
 /// file's 64 for any path longer than 15 bytes: 12.8 MB at the peak of a first sync of 100,000
 /// files (`heaptrack`, 2026-11-27). Here a file is its path in a ``PathList`` (its own length
-/// and 4 bytes), its digest (32, and a byte for its algorithm) and its size (8). A file read from the list is made when read: read a
-/// digest, a size or a path's order through the methods that do not make its path.
+/// and 4 bytes) and its digest and size (``DigestsAndSizes``: 41 bytes, in a file of the update
+/// once the list is long). A file read from the list is made when read: read a digest, a size
+/// or a path's order through the methods that do not make its path.
 struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
     private var paths = PathList()
-    /// Digests' words (zero where the manifest gives none), and their algorithms: a
-    /// `[ContentHash?]` took 40 bytes a file (an optional algorithm is one byte).
-    private var digests: [ContentHash.Words] = []
-    private var algorithms: [ContentHash.Algorithm?] = []
-    /// Sizes, -1 where the manifest gives none.
-    private var sizes: [Int64] = []
+    private var facts: DigestsAndSizes
 
-    init() {}
+    init() { facts = DigestsAndSizes() }
+
+    /// An empty list whose digests and sizes go to an unnamed file in `folder` once it passes
+    /// `bufferFiles` files (see ``DigestsAndSizes``).
+    init(spillingTo folder: String?, bufferFiles: Int = 1_600) {
+        facts = DigestsAndSizes(spillingTo: folder, bufferRecords: bufferFiles)
+    }
 
     init(_ files: some Sequence<SelectedFile>) {
+        self.init()
         for file in files { append(file) }
     }
 
     init(arrayLiteral files: SelectedFile...) { self.init(files) }
 
     var startIndex: Int { 0 }
-    var endIndex: Int { sizes.count }
+    var endIndex: Int { facts.count }
+
+    /// Whether some digests and sizes are in the update's file (see ``init(spillingTo:bufferFiles:)``).
+    var isSpilled: Bool { facts.isSpilled }
 
     subscript(position: Int) -> SelectedFile {
-        SelectedFile(path: path(at: position), hash: hash(at: position), size: size(at: position))
+        let (hash, size) = facts[position]
+        return SelectedFile(path: path(at: position), hash: hash, size: size)
     }
 
     /// The path of the file at `position` (a new string).
@@ -39,11 +46,9 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
     /// The UTF-8 bytes of the path of the file at `position`, read in place.
     func pathBytes(at position: Int) -> ArraySlice<UInt8> { paths.bytes(at: position) }
 
-    func hash(at position: Int) -> ContentHash? {
-        algorithms[position].map { ContentHash(algorithm: $0, words: digests[position]) }
-    }
+    func hash(at position: Int) -> ContentHash? { facts[position].hash }
 
-    func size(at position: Int) -> Int64? { sizes[position] >= 0 ? sizes[position] : nil }
+    func size(at position: Int) -> Int64? { facts[position].size }
 
     /// Whether the path at `left` sorts before the one at `right` (``BundlePath``'s byte order).
     func pathPrecedes(_ left: Int, _ right: Int) -> Bool {
@@ -52,17 +57,13 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
 
     mutating func append(_ file: SelectedFile) {
         paths.append(file.path.string.utf8)
-        digests.append(file.hash?.digestWords ?? (0, 0, 0, 0))
-        algorithms.append(file.hash?.algorithm)
-        sizes.append(file.size ?? -1)
+        facts.append(hash: file.hash, size: file.size)
     }
 
     /// Room for `count` more files.
     mutating func reserveCapacity(_ count: Int) {
         paths.reserveCapacity(count)
-        digests.reserveCapacity(digests.count + count)
-        algorithms.reserveCapacity(algorithms.count + count)
-        sizes.reserveCapacity(sizes.count + count)
+        facts.reserveCapacity(count)
     }
 
     /// Removes, in place and in order, the files `remove` answers `true` for; it is asked once
@@ -70,16 +71,12 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
     mutating func removeAll(where remove: (SelectedFile) throws -> Bool) rethrows {
         let keep = try indices.map { try !remove(self[$0]) }
         paths.keep(keep)
-        digests.keep(keep)
-        algorithms.keep(keep)
-        sizes.keep(keep)
+        facts.keep(keep)
     }
 
     /// Gives back the room a list that lost most of its files still holds.
     mutating func trimRoom() {
         paths.trimRoom()
-        digests.trimRoom()
-        algorithms.trimRoom()
-        sizes.trimRoom()
+        facts.trimRoom()
     }
 }

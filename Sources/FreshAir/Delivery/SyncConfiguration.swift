@@ -27,6 +27,9 @@ public struct SyncConfiguration: Sendable {
     /// arrives, read from there mapped, and moved into the new version: its bytes are never held
     /// in memory (100,000 entries are 14 MB of manifest). Tests set 0.
     package var spillDocumentsFrom: Int = 1 << 20
+    /// A selection of more files than this keeps their digests and sizes in an unnamed file of
+    /// the update's partials, 41 bytes a file (see `DigestsAndSizes`). Tests set 1.
+    package var spillSelectionAfter: Int = 1_600
     /// All manifests of one bundle (the root and every child) together may be no larger.
     public var maxManifestTreeSize: Int = 64 << 20
     /// All manifests of one bundle together may list no more entries, selected or not: what a

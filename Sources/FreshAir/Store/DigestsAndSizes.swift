@@ -1,0 +1,236 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A digest (or none) and a size (or none) for each position of a list, 41 bytes each: in
+/// memory while the list is short, and past ``bufferRecords`` positions in an unnamed file in
+/// a folder of the update, written as the list grows and read back a block at a time.
+///
+/// A plan's digests and sizes were its largest part: 8.2 MB at the end of the walk of a first
+/// sync of 200,000 files, held through every download (`heaptrack`, 2026-11-27). In the file
+/// they cost no memory but one block of reading and one of writing. The file has no name once
+/// opened, so a process that is killed leaves nothing behind.
+///
+/// Where the file cannot be made or written (a full disk), the list stays in memory: a slower
+/// sync never becomes a failed one. A read of the file that fails (an I/O error on the
+/// device) stops the process, as any fault of its own memory would: the last good version
+/// is untouched, and no file is ever checked against a digest that was not read.
+struct DigestsAndSizes: Sendable {
+    static let recordSize = 41
+
+    /// Where a long list goes; `nil` keeps every record in memory.
+    private var folder: String?
+    /// How many records are kept in memory before they go to the file, and read back at once.
+    let bufferRecords: Int
+    /// Records `0..<written` when there is a file.
+    private var file: RecordFile?
+    private var written = 0
+    /// The records after the file's, encoded.
+    private var tail: [UInt8] = []
+    private(set) var count = 0
+
+    /// An empty list that goes to an unnamed file in `folder` once it passes `bufferRecords`.
+    init(spillingTo folder: String? = nil, bufferRecords: Int = 1_600) {
+        precondition(bufferRecords > 0)
+        self.folder = folder
+        self.bufferRecords = bufferRecords
+    }
+
+    /// Whether some of the records are in the file (for tests and measurements).
+    var isSpilled: Bool { file != nil }
+
+    subscript(position: Int) -> (hash: ContentHash?, size: Int64?) {
+        precondition(position >= 0 && position < count, "position \(position) of \(count)")
+        guard position < written else {
+            return tail.withUnsafeBytes { Self.decode($0, at: (position - written) * Self.recordSize) }
+        }
+        return file!.read(position, of: written, blockRecords: bufferRecords)
+    }
+
+    mutating func append(hash: ContentHash?, size: Int64?) {
+        Self.encode(hash: hash, size: size, into: &tail)
+        count += 1
+        guard folder != nil, tail.count >= bufferRecords * Self.recordSize else { return }
+        makeUnique()  // a copy of a shared file leaves a short tail: written when full
+        guard tail.count >= bufferRecords * Self.recordSize else { return }
+        flush()
+    }
+
+    /// Room for `extra` more records: in memory, at most a buffer's worth once they would spill.
+    mutating func reserveCapacity(_ extra: Int) {
+        let records = folder == nil ? count - written + extra : min(count - written + extra, bufferRecords)
+        tail.reserveCapacity(records * Self.recordSize)
+    }
+
+    /// Keeps, in order, the records whose `keep` is `true` (one for each record). The kept
+    /// records go to a new file, so that a write that fails half-way loses nothing.
+    mutating func keep(_ keep: [Bool]) {
+        precondition(keep.count == count)
+        guard keep.contains(false) else { return }
+        self = rebuilt { keep[$0] }
+    }
+
+    /// Gives back the room of a buffer that is mostly empty.
+    mutating func trimRoom() { tail.trimRoom() }
+
+    /// This list's records that `keep` answers `true` for, in a file of their own.
+    private func rebuilt(keeping keep: (Int) -> Bool) -> DigestsAndSizes {
+        var kept = DigestsAndSizes(spillingTo: folder, bufferRecords: bufferRecords)
+        file?.forEachRecord(upTo: written, blockRecords: bufferRecords) { position, hash, size in
+            if keep(position) { kept.append(hash: hash, size: size) }
+        }
+        for position in written..<count where keep(position) {
+            let (hash, size) = self[position]
+            kept.append(hash: hash, size: size)
+        }
+        return kept
+    }
+
+    /// Writes the buffer to the file, making the file first; when it cannot, keeps every
+    /// record from here on in memory.
+    private mutating func flush() {
+        guard let folder else { return }
+        // Whole blocks only: a block is written once, so a block read is never out of date.
+        precondition(written % bufferRecords == 0 && tail.count == bufferRecords * Self.recordSize)
+        if file == nil { file = RecordFile(in: folder) }
+        guard let file, file.write(tail, at: written) else {
+            self.folder = nil
+            return
+        }
+        written += tail.count / Self.recordSize
+        tail.removeAll(keepingCapacity: true)
+    }
+
+    /// A file shared with a copy of this list is copied before this one changes it.
+    private mutating func makeUnique() {
+        guard file != nil, !isKnownUniquelyReferenced(&file) else { return }
+        self = rebuilt { _ in true }
+    }
+
+    static func encode(hash: ContentHash?, size: Int64?, into bytes: inout [UInt8]) {
+        let words = hash?.digestWords ?? (0, 0, 0, 0)
+        let algorithm: UInt8 =
+            switch hash?.algorithm {
+            case nil: 0
+            case .sha1: 1
+            case .sha256: 2
+            }
+        withUnsafeBytes(of: (words.0.littleEndian, words.1.littleEndian, words.2.littleEndian, words.3.littleEndian)) {
+            bytes.append(contentsOf: $0)
+        }
+        bytes.append(algorithm)
+        withUnsafeBytes(of: (size ?? -1).littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> (hash: ContentHash?, size: Int64?) {
+        func word(_ index: Int) -> UInt64 {
+            UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 8 * index, as: UInt64.self))
+        }
+        let algorithm: ContentHash.Algorithm? =
+            switch bytes[offset + 32] {
+            case 1: .sha1
+            case 2: .sha256
+            default: nil
+            }
+        let size = Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 33, as: Int64.self))
+        return (
+            algorithm.map { ContentHash(algorithm: $0, words: (word(0), word(1), word(2), word(3))) },
+            size >= 0 ? size : nil
+        )
+    }
+}
+
+// File-scope names for the libc calls `RecordFile` shadows with its own methods.
+private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
+
+/// The file behind a ``DigestsAndSizes``: written by its one owner a whole block at a time,
+/// read by any thread through a cache of one block.
+private final class RecordFile: Sendable {
+    let descriptor: Int32
+    /// The block last read, by its number, and its bytes.
+    private let cache = Mutex((block: -1, bytes: [UInt8]()))
+
+    /// A new file in `folder`, unlinked as soon as it is open; `nil` when it cannot be made.
+    init?(in folder: String) {
+        let path = folder + "/.selection-" + UUID().uuidString
+        let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return nil }
+        unlink(path)
+        self.descriptor = descriptor
+    }
+
+    deinit { _ = systemClose(descriptor) }
+
+    /// Writes `records` from record number `first`; `false` when the file could not take them.
+    func write(_ records: [UInt8], at first: Int) -> Bool {
+        let offset = off_t(first * DigestsAndSizes.recordSize)
+        var done = 0
+        return records.withUnsafeBytes { bytes in
+            while done < bytes.count {
+                let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, offset + off_t(done))
+                if written < 0, errno == EINTR { continue }
+                guard written > 0 else { return false }
+                done += written
+            }
+            return true
+        }
+    }
+
+    /// Record `position` of the first `count`, through the cache.
+    func read(_ position: Int, of count: Int, blockRecords: Int) -> (hash: ContentHash?, size: Int64?) {
+        cache.withLock { cache in
+            let block = position / blockRecords
+            if block != cache.block {
+                cache.bytes = readRecords(
+                    from: block * blockRecords,
+                    count: min(blockRecords, count - block * blockRecords)
+                )
+                cache.block = block
+            }
+            return cache.bytes.withUnsafeBytes {
+                DigestsAndSizes.decode($0, at: (position - block * blockRecords) * DigestsAndSizes.recordSize)
+            }
+        }
+    }
+
+    /// Reads the first `end` records in order, a block at a time, past the cache.
+    func forEachRecord(upTo end: Int, blockRecords: Int, _ body: (Int, ContentHash?, Int64?) -> Void) {
+        var start = 0
+        while start < end {
+            let records = min(blockRecords, end - start)
+            readRecords(from: start, count: records).withUnsafeBytes { raw in
+                for index in 0..<records {
+                    let (hash, size) = DigestsAndSizes.decode(raw, at: index * DigestsAndSizes.recordSize)
+                    body(start + index, hash, size)
+                }
+            }
+            start += records
+        }
+    }
+
+    private func readRecords(from first: Int, count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count * DigestsAndSizes.recordSize)
+        let offset = off_t(first * DigestsAndSizes.recordSize)
+        var done = 0
+        bytes.withUnsafeMutableBytes { buffer in
+            while done < buffer.count {
+                let read = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, offset + off_t(done))
+                if read < 0, errno == EINTR { continue }
+                guard read > 0 else {
+                    fatalError(
+                        "FreshAir could not read back a plan's digests (errno \(errno)): the device failed a read"
+                    )
+                }
+                done += read
+            }
+        }
+        return bytes
+    }
+}
