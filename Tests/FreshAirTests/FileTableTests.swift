@@ -18,7 +18,9 @@ struct FileTableTests {
         var dictionary: [String: FileRecord] = [:]
         var entries: [FileTable.Entry] = []
         for index in 0..<3_000 {
-            let path = String((0..<Int.random(in: 1...6, using: &generator)).map { _ in alphabet.randomElement()! })
+            let path = String(
+                (0..<Int.random(in: 1...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+            )
             let entry = FileTable.Entry(path: path, record: record(UInt8(index % 251), size: Int64(index)))
             entries.append(entry)
             dictionary[path] = entry.record  // a path drawn twice: the later entry counts
@@ -29,10 +31,28 @@ struct FileTableTests {
         #expect(table.dictionary == dictionary, "\(generator)")
         for (path, expected) in dictionary { #expect(table[path] == expected, "\(path), \(generator)") }
         for _ in 0..<3_000 {
-            let path = String((0..<7).map { _ in alphabet.randomElement()! })  // longer than any listed
+            let path = String((0..<7).map { _ in alphabet.randomElement(using: &generator)! })  // longer than any
             #expect(table[path] == nil, "\(generator)")
         }
         #expect(FileTable()[""] == nil, "\(generator)")
+
+        // The same entries appended in order (a path twice in a row: the later replaces the
+        // first, even once it is in the file) to a table whose records go to a file past 1 to 5.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("table-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let sorted = entries.enumerated().sorted { a, b in
+            let order = PathOrder.compare(a.element.path, b.element.path)
+            return order == 0 ? a.offset < b.offset : order < 0
+        }
+        var spilled = FileTable(spillingTo: folder, bufferFiles: Int.random(in: 1...5, using: &generator))
+        for (_, entry) in sorted {
+            let appended = spilled.appendInOrder(entry)
+            #expect(appended, "\(generator)")
+        }
+        #expect(spilled == table, "\(generator)")
+        for (path, expected) in dictionary { #expect(spilled[path] == expected, "\(path), \(generator)") }
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: folder))?.isEmpty == true)
     }
 
     @Test("A path found in any Unicode normalization, and told apart by its bytes; appended only in order")

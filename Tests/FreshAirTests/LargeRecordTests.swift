@@ -122,6 +122,9 @@ struct LargeRecordTests {
         try Disk.writeAtomically(to: path, producing: other.writeJSON)
         #expect(read.fileTable == record.fileTable)
         #expect(read == record)
+        // Its records went to an unnamed file beside it: nothing else is in the folder.
+        #expect(read.fileTable.isSpilled && !record.fileTable.isSpilled)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["1.json"])
 
         // A small record, or one another writer spaced out, is read whole.
         #expect(try VersionRecord(largeFileAt: path) == nil)

@@ -36,6 +36,9 @@ struct DigestsAndSizes: Sendable {
     private var tail: [UInt8] = []
     private(set) var count = 0
 
+    /// The positions, `0..<count`.
+    var indices: Range<Int> { 0..<count }
+
     /// An empty list that goes to an unnamed file in `folder` once it passes `bufferRecords`.
     init(spillingTo folder: String? = nil, bufferRecords: Int = 1_600) {
         precondition(bufferRecords > 0)
@@ -61,6 +64,19 @@ struct DigestsAndSizes: Sendable {
         makeUnique()  // a copy of a shared file leaves a short tail: written when full
         guard tail.count >= bufferRecords * Self.recordSize else { return }
         flush()
+    }
+
+    /// Removes the last record. One already in the file comes back to memory with the rest of
+    /// its block, which is written again whole.
+    mutating func removeLast() {
+        precondition(count > 0)
+        makeUnique()
+        if tail.isEmpty, let file {
+            written -= bufferRecords
+            tail = file.takeBack(from: written, count: bufferRecords)
+        }
+        tail.removeLast(Self.recordSize)
+        count -= 1
     }
 
     /// Room for `extra` more records: in memory, at most a buffer's worth once they would spill.
@@ -97,7 +113,8 @@ struct DigestsAndSizes: Sendable {
     /// record from here on in memory.
     private mutating func flush() {
         guard let folder else { return }
-        // Whole blocks only: a block is written once, so a block read is never out of date.
+        // Whole blocks only: a block is written once (or taken back first, see `removeLast()`),
+        // so a block read is never out of date.
         precondition(written % bufferRecords == 0 && tail.count == bufferRecords * Self.recordSize)
         if file == nil { file = RecordFile(in: folder) }
         guard let file, file.write(tail, at: written) else {
@@ -181,6 +198,13 @@ private final class RecordFile: Sendable {
             }
             return true
         }
+    }
+
+    /// Reads `count` records from record number `first`, which are to be written again: the
+    /// cache forgets them.
+    func takeBack(from first: Int, count: Int) -> [UInt8] {
+        cache.withLock { $0.block = -1 }
+        return readRecords(from: first, count: count)
     }
 
     /// Record `position` of the first `count`, through the cache.

@@ -5,7 +5,9 @@
 /// once for the live version and once more for the new one during an update of a large bundle
 /// (`heaptrack`, 2026-11-27). A sorted array of entries held the same in 6.4 MB, plus a
 /// string of 64 bytes for each path longer than 15 bytes: 12.8 MB at 100,000 files. The paths are
-/// now a ``PathList`` (the path's own length and 4 bytes), beside one array of records.
+/// now a ``PathList`` (the path's own length and 4 bytes); the records, 48 bytes each in an
+/// array (9.6 MB at 200,000 files, the largest part of an update's peak), are a
+/// ``DigestsAndSizes``, in an unnamed file for the live version of a large bundle.
 struct FileTable: Sendable, Hashable {
     /// One file.
     struct Entry: Sendable, Hashable {
@@ -16,14 +18,31 @@ struct FileTable: Sendable, Hashable {
     /// The paths, in path order (``PathOrder``).
     private var paths = PathList()
     /// Each file's record, by position.
-    private var records: [FileRecord] = []
+    private var records: DigestsAndSizes
 
     /// No files.
-    init() {}
+    init() { records = DigestsAndSizes() }
+
+    /// No files yet; past `bufferFiles` files, their records go to an unnamed file in `folder`
+    /// (see ``DigestsAndSizes``).
+    init(spillingTo folder: String?, bufferFiles: Int = 1_600) {
+        records = DigestsAndSizes(spillingTo: folder, bufferRecords: bufferFiles)
+    }
+
+    static func == (left: FileTable, right: FileTable) -> Bool {
+        left.count == right.count && left.paths == right.paths
+            && left.records.indices.allSatisfy { left.record(at: $0) == right.record(at: $0) }
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(paths)
+        for position in records.indices { hasher.combine(record(at: position)) }
+    }
 
     /// The entries, in any order; of two for one path, the later one is kept (as assigning to a
     /// dictionary would).
     init(sorting entries: consuming [Entry]) {
+        self.init()
         var entries = entries
         // Swift's sort is stable: of equal paths, the later entry stays later, and is kept.
         let inOrder = zip(entries, entries.dropFirst()).allSatisfy { PathOrder.compare($0.path, $1.path) <= 0 }
@@ -51,13 +70,13 @@ struct FileTable: Sendable, Hashable {
             }
         }
         paths.append(entry.path.utf8)
-        records.append(entry.record)
+        records.append(hash: entry.record.hash, size: entry.record.size)
         return true
     }
 
     /// Room for `files` more files' records.
     mutating func reserveCapacity(_ files: Int) {
-        records.reserveCapacity(records.count + files)
+        records.reserveCapacity(files)
         paths.reserveCapacity(files)
     }
 
@@ -68,7 +87,9 @@ struct FileTable: Sendable, Hashable {
     }
 
     var count: Int { records.count }
-    var isEmpty: Bool { records.isEmpty }
+    /// Whether some records are in a file (see ``init(spillingTo:bufferFiles:)``).
+    var isSpilled: Bool { records.isSpilled }
+    var isEmpty: Bool { records.count == 0 }
 
     /// The files in path order, each made when read (its path is a new string).
     var entries: Entries { Entries(table: self) }
@@ -80,7 +101,10 @@ struct FileTable: Sendable, Hashable {
     func pathBytes(at position: Int) -> ArraySlice<UInt8> { paths.bytes(at: position) }
 
     /// The record of the file at `position`.
-    func record(at position: Int) -> FileRecord { records[position] }
+    func record(at position: Int) -> FileRecord {
+        let (hash, size) = records[position]
+        return FileRecord(hash: hash!, size: size!)  // a table's records have both
+    }
 
     /// Whether the file at `position` has exactly `path`'s bytes (not only an equal string: a
     /// path in another Unicode normalization is equal, and spelled differently).
@@ -99,7 +123,7 @@ struct FileTable: Sendable, Hashable {
     }
 
     /// The record of the file at `path`, or `nil`.
-    subscript(path: String) -> FileRecord? { index(of: path).map { records[$0] } }
+    subscript(path: String) -> FileRecord? { index(of: path).map(record(at:)) }
 
     /// The same files as a dictionary (for callers that want one; a sync never builds it).
     var dictionary: [String: FileRecord] {
@@ -117,6 +141,6 @@ struct FileTable: Sendable, Hashable {
         let table: FileTable
         var startIndex: Int { 0 }
         var endIndex: Int { table.count }
-        subscript(position: Int) -> Entry { Entry(path: table.path(at: position), record: table.records[position]) }
+        subscript(position: Int) -> Entry { Entry(path: table.path(at: position), record: table.record(at: position)) }
     }
 }

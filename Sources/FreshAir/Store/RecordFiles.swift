@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 #if canImport(Glibc)
@@ -97,7 +98,12 @@ struct RecordFiles: Sendable, Hashable {
                     state = .decoded(table)
                     return table
                 case .onDisk(let file, let member):
-                    let table = RecordFiles.table(count: count) { RecordFiles.walk(file, member, visit: $0) }
+                    // A record large enough to be read in pieces keeps its records in an
+                    // unnamed file beside it, not in memory (see `DigestsAndSizes`).
+                    let folder = URL(fileURLWithPath: file.path).deletingLastPathComponent().path
+                    let table = RecordFiles.table(count: count, spillingTo: folder) {
+                        RecordFiles.walk(file, member, visit: $0)
+                    }
                     state = .decoded(table)
                     return table
                 case .listed(let listing):
@@ -148,8 +154,12 @@ struct RecordFiles: Sendable, Hashable {
     ///
     /// Sorted entries go straight into the table, one at a time: a list of 100,000 entries
     /// made first to be sorted was 12.8 MB beside the table it became.
-    private static func table(count: Int, _ walk: ((inout RecordScanner) -> Bool) -> Int?) -> FileTable {
-        var table = FileTable()
+    private static func table(
+        count: Int,
+        spillingTo folder: String? = nil,
+        _ walk: ((inout RecordScanner) -> Bool) -> Int?
+    ) -> FileTable {
+        var table = FileTable(spillingTo: folder)
         table.reserveCapacity(count)
         var unsorted: [FileTable.Entry]?
         _ = walk { scanner in
