@@ -55,7 +55,7 @@ struct FilePackFormatTests {
             SelectedFile(path: try BundlePath("large.bin"), hash: sha256, size: FilePack.largestFile),
             SelectedFile(path: try BundlePath("Z.txt"), hash: sha256, size: 1),
         ]
-        let jobs = files.indices.map { (download: $0, alsoAt: [Int32]()) }
+        let jobs = DownloadJobs(downloading: files.indices)
         #expect(PackDownload.candidates(jobs, of: SelectedFiles(files), rebuilt: [:]) == [5, 1, 0])
     }
 

@@ -57,7 +57,8 @@ extension BundleSync {
             progress: progress,
             report: report
         )
-        let remaining = jobs.indices.filter { fromPack.isEmpty || !fromPack[$0] }
+        // Read as each job starts, not made into a list of 200,000.
+        let remaining = jobs.indices.lazy.filter { fromPack.isEmpty || !fromPack[$0] }
         try await forEachConcurrently(remaining, width: configuration.concurrency) { [staged] index in
             let job = downloadJob(for: downloads[jobs[index].download], into: staged, layout: layout)
             let (file, result) = try await fetch(job, delta: deltaOf[index], fetcher: fetcher, progress: progress)
@@ -82,7 +83,7 @@ extension BundleSync {
     /// A pack that fails for any reason leaves its jobs to be fetched alone.
     private func takeFromPack(
         _ pack: FilePack?,
-        jobs: [(download: Int, alsoAt: [Int32])],
+        jobs: DownloadJobs,
         of downloads: SelectedFiles,
         rebuilt: [Int: ChunkDeltaSource],
         into staged: StagedVersion,
@@ -170,8 +171,8 @@ extension BundleSync {
         reusing reusable: InterruptedCopies,
         deltas: [BundlePath: ChunkDeltaSource],
         in staged: StagedVersion
-    ) throws -> (jobs: [(download: Int, alsoAt: [Int32])], deltas: [Int: ChunkDeltaSource], reused: [Int]) {
-        var jobs: [(download: Int, alsoAt: [Int32])] = []
+    ) throws -> (jobs: DownloadJobs, deltas: [Int: ChunkDeltaSource], reused: [Int]) {
+        var jobs = DownloadJobs()
         var reused: [Int] = []
         // Sized once: a table of 100,000 files that grows by doubling holds two copies on the way.
         jobs.reserveCapacity(downloads.count)
@@ -186,7 +187,7 @@ extension BundleSync {
             let file = downloads[position]
             let sameAs = Int(group[position])
             if sameAs >= 0, jobOfGroup[sameAs] >= 0 {
-                jobs[Int(jobOfGroup[sameAs])].alsoAt.append(Int32(position))
+                jobs.add(position, toJob: Int(jobOfGroup[sameAs]))
                 return
             }
             if let copy = reusable.copy(of: position, at: file.path), file.hash != nil, file.size != nil {
@@ -199,7 +200,7 @@ extension BundleSync {
                 deltaOfJob[jobs.count] = delta
                 indexesFetchedByDeltas.insert(delta.index.path)
             }
-            jobs.append((position, []))
+            jobs.append(download: position)
         }
         // Indexes wait until their file's job is made: one whose file got no job of its own
         // (the same bytes as another file) is fetched as any file.

@@ -39,7 +39,7 @@ struct PackDownload {
     /// The jobs a pack may bring, sorted by path: a small file with a size and a SHA-256
     /// digest, not rebuilt from chunks. Positions are in `jobs`.
     static func candidates(
-        _ jobs: [(download: Int, alsoAt: [Int32])],
+        _ jobs: DownloadJobs,
         of downloads: SelectedFiles,
         rebuilt: [Int: ChunkDeltaSource]
     ) -> [Int32] {
@@ -72,7 +72,7 @@ final class PackExtraction: DownloadTee, @unchecked Sendable {
         into folder: String,
         size: Int64,
         candidates: [Int32],
-        jobs: [(download: Int, alsoAt: [Int32])],
+        jobs: DownloadJobs,
         downloads: SelectedFiles,
         arrived: @escaping @Sendable (Int64) -> Void
     ) {
@@ -115,14 +115,14 @@ private final class PackMatch: Sendable {
     /// Job positions, sorted by their file's path.
     let candidates: [Int32]
     /// The plan's jobs (the list itself, not a copy).
-    let jobs: [(download: Int, alsoAt: [Int32])]
+    let jobs: DownloadJobs
     let downloads: SelectedFiles
     let arrived: Mutex<[Bool]>
     let onArrival: @Sendable (Int64) -> Void
 
     init(
         candidates: [Int32],
-        jobs: [(download: Int, alsoAt: [Int32])],
+        jobs: DownloadJobs,
         downloads: SelectedFiles,
         onArrival: @escaping @Sendable (Int64) -> Void
     ) {
