@@ -124,6 +124,21 @@ struct SelectedFilesTests {
         #expect(first == expected, "\(generator)")
     }
 
+    @Test("Digests that share their first 8 bytes are never one group; the same digest still is")
+    func samePrefixOtherDigest() {
+        let x = ContentHash(algorithm: .sha256, words: (7, 1, 1, 1))
+        let y = ContentHash(algorithm: .sha256, words: (7, 1, 1, 2))
+        let files = SelectedFiles(
+            [x, x, y, nil, y].enumerated().map { SelectedFile(path: BundlePath(trusted: "f\($0)"), hash: $1, size: 1) }
+        )
+        #expect(BundleSync.sameContent(files) == [0, 0, 2, -1, 2])
+        // Listed between two of another's: a group of its own each time, not a wrong one.
+        let mixed = SelectedFiles(
+            [x, y, x].enumerated().map { SelectedFile(path: BundlePath(trusted: "f\($0)"), hash: $1, size: 1) }
+        )
+        #expect(BundleSync.sameContent(mixed) == [0, 1, 2])
+    }
+
     /// A new empty folder for the unnamed files.
     static func folder() throws -> String {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("selected-\(UUID().uuidString)").path

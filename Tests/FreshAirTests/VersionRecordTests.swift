@@ -43,6 +43,15 @@ struct VersionRecordTests {
         #expect(try JSONReader.parse(record.jsonBytes)["metadata"]?.pairs?.isEmpty == true)
     }
 
+    @Test("A damaged record's size below zero reads as no size a file has, not as a crash")
+    func negativeSize() throws {
+        let digest = String(repeating: "a", count: 64)
+        // Spaced out, so read whole rather than in the shape FreshAir writes.
+        let text = #"{"id": 1, "source": "s", "files": {"a.txt": {"h": "sha256:\#(digest)", "s": -5}}}"#
+        let record = try VersionRecord(json: Array(text.utf8))
+        #expect(record.fileTable.record(at: 0) == FileRecord(hash: ContentHash(hex: digest)!, size: -1))
+    }
+
     @Test("Files read later, as they were written: paths that need escapes, one named files, and the empty set")
     func filesReadLater() throws {
         let sha = { (n: Int) in ContentHash(hex: String(repeating: String(n % 10), count: 64))! }

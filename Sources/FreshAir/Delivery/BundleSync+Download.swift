@@ -217,9 +217,12 @@ extension BundleSync {
     /// For each file, the position of the first file listing the same digest (its own, for
     /// the first), or -1 for a file listed without one.
     static func sameContent(_ files: SelectedFiles) -> [Int32] {
-        // Sorted by each digest's first 8 bytes, read once in order: a long list's digests are
-        // on disk (`DigestsAndSizes`), and a sort that read two of them for each comparison
-        // would read the file millions of times. Only equal first bytes read the whole digests.
+        // Sorted by each digest's first 8 bytes, then by position, read once in order: a long
+        // list's digests are on disk (`DigestsAndSizes`), and a sort that read two of them for
+        // each comparison would read the file millions of times. Neighbours with the same first
+        // bytes are then compared whole: a file joins a group only with its exact digest. Two
+        // digests made to share their first 8 bytes (2^32 tries) can split one digest's files
+        // into two groups: one download more, never a file given another's bytes.
         var prefixes = [UInt64](repeating: 0, count: files.count)
         var order: [Int32] = []
         order.reserveCapacity(files.count)
@@ -228,20 +231,19 @@ extension BundleSync {
             prefixes[position] = hash.digestWords.0
             order.append(Int32(position))
         }
-        func same(_ left: Int32, _ right: Int32) -> Bool {
-            prefixes[Int(left)] == prefixes[Int(right)] && files.hash(at: Int(left)) == files.hash(at: Int(right))
-        }
-        // Of equal digests, the first listed leads.
         order.sort { left, right in
             let (a, b) = (prefixes[Int(left)], prefixes[Int(right)])
-            guard a == b else { return a < b }
-            let (whole, other) = (files.hash(at: Int(left))!, files.hash(at: Int(right))!)
-            return whole == other ? left < right : whole < other
+            return a == b ? left < right : a < b
         }
         var first = [Int32](repeating: -1, count: files.count)
         var leader: Int32 = -1
         for (rank, position) in order.enumerated() {
-            if rank == 0 || !same(position, order[rank - 1]) { leader = position }
+            let previous = rank == 0 ? nil : order[rank - 1]
+            let sameAsPrevious = previous.map { previous in
+                prefixes[Int(previous)] == prefixes[Int(position)]
+                    && files.hash(at: Int(previous)) == files.hash(at: Int(position))
+            }
+            if sameAsPrevious != true { leader = position }
             first[Int(position)] = leader
         }
         return first

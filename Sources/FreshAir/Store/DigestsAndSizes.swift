@@ -54,7 +54,7 @@ struct DigestsAndSizes: Sendable {
         guard position < written else {
             return tail.withUnsafeBytes { Self.decode($0, at: (position - written) * Self.recordSize) }
         }
-        return file!.read(position, of: written, blockRecords: bufferRecords)
+        return file!.read(position, of: written)
     }
 
     mutating func append(hash: ContentHash?, size: Int64?) {
@@ -113,8 +113,8 @@ struct DigestsAndSizes: Sendable {
     /// record from here on in memory.
     private mutating func flush() {
         guard let folder else { return }
-        // Whole blocks only: a block is written once (or taken back first, see `removeLast()`),
-        // so a block read is never out of date.
+        // Whole buffers only, so that `removeLast()` can take the last one back. Records once
+        // written never change, but for those taken back, which the cache then forgets.
         precondition(written % bufferRecords == 0 && tail.count == bufferRecords * Self.recordSize)
         if file == nil { file = RecordFile(in: folder) }
         guard let file, file.write(tail, at: written) else {
@@ -167,8 +167,8 @@ struct DigestsAndSizes: Sendable {
 // File-scope names for the libc calls `RecordFile` shadows with its own methods.
 private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
 
-/// The file behind a ``DigestsAndSizes``: written by its one owner a whole block at a time,
-/// read by any thread through a cache of one block.
+/// The file behind a ``DigestsAndSizes``: written by its one owner a buffer at a time, read
+/// by any thread through a cache of one block of 4 KB.
 private final class RecordFile: Sendable {
     let descriptor: Int32
     /// The block last read, by its number, and its bytes.
@@ -207,19 +207,21 @@ private final class RecordFile: Sendable {
         return readRecords(from: first, count: count)
     }
 
-    /// Record `position` of the first `count`, through the cache.
-    func read(_ position: Int, of count: Int, blockRecords: Int) -> (hash: ContentHash?, size: Int64?) {
+    /// Records read at once for ``read(_:of:)``: 4 KB, so that a reader that jumps about (a
+    /// pack's files, in path order) reads a page each time, and one in order a page a hundred.
+    static let readBlock = 100
+
+    /// Record `position` of the first `count`, through the cache: a block holds the records
+    /// written when it was read, and is read again for one past them.
+    func read(_ position: Int, of count: Int) -> (hash: ContentHash?, size: Int64?) {
         cache.withLock { cache in
-            let block = position / blockRecords
-            if block != cache.block {
-                cache.bytes = readRecords(
-                    from: block * blockRecords,
-                    count: min(blockRecords, count - block * blockRecords)
-                )
+            let (block, start) = (position / Self.readBlock, position / Self.readBlock * Self.readBlock)
+            if block != cache.block || (position - start) * DigestsAndSizes.recordSize >= cache.bytes.count {
+                cache.bytes = readRecords(from: start, count: min(Self.readBlock, count - start))
                 cache.block = block
             }
             return cache.bytes.withUnsafeBytes {
-                DigestsAndSizes.decode($0, at: (position - block * blockRecords) * DigestsAndSizes.recordSize)
+                DigestsAndSizes.decode($0, at: (position - start) * DigestsAndSizes.recordSize)
             }
         }
     }

@@ -103,7 +103,9 @@ struct FileTable: Sendable, Hashable {
     /// The record of the file at `position`.
     func record(at position: Int) -> FileRecord {
         let (hash, size) = records[position]
-        return FileRecord(hash: hash!, size: size!)  // a table's records have both
+        // A table's records have both. A size below zero (a damaged record read whole) reads
+        // as -1: no file has it, so the file is fetched again.
+        return FileRecord(hash: hash!, size: size ?? -1)
     }
 
     /// Whether the file at `position` has exactly `path`'s bytes (not only an equal string: a
