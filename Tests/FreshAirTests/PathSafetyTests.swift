@@ -59,7 +59,7 @@ struct PathSafetyTests {
 
     @Test("Names that are one file on an Apple device are refused together")
     func collisions() throws {
-        var paths = PathCollisions()
+        var paths = PathCollisionsKeepingPaths()
         #expect(try paths.insert(BundlePath("Docs/Read.md")))
         #expect(
             try paths.insert(BundlePath("Docs/Read.md")) == false,
@@ -81,7 +81,7 @@ struct PathSafetyTests {
             ("mi\u{17F}s.txt", "MISS.txt"),
             ("\u{3BB}\u{3CC}\u{3B3}\u{3BF}\u{3C2}", "\u{3BB}\u{3CC}\u{3B3}\u{3BF}\u{3C3}"), ("stra\u{DF}e", "STRASSE"),
         ] {
-            var names = PathCollisions()
+            var names = PathCollisionsKeepingPaths()
             #expect(try names.insert(BundlePath(first)))
             #expect(throws: BundlePath.Rejection.self, "\(first) and \(second)") {
                 try names.insert(BundlePath(second))
@@ -127,7 +127,7 @@ struct PathSafetyTests {
             }
         }
         // A file repeated is still a repeat, and a folder shared by two files is no conflict.
-        var paths = PathCollisions()
+        var paths = PathCollisionsKeepingPaths()
         #expect(try paths.insert(BundlePath("x/y.txt")))
         #expect(try paths.insert(BundlePath("x/z.txt")))
         #expect(try paths.insert(BundlePath("x/y.txt")) == false)

@@ -137,7 +137,7 @@ enum FuzzTarget: String, CaseIterable {
         precondition(!path.string.utf8.contains(0), "NUL in an accepted path")
         precondition(path.components.allSatisfy { $0 != "." && $0 != ".." && !$0.isEmpty }, "unsafe component accepted")
         precondition((try? BundlePath(path.string)) == path, "a path does not parse back to itself")
-        var names = PathCollisions()
+        var names = PathCollisionsKeepingPaths()
         _ = try? names.insert(path)
         _ = try? names.insert(BundlePath(path.string.uppercased()))
     }

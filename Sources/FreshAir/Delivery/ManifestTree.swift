@@ -65,6 +65,19 @@ struct ManifestTree {
         var layout = ContentLayout.paths
         /// The root manifest's pack of small files, if it names one.
         var pack: FilePack?
+
+        /// A selected path's place, as the set of names keeps it: its position in ``files``,
+        /// or, with this bit, in the live version's table (``sameAsLive``).
+        static let livePlace: UInt32 = 1 << 31
+
+        /// The bytes of the path at `place` (see ``livePlace``).
+        func pathBytes(at place: UInt32, live: FileTable) -> ArraySlice<UInt8> {
+            Self.pathBytes(at: place, files: files, live: live)
+        }
+
+        static func pathBytes(at place: UInt32, files: SelectedFiles, live: FileTable) -> ArraySlice<UInt8> {
+            place & livePlace != 0 ? live.pathBytes(at: Int(place & ~livePlace)) : files.pathBytes(at: Int(place))
+        }
     }
 
     /// Selects from the root manifest `data` down. With `spilledAs`, the root's bytes are on disk
@@ -86,7 +99,7 @@ struct ManifestTree {
         var selection = Selection(files: files)
         if digest == nil { selection.documents[rootPath] = SelectedDocument(data: copy data, fetched: fetched) }
         var seen = PathCollisions()
-        try seen.insert(rootPath)
+        try seen.insert(rootPath, as: 0) { selection.pathBytes(at: $0, live: livePaths) }
         let budget = ManifestBudget(
             limit: maxTotalBytes,
             entryLimit: maxEntries,
@@ -147,7 +160,7 @@ struct ManifestTree {
             budget: budget,
             layout: layout,
             applicable.filter(\.isChildManifest).map { (BundlePath.join(folder, $0.path), $0.hash, $0.size) }
-                .filter { !seen.contains($0.0) }
+                .filter { path, _, _ in !seen.contains(path) { selection.pathBytes(at: $0, live: livePaths) } }
         )
         // The root's entries at once (a child's grow the list: reserving for each would copy it).
         if depth == 0, intake == nil {
@@ -161,11 +174,7 @@ struct ManifestTree {
         for entry in applicable {
             let path = BundlePath.join(folder, entry.path)
             // The first entry for a path wins; two spellings of one name on a device are refused.
-            let isNew: Bool
-            do { isNew = try seen.insert(path) } catch {
-                throw FreshAirError.manifest(ManifestError(source: source, problem: .unsafePath(error)))
-            }
-            guard isNew else { continue }
+            guard try isNew(path, in: selection, seen: &seen, source: source) else { continue }
             guard entry.isChildManifest else {
                 selection.files.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
                 continue
@@ -188,6 +197,23 @@ struct ManifestTree {
                 seen: &seen,
                 budget: budget
             )
+        }
+    }
+
+    /// Records `path`'s name, to be kept as the next of `selection`'s files; answers whether it
+    /// is new.
+    private func isNew(
+        _ path: BundlePath,
+        in selection: Selection,
+        seen: inout PathCollisions,
+        source: String
+    ) throws -> Bool {
+        do {
+            return try seen.insert(path, as: UInt32(selection.files.count)) {
+                selection.pathBytes(at: $0, live: livePaths)
+            }
+        } catch {
+            throw FreshAirError.manifest(ManifestError(source: source, problem: .unsafePath(error)))
         }
     }
 

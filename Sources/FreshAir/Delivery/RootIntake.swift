@@ -76,20 +76,30 @@ final class RootIntake: ManifestEntryTaker {
         let place = livePaths.index(of: path.string).flatMap { place in
             livePaths.hasPath(at: place, spelledAs: path.string) ? place : nil
         }
+        var exactlyAsLive: Int?
+        if let place, let hash = entry.hash, let size = entry.size,
+            livePaths.record(at: place) == FileRecord(hash: hash, size: size)
+        {
+            exactlyAsLive = place
+        }
         do {
-            // The first entry for a path wins.
-            guard try seen.insert(path) else { return true }
+            // The first entry for a path wins. The set of names reads it where it is kept.
+            let kept = exactlyAsLive.map { UInt32($0) | ManifestTree.Selection.livePlace } ?? UInt32(files.count)
+            guard try seen.insert(path, as: kept, spelledIn: pathBytes) else { return true }
         } catch {
             collision = error
             return true
         }
-        if let place, let hash = entry.hash, let size = entry.size,
-            livePaths.record(at: place) == FileRecord(hash: hash, size: size)
-        {
-            sameAsLive.append(Int32(place))
+        if let exactlyAsLive {
+            sameAsLive.append(Int32(exactlyAsLive))
         } else {
             files.append(SelectedFile(path: path, hash: entry.hash, size: entry.size))
         }
         return true
+    }
+
+    /// The bytes of a path the set of names refers to (``ManifestTree/Selection/livePlace``).
+    private func pathBytes(_ place: UInt32) -> ArraySlice<UInt8> {
+        ManifestTree.Selection.pathBytes(at: place, files: files, live: livePaths)
     }
 }

@@ -175,15 +175,21 @@ package struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertib
 ///
 /// Folders count too: `Art/a.png` and `art/b.png` land in one folder on a device.
 package struct PathCollisions: Sendable {
-    // Each name recorded (a path, or a folder above one) is its first spelling, in a `PathList`,
-    // and the hash of its folded spelling, found through a table of 4-byte slots.
+    // Each name recorded (a path, or a folder above one) is where its first spelling is (the
+    // number of a path the caller keeps, and how many of its bytes: a folder is a path's first
+    // bytes), and the hash of its folded spelling, found through a table of 4-byte slots.
     // A `Set` of the folded names and a map of the others were some 125 bytes a name, most of
     // it a string per path: 12.6 MB at the peak of an update of 100,000 files (`heaptrack`,
-    // 2026-11-27). This is about 30. Which hash function does not matter for correctness: names
-    // whose hashes match are compared as strings.
+    // 2026-11-27). A copy of each spelling in the set made it about 30 bytes (6 MB at 200,000
+    // names, 2026-11-28); the place is 6. Which hash function does not matter for correctness:
+    // names whose hashes match are compared as strings.
 
-    /// The names' first spellings.
-    private var spellings = PathList()
+    /// Reads path number `place` of the caller's paths.
+    package typealias Spellings = (_ place: UInt32) -> ArraySlice<UInt8>
+
+    /// Where each name's first spelling is: a path's number, and its length.
+    private var places: [UInt32] = []
+    private var lengths: [UInt16] = []
     /// Each name's folded spelling's hash, its low 32 bits (all a table of slots uses).
     private var hashes: [UInt32] = []
     /// Open addressing: a name's number plus one, or 0 for a free slot; a power of two long.
@@ -196,9 +202,11 @@ package struct PathCollisions: Sendable {
     package init() {}
 
     /// Whether exactly these bytes were recorded (as a path or a folder).
-    package func contains(_ path: BundlePath) -> Bool {
+    package func contains(_ path: BundlePath, spelledIn spellings: Spellings) -> Bool {
         let key = Self.folded(path.string)
-        return earlier(key, hash: UInt32(truncatingIfNeeded: key.hashValue)).map { spelling($0) == path } ?? false
+        return earlier(key, hash: UInt32(truncatingIfNeeded: key.hashValue), spellings).map {
+            spelling($0, spellings) == path
+        } ?? false
     }
 
     /// The spelling a case-insensitive APFS volume compares: Unicode case folding, not
@@ -213,35 +221,43 @@ package struct PathCollisions: Sendable {
     /// Makes room for `count` more paths and folders at once, for a manifest of many entries.
     package mutating func reserveCapacity(_ count: Int) {
         hashes.reserveCapacity(hashes.count + count)
-        spellings.reserveCapacity(count)
+        places.reserveCapacity(places.count + count)
+        lengths.reserveCapacity(lengths.count + count)
         grow(toHold: hashes.count + count)
     }
 
     /// The first spelling of name number `name`.
-    private func spelling(_ name: Int) -> BundlePath { BundlePath(trusted: spellings.string(at: name)) }
+    private func spelling(_ name: Int, _ spellings: Spellings) -> BundlePath {
+        BundlePath(trusted: String(decoding: spellings(places[name]).prefix(Int(lengths[name])), as: UTF8.self))
+    }
 
     /// The number of the name recorded under `key`, a folded spelling whose hash is `hash`.
-    private func earlier(_ key: String, hash: UInt32) -> Int? {
+    private func earlier(_ key: String, hash: UInt32, _ spellings: Spellings) -> Int? {
         guard !slots.isEmpty else { return nil }
         var slot = Int(hash) & (slots.count - 1)
         while slots[slot] != 0 {
             let name = Int(slots[slot]) - 1
             // `String` equality is canonical: a name that folds to itself but for normalization
             // (a decomposed "é") is found, and told apart by its bytes.
-            if hashes[name] == hash, Self.folded(spelling(name).string) == key { return name }
+            if hashes[name] == hash, Self.folded(spelling(name, spellings).string) == key { return name }
             slot = (slot + 1) & (slots.count - 1)
         }
         return nil
     }
 
-    /// Records `spelling`, whose folded spelling's hash is `hash`.
-    private mutating func record(_ spelling: BundlePath, hash: UInt32) {
+    /// Records a name whose folded spelling's hash is `hash`, spelled by path `place`'s first
+    /// `length` bytes.
+    private mutating func record(place: UInt32, length: Int, hash: UInt32) {
         grow(toHold: hashes.count + 1)
         precondition(hashes.count < Int32.max, "more names than a set can hold")
-        spellings.append(spelling.string.utf8)
+        precondition(length <= Int(UInt16.max), "a path longer than a set can hold")
+        places.reserveGently(1)
+        places.append(place)
+        lengths.reserveGently(1)
+        lengths.append(UInt16(length))
         hashes.reserveGently(1)
         hashes.append(hash)
-        place(hashes.count - 1)
+        self.place(hashes.count - 1)
     }
 
     private mutating func place(_ name: Int) {
@@ -261,25 +277,37 @@ package struct PathCollisions: Sendable {
         for name in hashes.indices { place(name) }
     }
 
-    /// Records `path` and every folder above it.
+    /// Records `path` and every folder above it. When it answers `true`, the caller keeps
+    /// `path` as its path number `place`, where `spellings` finds it from then on; otherwise
+    /// nothing was recorded.
     ///
     /// - Returns: `false` when exactly these bytes were recorded already (a repeated entry); `true`
     ///   for a path recorded so far only as a folder, in whichever order the two come.
     /// - Throws: when `path` or one of its folders differs from an earlier one only by case or
     ///   normalization.
     @discardableResult
-    package mutating func insert(_ path: BundlePath) throws(BundlePath.Rejection) -> Bool {
+    package mutating func insert(
+        _ path: BundlePath,
+        as place: UInt32,
+        spelledIn spellings: Spellings
+    ) throws(BundlePath.Rejection) -> Bool {
+        // Looked up first, recorded after: a path refused leaves nothing behind, and a name is
+        // never read from a place the caller does not keep yet. The new names are the path and
+        // the folders above it up to the first one seen before.
         var current: BundlePath? = path
-        var isPath = true
+        var (newNames, pathHash) = (0, UInt32(0))
         while let entry = current {
             // `String` equality and hashing are canonical, so the folded key also catches
             // normalization.
             let key = Self.folded(entry.string)
             let hash = UInt32(truncatingIfNeeded: key.hashValue)
-            if let name = earlier(key, hash: hash) {
-                let earlier = spelling(name)
+            if let name = earlier(key, hash: hash, spellings) {
+                let earlier = spelling(name, spellings)
                 // A folder seen before: the folders above it were recorded then.
-                guard earlier != entry else { return !isPath || foldersOnly.remove(entry.string) != nil }
+                guard earlier != entry else {
+                    if newNames == 0 { return foldersOnly.remove(entry.string) != nil }
+                    break
+                }
                 throw BundlePath.Rejection(
                     path: path.string,
                     reason:
@@ -287,12 +315,45 @@ package struct PathCollisions: Sendable {
                         + "normalization, and are one name on Apple devices; rename one"
                 )
             }
-            record(entry, hash: hash)
-            if !isPath { foldersOnly.insert(entry.string) }
+            if newNames == 0 { pathHash = hash }
+            newNames += 1
             current = entry.parent
-            isPath = false
+        }
+        record(place: place, length: path.string.utf8.count, hash: pathHash)
+        var folder = path.parent
+        for _ in 1..<newNames {
+            let key = Self.folded(folder!.string)
+            record(place: place, length: folder!.string.utf8.count, hash: UInt32(truncatingIfNeeded: key.hashValue))
+            foldersOnly.insert(folder!.string)
+            folder = folder!.parent
         }
         return true
+    }
+}
+
+/// A ``PathCollisions`` that keeps the paths itself, for a caller that keeps no list of its
+/// own: an archive's entries, a repository's bundles.
+package struct PathCollisionsKeepingPaths: Sendable {
+    private var collisions = PathCollisions()
+    private var paths = PathList()
+
+    package init() {}
+
+    /// See ``PathCollisions/insert(_:as:spelledIn:)``.
+    @discardableResult
+    package mutating func insert(_ path: BundlePath) throws(BundlePath.Rejection) -> Bool {
+        // Moved out while it changes, so that it is not copied, and the paths read in place.
+        var collisions = self.collisions
+        self.collisions = PathCollisions()
+        defer { self.collisions = collisions }
+        let isNew = try collisions.insert(path, as: UInt32(paths.count)) { paths.bytes(at: Int($0)) }
+        if isNew { paths.append(path.string.utf8) }
+        return isNew
+    }
+
+    /// See ``PathCollisions/contains(_:spelledIn:)``.
+    package func contains(_ path: BundlePath) -> Bool {
+        collisions.contains(path) { paths.bytes(at: Int($0)) }
     }
 }
 

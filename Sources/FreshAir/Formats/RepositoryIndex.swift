@@ -96,7 +96,7 @@ package struct RepositoryIndex: Sendable, Hashable, Codable {
             )
         }
         release = try ReleaseFields(document: document, source: source)
-        var names = PathCollisions()
+        var names = PathCollisionsKeepingPaths()
         for name in bundles.keys.sorted() {
             guard let path = try? BundlePath(name), path.components.count == 1, !name.hasPrefix(".") else {
                 throw ManifestError(

@@ -67,7 +67,7 @@ final class ArchiveExtractor {
     private var skipping = false
     /// Bytes of archive read so far, for the expansion ratio; set by the reader.
     var archiveBytesRead: Int64 = 0
-    private var names = PathCollisions()
+    private var names = PathCollisionsKeepingPaths()
     private(set) var records: [String: FileRecord] = [:]
     private var links: Set<String> = []
     private var folders: Set<String> = []
