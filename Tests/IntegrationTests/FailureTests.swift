@@ -381,13 +381,19 @@ struct FailureTests {
     func concurrentDownloadsNeverShareAPartial() async throws {
         try await PublishedFolder.with(.nginx) { server in
             // The first request stalls early; the second stalls later and longer, so the first
-            // resumes while the second is still writing its own copy.
-            let (big, proxy, client, sync) = try bigBundleThroughProxy(
+            // resumes while the second is still writing its own copy. On a loaded machine (CI
+            // runs every suite at once) the second update can take longer than the first stall to
+            // ask: the first then meets both stalls, which the test's two attempts did not survive
+            // (a CI run of 2026-11-28). A device makes four; this test three.
+            let (big, proxy, client, stalled) = try bigBundleThroughProxy(
                 on: server,
                 size: 600_000,
-                stalls: [(1000, 3), (300_000, 5)]
+                stalls: [(1000, 5), (300_000, 7)]
             )
             defer { proxy.stop() }
+            var configured = stalled
+            configured.configuration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10))
+            let sync = configured
             let first = Task { try await sync.run() }
             let staging = client.local.path("store/staging").path
             for _ in 0..<400 {
