@@ -289,11 +289,13 @@ struct FailureTests {
 
     /// `Big.freshair` on `server`: one file of `size` bytes, listed without a digest (so only its
     /// bytes can show that two writers mixed them), and a sync of it through a fault proxy
-    /// that applies `rules` to `big.bin`. Returns the file, the proxy (stop it) and the sync.
+    /// that applies `rules` to `big.bin`; a stall ends early once `release` exists, when given.
+    /// Returns the file, the proxy (stop it) and the sync.
     func bigBundleThroughProxy(
         on server: PublishedFolder,
         size: Int,
-        stalls rules: [(offset: Int, seconds: Int)]
+        stalls rules: [(offset: Int, seconds: Int)],
+        releasedBy release: URL? = nil
     ) throws -> (big: Data, proxy: FaultProxy, client: ExampleClient, sync: BundleSync) {
         let bundle = server.root.appendingPathComponent("Big.freshair")
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
@@ -304,10 +306,12 @@ struct FailureTests {
         // Each rule is used once, in order: the first request for big.bin meets the first.
         try proxy.rules(
             rules.map {
-                [
+                var rule: [String: any Sendable] = [
                     "path": "/Big.freshair/big.bin", "fault": "stall", "offset": $0.offset, "seconds": $0.seconds,
                     "times": 1,
                 ]
+                if let release { rule["until"] = release.path }
+                return rule
             }
         )
         let client = try ExampleClient(published: server, path: "Big.freshair")
@@ -330,11 +334,16 @@ struct FailureTests {
     )
     func lockNotHeldDuringDownload() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            // The first request for big.bin stalls after 1,000 bytes; later ones pass.
+            // The first request for big.bin stalls after 1,000 bytes until the test releases it,
+            // once the second update has installed (at most 20 s: under the client's 30 s idle
+            // timeout); later requests pass. A fixed 5 s stall let the first update finish first
+            // on a loaded CI machine (2026-11-28).
+            let release = server.root.appendingPathComponent(".release-big")
             let (big, proxy, client, sync) = try bigBundleThroughProxy(
                 on: server,
                 size: 400_000,
-                stalls: [(1000, 5)]
+                stalls: [(1000, 20)],
+                releasedBy: release
             )
             defer { proxy.stop() }
             let staging = client.local.path("store/staging").path
@@ -364,6 +373,7 @@ struct FailureTests {
             // A second update of the same store, meanwhile: it leaves the first's staged folder
             // (1) alone and makes version 2 live.
             let second = try await sync.run()
+            try Data().write(to: release)
             #expect(second.outcome == .updated)
             #expect(second.version == 2)
 
