@@ -187,16 +187,13 @@ private final class RecordFile: Sendable {
 
     /// Writes `records` from record number `first`; `false` when the file could not take them.
     func write(_ records: [UInt8], at first: Int) -> Bool {
-        let offset = off_t(first * DigestsAndSizes.recordSize)
-        var done = 0
-        return records.withUnsafeBytes { bytes in
-            while done < bytes.count {
-                let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, offset + off_t(done))
-                if written < 0, errno == EINTR { continue }
-                guard written > 0 else { return false }
-                done += written
+        records.withUnsafeBytes { bytes in
+            do {
+                try PositionalIO.write(descriptor, bytes, at: Int64(first * DigestsAndSizes.recordSize))
+                return true
+            } catch {
+                return false
             }
-            return true
         }
     }
 
@@ -243,18 +240,13 @@ private final class RecordFile: Sendable {
 
     private func readRecords(from first: Int, count: Int) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: count * DigestsAndSizes.recordSize)
-        let offset = off_t(first * DigestsAndSizes.recordSize)
-        var done = 0
         bytes.withUnsafeMutableBytes { buffer in
-            while done < buffer.count {
-                let read = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, offset + off_t(done))
-                if read < 0, errno == EINTR { continue }
-                guard read > 0 else {
-                    fatalError(
-                        "FreshAir could not read back a plan's digests (errno \(errno)): the device failed a read"
-                    )
-                }
-                done += read
+            do throws(PositionalIO.Failure) {
+                try PositionalIO.read(descriptor, at: Int64(first * DigestsAndSizes.recordSize), into: buffer)
+            } catch {
+                fatalError(
+                    "FreshAir could not read back a plan's digests (errno \(error.code)): the device failed a read"
+                )
             }
         }
         return bytes

@@ -37,15 +37,12 @@ final class InputFile: ChunkSource, Sendable {
 
     /// Fills `buffer` from `offset`; throws if the file ends first.
     func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(FreshAirError) {
-        var done = 0
-        while done < buffer.count {
-            let count = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw Disk.failure("read", path)
-            }
-            guard count > 0 else { throw Disk.failure("read (the file is shorter than expected)", path, EIO) }
-            done += count
+        do {
+            try PositionalIO.read(descriptor, at: offset, into: buffer)
+        } catch .short {
+            throw Disk.failure("read (the file is shorter than expected)", path, EIO)
+        } catch {
+            throw Disk.failure("read", path, error.code)
         }
     }
 }

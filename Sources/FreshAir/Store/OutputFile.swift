@@ -107,14 +107,10 @@ final class OutputFile {
     /// Writes `bytes` at `offset`, leaving the file's other bytes and the sequential position
     /// alone: a file assembled from pieces that arrive in any order.
     func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(FreshAirError) {
-        var done = 0
-        while done < bytes.count {
-            let written = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw Disk.failure("write", path)
-            }
-            done += written
+        do {
+            try PositionalIO.write(descriptor, bytes, at: offset)
+        } catch {
+            throw Disk.failure("write", path, error.code)
         }
         wrote(offset..<offset + Int64(bytes.count))
     }
