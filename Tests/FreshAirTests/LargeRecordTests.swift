@@ -112,7 +112,7 @@ struct LargeRecordTests {
             }
         )
         try Disk.writeAtomically(to: path, producing: record.writeJSON)
-        #expect(try Disk.status(path)!.size >= Int64(VersionRecord.largeSize))
+        #expect(Disk.status(path)!.size >= Int64(VersionRecord.largeSize))
 
         let read = try #require(try VersionRecord(largeFileAt: path))
         #expect(read.fileCount == 12_000 && read.plannedFor == "fp" && read.source == record.source)

@@ -27,7 +27,7 @@ struct FilePackAuthoringTests {
         try write("sub/b.txt", Data("b\n".utf8))
         try write("large.bin", Data(repeating: 1, count: Int(FilePack.largestFile)))
         let bundle = work.path("B")
-        try await ManifestGenerator.run(bundle: bundle, sha256: true)
+        _ = try await ManifestGenerator.run(bundle: bundle, sha256: true)
         let first = try FilePackWriter.run(bundle: bundle)
         #expect(first.files == 2)
         let again = try FilePackWriter.run(bundle: bundle)
@@ -43,7 +43,7 @@ struct FilePackAuthoringTests {
         #expect(regenerated.added.isEmpty)
 
         try write("a.txt", Data("changed\n".utf8))
-        try await ManifestGenerator.run(bundle: bundle, sha256: true)
+        _ = try await ManifestGenerator.run(bundle: bundle, sha256: true)
         let second = try FilePackWriter.run(bundle: bundle)
         #expect(second.path != first.path)
         #expect(try packs() == [second.path!])
@@ -68,7 +68,7 @@ struct FilePackAuthoringTests {
     func missingPackAndRemoval() async throws {
         try write("a.txt", Data("a\n".utf8))
         let bundle = work.path("B")
-        try await ManifestGenerator.run(bundle: bundle, sha256: true)
+        _ = try await ManifestGenerator.run(bundle: bundle, sha256: true)
         let report = try FilePackWriter.run(bundle: bundle)
         try FileManager.default.removeItem(at: bundle.appendingPathComponent(report.path!))
         let problems = await BundleValidator.run(bundle: bundle)

@@ -91,7 +91,7 @@ struct PublishTests {
     func failureKeepsTheOldManifests() async throws {
         let (folder, bundle) = try await authoredBundle()
         let destination = FolderDestination(root: folder.path("www"))
-        try await Publisher.run(source: bundle, to: destination)
+        _ = try await Publisher.run(source: bundle, to: destination)
         let rootBefore = try Data(contentsOf: destination.root.appendingPathComponent("manifest.json"))
 
         // bar.md changes, but its place at the destination is taken by a folder: it cannot be written.

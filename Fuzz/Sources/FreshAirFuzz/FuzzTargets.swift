@@ -191,7 +191,7 @@ enum FuzzTarget: String, CaseIterable {
     private func zip(_ data: Data) {
         let (root, destination) = Scratch.fresh()
         let file = root + "/input.zip"
-        FileManager.default.createFile(atPath: file, contents: data)
+        _ = FileManager.default.createFile(atPath: file, contents: data)
         let records = try? ArchiveReader.extract(
             file,
             format: .zip,

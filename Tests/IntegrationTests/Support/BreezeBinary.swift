@@ -32,11 +32,8 @@ enum BreezeBinary {
     /// Runs breeze to completion and captures its output.
     static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
         let process = try start(arguments, environment: environment)
-        let (output, error) = try await waitOffThePool(
-            process,
-            reading: process.standardOutput as! Pipe,
-            process.standardError as! Pipe
-        )
+        let (outputPipe, errorPipe) = (process.standardOutput as! Pipe, process.standardError as! Pipe)
+        let (output, error) = try await waitOffThePool(process, reading: outputPipe, errorPipe)
         return Run(
             status: process.terminationStatus,
             output: String(decoding: output, as: UTF8.self),

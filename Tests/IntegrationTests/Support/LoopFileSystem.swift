@@ -15,7 +15,7 @@ enum LoopFileSystem {
     /// still holds a folder open: it goes when the store does).
     static func with<Result>(_ type: String, _ body: (URL) async throws -> Result) async throws -> Result {
         let folder = try TemporaryFolder("loop-\(type)")
-        let (image, root) = (folder.path("image"), folder.path("mounted"))
+        let root = folder.path("mounted")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try await shell(
             "truncate -s 512M image && /usr/sbin/mkfs.\(type) -q image && mount -o loop image mounted",
