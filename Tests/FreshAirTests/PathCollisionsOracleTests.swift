@@ -41,7 +41,9 @@ private struct ReferenceCollisions {
 
 @Suite("The compact set of names answers as the set of strings it replaced")
 struct PathCollisionsOracleTests {
-    @Test("Random paths of names that differ by case, normalization and folding, files and folders alike")
+    @Test(
+        "Random paths of names that differ by case, normalization and folding, files and folders alike; a file that is also a folder is seen"
+    )
     func sameAnswers() throws {
         let names = [
             "a", "A", "b", "Read.md", "read.md", "caf\u{e9}", "cafe\u{301}", "CAF\u{c9}", "stra\u{df}e", "strasse",
@@ -51,6 +53,7 @@ struct PathCollisionsOracleTests {
         for _ in 0..<300 {
             var compact = PathCollisionsKeepingPaths()
             var reference = ReferenceCollisions()
+            var kept: [String] = []
             for _ in 0..<Int.random(in: 1...40, using: &generator) {
                 let depth = Int.random(in: 1...3, using: &generator)
                 let path = try BundlePath(
@@ -61,6 +64,10 @@ struct PathCollisionsOracleTests {
                 do { answer = try compact.insert(path) } catch { answer = nil }
                 // After a collision too: neither recorded any name of the path refused.
                 #expect(answer == expected, "\(path.string.debugDescription), \(generator)")
+                if answer == true { kept.append(path.string) }
+                // Set exactly when one kept path is a folder of another, whichever came first.
+                let clash = kept.contains { file in kept.contains { $0.hasPrefix(file + "/") } }
+                #expect(compact.sawFileThatIsAFolder == clash, "\(kept), \(generator)")
                 let probe = try BundlePath(names.randomElement(using: &generator)!)
                 #expect(
                     compact.contains(probe) == reference.contains(probe),

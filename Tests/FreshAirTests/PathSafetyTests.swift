@@ -131,7 +131,9 @@ struct PathSafetyTests {
         #expect(try paths.insert(BundlePath("x/y.txt")))
         #expect(try paths.insert(BundlePath("x/z.txt")))
         #expect(try paths.insert(BundlePath("x/y.txt")) == false)
+        #expect(!paths.sawFileThatIsAFolder)
         #expect(try paths.insert(BundlePath("x")))  // a file named as the folder: new, for the walk to refuse
+        #expect(paths.sawFileThatIsAFolder)
         #expect(try paths.insert(BundlePath("x")) == false)
     }
 

@@ -117,9 +117,11 @@ struct ManifestTree {
             budget: budget,
             letGo: letGo
         )
-        // The names are let go before the check sorts every path: 6 MB at 200,000 files.
+        // The set of names saw whether a file is also a folder as the paths went in: only then
+        // are the paths sorted, to name the first such pair, once the names are let go.
+        let fileIsAFolder = seen.sawFileThatIsAFolder
         seen = PathCollisions()
-        try checkNoFileIsAlsoAFolder(selection)
+        if fileIsAFolder { try checkNoFileIsAlsoAFolder(selection) }
         return selection
     }
 

@@ -198,6 +198,10 @@ package struct PathCollisions: Sendable {
     /// not a repeat, so that whoever lists it finds a file that is also a folder.
     private var foldersOnly: Set<String> = []
 
+    /// Whether some path kept (answered `true`) is also a folder of another kept path, in
+    /// either order. A walk sorts its paths to name the first such pair only when this is set.
+    package private(set) var sawFileThatIsAFolder = false
+
     /// An empty set.
     package init() {}
 
@@ -305,7 +309,14 @@ package struct PathCollisions: Sendable {
                 let earlier = spelling(name, spellings)
                 // A folder seen before: the folders above it were recorded then.
                 guard earlier != entry else {
-                    if newNames == 0 { return foldersOnly.remove(entry.string) != nil }
+                    if newNames == 0 {
+                        // A file named as a folder recorded before: kept, and the two clash.
+                        guard foldersOnly.remove(entry.string) != nil else { return false }
+                        sawFileThatIsAFolder = true
+                        return true
+                    }
+                    // A folder of this path recorded before as a file.
+                    if !foldersOnly.contains(entry.string) { sawFileThatIsAFolder = true }
                     break
                 }
                 throw BundlePath.Rejection(
@@ -355,6 +366,9 @@ package struct PathCollisionsKeepingPaths: Sendable {
     package func contains(_ path: BundlePath) -> Bool {
         collisions.contains(path) { paths.bytes(at: Int($0)) }
     }
+
+    /// See ``PathCollisions/sawFileThatIsAFolder``.
+    package var sawFileThatIsAFolder: Bool { collisions.sawFileThatIsAFolder }
 }
 
 extension String {
