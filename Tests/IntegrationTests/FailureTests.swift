@@ -287,15 +287,24 @@ struct FailureTests {
         }
     }
 
+    /// A request for `big.bin` answered with `offset` bytes, then silence for `seconds` or until
+    /// the test makes the file `release`, then a closed connection. The proxy makes the file
+    /// `arrived` as the silence begins: the request has come, and its bytes were sent.
+    struct Stall {
+        var offset: Int
+        var seconds: Int
+        var release: URL? = nil
+        var arrived: URL? = nil
+    }
+
     /// `Big.freshair` on `server`: one file of `size` bytes, listed without a digest (so only its
     /// bytes can show that two writers mixed them), and a sync of it through a fault proxy
-    /// that applies `rules` to `big.bin`; a stall ends early once `release` exists, when given.
+    /// that answers the first requests for `big.bin` with `stalls`, one each, in order.
     /// Returns the file, the proxy (stop it) and the sync.
     func bigBundleThroughProxy(
         on server: PublishedFolder,
         size: Int,
-        stalls rules: [(offset: Int, seconds: Int)],
-        releasedBy release: URL? = nil
+        stalls: [Stall]
     ) throws -> (big: Data, proxy: FaultProxy, client: ExampleClient, sync: BundleSync) {
         let bundle = server.root.appendingPathComponent("Big.freshair")
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
@@ -305,12 +314,13 @@ struct FailureTests {
         let proxy = try FaultProxy(upstream: server.url)
         // Each rule is used once, in order: the first request for big.bin meets the first.
         try proxy.rules(
-            rules.map {
+            stalls.map {
                 var rule: [String: any Sendable] = [
                     "path": "/Big.freshair/big.bin", "fault": "stall", "offset": $0.offset, "seconds": $0.seconds,
                     "times": 1,
                 ]
-                if let release { rule["until"] = release.path }
+                if let release = $0.release { rule["until"] = release.path }
+                if let arrived = $0.arrived { rule["arrived"] = arrived.path }
                 return rule
             }
         )
@@ -342,8 +352,7 @@ struct FailureTests {
             let (big, proxy, client, sync) = try bigBundleThroughProxy(
                 on: server,
                 size: 400_000,
-                stalls: [(1000, 20)],
-                releasedBy: release
+                stalls: [Stall(offset: 1000, seconds: 20, release: release)]
             )
             defer { proxy.stop() }
             let staging = client.local.path("store/staging").path
@@ -390,29 +399,42 @@ struct FailureTests {
     @Test("Two updates downloading one file at once each write their own partial file: the content stays whole")
     func concurrentDownloadsNeverShareAPartial() async throws {
         try await PublishedFolder.with(.nginx) { server in
-            // The first request stalls early; the second stalls later and longer, so the first
-            // resumes while the second is still writing its own copy. On a loaded machine (CI
-            // runs every suite at once) the second update can take longer than the first stall to
-            // ask: the first then meets both stalls, which the test's two attempts did not survive
-            // (a CI run of 2026-11-28). A device makes four; this test three.
-            let (big, proxy, client, stalled) = try bigBundleThroughProxy(
+            // Both updates are held mid-download at once, the second with more of the file, then
+            // the first is let go: it resumes and installs while the second's partial copy waits
+            // half written. The test orders them (fixed stalls lost the race on a loaded CI
+            // machine, 2026-11-28); each update meets one stall, under the 30 s idle timeout.
+            let signals = server.root.appendingPathComponent(".signals")
+            try FileManager.default.createDirectory(at: signals, withIntermediateDirectories: true)
+            func signal(_ name: String) -> URL { signals.appendingPathComponent(name) }
+            let (big, proxy, client, sync) = try bigBundleThroughProxy(
                 on: server,
                 size: 600_000,
-                stalls: [(1000, 5), (300_000, 7)]
+                stalls: [
+                    Stall(offset: 1000, seconds: 20, release: signal("release-1"), arrived: signal("arrived-1")),
+                    Stall(offset: 300_000, seconds: 20, release: signal("release-2"), arrived: signal("arrived-2")),
+                ]
             )
             defer { proxy.stop() }
-            var configured = stalled
-            configured.configuration.retry = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10))
-            let sync = configured
-            let first = Task { try await sync.run() }
-            let staging = client.local.path("store/staging").path
-            for _ in 0..<400 {
-                if !stagingLeases(staging).isEmpty { break }
-                try await Task.sleep(for: .milliseconds(25))
+            func waitFor(_ name: String) async throws {
+                for _ in 0..<800 where !FileManager.default.fileExists(atPath: signal(name).path) {
+                    try await Task.sleep(for: .milliseconds(25))
+                }
+                #expect(FileManager.default.fileExists(atPath: signal(name).path), "\(name) within 20 s")
             }
-            let second = try await sync.run()
+            let first = Task { try await sync.run() }
+            try await waitFor("arrived-1")
+            let second = Task { try await sync.run() }
+            try await waitFor("arrived-2")
+            try Data().write(to: signal("release-1"))
             let one = try await first.value
-            #expect([one.outcome, second.outcome].sorted { "\($0)" < "\($1)" } == [.alreadyCurrent, .updated])
+            try Data().write(to: signal("release-2"))
+            let two = try await second.value
+            #expect(one.outcome == .updated)
+            #expect(two.outcome == .alreadyCurrent)
+            // Each resumed from its own partial copy: the first from its 1,000 bytes, though the
+            // second had written 300,000 of the same file meanwhile.
+            let resumed = proxy.answers().filter { $0.path == "/Big.freshair/big.bin" }.compactMap(\.range)
+            #expect(resumed.sorted() == ["bytes=1000-", "bytes=300000-"])
             #expect(try Data(contentsOf: client.live.appendingPathComponent("big.bin")) == big)
             #expect(try client.sync.store.verify()?.isIntact == true)
         }
