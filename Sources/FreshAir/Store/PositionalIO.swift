@@ -34,29 +34,30 @@ enum PositionalIO {
         at offset: Int64,
         into buffer: UnsafeMutableRawBufferPointer
     ) throws(Failure) {
-        var done = 0
-        while done < buffer.count {
-            let count = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw .system(errno)
-            }
-            guard count > 0 else { throw .short }
-            done += count
+        try whole(buffer.count) { done in
+            pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
         }
     }
 
     /// Writes all of `bytes` at `offset` of `descriptor`.
     static func write(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) throws(Failure) {
+        try whole(bytes.count) { done in
+            pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+        }
+    }
+
+    /// Calls `transfer` with the bytes moved so far until `count` have moved: again after an
+    /// interrupted call, and after a partial one for the rest.
+    private static func whole(_ count: Int, _ transfer: (_ done: Int) -> Int) throws(Failure) {
         var done = 0
-        while done < bytes.count {
-            let count = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if count < 0 {
+        while done < count {
+            let moved = transfer(done)
+            if moved < 0 {
                 if errno == EINTR { continue }
                 throw .system(errno)
             }
-            guard count > 0 else { throw .short }
-            done += count
+            guard moved > 0 else { throw .short }
+            done += moved
         }
     }
 }
