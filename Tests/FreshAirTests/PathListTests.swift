@@ -62,4 +62,76 @@ struct PathListTests {
         list.keep([false, true, false, true, true, true, true])
         #expect(list.strings == ["fgh", "", "q", "rstuvwx", "yz"])
     }
+
+    @Test(
+        "Full pages in a file: random appends, removals, copies and compaction read back as the model has them, each copy its own"
+    )
+    func spilledPagesMatchAnArrayOfStrings() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pages-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var generator = SeededGenerator()
+        var spilled = 0
+        for _ in 0..<300 {
+            let pageSize = Int.random(in: 4...24, using: &generator)
+            var list = PathList(pageSize: pageSize, spillingWith: UnnamedFile.maker(in: folder))
+            var model: [String] = []
+            var copies: [(PathList, [String])] = []
+            for _ in 0..<Int.random(in: 0...120, using: &generator) {
+                switch Int.random(in: 0..<12, using: &generator) {
+                case 0 where !model.isEmpty, 1 where !model.isEmpty:
+                    list.removeLast()
+                    model.removeLast()
+                case 2:
+                    // A copy shares the file; whatever either does next, each reads its own.
+                    copies.append((list, model))
+                default:
+                    let path = randomPath(pageSize: pageSize, using: &generator)
+                    list.append(path.utf8)
+                    model.append(path)
+                }
+                if list.isSpilled { spilled += 1 }
+            }
+            #expect(list.strings.map { Array($0.utf8) } == model.map { Array($0.utf8) }, "\(generator)")
+            let keep = model.map { _ in Bool.random(using: &generator) }
+            list.keep(keep)
+            let kept = model.indices.filter { keep[$0] }.map { model[$0] }
+            #expect(list.strings.map { Array($0.utf8) } == kept.map { Array($0.utf8) }, "\(generator)")
+            let more = randomPath(pageSize: pageSize, using: &generator)
+            list.append(more.utf8)
+            #expect(list.strings.map { Array($0.utf8) } == (kept + [more]).map { Array($0.utf8) }, "\(generator)")
+            for (copy, paths) in copies {
+                #expect(copy.strings.map { Array($0.utf8) } == paths.map { Array($0.utf8) }, "\(generator)")
+            }
+        }
+        #expect(spilled > 1_000, "\(spilled)")
+        // The files have no names from the start.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+    }
+
+    @Test("No file for the pages (a folder that is not there): every page stays in memory, and every path reads back")
+    func noFileKeepsPagesInMemory() {
+        var list = PathList(pageSize: 8, spillingWith: UnnamedFile.maker(in: "/nonexistent-\(UUID().uuidString)"))
+        let paths = (0..<200).map { "p\($0)" }
+        for path in paths { list.append(path.utf8) }
+        #expect(!list.isSpilled)
+        #expect(list.strings == paths)
+    }
+
+    @Test("Pages read back from the file through its cache, in and out of order, as they were written")
+    func readsThroughTheCache() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("pages-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var list = PathList(pageSize: 1_024, spillingWith: UnnamedFile.maker(in: folder))
+        let paths = (0..<5_000).map { "folder \($0 % 37)/file \($0).bin" }
+        for path in paths { list.append(path.utf8) }
+        #expect(list.isSpilled)
+        var generator = SeededGenerator()
+        for _ in 0..<2_000 {
+            let index = Int.random(in: paths.indices, using: &generator)
+            #expect(list.string(at: index) == paths[index])
+        }
+        #expect(list.strings == paths)
+    }
 }

@@ -23,22 +23,27 @@ struct SelectedFilesTests {
     }
 
     @Test(
-        "Random lists, in memory and with digests and sizes in a file past 1 to 8 files: the same files, the same order of paths, the same files kept, asked in order",
+        "Random lists, in memory and with digests and sizes in a file past 1 to 8 files and paths in pages of 64 to 256 bytes: the same files, the same order of paths, the same files kept, asked in order",
         arguments: [false, true]
     )
     func matchesAnArray(spilling: Bool) throws {
         var generator = SeededGenerator()
         let folder = try Self.folder()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        var spilled = 0
+        var (spilled, pathsSpilled) = (0, 0)
         for _ in 0..<200 {
             let array = randomFiles(Int.random(in: 0...60, using: &generator), using: &generator)
             var files =
                 spilling
-                ? SelectedFiles(spillingTo: folder, bufferFiles: Int.random(in: 1...8, using: &generator))
+                ? SelectedFiles(
+                    spillingTo: folder,
+                    bufferFiles: Int.random(in: 1...8, using: &generator),
+                    pageSize: Int.random(in: 64...256, using: &generator)  // the longest path is 41 bytes
+                )
                 : SelectedFiles()
             for file in array { files.append(file) }
             if files.isSpilled { spilled += 1 }
+            if files.arePathsSpilled { pathsSpilled += 1 }
             #expect(same(files, array), "\(generator)")
             for _ in 0..<20 where !array.isEmpty {
                 let (left, right) = (
@@ -86,6 +91,7 @@ struct SelectedFilesTests {
         // The unnamed files are gone from the folder from the start.
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
         #expect(spilling ? spilled > 100 : spilled == 0, "\(spilled) of 200 spilled, \(generator)")
+        #expect(spilling ? pathsSpilled > 50 : pathsSpilled == 0, "\(pathsSpilled) of 200 spilled paths, \(generator)")
     }
 
     @Test("A folder that cannot take the file keeps the digests and sizes in memory, and every one is read back")

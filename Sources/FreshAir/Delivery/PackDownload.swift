@@ -49,7 +49,13 @@ struct PackDownload {
             guard hash?.algorithm == .sha256, let size, size < FilePack.largestFile else { continue }
             found.append(Int32(index))
         }
-        found.sort { downloads.pathPrecedes(jobs[Int($0)].download, jobs[Int($1)].download) }
+        func precedes(_ left: Int32, _ right: Int32) -> Bool {
+            downloads.pathPrecedes(jobs[Int(left)].download, jobs[Int(right)].download)
+        }
+        // A plan read from manifests written in path order is in path order already: checked in
+        // one pass, in order, rather than sorted. A sort reads paths from all over the plan,
+        // which is on disk once it is long (`PathList`).
+        if zip(found, found.dropFirst()).contains(where: { !precedes($0, $1) }) { found.sort(by: precedes) }
         return found
     }
 }
@@ -119,6 +125,14 @@ private final class PackMatch: Sendable {
     let downloads: SelectedFiles
     let arrived: Mutex<[Bool]>
     let onArrival: @Sendable (Int64) -> Void
+    /// Where the next file's candidate most likely is, for the files admitted and for those
+    /// written (which follow a few files behind): after the last one found.
+    private let next = Mutex(Next())
+
+    private struct Next {
+        var admitted = 0
+        var written = 0
+    }
 
     init(
         candidates: [Int32],
@@ -135,26 +149,45 @@ private final class PackMatch: Sendable {
 
     /// The job the pack's file at `path` of `size` bytes is for: one still waiting, whose file
     /// is that path, of that size.
-    func job(for path: BundlePath, size: Int64?) -> Int? {
-        var (low, high) = (0, candidates.count)
-        while low < high {
-            let middle = (low + high) / 2
-            if downloads.path(at: jobs[Int(candidates[middle])].download) < path {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
+    func job(for path: BundlePath, size: Int64?) -> Int? { job(for: path, size: size, near: \.admitted) }
+
+    private func job(for path: BundlePath, size: Int64?, near hint: WritableKeyPath<Next, Int>) -> Int? {
+        let low = lowerBound(of: path, near: next.withLock { $0[keyPath: hint] })
         guard low < candidates.count else { return nil }
         let job = Int(candidates[low])
         let file = downloads[jobs[job].download]
-        guard file.path == path, file.size == size, !arrived.withLock({ $0[job] }) else { return nil }
+        guard file.path == path else {
+            next.withLock { $0[keyPath: hint] = low }
+            return nil
+        }
+        next.withLock { $0[keyPath: hint] = low + 1 }
+        guard file.size == size, !arrived.withLock({ $0[job] }) else { return nil }
         return job
+    }
+
+    /// The first candidate whose path does not sort before `path`. Looked for first at `guess`
+    /// and the one after it: a pack lists its files in path order, as the candidates are, so a
+    /// file is most often the one after the last (or, when the plan does not want the last,
+    /// the same). A binary search otherwise, for a pack in another order.
+    private func lowerBound(of path: BundlePath, near guess: Int) -> Int {
+        let precedes = { (index: Int) in self.downloads.path(at: self.jobs[Int(self.candidates[index])].download) < path
+        }
+        for place in guess...(guess + 1) where place <= candidates.count {
+            if (place == 0 || precedes(place - 1)) && (place == candidates.count || !precedes(place)) { return place }
+        }
+        var (low, high) = (0, candidates.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if precedes(middle) { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     /// A file written whole: it arrived if its bytes are its entry's.
     func written(_ path: BundlePath, _ record: FileRecord) {
-        guard let job = job(for: path, size: record.size), downloads[jobs[job].download].hash == record.hash else {
+        guard let job = job(for: path, size: record.size, near: \.written),
+            downloads[jobs[job].download].hash == record.hash
+        else {
             return
         }
         arrived.withLock { $0[job] = true }

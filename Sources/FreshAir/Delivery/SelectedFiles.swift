@@ -4,9 +4,10 @@
 /// An array of selected files held each path as a `String` of its own, 64 bytes beside the
 /// file's 64 for any path longer than 15 bytes: 12.8 MB at the peak of a first sync of 100,000
 /// files (`heaptrack`, 2026-11-27). Here a file is its path in a ``PathList`` (its own length
-/// and 4 bytes) and its digest and size (``DigestsAndSizes``: 41 bytes, in a file of the update
-/// once the list is long). A file read from the list is made when read: read a digest, a size
-/// or a path's order through the methods that do not make its path.
+/// and 4 bytes; its bytes in a file of the update once they fill a page) and its digest and
+/// size (``DigestsAndSizes``: 41 bytes, in a file of the update once the list is long). A file
+/// read from the list is made when read: read a digest, a size or a path's order through the
+/// methods that do not make its path.
 struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
     private var paths = PathList()
     private var facts: DigestsAndSizes
@@ -14,9 +15,14 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
     init() { facts = DigestsAndSizes() }
 
     /// An empty list whose digests and sizes go to an unnamed file in `folder` once it passes
-    /// `bufferFiles` files (see ``DigestsAndSizes``).
-    init(spillingTo folder: String?, bufferFiles: Int = 1_600) {
+    /// `bufferFiles` files (see ``DigestsAndSizes``), and its paths' bytes to another a page at a
+    /// time (see ``PathList``). A page is as many bytes as the digests' buffer (64 KB), and
+    /// never less than the longest path; tests that know their paths' lengths set `pageSize`.
+    init(spillingTo folder: String?, bufferFiles: Int = 1_600, pageSize: Int? = nil) {
         facts = DigestsAndSizes(spillingTo: folder, bufferRecords: bufferFiles)
+        let pageSize =
+            pageSize ?? Swift.min(1 << 16, Swift.max(BundlePath.maxLength, bufferFiles * DigestsAndSizes.recordSize))
+        paths = PathList(pageSize: pageSize, spillingWith: UnnamedFile.maker(in: folder))
     }
 
     init(_ files: some Sequence<SelectedFile>) {
@@ -31,6 +37,9 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
 
     /// Whether some digests and sizes are in the update's file (see ``init(spillingTo:bufferFiles:)``).
     var isSpilled: Bool { facts.isSpilled }
+
+    /// Whether some paths' bytes are in the update's file.
+    var arePathsSpilled: Bool { paths.isSpilled }
 
     subscript(position: Int) -> SelectedFile {
         let (hash, size) = facts[position]

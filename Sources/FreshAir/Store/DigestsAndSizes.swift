@@ -1,13 +1,4 @@
-import Foundation
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A digest (or none) and a size (or none) for each position of a list, 41 bytes each: in
 /// memory while the list is short, and past ``bufferRecords`` positions in an unnamed file in
@@ -164,37 +155,22 @@ struct DigestsAndSizes: Sendable {
     }
 }
 
-// File-scope names for the libc calls `RecordFile` shadows with its own methods.
-private func systemClose(_ descriptor: Int32) -> Int32 { close(descriptor) }
-
 /// The file behind a ``DigestsAndSizes``: written by its one owner a buffer at a time, read
 /// by any thread through a cache of one block of 4 KB.
 private final class RecordFile: Sendable {
-    let descriptor: Int32
+    let file: UnnamedFile
     /// The block last read, by its number, and its bytes.
     private let cache = Mutex((block: -1, bytes: [UInt8]()))
 
-    /// A new file in `folder`, unlinked as soon as it is open; `nil` when it cannot be made.
+    /// A new file in `folder`; `nil` when it cannot be made.
     init?(in folder: String) {
-        let path = folder + "/.selection-" + UUID().uuidString
-        let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return nil }
-        unlink(path)
-        self.descriptor = descriptor
+        guard let file = UnnamedFile(in: folder) else { return nil }
+        self.file = file
     }
-
-    deinit { _ = systemClose(descriptor) }
 
     /// Writes `records` from record number `first`; `false` when the file could not take them.
     func write(_ records: [UInt8], at first: Int) -> Bool {
-        records.withUnsafeBytes { bytes in
-            do {
-                try PositionalIO.write(descriptor, bytes, at: Int64(first * DigestsAndSizes.recordSize))
-                return true
-            } catch {
-                return false
-            }
-        }
+        records.withUnsafeBytes { file.write($0, at: Int64(first * DigestsAndSizes.recordSize)) }
     }
 
     /// Reads `count` records from record number `first`, which are to be written again: the
@@ -239,16 +215,6 @@ private final class RecordFile: Sendable {
     }
 
     private func readRecords(from first: Int, count: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count * DigestsAndSizes.recordSize)
-        bytes.withUnsafeMutableBytes { buffer in
-            do throws(PositionalIO.Failure) {
-                try PositionalIO.read(descriptor, at: Int64(first * DigestsAndSizes.recordSize), into: buffer)
-            } catch {
-                fatalError(
-                    "FreshAir could not read back a plan's digests (errno \(error.code)): the device failed a read"
-                )
-            }
-        }
-        return bytes
+        file.read(at: Int64(first * DigestsAndSizes.recordSize), count: count * DigestsAndSizes.recordSize)
     }
 }
