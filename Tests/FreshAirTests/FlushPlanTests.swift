@@ -71,4 +71,40 @@ struct FlushPlanTests {
         #expect(plan.directories.dropLast().last == "/r/state", "the record's folder, where it was renamed in")
         #expect(plan.fullSync == "/r/snapshots")
     }
+
+    @Test(
+        "A staged version keeps the paths it linked where the flush goes file by file, and none where one syncfs flushes it whole",
+        arguments: [true, false]
+    )
+    func stagedVersionKeepsItsLinks(keepingLinks: Bool) throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("links-\(UUID().uuidString.prefix(8))")
+        defer { try? FileManager.default.removeItem(at: root) }
+        let old = root.appendingPathComponent("old")
+        for folder in [old, root.appendingPathComponent("staging")] {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        }
+        let staged = try StagedVersion(
+            id: 2,
+            path: root.appendingPathComponent("staging").path,
+            partialsPath: root.path,
+            keepingLinks: keepingLinks
+        )
+        for name in ["b.txt", "a.txt"] {
+            try Data(name.utf8).write(to: old.appendingPathComponent(name))
+            try staged.link(old.appendingPathComponent(name).path, at: BundlePath(trusted: name))
+        }
+        try Data("new".utf8).write(to: URL(fileURLWithPath: staged.path).appendingPathComponent("new.bin"))
+        let linked = staged.linkedPaths
+        #expect(linked.contains("a.txt") == keepingLinks && linked.contains("b.txt") == keepingLinks)
+        #expect(!linked.contains("new.bin"))
+        let plan = FlushPlan.make(
+            version: staged.path,
+            record: root.appendingPathComponent("2.json").path,
+            files: Durability.treeContents(staged.path).files,
+            folders: [""],
+            linked: linked
+        )
+        let flushed = plan.files.map { ($0 as NSString).lastPathComponent }
+        #expect(flushed == (keepingLinks ? ["new.bin", "2.json"] : ["a.txt", "b.txt", "new.bin", "2.json"]))
+    }
 }

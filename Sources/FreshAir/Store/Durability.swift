@@ -14,6 +14,15 @@ import Darwin
 /// survives. Every call's result is checked: a flush that fails (a disk reporting a write
 /// error) stops the activation, and the live version stays.
 enum Durability {
+    /// Whether a new version is flushed file by file, skipping the files hard-linked from the
+    /// version before, whose paths must then be kept (Apple platforms, ``FlushPlan``); on Linux
+    /// one `syncfs(2)` flushes it whole and needs no list.
+    #if os(Linux)
+    static let flushesFileByFile = false
+    #else
+    static let flushesFileByFile = true
+    #endif
+
     /// Flushes everything written under `path`.
     ///
     /// Linux: one `syncfs(2)` for the file system holding it (cheaper than an `fsync` per file,
