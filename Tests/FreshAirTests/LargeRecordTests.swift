@@ -124,6 +124,12 @@ struct LargeRecordTests {
         #expect(read == record)
         // Its records went to an unnamed file beside it: nothing else is in the folder.
         #expect(read.fileTable.isSpilled && !record.fileTable.isSpilled)
+        // Its paths too, a page at a time, each found by path as in memory.
+        #expect(read.fileTable.arePathsSpilled && !record.fileTable.arePathsSpilled)
+        for position in stride(from: 0, to: 12_000, by: 7) {
+            #expect(read.fileTable.index(of: record.fileTable.path(at: position)) == position)
+        }
+        for missing in ["", "a", "d3/file-99999.bin", "d9", "zz"] { #expect(read.fileTable.index(of: missing) == nil) }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["1.json"])
 
         // A small record, or one another writer spaced out, is read whole.

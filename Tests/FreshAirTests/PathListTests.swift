@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import FreshAir
@@ -133,5 +134,57 @@ struct PathListTests {
             #expect(list.string(at: index) == paths[index])
         }
         #expect(list.strings == paths)
+    }
+
+    @Test(
+        "A sorted list searched for random keys, some pages in a file: the index a scan finds, reading one page at most per search"
+    )
+    func partitioningIndexReadsOnePage() {
+        var generator = SeededGenerator()
+        var spilledSearches = 0
+        for _ in 0..<100 {
+            let pageSize = Int.random(in: 8...64, using: &generator)
+            var paths = (0..<Int.random(in: 0...300, using: &generator)).map { _ in
+                randomPath(pageSize: pageSize, using: &generator)
+            }
+            paths.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            let file = CountingPageFile()
+            var list = PathList(pageSize: pageSize, spillingWith: { file })
+            for path in paths { list.append(path.utf8) }
+            // Some taken off the end and appended again: pages come back from the file and go again.
+            for _ in 0..<Int.random(in: 0...min(20, paths.count), using: &generator) { list.removeLast() }
+            for path in paths[list.count...] { list.append(path.utf8) }
+            #expect(list.strings == paths, "\(generator)")
+            for _ in 0..<30 {
+                let key = Array(randomPath(pageSize: pageSize, using: &generator).utf8)
+                let expected = paths.firstIndex { !$0.utf8.lexicographicallyPrecedes(key) } ?? paths.count
+                let before = file.reads.withLock { $0 }
+                let found = list.partitioningIndex { $0.lexicographicallyPrecedes(key) }
+                #expect(found == expected, "\(key) in \(paths), \(generator)")
+                #expect(file.reads.withLock { $0 } - before <= 1, "\(generator)")
+                if list.isSpilled { spilledSearches += 1 }
+            }
+        }
+        #expect(spilledSearches > 1_000)
+    }
+}
+
+/// Pages kept in memory, counting the reads.
+private final class CountingPageFile: PageFile {
+    let bytes = Mutex<[UInt8]>([])
+    let reads = Mutex(0)
+
+    func write(_ written: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+        bytes.withLock { bytes in
+            let end = Int(offset) + written.count
+            if bytes.count < end { bytes.append(contentsOf: repeatElement(0, count: end - bytes.count)) }
+            bytes.replaceSubrange(Int(offset)..<end, with: written)
+        }
+        return true
+    }
+
+    func read(at offset: Int64, count: Int) -> [UInt8] {
+        reads.withLock { $0 += 1 }
+        return bytes.withLock { Array($0[Int(offset)..<Int(offset) + count]) }
     }
 }

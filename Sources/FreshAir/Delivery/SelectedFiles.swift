@@ -20,9 +20,7 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
     /// never less than the longest path; tests that know their paths' lengths set `pageSize`.
     init(spillingTo folder: String?, bufferFiles: Int = 1_600, pageSize: Int? = nil) {
         facts = DigestsAndSizes(spillingTo: folder, bufferRecords: bufferFiles)
-        let pageSize =
-            pageSize ?? Swift.min(1 << 16, Swift.max(BundlePath.maxLength, bufferFiles * DigestsAndSizes.recordSize))
-        paths = PathList(pageSize: pageSize, spillingWith: UnnamedFile.maker(in: folder))
+        paths = PathList(spillingTo: folder, bufferFiles: bufferFiles, pageSize: pageSize)
     }
 
     init(_ files: some Sequence<SelectedFile>) {

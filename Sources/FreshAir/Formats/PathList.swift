@@ -12,7 +12,7 @@
 /// short list stays short.
 struct PathList: PathsAsBytes, Sendable {
     /// The bytes, a page at a time; a page is full when the next path would not fit in it.
-    /// Pages `0..<spilledLengths.count` are empty here: their bytes are in `spilled`.
+    /// Pages `0..<spilledPages.count` are empty here: their bytes are in `spilled`.
     private var pages: [[UInt8]] = []
     /// Where each path ends, counting every page before its own as `pageSize` bytes long.
     private var ends: [UInt32] = []
@@ -20,9 +20,17 @@ struct PathList: PathsAsBytes, Sendable {
     private let pageSize: Int
     /// Makes the file full pages go to; `nil` keeps every page in memory.
     private var makeFile: PageFileMaker?
-    /// The full pages written to a file, and each one's length.
+    /// The full pages written to a file, and each one's length and first path.
     private var spilled: SpilledPages?
-    private var spilledLengths: [Int] = []
+    private var spilledPages: [SpilledPage] = []
+
+    /// A page in the file: its length, and its first path's place and bytes, which let a search
+    /// of a sorted list pick the one page to read (``partitioningIndex(where:)``).
+    private struct SpilledPage {
+        var length: Int
+        var firstIndex: Int
+        var firstPath: [UInt8]
+    }
 
     init(pageSize: Int = 1 << 16) { self.pageSize = pageSize }
 
@@ -43,9 +51,20 @@ struct PathList: PathsAsBytes, Sendable {
     }
 
     /// Whether some pages are in a file (for tests and measurements).
-    var isSpilled: Bool { !spilledLengths.isEmpty }
+    var isSpilled: Bool { !spilledPages.isEmpty }
 
     var count: Int { ends.count }
+
+    /// The first index whose path `precedes` is `false` for, in a list where it is `true` for
+    /// the paths before some index and `false` from there (a sorted list, asked whether each
+    /// path sorts before a key): a binary search that reads at most one page from the file,
+    /// picked by the first paths of the pages there, which are kept in memory.
+    func partitioningIndex(where precedes: (ArraySlice<UInt8>) -> Bool) -> Int {
+        let page = firstNotPreceding(spilledPages.indices) { precedes(spilledPages[$0].firstPath[...]) }
+        let low = page == 0 ? 0 : spilledPages[page - 1].firstIndex
+        let high = page < spilledPages.count ? spilledPages[page].firstIndex : count
+        return firstNotPreceding(low..<high) { precedes(bytes(at: $0)) }
+    }
 
     /// The UTF-8 bytes of the path at `index`, read in place.
     func bytes(at index: Int) -> ArraySlice<UInt8> {
@@ -53,8 +72,8 @@ struct PathList: PathsAsBytes, Sendable {
         guard end > start else { return [] }
         let page = start / pageSize
         let range = (start - page * pageSize)..<(end - page * pageSize)
-        guard page < spilledLengths.count else { return pages[page][range] }
-        return spilled!.page(page, length: spilledLengths[page])[range]
+        guard page < spilledPages.count else { return pages[page][range] }
+        return spilled!.page(page, length: spilledPages[page].length)[range]
     }
 
     /// The path at `index`, as a string made now.
@@ -85,11 +104,11 @@ struct PathList: PathsAsBytes, Sendable {
         // The last path with bytes is on the last page that has any: the last written to the
         // file, when the page after it was emptied before (see below).
         let page = start / pageSize
-        if page < spilledLengths.count { takeBackLastSpilledPage() }
+        if page < spilledPages.count { takeBackLastSpilledPage() }
         pages.removeSubrange((page + 1)...)
         pages[page].removeSubrange((start - page * pageSize)...)
         // An emptied page after pages in the file stays, as the page the next path goes to.
-        if pages[page].isEmpty, spilledLengths.isEmpty || page > spilledLengths.count { pages.removeLast() }
+        if pages[page].isEmpty, spilledPages.isEmpty || page > spilledPages.count { pages.removeLast() }
     }
 
     /// Keeps, in order, the paths whose `keep` is `true` (one for each path): in place when
@@ -151,15 +170,18 @@ struct PathList: PathsAsBytes, Sendable {
     /// when it cannot, keeps every page in memory from here on.
     private mutating func spillFullPages() {
         guard let makeFile else { return }
-        while spilledLengths.count < pages.count - 1 {
+        while spilledPages.count < pages.count - 1 {
             makeUnique()
             if spilled == nil { spilled = makeFile().map { SpilledPages(file: $0, pageSize: pageSize) } }
-            let number = spilledLengths.count
+            let number = spilledPages.count
             guard let spilled, spilled.write(pages[number], number: number) else {
                 self.makeFile = nil
                 return
             }
-            spilledLengths.append(pages[number].count)
+            // A page starts with a path of some bytes: a new page is begun only for one.
+            let first = firstNotPreceding(ends.indices) { Int(ends[$0]) <= number * pageSize }
+            let firstPath = Array(pages[number][..<(Int(ends[first]) - number * pageSize)])
+            spilledPages.append(SpilledPage(length: pages[number].count, firstIndex: first, firstPath: firstPath))
             pages[number] = []
         }
     }
@@ -167,16 +189,18 @@ struct PathList: PathsAsBytes, Sendable {
     /// Brings the last page written to the file back to memory, to be changed.
     private mutating func takeBackLastSpilledPage() {
         makeUnique()
-        guard let spilled, let length = spilledLengths.popLast() else { return }
-        pages[spilledLengths.count] = spilled.page(spilledLengths.count, length: length)
+        guard let spilled, let last = spilledPages.popLast() else { return }
+        pages[spilledPages.count] = spilled.page(spilledPages.count, length: last.length)
     }
 
     /// A file shared with a copy of this list is not written to: its pages come back to memory,
     /// to go to a file of this list's own.
     private mutating func makeUnique() {
         guard spilled != nil, !isKnownUniquelyReferenced(&spilled) else { return }
-        for number in spilledLengths.indices { pages[number] = spilled!.page(number, length: spilledLengths[number]) }
-        (spilled, spilledLengths) = (nil, [])
+        for number in spilledPages.indices {
+            pages[number] = spilled!.page(number, length: spilledPages[number].length)
+        }
+        (spilled, spilledPages) = (nil, [])
     }
 
     /// Where the path at `index` starts: where the one before it ends, or at the start of the
@@ -188,4 +212,15 @@ struct PathList: PathsAsBytes, Sendable {
         guard end > previous else { return end }
         return Swift.max(previous, (end - 1) / pageSize * pageSize)
     }
+}
+
+/// The first of `range` that `precedes` is `false` for, where it is `true` for those before some
+/// place in it and `false` from there: a binary search.
+private func firstNotPreceding(_ range: Range<Int>, _ precedes: (Int) -> Bool) -> Int {
+    var (low, high) = (range.lowerBound, range.upperBound)
+    while low < high {
+        let middle = (low + high) / 2
+        if precedes(middle) { low = middle + 1 } else { high = middle }
+    }
+    return low
 }

@@ -24,9 +24,11 @@ struct FileTable: Sendable, Hashable {
     init() { records = DigestsAndSizes() }
 
     /// No files yet; past `bufferFiles` files, their records go to an unnamed file in `folder`
-    /// (see ``DigestsAndSizes``).
-    init(spillingTo folder: String?, bufferFiles: Int = 1_600) {
+    /// (see ``DigestsAndSizes``), and their paths' full pages to another (see ``PathList``),
+    /// read back a page at a time: a lookup by path reads one page at most.
+    init(spillingTo folder: String?, bufferFiles: Int = 1_600, pageSize: Int? = nil) {
         records = DigestsAndSizes(spillingTo: folder, bufferRecords: bufferFiles)
+        paths = PathList(spillingTo: folder, bufferFiles: bufferFiles, pageSize: pageSize)
     }
 
     static func == (left: FileTable, right: FileTable) -> Bool {
@@ -116,13 +118,13 @@ struct FileTable: Sendable, Hashable {
 
     /// Where `path` is, or `nil`.
     func index(of path: String) -> Int? {
-        var (low, high) = (0, count)
-        while low < high {
-            let middle = (low + high) / 2
-            if compare(middle, path) < 0 { low = middle + 1 } else { high = middle }
-        }
+        var key = path
+        let low = key.withUTF8 { key in paths.partitioningIndex { PathOrder.compare($0, key) < 0 } }
         return low < count && compare(low, path) == 0 ? low : nil
     }
+
+    /// Whether some paths' bytes are in a file.
+    var arePathsSpilled: Bool { paths.isSpilled }
 
     /// The record of the file at `path`, or `nil`.
     subscript(path: String) -> FileRecord? { index(of: path).map(record(at:)) }

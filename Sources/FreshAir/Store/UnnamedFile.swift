@@ -63,3 +63,15 @@ extension UnnamedFile {
         return { @Sendable () -> (any PageFile)? in UnnamedFile(in: folder) }
     }
 }
+
+extension PathList {
+    /// An empty list of a plan's or a table's paths whose full pages go to an unnamed file in
+    /// `folder`. A page is as many bytes as the digests' buffer of `bufferFiles` files beside
+    /// it (64 KB), and never less than the longest path; tests that know their paths' lengths
+    /// set `pageSize`.
+    init(spillingTo folder: String?, bufferFiles: Int, pageSize: Int? = nil) {
+        let pageSize =
+            pageSize ?? Swift.min(1 << 16, Swift.max(BundlePath.maxLength, bufferFiles * DigestsAndSizes.recordSize))
+        self.init(pageSize: pageSize, spillingWith: UnnamedFile.maker(in: folder))
+    }
+}
