@@ -122,6 +122,16 @@ struct HostileInputTests {
         return bytes
     }
 
+    @Test("Claimed sizes that add up past Int64.max, or below its least, make an unknown total, not a trap")
+    func claimedSizesOverflow() {
+        #expect([Int64.max, 1].knownTotal() == nil)
+        #expect([Int64.max, Int64.max].knownTotal() == nil)
+        #expect([Int64.min, -1].knownTotal() == nil)
+        #expect([Int64.max - 1, 1].knownTotal() == Int64.max)
+        #expect([3, nil, 4].knownTotal() == nil)
+        #expect([3, 4].knownTotal() == 7 && [Int64?]().knownTotal() == 0)
+    }
+
     @Test("A .tar trailer of bytes and short zero runs is recorded in linear time")
     func layoutRecorderIsLinear() throws {
         func record(_ bytes: [UInt8]) throws {

@@ -148,4 +148,43 @@ struct HostileSourceTests {
         #expect(try mode("own.txt") == 0o600)
         #expect(try mode("a.md") == 0o644)
     }
+
+    @Test(
+        "A manifest whose files claim sizes that add up past Int64.max: the sync ends with the file's error, not a trap, and the live version stays"
+    )
+    func claimedSizesPastInt64() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = server.root.appendingPathComponent("Seq.freshair")
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            let manifest = bundle.appendingPathComponent("manifest.json")
+            func publish(_ files: [(name: String, text: String, size: Int64)], at second: Double) throws {
+                let entries = try files.map { file in
+                    try Data(file.text.utf8).write(to: bundle.appendingPathComponent(file.name))
+                    let digest = ContentHash.of(Array(file.text.utf8), using: .sha256).hex
+                    return #"{"filename": "\#(file.name)", "sha256": "\#(digest)", "size": \#(file.size)}"#
+                }
+                try Data(#"{"format": 2, "files": [\#(entries.joined(separator: ", "))]}"#.utf8).write(to: manifest)
+                for name in files.map(\.name) + ["manifest.json"] {
+                    try FileManager.default.setAttributes(
+                        [.modificationDate: Date().addingTimeInterval(second)],
+                        ofItemAtPath: bundle.appendingPathComponent(name).path
+                    )
+                }
+            }
+            let local = try TemporaryFolder("sizes")
+            let sync = device(server, in: local)
+            try publish([("a.md", "v1", 2)], at: 10)
+            try await sync.run()
+            #expect(local.path("live/a.md").text == "v1")
+
+            try publish([("a.md", "v2", .max), ("b.md", "b", .max)], at: 20)
+            let error = await #expect(throws: FreshAirError.self) { try await sync.run() }
+            #expect(error?.code == .declaredSizeMismatch, "\(String(describing: error))")
+            #expect(
+                error?.description.contains("9223372036854775807 are listed") == true,
+                "\(String(describing: error))"
+            )
+            #expect(local.path("live/a.md").text == "v1")
+        }
+    }
 }

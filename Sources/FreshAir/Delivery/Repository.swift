@@ -318,10 +318,9 @@ public struct Repository: Sendable {
     /// Installs each changed bundle, `concurrency` at a time; returns the bytes downloaded.
     private func installAll(_ changed: [String], of index: RepositoryIndex, run: DeliveryRun) async throws -> Int64 {
         // Bytes as they arrive, for every mode's progress events; expected when the index lists sizes.
-        let sizes = changed.compactMap { index.bundles[$0]?.size }
         let counter = ProgressCounter(
             filesTotal: changed.count,
-            bytesExpected: sizes.count == changed.count ? sizes.reduce(0, +) : nil,
+            bytesExpected: changed.lazy.map { index.bundles[$0]?.size }.knownTotal(),
             report: run.report
         )
         var bytes: Int64 = 0

@@ -84,12 +84,13 @@ struct SyncPlan {
     }
 
     var summary: SyncPlanSummary {
-        let sizes = downloads.indices.compactMap(downloads.size(at:))
-        return SyncPlanSummary(
+        SyncPlanSummary(
             filesToDownload: downloads.count,
             filesToKeep: kept.count + written.count + placed.count,
             filesToRemove: removed.count,
-            bytesToDownload: sizes.count == downloads.count ? sizes.reduce(0, +) : nil
+            // Summed as read: an array of the sizes first was 3.2 MB at 200,000 files, the
+            // heap's peak of a first sync.
+            bytesToDownload: downloads.indices.lazy.map { downloads.size(at: $0) }.knownTotal()
         )
     }
 }
