@@ -170,7 +170,8 @@ private final class PackMatch: Sendable {
     /// file is most often the one after the last (or, when the plan does not want the last,
     /// the same). A binary search otherwise, for a pack in another order.
     private func lowerBound(of path: BundlePath, near guess: Int) -> Int {
-        let precedes = { (index: Int) in self.downloads.path(at: self.jobs[Int(self.candidates[index])].download) < path
+        let precedes = { (index: Int) in
+            self.downloads.path(at: self.jobs[Int(self.candidates[index])].download) < path
         }
         for place in guess...(guess + 1) where place <= candidates.count {
             if (place == 0 || precedes(place - 1)) && (place == candidates.count || !precedes(place)) { return place }
