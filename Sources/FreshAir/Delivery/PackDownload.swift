@@ -176,12 +176,7 @@ private final class PackMatch: Sendable {
         for place in guess...(guess + 1) where place <= candidates.count {
             if (place == 0 || precedes(place - 1)) && (place == candidates.count || !precedes(place)) { return place }
         }
-        var (low, high) = (0, candidates.count)
-        while low < high {
-            let middle = (low + high) / 2
-            if precedes(middle) { low = middle + 1 } else { high = middle }
-        }
-        return low
+        return candidates.indices.firstPosition { !precedes($0) }
     }
 
     /// A file written whole: it arrived if its bytes are its entry's.

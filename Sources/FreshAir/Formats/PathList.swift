@@ -60,10 +60,10 @@ struct PathList: PathsAsBytes, Sendable {
     /// path sorts before a key): a binary search that reads at most one page from the file,
     /// picked by the first paths of the pages there, which are kept in memory.
     func partitioningIndex(where precedes: (ArraySlice<UInt8>) -> Bool) -> Int {
-        let page = firstNotPreceding(spilledPages.indices) { precedes(spilledPages[$0].firstPath[...]) }
+        let page = spilledPages.indices.firstPosition { !precedes(spilledPages[$0].firstPath[...]) }
         let low = page == 0 ? 0 : spilledPages[page - 1].firstIndex
         let high = page < spilledPages.count ? spilledPages[page].firstIndex : count
-        return firstNotPreceding(low..<high) { precedes(bytes(at: $0)) }
+        return (low..<high).firstPosition { !precedes(bytes(at: $0)) }
     }
 
     /// The UTF-8 bytes of the path at `index`, read in place.
@@ -179,7 +179,7 @@ struct PathList: PathsAsBytes, Sendable {
                 return
             }
             // A page starts with a path of some bytes: a new page is begun only for one.
-            let first = firstNotPreceding(ends.indices) { Int(ends[$0]) <= number * pageSize }
+            let first = ends.indices.firstPosition { Int(ends[$0]) > number * pageSize }
             let firstPath = Array(pages[number][..<(Int(ends[first]) - number * pageSize)])
             spilledPages.append(SpilledPage(length: pages[number].count, firstIndex: first, firstPath: firstPath))
             pages[number] = []
@@ -212,15 +212,4 @@ struct PathList: PathsAsBytes, Sendable {
         guard end > previous else { return end }
         return Swift.max(previous, (end - 1) / pageSize * pageSize)
     }
-}
-
-/// The first of `range` that `precedes` is `false` for, where it is `true` for those before some
-/// place in it and `false` from there: a binary search.
-private func firstNotPreceding(_ range: Range<Int>, _ precedes: (Int) -> Bool) -> Int {
-    var (low, high) = (range.lowerBound, range.upperBound)
-    while low < high {
-        let middle = (low + high) / 2
-        if precedes(middle) { low = middle + 1 } else { high = middle }
-    }
-    return low
 }

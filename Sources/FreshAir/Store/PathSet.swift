@@ -21,15 +21,7 @@ struct PathSet: Sendable, ExpressibleByArrayLiteral {
     /// Whether `path`, byte for byte, is one of the paths.
     func contains(_ path: String) -> Bool {
         let wanted = path.utf8
-        var (low, high) = (0, order.count)
-        while low < high {
-            let middle = (low + high) / 2
-            if paths.bytes(at: Int(order[middle])).lexicographicallyPrecedes(wanted) {
-                low = middle + 1
-            } else {
-                high = middle
-            }
-        }
+        let low = order.indices.firstPosition { !paths.bytes(at: Int(order[$0])).lexicographicallyPrecedes(wanted) }
         return low < order.count && paths.bytes(at: Int(order[low])).elementsEqual(wanted)
     }
 }
