@@ -222,6 +222,15 @@ struct ConfinedFolderTests {
         #expect(try String(contentsOf: inside.appendingPathComponent("a/b/c.txt"), encoding: .utf8) == "ok")
     }
 
+    @Test("Folders kept open take a quarter of the open-file limit, at most 256: a Mac or iOS app starts at 256")
+    func openFolderCap() {
+        #expect(ConfinedFolder.openFolderCap(openFileLimit: 256) == 64)
+        #expect(ConfinedFolder.openFolderCap(openFileLimit: 1024) == 256)
+        #expect(ConfinedFolder.openFolderCap(openFileLimit: Int.max) == 256)
+        #expect(ConfinedFolder.openFolderCap(openFileLimit: 8) == 4)
+        #expect(ConfinedFolder.openFolderCap(openFileLimit: nil) == 16)
+    }
+
     @Test("Without openat2, the component-by-component walk refuses '..', links and empty names itself")
     func fallbackWalk() throws {
         defer { cleanUp() }

@@ -30,7 +30,7 @@ struct StoragePlanTests {
     }
 
     @Test(
-        "A refused file on a platform with Data Protection says the device may be locked; elsewhere the system's words"
+        "A refused file on a platform with Data Protection says the device may be locked; too many open files names the limit"
     )
     func lockedDeviceWords() {
         #expect(Disk.reason(EACCES, dataProtection: false) == String(cString: strerror(EACCES)))
@@ -38,6 +38,8 @@ struct StoragePlanTests {
         #expect(locked.hasPrefix(String(cString: strerror(EPERM))))
         #expect(locked.contains("Data Protection") && locked.contains("unlocked"))
         #expect(!Disk.reason(ENOSPC, dataProtection: true).contains("Data Protection"))
+        let tooMany = Disk.reason(EMFILE, dataProtection: false)
+        #expect(tooMany.hasPrefix(String(cString: strerror(EMFILE))) && tooMany.contains("ulimit -n"), "\(tooMany)")
     }
 
     @Test("A store made with its state in its root keeps its install ID and floor when the state moves apart")

@@ -35,7 +35,7 @@ struct BreezeCommandTests {
                 "sync", url, directory, "--env", "platform=iOS", "--env", "systemVersion=9.0", "--env",
                 "appVersion=1.1",
             ])
-            #expect(upgraded.status == 0)
+            #expect(upgraded.status == 0, "\(upgraded.error)")
             #expect(
                 local.path("Content/Embed2.freshair/zab.md").text == ExampleBundle.contents["Embed2.freshair/zab.md"]
             )

@@ -261,7 +261,12 @@ extension BundleSync {
         try await BlockingPool.run { [staged] in
             // Moved, not linked: flushed with the version like any file written now.
             for (file, from, _) in placed { try staged.place(from, at: file.path) }
-            for (path, _) in kept { try staged.link(liveDirectory! + "/" + path.string, at: path) }
+            if !kept.isEmpty {
+                guard let live = FolderWalk(path: liveDirectory!) else {
+                    throw Disk.failure("open folder", liveDirectory!)
+                }
+                try staged.link(kept.lazy.map(\.path), from: live)
+            }
             for (path, data) in documents.take() { try staged.write(data, at: path) }
         }
     }

@@ -340,6 +340,7 @@ public struct BundleSync: ContentUpdater {
             in
             try raise(sequence)
             let onDisk = spilled.map { [BundlePath(trusted: "manifest.json"): $0] } ?? [:]
+            let live = liveDirectory.flatMap(FolderWalk.init(path:))
             return SyncPlanner.plan(
                 selected: selected.take(),
                 sameAsLive: sameAsLive.take(),
@@ -347,7 +348,7 @@ public struct BundleSync: ContentUpdater {
                 live: base,
                 onDisk: onDisk
             ) { path, record in
-                !damaged.contains(path) && Disk.status(liveDirectory! + "/" + path)?.size == record.size
+                !damaged.contains(path) && live?.status(of: path)?.size == record.size
             }
         }
     }

@@ -29,7 +29,15 @@ final class ConfinedFolder: Sendable {
     /// Folders already opened, so a folder of 10,000 files is resolved once, not 10,000 times.
     /// Descriptors stay open until the folder is released; past the cap, each use opens its own.
     private let openFolders = Mutex<[BundlePath: Int32]>([:])
-    private static let maxOpenFolders = 256
+    private static let maxOpenFolders = openFolderCap(openFileLimit: Disk.openFileLimit)
+
+    /// How many folder descriptors a folder keeps open: a quarter of the process's limit on open
+    /// files, at most 256. A Mac or iOS app starts with a limit of 256, which 256 folders would
+    /// take whole, leaving none for the connections and files of the same update.
+    static func openFolderCap(openFileLimit: Int?) -> Int {
+        guard let openFileLimit else { return 16 }
+        return max(4, min(256, openFileLimit / 4))
+    }
 
     init(path: String) throws(FreshAirError) {
         descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -109,29 +117,66 @@ final class ConfinedFolder: Sendable {
         }
     }
 
-    /// Hard-links `path` to a file outside (an unchanged file of the live version), copying
-    /// where the file system cannot link.
+    /// Hard-links `path` to a file outside (an interrupted update's copy), copying where the
+    /// file system cannot link.
     func link(external source: String, at path: BundlePath) throws(FreshAirError) {
         try inParent(of: path) { parent, name throws(FreshAirError) in
             if linkat(AT_FDCWD, source, parent, name, 0) == 0 { return }
-            let code = errno
-            guard code == EXDEV || code == EPERM || code == EMLINK || code == ENOTSUP else {
-                throw Disk.failure("link \(source) to", self.path + "/" + path.string, code)
+            try copyWhereLinksFail(errno, from: source, at: path)
+        }
+    }
+
+    /// Hard-links each of `paths` to the file at the same path in `source` (the live version's
+    /// unchanged files), copying where the file system cannot link, and calls `linked` for each.
+    /// In path order, each folder on either side is opened once, and each link names its two
+    /// files by their last components.
+    func link(
+        _ paths: some Sequence<BundlePath>,
+        from source: FolderWalk,
+        linked: (BundlePath) -> Void = { _ in }
+    ) throws(FreshAirError) {
+        var destination: (folder: BundlePath?, descriptor: Int32, owned: Bool)?
+        defer { if let destination, destination.owned { close(destination.descriptor) } }
+        for path in paths {
+            let folder = path.parent
+            if destination == nil || destination!.folder != folder {
+                if let destination, destination.owned { close(destination.descriptor) }
+                destination = nil
+                guard let (opened, owned) = try folderDescriptor(folder, create: true) else {
+                    throw refusal("open folder", path, ENOENT)
+                }
+                destination = (folder, opened, owned)
             }
-            let output = try createFile(path, replacing: false, startsWriteback: false)
-            defer { output.close() }
-            do { try ArchiveReader.readChunks(of: source) { bytes in try output.write(bytes) } } catch let error
-                as FreshAirError
-            {
-                throw error
-            } catch {
-                throw .fileSystem(
-                    operation: "copy \(source) to",
-                    path: self.path + "/" + path.string,
-                    reason: "\(error)",
-                    underlying: error
-                )
+            let from = source.path + "/" + path.string
+            guard let (sourceFolder, sourceName) = source.parent(of: path.string) else {
+                throw Disk.failure("link \(from) to", self.path + "/" + path.string, ENOENT)
             }
+            if linkat(sourceFolder, sourceName, destination!.descriptor, String(path.lastComponent), 0) != 0 {
+                try copyWhereLinksFail(errno, from: from, at: path)
+            }
+            linked(path)
+        }
+    }
+
+    /// Copies `source` to `path` when a link failed with `code` because the file system cannot
+    /// link (another volume, no hard links, too many); any other failure is thrown.
+    private func copyWhereLinksFail(_ code: Int32, from source: String, at path: BundlePath) throws(FreshAirError) {
+        guard code == EXDEV || code == EPERM || code == EMLINK || code == ENOTSUP else {
+            throw Disk.failure("link \(source) to", self.path + "/" + path.string, code)
+        }
+        let output = try createFile(path, replacing: false, startsWriteback: false)
+        defer { output.close() }
+        do { try ArchiveReader.readChunks(of: source) { bytes in try output.write(bytes) } } catch let error
+            as FreshAirError
+        {
+            throw error
+        } catch {
+            throw .fileSystem(
+                operation: "copy \(source) to",
+                path: self.path + "/" + path.string,
+                reason: "\(error)",
+                underlying: error
+            )
         }
     }
 

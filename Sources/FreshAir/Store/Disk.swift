@@ -37,6 +37,11 @@ enum Disk {
     /// restarted) and the file's class keeps it closed until then.
     static func reason(_ code: Int32, dataProtection: Bool) -> String {
         let words = String(cString: strerror(code))
+        if code == EMFILE {
+            let limit = openFileLimit.map { " (\($0))" } ?? ""
+            return words + ": the process's limit on open files\(limit) is reached; raise it (`ulimit -n`, or"
+                + " setrlimit in an app) or sync with lower concurrency"
+        }
         guard dataProtection, code == EPERM || code == EACCES else { return words }
         return words
             + " (on a locked device, Data Protection closes the store's files until the first unlock"
@@ -53,10 +58,28 @@ enum Disk {
         return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
+    /// The process's limit on open descriptors (the soft limit, which is the one enforced);
+    /// `nil` when it cannot be read. Unlimited reads as `Int.max`.
+    static var openFileLimit: Int? {
+        var limit = rlimit()
+        #if canImport(Glibc)
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        #else
+        guard getrlimit(RLIMIT_NOFILE, &limit) == 0 else { return nil }
+        #endif
+        return Int(clamping: limit.rlim_cur)  // unlimited (all bits set, or 2^63-1 on Darwin): Int.max
+    }
+
     /// Size and modification time, without following a final link.
     static func status(_ path: String) -> (size: Int64, modified: Double)? {
         var info = stat()
-        guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
+        guard lstat(path, &info) == 0 else { return nil }
+        return status(info)
+    }
+
+    /// ``status(_:)`` of what a `stat` call returned.
+    static func status(_ info: stat) -> (size: Int64, modified: Double)? {
+        guard (info.st_mode & S_IFMT) == S_IFREG else { return nil }
         #if canImport(Darwin)
         let modified = Double(info.st_mtimespec.tv_sec) + Double(info.st_mtimespec.tv_nsec) / 1e9
         #else

@@ -197,10 +197,19 @@ struct StagedVersion: Sendable {
         if let parent = bundlePath.parent { try folder.makeFolder(parent) }
     }
 
-    /// Hard-links an unchanged file from another version.
+    /// Hard-links a file from outside (an interrupted update's verified copy).
     func link(_ existing: String, at bundlePath: BundlePath) throws {
         try folder.link(external: existing, at: bundlePath)
         linked?.paths.withLock { $0.append(bundlePath.string.utf8) }
+    }
+
+    /// Hard-links unchanged files at the same paths in `live`, the live version's folder, in
+    /// path order.
+    func link(_ paths: some Sequence<BundlePath>, from live: FolderWalk) throws {
+        guard let linked else { return try folder.link(paths, from: live) }
+        try linked.paths.withLock { list in
+            try folder.link(paths, from: live) { list.append($0.string.utf8) }
+        }
     }
 
     /// Hard-links a second path to a file already placed in this version.
