@@ -22,54 +22,60 @@ struct FlushPlanTests {
             atPath: version.appendingPathComponent("link").path,
             withDestinationPath: "top.txt"
         )
-        let (files, folders) = Durability.treeContents(version.path)
+        var files: [String] = []
+        let folders = try TreeWalk.files(under: version.path) { files.append($0) }
         #expect(Set(files) == ["a/b/new.bin", "a/kept.txt", "top.txt", "kept-too.png"], "links are not files")
         #expect(Set(folders) == ["", "a", "a/b"])
 
         let record = root.appendingPathComponent("versions/3.json").path
-        let plan = FlushPlan.make(
-            version: version.path,
-            record: record,
-            files: files,
-            folders: folders,
-            linked: ["a/kept.txt", "kept-too.png"]
-        )
-        #expect(plan.files == [version.path + "/a/b/new.bin", version.path + "/top.txt", record])
+        var flushed: [String] = []
+        let fullSync = try FlushPlan.run(version: version.path, record: record, linked: ["a/kept.txt", "kept-too.png"])
+        {
+            flushed.append($0)
+        }
+        #expect(Set(flushed.prefix(2)) == [version.path + "/a/b/new.bin", version.path + "/top.txt"])
         #expect(
-            plan.directories == [
-                version.path + "/a/b", version.path + "/a", version.path, root.appendingPathComponent("versions").path,
+            Array(flushed.dropFirst(2)) == [
+                record, version.path + "/a/b", version.path + "/a", version.path,
+                root.appendingPathComponent("versions").path,
             ]
         )
-        #expect(plan.fullSync == root.appendingPathComponent("versions").path)
+        #expect(fullSync == root.appendingPathComponent("versions").path)
+
+        flushed = []
+        #expect(
+            try FlushPlan.run(version: version.path, record: nil, linked: []) { flushed.append($0) } == version.path
+        )
+        #expect(flushed.count == 7, "a tree flushed whole: its 4 files and 3 folders, nothing above it: \(flushed)")
     }
 
     @Test("A version of 10,000 unchanged files and one new one flushes two files, not 10,001")
-    func unchangedFilesCostNothing() {
-        let files = (0..<10_000).map { "f\($0)" } + ["new"]
-        let plan = FlushPlan.make(
-            version: "/s/versions/9",
-            record: "/s/versions/9.json",
-            files: files,
-            folders: [""],
-            linked: PathSet(PathList(Array(files.dropLast())))
-        )
-        #expect(plan.files == ["/s/versions/9/new", "/s/versions/9.json"])
+    func unchangedFilesCostNothing() throws {
+        let version = try Tree(files: (0..<10_000).map { "d\($0 / 100)/f\($0)" } + ["new"])
+        defer { version.remove() }
+        var flushed: [String] = []
+        _ = try FlushPlan.run(
+            version: version.path,
+            record: version.path + ".json",
+            linked: PathSet(PathList((0..<10_000).map { "d\($0 / 100)/f\($0)" }))
+        ) { flushed.append($0) }
+        #expect(Array(flushed.prefix(2)) == [version.path + "/new", version.path + ".json"])
+        #expect(flushed.count == 2 + 101 + 1, "two files, 101 folders and versions/")
     }
 
     @Test("A repository's snapshot, hard links to flushed versions only: no file's data again, the record, its folders")
-    func snapshotOfLinks() {
-        let files = (0..<500).map { "Bundle\($0 % 5)/f\($0)" }
-        let plan = FlushPlan.make(
-            version: "/r/snapshots/4",
-            record: "/r/state/snapshot.json",
-            files: files,
-            folders: [""] + (0..<5).map { "Bundle\($0)" },
-            linked: nil
-        )
-        #expect(plan.files == ["/r/state/snapshot.json"])
-        #expect(plan.directories.count == 8 && plan.directories.last == "/r/snapshots")
-        #expect(plan.directories.dropLast().last == "/r/state", "the record's folder, where it was renamed in")
-        #expect(plan.fullSync == "/r/snapshots")
+    func snapshotOfLinks() throws {
+        let snapshot = try Tree(files: (0..<500).map { "Bundle\($0 % 5)/f\($0)" })
+        defer { snapshot.remove() }
+        var flushed: [String] = []
+        let fullSync = try FlushPlan.run(version: snapshot.path, record: "/r/state/snapshot.json", linked: nil) {
+            flushed.append($0)
+        }
+        let versions = (snapshot.path as NSString).deletingLastPathComponent
+        #expect(flushed.first == "/r/state/snapshot.json")
+        #expect(flushed.count == 1 + 6 + 2 && flushed.last == versions)
+        #expect(flushed.dropLast().last == "/r/state", "the record's folder, where it was renamed in")
+        #expect(fullSync == versions)
     }
 
     @Test(
@@ -97,14 +103,32 @@ struct FlushPlanTests {
         let linked = staged.linkedPaths
         #expect(linked.contains("a.txt") == keepingLinks && linked.contains("b.txt") == keepingLinks)
         #expect(!linked.contains("new.bin"))
-        let plan = FlushPlan.make(
-            version: staged.path,
-            record: root.appendingPathComponent("2.json").path,
-            files: Durability.treeContents(staged.path).files,
-            folders: [""],
-            linked: linked
-        )
-        let flushed = plan.files.map { ($0 as NSString).lastPathComponent }
-        #expect(flushed == (keepingLinks ? ["new.bin", "2.json"] : ["a.txt", "b.txt", "new.bin", "2.json"]))
+        var flushed: [String] = []
+        _ = try FlushPlan.run(version: staged.path, record: root.appendingPathComponent("2.json").path, linked: linked)
+        {
+            flushed.append(($0 as NSString).lastPathComponent)
+        }
+        let files = Array(flushed.prefix(keepingLinks ? 2 : 4))
+        #expect(Set(files) == (keepingLinks ? ["new.bin", "2.json"] : ["a.txt", "b.txt", "new.bin", "2.json"]))
+        #expect(files.last == "2.json", "the record after the version's files")
     }
+}
+
+/// Empty files at paths below a new folder of the temporary directory.
+private struct Tree {
+    let path: String
+
+    init(files: [String]) throws {
+        path = FileManager.default.temporaryDirectory.appendingPathComponent("tree-\(UUID().uuidString.prefix(8))").path
+        for file in files {
+            let url = URL(fileURLWithPath: path).appendingPathComponent(file)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            FileManager.default.createFile(atPath: url.path, contents: nil)
+        }
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
 }

@@ -39,25 +39,11 @@ enum Durability {
             sync()
         }
         #else
-        var pending = [path]
-        while let folder = pending.popLast() {
-            for name in Disk.contentsOfDirectory(folder) {
-                let child = folder + "/" + name
-                var info = stat()
-                guard lstat(child, &info) == 0 else { throw Disk.failure("inspect", child) }
-                switch info.st_mode & S_IFMT {
-                case S_IFDIR: pending.append(child)
-                case S_IFREG: try flush(file: child)
-                default: continue
-                }
+        try fullSync(
+            FlushPlan.run(version: path, record: nil, linked: []) { file throws(FreshAirError) in
+                try flush(file: file)
             }
-            try flush(file: folder)
-        }
-        let descriptor = try open(path)
-        defer { _ = close(descriptor) }
-        guard fcntl(descriptor, F_FULLFSYNC) == 0 || fsync(descriptor) == 0 else {
-            throw Disk.failure("flush (F_FULLFSYNC)", path)
-        }
+        )
         #endif
     }
 
@@ -73,15 +59,11 @@ enum Durability {
         #if os(Linux)
         try flush(tree: path)
         #else
-        let (files, folders) = treeContents(path)
-        let plan = FlushPlan.make(version: path, record: record, files: files, folders: folders, linked: linked)
-        for file in plan.files { try flush(file: file) }
-        for folder in plan.directories { try flush(file: folder) }
-        let descriptor = try open(plan.fullSync)
-        defer { _ = close(descriptor) }
-        guard fcntl(descriptor, F_FULLFSYNC) == 0 || fsync(descriptor) == 0 else {
-            throw Disk.failure("flush (F_FULLFSYNC)", plan.fullSync)
-        }
+        try fullSync(
+            FlushPlan.run(version: path, record: record, linked: linked) { file throws(FreshAirError) in
+                try flush(file: file)
+            }
+        )
         #endif
     }
 
@@ -90,29 +72,6 @@ enum Durability {
     /// whose every file is linked, so no file's data is flushed again.
     static func flush(linkedTree path: String, record: String) throws(FreshAirError) {
         try flush(version: path, record: record, linked: nil)
-    }
-
-    /// The regular files and the folders below `path`, relative to it (`""` is `path`
-    /// itself); links are not followed.
-    static func treeContents(_ path: String) -> (files: [String], folders: [String]) {
-        var files: [String] = []
-        var folders: [String] = []
-        var pending = [""]
-        while let relative = pending.popLast() {
-            folders.append(relative)
-            let folder = relative.isEmpty ? path : path + "/" + relative
-            for name in Disk.contentsOfDirectory(folder) {
-                let child = relative.isEmpty ? name : relative + "/" + name
-                var info = stat()
-                guard lstat(path + "/" + child, &info) == 0 else { continue }
-                switch info.st_mode & S_IFMT {
-                case S_IFDIR: pending.append(child)
-                case S_IFREG: files.append(child)
-                default: continue
-                }
-            }
-        }
-        return (files, folders)
     }
 
     /// Flushes a folder's entries: a rename or link made in it survives a power cut.
@@ -124,6 +83,20 @@ enum Durability {
         let descriptor = try open(path)
         defer { _ = close(descriptor) }
         guard fsync(descriptor) == 0 else { throw Disk.failure("flush (fsync)", path) }
+    }
+
+    /// `F_FULLFSYNC` on `path`, which also empties the drive's own cache; `fsync` where the
+    /// file system refuses it.
+    private static func fullSync(_ path: String) throws(FreshAirError) {
+        let descriptor = try open(path)
+        defer { _ = close(descriptor) }
+        #if canImport(Darwin)
+        guard fcntl(descriptor, F_FULLFSYNC) == 0 || fsync(descriptor) == 0 else {
+            throw Disk.failure("flush (F_FULLFSYNC)", path)
+        }
+        #else
+        guard fsync(descriptor) == 0 else { throw Disk.failure("flush (fsync)", path) }
+        #endif
     }
 
     private static func open(_ path: String) throws(FreshAirError) -> Int32 {
@@ -141,33 +114,33 @@ enum Durability {
 /// 10,000-file bundle) for nothing. Every folder of the new version is new, so its entries
 /// are flushed; `versions/` holds the renamed folder and the record. `F_FULLFSYNC` comes last,
 /// once: it empties the drive's cache, which plain `fsync` on Apple platforms does not.
-struct FlushPlan: Equatable {
-    /// Files whose data this update wrote, then the record.
-    var files: [String]
-    /// Folders whose entries changed, deepest first, then the record's folder when it is not
-    /// `versions/`, `versions/` last.
-    var directories: [String]
-    /// Where the one `F_FULLFSYNC` goes.
-    var fullSync: String
-
-    static func make(
+enum FlushPlan {
+    /// Calls `flush` with each path to flush, in order: the files below `version` that this
+    /// update wrote (those not in `linked`; none when `linked` is `nil`, a tree of links only)
+    /// as the walk finds them, then `record`; then every folder of the version, deepest first,
+    /// the record's folder when it is not `versions/`, and `versions/` last. Returns where the
+    /// one `F_FULLFSYNC` goes: `versions/`, or `version` itself when there is no record (a
+    /// tree flushed whole).
+    static func run(
         version: String,
-        record: String,
-        files: [String],
-        folders: [String],
-        linked: PathSet?
-    ) -> FlushPlan {
+        record: String?,
+        linked: PathSet?,
+        flush: (String) throws(FreshAirError) -> Void
+    ) throws(FreshAirError) -> String {
+        let folders = try TreeWalk.files(under: version) { file throws(FreshAirError) in
+            guard let linked, !linked.contains(file) else { return }
+            try flush(version + "/" + file)
+        }
+        if let record { try flush(record) }
+        let depth = { (path: String) in path.isEmpty ? 0 : path.utf8.count { $0 == UInt8(ascii: "/") } + 1 }
+        for folder in folders.sorted(by: { (depth($0), $0) > (depth($1), $1) }) {
+            try flush(folder.isEmpty ? version : version + "/" + folder)
+        }
+        guard let record else { return version }
         let versions = (version as NSString).deletingLastPathComponent
         let recordFolder = (record as NSString).deletingLastPathComponent
-        let depth = { (path: String) in path.isEmpty ? 0 : path.split(separator: "/").count }
-        let deepestFirst = folders.sorted { (depth($0), $0) > (depth($1), $1) }
-        // nil: every file is a link to data flushed before.
-        let written = linked.map { linked in files.filter { !linked.contains($0) } } ?? []
-        return FlushPlan(
-            files: written.sorted().map { version + "/" + $0 } + [record],
-            directories: deepestFirst.map { $0.isEmpty ? version : version + "/" + $0 }
-                + (recordFolder == versions ? [] : [recordFolder]) + [versions],
-            fullSync: versions
-        )
+        if recordFolder != versions { try flush(recordFolder) }
+        try flush(versions)
+        return versions
     }
 }

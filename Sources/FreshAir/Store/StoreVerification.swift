@@ -70,8 +70,10 @@ extension BundleStore {
             report.bytesChecked += size
             if digest != expected.hash || size != expected.size { report.changed.append(path) }
         }
-        report.extra = Self.regularFiles(under: folder)
-            .filter { record.file(at: $0) == nil && !Self.isSystemLitter($0) }.sorted()
+        _ = try TreeWalk.files(under: folder) { path in
+            if record.file(at: path) == nil && !Self.isSystemLitter(path) { report.extra.append(path) }
+        }
+        report.extra.sort()
         try writeDamage(
             report.isIntact ? nil : DamageMarks(version: id, paths: report.missing + report.changed + report.extra)
         )
@@ -107,12 +109,6 @@ extension BundleStore {
     static func isSystemLitter(_ path: String) -> Bool {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         return name == ".DS_Store" || name == "Icon\r" || name.hasPrefix("._")
-    }
-
-    /// Every regular file below `folder`, relative to it; links are not followed (a package
-    /// allowed to hold links keeps them unrecorded).
-    static func regularFiles(under folder: String) -> [String] {
-        Durability.treeContents(folder).files
     }
 }
 
