@@ -26,9 +26,8 @@ final class ConfinedFolder: Sendable {
     /// The folder's path, for messages and for installers that take a URL.
     let path: String
     private let descriptor: Int32
-    /// Folders already opened, so a folder of 10,000 files is resolved once, not 10,000 times.
-    /// Descriptors stay open until the folder is released; past the cap, each use opens its own.
-    private let openFolders = Mutex<[BundlePath: Int32]>([:])
+    /// Folders already opened, for the next file in them.
+    private let openFolders = OpenFolders(capacity: maxOpenFolders)
     private static let maxOpenFolders = openFolderCap(openFileLimit: Disk.openFileLimit)
 
     /// How many folder descriptors a folder keeps open: a quarter of the process's limit on open
@@ -45,10 +44,7 @@ final class ConfinedFolder: Sendable {
         self.path = path
     }
 
-    deinit {
-        for folder in openFolders.withLock({ Array($0.values) }) { close(folder) }
-        close(descriptor)
-    }
+    deinit { close(descriptor) }
 
     /// Creates (or, with `replacing`, truncates) the file at `path`, creating its folders.
     func createFile(
@@ -97,7 +93,7 @@ final class ConfinedFolder: Sendable {
 
     /// Creates the folder at `path` and any missing above it.
     func makeFolder(_ path: BundlePath) throws(FreshAirError) {
-        if let (folder, owned) = try folderDescriptor(path, create: true), owned { close(folder) }
+        if let folder = try folderDescriptor(path, create: true) { done(folder) }
     }
 
     /// Creates a symbolic link at `path` whose text is `target`. The target is the caller's
@@ -135,23 +131,23 @@ final class ConfinedFolder: Sendable {
         from source: FolderWalk,
         linked: (BundlePath) -> Void = { _ in }
     ) throws(FreshAirError) {
-        var destination: (folder: BundlePath?, descriptor: Int32, owned: Bool)?
-        defer { if let destination, destination.owned { close(destination.descriptor) } }
+        var destination: (folder: BundlePath?, held: HeldFolder)?
+        defer { if let destination { done(destination.held) } }
         for path in paths {
             let folder = path.parent
             if destination == nil || destination!.folder != folder {
-                if let destination, destination.owned { close(destination.descriptor) }
+                if let destination { done(destination.held) }
                 destination = nil
-                guard let (opened, owned) = try folderDescriptor(folder, create: true) else {
+                guard let held = try folderDescriptor(folder, create: true) else {
                     throw refusal("open folder", path, ENOENT)
                 }
-                destination = (folder, opened, owned)
+                destination = (folder, held)
             }
             let from = source.path + "/" + path.string
             guard let (sourceFolder, sourceName) = source.parent(of: path.string) else {
                 throw Disk.failure("link \(from) to", self.path + "/" + path.string, ENOENT)
             }
-            if linkat(sourceFolder, sourceName, destination!.descriptor, String(path.lastComponent), 0) != 0 {
+            if linkat(sourceFolder, sourceName, destination!.held.descriptor, String(path.lastComponent), 0) != 0 {
                 try copyWhereLinksFail(errno, from: from, at: path)
             }
             linked(path)
@@ -192,9 +188,9 @@ final class ConfinedFolder: Sendable {
     /// Removes the file or link at `path`; absent (or its folder absent) is fine. Folders are
     /// not removed here.
     func remove(_ path: BundlePath) throws(FreshAirError) {
-        guard let (parent, owned) = try folderDescriptor(path.parent, create: false) else { return }
-        defer { if owned { close(parent) } }
-        guard unlinkat(parent, String(path.lastComponent), 0) == 0 || errno == ENOENT else {
+        guard let parent = try folderDescriptor(path.parent, create: false) else { return }
+        defer { done(parent) }
+        guard unlinkat(parent.descriptor, String(path.lastComponent), 0) == 0 || errno == ENOENT else {
             throw refusal("remove", path)
         }
     }
@@ -204,41 +200,52 @@ final class ConfinedFolder: Sendable {
         of path: BundlePath,
         _ body: (Int32, String) throws(FreshAirError) -> Result
     ) throws(FreshAirError) -> Result {
-        guard let (parent, owned) = try folderDescriptor(path.parent, create: true) else {
+        guard let parent = try folderDescriptor(path.parent, create: true) else {
             throw refusal("open folder", path, ENOENT)
         }
-        defer { if owned { close(parent) } }
-        return try body(parent, String(path.lastComponent))
+        defer { done(parent) }
+        return try body(parent.descriptor, String(path.lastComponent))
     }
 
-    /// A descriptor of `folder` (the root for `nil`); `owned` ones are the caller's to close.
-    /// `nil` when the folder does not exist and `create` is `false`.
-    private func folderDescriptor(_ folder: BundlePath?, create: Bool) throws(FreshAirError) -> (Int32, owned: Bool)? {
-        guard let folder else { return (descriptor, false) }
-        if let open = openFolders.withLock({ $0[folder] }) { return (open, false) }
+    /// A folder's descriptor while a caller uses it, and what to do when it is done.
+    private struct HeldFolder {
+        let descriptor: Int32
+        /// The folder whose kept descriptor this is, `nil` for the root or one opened for this use alone.
+        let kept: BundlePath?
+        /// Opened for this use alone: closed when done.
+        let owned: Bool
+    }
+
+    /// Ends a use of `folder`: a kept descriptor is released for the next, one opened for this use closed.
+    private func done(_ folder: HeldFolder) {
+        if let kept = folder.kept { openFolders.release(kept) } else if folder.owned { close(folder.descriptor) }
+    }
+
+    /// A descriptor of `folder` (the root for `nil`), held until ``done(_:)``. `nil` when the
+    /// folder does not exist and `create` is `false`.
+    private func folderDescriptor(_ folder: BundlePath?, create: Bool) throws(FreshAirError) -> HeldFolder? {
+        guard let folder else { return HeldFolder(descriptor: descriptor, kept: nil, owned: false) }
+        if let open = openFolders.take(folder) { return HeldFolder(descriptor: open, kept: folder, owned: false) }
         let flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW
         var opened = Self.openBeneath(descriptor, folder.string, flags, 0)
         if opened < 0 {
             if errno == ENOENT, !create { return nil }
             guard errno == ENOENT else { throw refusal("open folder", folder) }
             let name = String(folder.lastComponent)
-            guard let (parent, parentOwned) = try folderDescriptor(folder.parent, create: true) else {
+            guard let parent = try folderDescriptor(folder.parent, create: true) else {
                 throw refusal("open folder", folder, ENOENT)
             }
-            defer { if parentOwned { close(parent) } }
-            guard mkdirat(parent, name, 0o755) == 0 || errno == EEXIST else { throw refusal("create folder", folder) }
-            opened = Self.openBeneath(parent, name, flags, 0)
+            defer { done(parent) }
+            guard mkdirat(parent.descriptor, name, 0o755) == 0 || errno == EEXIST else {
+                throw refusal("create folder", folder)
+            }
+            opened = Self.openBeneath(parent.descriptor, name, flags, 0)
             guard opened >= 0 else { throw refusal("open folder", folder) }
         }
-        let kept: Int32? = openFolders.withLock { open in
-            if let earlier = open[folder] { return earlier }  // another task opened it meanwhile
-            guard open.count < Self.maxOpenFolders else { return nil }
-            open[folder] = opened
-            return opened
+        guard let kept = openFolders.keep(opened, for: folder) else {
+            return HeldFolder(descriptor: opened, kept: nil, owned: true)
         }
-        guard let kept else { return (opened, true) }
-        if kept != opened { close(opened) }
-        return (kept, false)
+        return HeldFolder(descriptor: kept, kept: folder, owned: false)
     }
 
     /// Why a call failed: a link, a file or a `..` in the way is an attempt to leave the
