@@ -143,12 +143,11 @@ final class ConfinedFolder: Sendable {
                 }
                 destination = (folder, held)
             }
-            let from = source.path + "/" + path.string
             guard let (sourceFolder, sourceName) = source.parent(of: path.string) else {
-                throw Disk.failure("link \(from) to", self.path + "/" + path.string, ENOENT)
+                throw Disk.failure("link \(source.path)/\(path) to", self.path + "/" + path.string, ENOENT)
             }
             if linkat(sourceFolder, sourceName, destination!.held.descriptor, String(path.lastComponent), 0) != 0 {
-                try copyWhereLinksFail(errno, from: from, at: path)
+                try copyWhereLinksFail(errno, from: source.path + "/" + path.string, at: path)
             }
             linked(path)
         }
