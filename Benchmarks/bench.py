@@ -10,6 +10,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from loopback import Nginx, free_port  # noqa: E402  (the same nginx the kill sweep uses)
 from corpora import small_files  # noqa: E402
+from quiet_disk import deleted, wait_after_deletes  # noqa: E402
 
 
 def sh(command, **kwargs):
@@ -173,6 +174,7 @@ class Bench:
 
     def empty_trash(self):
         shutil.rmtree(self.trash, ignore_errors=True)
+        deleted()
 
     # ---- cases ------------------------------------------------------------------------------
     def run(self):
@@ -185,6 +187,7 @@ class Bench:
             if os.path.lexists(leftover):
                 self.trashed += 1
                 os.rename(leftover, os.path.join(self.trash, f"old-{self.trashed}"))
+        wait_after_deletes()
         self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
         try:
             self.cases()

@@ -12,7 +12,7 @@ into a folder that has the rest (each run is set back to the old content first, 
 (`breeze generate --pack`), rclone fetching them one by one as ever. The "resume" axis is a
 sync killed after it verified every file, before its switch, run again: each run first syncs
 the bundle (untimed) and removes the live link, so that the timed run finds the whole version
-among the interrupted work and links every file from there (no peer does this). Before the first point the run waits while creating files keeps getting faster (ext4 slowed by files deleted just before), and the results' first line gives the time to create 2,000 empty files before and after. `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
+among the interrupted work and links every file from there (no peer does this). Before the first point the run waits until five minutes have passed since a benchmark last deleted its trash (scripts/lib/quiet_disk.py). `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
 1 grows in proportion, 0 does not grow. Results: Benchmarks/results/scale.md, scale.json, scale.png.
 """
 import argparse, datetime, json, math, os, shutil, statistics, subprocess, sys, time
@@ -21,6 +21,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from loopback import Nginx  # noqa: E402
 from corpora import small_files  # noqa: E402
+from quiet_disk import deleted, wait_after_deletes  # noqa: E402
 
 
 def sh(command):
@@ -51,32 +52,6 @@ class Scale:
         self.sizes = [16, 64, 256] if args.quick else [64, 1024, 4096]
         self.runs = 1 if args.quick else args.runs
         self.points = []
-        self.probes = {}
-
-    def create_probe(self):
-        """Milliseconds to create 2,000 empty files in a new folder of the trash (emptied after the
-        run, so the probe deletes nothing)."""
-        folder = os.path.join(self.trash, f"probe-{time.monotonic_ns()}")
-        os.makedirs(folder)
-        start = time.perf_counter()
-        for name in range(2000):
-            os.close(os.open(os.path.join(folder, str(name)), os.O_CREAT | os.O_WRONLY, 0o644))
-        return (time.perf_counter() - start) * 1000
-
-    def settle(self):
-        """Waits, up to five minutes, while creating files keeps getting faster. After many files
-        are deleted (a killed run's leftovers, the last benchmark's outputs), ext4 looks past the
-        recently deleted inodes on every create for minutes: on 2026-11-28 two runs started so
-        had every tool's cold syncs of many files 1.3-3.6x slower, rclone's as much as breeze's."""
-        previous = self.create_probe()
-        for _ in range(15):
-            time.sleep(20)
-            current = self.create_probe()
-            if current > 0.85 * previous:
-                break
-            print(f"Creating 2,000 files took {previous:.0f} ms, then {current:.0f} ms: waiting for the disk to settle", flush=True)
-            previous = current
-        self.probes["before"] = current
 
     def corpora(self):
         for count in self.counts:
@@ -168,13 +143,15 @@ class Scale:
     def run(self):
         self.trashed, self.deletes_outputs = 0, False
         self.trash = os.path.join(self.work, "trash")
-        shutil.rmtree(self.trash, ignore_errors=True)
-        shutil.rmtree(self.out, ignore_errors=True)
+        if os.path.exists(self.trash) or os.path.exists(self.out):  # a killed run's
+            shutil.rmtree(self.trash, ignore_errors=True)
+            shutil.rmtree(self.out, ignore_errors=True)
+            deleted()
         os.makedirs(self.trash)
         os.makedirs(self.out, exist_ok=True)
         print(f"Corpora in {self.www} ...", flush=True)
         self.corpora()
-        self.settle()
+        wait_after_deletes()
         self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
         b, u, o = self.breeze, self.nginx.url, self.out
         try:
@@ -205,10 +182,10 @@ class Scale:
                 }, os.path.join(self.www, f"files-{count}"))
                 self.clean(f"{o}/breeze-current")
                 self.clean(f"{o}/rclone-current")
-            self.probes["after"] = self.create_probe()
             # One large file per tool from here: deleted between runs, not kept in the trash.
             self.deletes_outputs = True
             shutil.rmtree(self.trash, ignore_errors=True)
+            deleted()
             os.makedirs(self.trash)
             for mb in self.sizes:
                 self.check_space(mb)
@@ -220,6 +197,7 @@ class Scale:
             self.nginx.stop()
             shutil.rmtree(self.out, ignore_errors=True)
             shutil.rmtree(self.trash, ignore_errors=True)
+            deleted()
         self.report()
 
     def report(self):
@@ -229,10 +207,7 @@ class Scale:
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         lines = [f"Measured {when} by `Benchmarks/run --scale{' --quick' if self.args.quick else ''}`: cold syncs into an empty folder "
                  f"from nginx on 127.0.0.1, {self.runs} run{'s' if self.runs > 1 else ''} per point taking turns (median, fastest–slowest); "
-                 "peak RSS is the largest run's. Exponent: the slope on log-log axes (1 grows in proportion, 0 not at all)."
-                 + (f" Creating 2,000 empty files took {self.probes['before']:.0f} ms before the first point and "
-                    f"{self.probes['after']:.0f} ms after the last of many files: a first figure well above the second "
-                    "means files deleted before the run still slowed every create." if len(self.probes) == 2 else ""), "",
+                 "peak RSS is the largest run's. Exponent: the slope on log-log axes (1 grows in proportion, 0 not at all).", "",
                  "| axis | size | tool | seconds | fastest–slowest | CPU s | peak RSS MB | peer's time ÷ breeze's (above 1: breeze faster) |",
                  "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
         for p in self.points:
