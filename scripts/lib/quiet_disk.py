@@ -3,7 +3,7 @@
 For up to five minutes after files are deleted, ext4 skips their inodes and scans past them
 on every create (`recently_deleted` in fs/ext4/ialloc.c: 60 s, or 300 s while the inode table's
 block is dirty). On 2026-11-28, runs started within minutes of a benchmark emptying its trash
-had every tool's cold syncs of many files 1.3-5x slower, rclone's as much as breeze's. A
+had every tool's cold syncs of many files 1.3-5.8x slower, rclone's as much as breeze's. A
 benchmark therefore waits until five minutes have passed since the last one deleted its trash.
 Deletions by anything else (tests, a hand-run `rm -rf`) are not seen: leave five minutes.
 """
