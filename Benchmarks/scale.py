@@ -15,7 +15,7 @@ the bundle (untimed) and removes the live link, so that the timed run finds the 
 among the interrupted work and links every file from there (no peer does this). Before the first point the run waits until five minutes have passed since a benchmark last deleted its trash (scripts/lib/quiet_disk.py). `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
 1 grows in proportion, 0 does not grow. Results: Benchmarks/results/scale.md, scale.json, scale.png.
 """
-import argparse, datetime, json, math, os, shutil, statistics, subprocess, sys, time
+import argparse, datetime, json, math, os, shutil, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))

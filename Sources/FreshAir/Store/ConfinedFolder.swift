@@ -124,30 +124,21 @@ final class ConfinedFolder: Sendable {
 
     /// Hard-links each of `paths` to the file at the same path in `source` (the live version's
     /// unchanged files), copying where the file system cannot link, and calls `linked` for each.
-    /// In path order, each folder on either side is opened once, and each link names its two
-    /// files by their last components.
+    /// Each link names its two files by their last components, below folders kept open: in path
+    /// order, each folder on either side is opened once.
     func link(
         _ paths: some Sequence<BundlePath>,
         from source: FolderWalk,
         linked: (BundlePath) -> Void = { _ in }
     ) throws(FreshAirError) {
-        var destination: (folder: BundlePath?, held: HeldFolder)?
-        defer { if let destination { done(destination.held) } }
         for path in paths {
-            let folder = path.parent
-            if destination == nil || destination!.folder != folder {
-                if let destination { done(destination.held) }
-                destination = nil
-                guard let held = try folderDescriptor(folder, create: true) else {
-                    throw refusal("open folder", path, ENOENT)
+            try inParent(of: path) { parent, name throws(FreshAirError) in
+                guard let (sourceFolder, sourceName) = source.parent(of: path.string) else {
+                    throw Disk.failure("link \(source.path)/\(path) to", self.path + "/" + path.string, ENOENT)
                 }
-                destination = (folder, held)
-            }
-            guard let (sourceFolder, sourceName) = source.parent(of: path.string) else {
-                throw Disk.failure("link \(source.path)/\(path) to", self.path + "/" + path.string, ENOENT)
-            }
-            if linkat(sourceFolder, sourceName, destination!.held.descriptor, String(path.lastComponent), 0) != 0 {
-                try copyWhereLinksFail(errno, from: source.path + "/" + path.string, at: path)
+                if linkat(sourceFolder, sourceName, parent, name, 0) != 0 {
+                    try copyWhereLinksFail(errno, from: source.path + "/" + path.string, at: path)
+                }
             }
             linked(path)
         }
