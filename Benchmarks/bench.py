@@ -11,6 +11,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from loopback import Nginx, free_port  # noqa: E402  (the same nginx the kill sweep uses)
 from corpora import small_files  # noqa: E402
 from quiet_disk import deleted, wait_after_deletes  # noqa: E402
+from page_cache import forget, start_empty  # noqa: E402
 
 
 def sh(command, **kwargs):
@@ -163,13 +164,14 @@ class Bench:
         """Moves earlier output aside instead of deleting it: ext4 will not reuse an inode
         deleted within the last minute and scans past such inodes on every create, so deleting
         10,000 files right before a run would slow whichever tool comes next. The trash is
-        deleted after the last case."""
+        deleted after the last case; its files leave the page cache at once (scripts/lib/page_cache.py)."""
         os.makedirs(self.trash, exist_ok=True)
         for name in names:
             for path in [os.path.join(self.out, name), os.path.join(self.out, f".{name}.freshair-store")]:
                 if os.path.lexists(path):
                     self.trashed += 1
                     os.rename(path, os.path.join(self.trash, str(self.trashed)))
+                    forget(os.path.join(self.trash, str(self.trashed)))  # its pages would slow the next tool's writes
         os.makedirs(self.out, exist_ok=True)
 
     def empty_trash(self):
@@ -188,6 +190,7 @@ class Bench:
                 self.trashed += 1
                 os.rename(leftover, os.path.join(self.trash, f"old-{self.trashed}"))
         wait_after_deletes()
+        start_empty()  # every run starts with free memory, whatever ran before it
         self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
         try:
             self.cases()

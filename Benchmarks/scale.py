@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from loopback import Nginx  # noqa: E402
 from corpora import small_files  # noqa: E402
 from quiet_disk import deleted, wait_after_deletes  # noqa: E402
+from page_cache import forget, start_empty  # noqa: E402
 
 
 def sh(command):
@@ -130,6 +131,7 @@ class Scale:
                     continue
                 self.trashed += 1
                 os.rename(path, os.path.join(self.trash, str(self.trashed)))
+                forget(os.path.join(self.trash, str(self.trashed)))  # its pages would slow the next tool's writes
 
     def check_space(self, mb):
         """Stops with what to do when the disk cannot hold a point of `mb` MB: breeze's version
@@ -152,6 +154,7 @@ class Scale:
         print(f"Corpora in {self.www} ...", flush=True)
         self.corpora()
         wait_after_deletes()
+        start_empty()  # every run starts with free memory, whatever ran before it
         self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
         b, u, o = self.breeze, self.nginx.url, self.out
         try:

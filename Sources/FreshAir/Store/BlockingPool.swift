@@ -150,9 +150,9 @@ private final class JobQueue: @unchecked Sendable {
 
 /// Jobs that must run one after another, in order, on `BlockingPool`: the chunks of one
 /// file. ``submit(_:)`` suspends only while `capacity` jobs wait, which keeps memory flat
-/// when the disk is slower than the network. Four by default: a chunk is up to 64 KB, and a
-/// repository unpacking four archives at once held 4.5 MB of waiting chunks with sixteen; a
-/// 1 GB download was no slower with four (0.75 s either way). One task submits; the first job that throws
+/// when the disk is slower than the network. Two by default: a job is a batch of about
+/// 256 KB of chunks (`BodySink`), and a 1 GB download was no slower with two than with four
+/// (1.23 s and 1.25 s, medians of 5). One task submits; the first job that throws
 /// ends the lane, and its error is rethrown by the next ``submit(_:)`` or by ``finish()``.
 final class BlockingLane: Sendable {
     typealias Job = @Sendable () throws -> Void
@@ -170,7 +170,7 @@ final class BlockingLane: Sendable {
     private let capacity: Int
     private let pool: BlockingPool
 
-    init(capacity: Int = 4, pool: BlockingPool = .shared) {
+    init(capacity: Int = 2, pool: BlockingPool = .shared) {
         self.capacity = capacity
         self.pool = pool
     }
