@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <linux/openat2.h>
 #include <linux/fs.h>
+#include <linux/falloc.h>
 #include <sys/ioctl.h>
 #endif
 
@@ -47,6 +48,19 @@ static inline int freshair_share_range(int source, long long source_offset, long
     return ioctl(target, FICLONERANGE, &range);
 #else
     (void)source; (void)source_offset; (void)length; (void)target; (void)target_offset;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/// fallocate(FALLOC_FL_KEEP_SIZE): blocks for the `length` bytes at `offset` are set aside
+/// before they are written, the file's size unchanged. Fails with EOPNOTSUPP where the file
+/// system cannot, ENOSYS where the platform has no such call.
+static inline int freshair_reserve(int descriptor, long long offset, long long length) {
+#if defined(__linux__)
+    return (int)syscall(SYS_fallocate, descriptor, FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)length);
+#else
+    (void)descriptor; (void)offset; (void)length;
     errno = ENOSYS;
     return -1;
 #endif

@@ -154,3 +154,32 @@ struct TidyingTests {
         }
     }
 }
+
+extension DurabilityTests {
+    @Test("strace: a large file's blocks are set aside once, for its listed size; a small file's are not")
+    func largeFileBlocksSetAside() async throws {
+        try Self.requireStrace()
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = server.root.appendingPathComponent("Large.freshair")
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            let size = 9 << 20
+            try Data(repeating: 7, count: size).write(to: bundle.appendingPathComponent("large.bin"))
+            try Data("small\n".utf8).write(to: bundle.appendingPathComponent("small.txt"))
+            #expect(try await BreezeBinary.run(["generate", bundle.path]).status == 0)
+            let local = try TemporaryFolder("reserve")
+            let url = server.url.appendingPathComponent("Large.freshair/").absoluteString
+            let output = try await shell(
+                "strace -f -qq -e trace=fallocate -o trace.txt '\(try BreezeBinary.path)' sync '\(url)' '\(local.path("live").path)'",
+                in: local.url
+            )
+            #expect(output.hasPrefix("Updated to version 1"), "\(output)")
+            let reserved = Self.calls(local.path("trace.txt").text ?? "").filter { $0.call == "fallocate" }
+            #expect(reserved.count == 1, "\(reserved)")
+            #expect(
+                reserved.first?.arguments.dropFirst().elementsEqual(["FALLOC_FL_KEEP_SIZE", "0", "\(size)"]) == true,
+                "\(reserved)"
+            )
+            #expect(try Data(contentsOf: local.path("live/large.bin")).count == size)
+        }
+    }
+}

@@ -62,6 +62,14 @@ final class OutputFile {
         end = empty ? 0 : max(0, Int64(lseek(descriptor, 0, SEEK_END)))
     }
 
+    /// Sets aside the disk blocks for the next `length` bytes (Linux): the file system then
+    /// maps each page written to a block already chosen, where it otherwise reserves and
+    /// places them page by page. Best effort: where it cannot, writes do it as before.
+    func reserve(_ length: Int64) {
+        guard length > 0 else { return }
+        _ = freshair_reserve(descriptor, end, length)
+    }
+
     /// Sets the permission bits on the open file (never through a path, which could be a link).
     func setMode(_ mode: mode_t) {
         _ = fchmod(descriptor, mode)

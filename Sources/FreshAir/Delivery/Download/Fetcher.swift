@@ -426,6 +426,12 @@ struct Fetcher: Sendable {
                 }
             }
         }
+        // Blocks chosen up front for a large body (Linux): a 1 GB sync 1.254 -> 1.169 s. Only
+        // for a size a manifest lists: a server's own Content-Length could hold a device's
+        // disk with blocks past the end of a body it then cuts short.
+        if writesBack, let total, total == job.expectedSize, total - offset >= Self.backgroundHashingSize {
+            file.reserve(total - offset)
+        }
         if job.url.isFileURL, let mode = LocalFileTransport.installedMode(head[LocalFileTransport.modeHeader]) {
             file.setMode(mode)  // never readable by more users than the source file is
         }
