@@ -42,6 +42,7 @@ final class Nginx: @unchecked Sendable {
         guard let executable = Self.executable else {
             throw TestSetupError("nginx is not installed: run scripts/test, which installs it")
         }
+        _ = Self.orphansStopped
         self.root = root
         home = try TemporaryFolder("nginx")
         if tls { try Self.makeCertificate(in: home) }
@@ -73,6 +74,32 @@ final class Nginx: @unchecked Sendable {
             lastError = home.path("error.log").text ?? "no error log"
         }
         throw TestSetupError("nginx did not start: \(lastError)")
+    }
+
+    /// Stops, once a test process, the nginx servers a crashed test run left behind: their
+    /// parent is gone, so no `stop()` will come. A run that traps mid-test left 128 of them.
+    private static let orphansStopped: Void = {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return }
+        for pid in entries.compactMap(Int32.init) {
+            guard let command = commandLine(pid), command.hasPrefix("nginx: master process"),
+                command.contains("/freshair-nginx-"), let parent = parentID(pid),
+                !(commandLine(parent)?.contains(".xctest") ?? false)
+            else { continue }
+            kill(pid, SIGTERM)
+        }
+    }()
+
+    private static func commandLine(_ pid: Int32) -> String? {
+        (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline")))
+            .map { String(decoding: $0, as: UTF8.self).replacingOccurrences(of: "\0", with: " ") }
+    }
+
+    /// The fourth field of `/proc/PID/stat`, after the name in parentheses (which may hold spaces).
+    private static func parentID(_ pid: Int32) -> Int32? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        return stat[stat.index(after: close)...].split(separator: " ").dropFirst().first.flatMap { Int32($0) }
     }
 
     /// A self-signed certificate for 127.0.0.1 (openssl, from Debian), as `cert.pem` and `key.pem`.
