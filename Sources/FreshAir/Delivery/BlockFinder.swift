@@ -251,12 +251,8 @@ private struct RollingScan: Sendable {
     @inline(__always)
     private func isMissing(_ hash: UInt32) -> Bool {
         guard filter.mayContain(hash) else { return false }
-        var (low, high) = (0, missing.count)
-        while low < high {
-            let middle = (low + high) / 2
-            if missing[middle] < hash { low = middle + 1 } else { high = middle }
-        }
-        return low < missing.count && missing[low] == hash
+        let first = missing.indices.firstPosition { missing[$0] >= hash }
+        return first < missing.count && missing[first] == hash
     }
 
     /// Searches `regions` of `old`, confirming at most `budget` windows by their SHA-256

@@ -49,20 +49,9 @@ struct BlockKeyTable: Sendable {
     func run(of key: UInt64) -> Range<Int> {
         let bucket = Int(key >> shift)
         let end = Int(starts[bucket + 1])
-        let first = firstPosition(in: Int(starts[bucket])..<end) { $0 >= key }
+        let first = (Int(starts[bucket])..<end).firstPosition { self.key(at: $0) >= key }
         guard first < end, self.key(at: first) == key else { return first..<first }
-        return first..<firstPosition(in: (first + 1)..<end) { $0 > key }
-    }
-
-    /// The first position of `range` whose key passes `test` (false, then true, in key order);
-    /// the range's end when none does.
-    private func firstPosition(in range: Range<Int>, where test: (UInt64) -> Bool) -> Int {
-        var (low, high) = (range.lowerBound, range.upperBound)
-        while low < high {
-            let middle = (low + high) / 2
-            if test(key(at: middle)) { high = middle } else { low = middle + 1 }
-        }
-        return low
+        return first..<((first + 1)..<end).firstPosition { self.key(at: $0) > key }
     }
 
     /// Calls `body` with the positions of every run, in key order.

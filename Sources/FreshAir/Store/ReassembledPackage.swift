@@ -62,12 +62,7 @@ final class ReassembledPackage: ChunkSource {
 
     /// The last segment starting at or before `offset`.
     private func segmentIndex(containing offset: Int64) -> Int {
-        var (low, high) = (0, starts.count - 1)
-        while low < high {
-            let middle = (low + high + 1) / 2
-            if starts[middle] <= offset { low = middle } else { high = middle - 1 }
-        }
-        return low
+        max(0, starts.indices.firstPosition { starts[$0] > offset } - 1)
     }
 
     /// The installed file of a segment, or `nil` when it is gone or changed size.
