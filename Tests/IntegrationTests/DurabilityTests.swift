@@ -201,3 +201,58 @@ extension DurabilityTests {
         }
     }
 }
+
+extension DurabilityTests {
+    @Test(
+        "strace: many files start syncfs calls while they are written; the last, before the switch, goes through the staged folder's first descriptor"
+    )
+    func flushedAheadThenThroughTheStagedFolder() async throws {
+        try Self.requireStrace()
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = server.root.appendingPathComponent("Many.freshair")
+            let count = 2_100  // past two steps of FlushAhead (1,024 files)
+            for index in 0..<count {
+                let folder = bundle.appendingPathComponent("d\(index % 10)")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try Data("\(index)\n".utf8).write(to: folder.appendingPathComponent("f\(index).txt"))
+            }
+            #expect(try await BreezeBinary.run(["generate", bundle.path]).status == 0)
+            let local = try TemporaryFolder("flush-ahead")
+            let live = local.path("live").path
+            let url = server.url.appendingPathComponent("Many.freshair/").absoluteString
+            try await shell(
+                "strace -f -qq -e trace=openat,close,syncfs,rename -o trace.txt '\(try BreezeBinary.path)' sync '\(url)' '\(live)'",
+                in: local.url
+            )
+            #expect(FileManager.default.fileExists(atPath: local.path("live/d9/f2099.txt").path))
+            // "1234  openat(AT_FDCWD, \"/…/staging/1\", O_RDONLY|O_CLOEXEC|O_DIRECTORY) = 14"
+            let lines = (local.path("trace.txt").text ?? "").split(separator: "\n").map(String.init)
+            let staged = try #require(
+                lines.firstIndex {
+                    $0.contains("openat(AT_FDCWD, \"") && $0.contains("/staging/1\", O_RDONLY|")
+                        && $0.contains("O_DIRECTORY")
+                },
+                "the staged folder was never opened"
+            )
+            let descriptor = try #require(
+                lines[staged].split(separator: "=").last.map { $0.trimmingCharacters(in: .whitespaces) }
+            )
+            let moved = try #require(lines.firstIndex { $0.contains("rename(") && $0.contains("/versions/1\")") })
+            let switched = try #require(lines.firstIndex { $0.contains("rename(") && $0.contains("\"\(live)\")") })
+            let early = lines[staged..<moved].filter { $0.contains("syncfs(") }
+            #expect(!early.isEmpty, "no syncfs while the files were written")
+            let last = try #require(
+                lines[moved..<switched].first { $0.contains("syncfs(") },
+                "no syncfs before the switch"
+            )
+            #expect(
+                ["syncfs(\(descriptor))", "syncfs(\(descriptor) <unfinished"].contains { last.contains($0) },
+                "\(last), staged folder opened as \(descriptor)"
+            )
+            #expect(
+                !lines[staged..<moved].contains { $0.contains("close(\(descriptor))") },
+                "the staged folder's descriptor was closed (and maybe reused) before the last flush"
+            )
+        }
+    }
+}

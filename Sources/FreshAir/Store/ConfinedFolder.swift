@@ -29,6 +29,8 @@ final class ConfinedFolder: Sendable {
     /// Folders already opened, for the next file in them.
     private let openFolders = OpenFolders(capacity: maxOpenFolders)
     private static let maxOpenFolders = openFolderCap(openFileLimit: Disk.openFileLimit)
+    /// Starts the disk on the files created here while more are being written (Linux).
+    let flushAhead: FlushAhead?
 
     /// How many folder descriptors a folder keeps open: a quarter of the process's limit on open
     /// files, at most 256. A Mac or iOS app starts with a limit of 256, which 256 folders would
@@ -42,9 +44,20 @@ final class ConfinedFolder: Sendable {
         descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else { throw Disk.failure("open folder", path) }
         self.path = path
+        flushAhead = FlushAhead(folder: descriptor)
     }
 
     deinit { close(descriptor) }
+
+    #if os(Linux)
+    /// Flushes the file system holding the folder (`syncfs(2)`) through the descriptor opened
+    /// when this folder was: the kernel reports to it every write-back error since then, also one
+    /// that another flush saw first (a descriptor opened later would miss that one).
+    func flushFileSystem() throws(FreshAirError) {
+        guard let syncfs = LinuxCalls.syncfs else { return sync() }
+        guard syncfs(descriptor) == 0 else { throw Disk.failure("flush (syncfs) the file system holding", path) }
+    }
+    #endif
 
     /// Creates (or, with `replacing`, truncates) the file at `path`, creating its folders.
     func createFile(
@@ -56,6 +69,7 @@ final class ConfinedFolder: Sendable {
             let flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (replacing ? O_TRUNC : O_EXCL)
             let file = Self.openBeneath(parent, name, flags, 0o644)
             guard file >= 0 else { throw refusal("create", path) }
+            if startsWriteback { flushAhead?.created() }
             return OutputFile(
                 descriptor: file,
                 path: self.path + "/" + path.string,

@@ -9,9 +9,10 @@ import Darwin
 /// What makes a version durable before it goes live, so that after a power cut the live link
 /// never names files whose data never reached the disk.
 ///
-/// Activation calls ``flush(tree:)`` on the new version (files, folders and its record) before
-/// the live link moves, then ``flush(directory:)`` on the link's folder so the switch itself
-/// survives. Every call's result is checked: a flush that fails (a disk reporting a write
+/// Activation calls ``flush(version:record:linked:folder:)`` on the new version (files, folders
+/// and its record) before the live link moves, then ``flush(directory:)`` on the link's folder so
+/// the switch itself survives. While the version is assembled, ``FlushAhead`` has the disk start
+/// on its files early (Linux), so that the flush before the switch waits for the tail only. Every call's result is checked: a flush that fails (a disk reporting a write
 /// error) stops the activation, and the live version stays.
 enum Durability {
     /// Whether a new version is flushed file by file, skipping the files hard-linked from the
@@ -54,10 +55,17 @@ enum Durability {
     /// itself, then one `F_FULLFSYNC`.
     ///
     /// `linked: nil` says every file is a link (a repository's snapshot): see
-    /// ``flush(linkedTree:record:)``.
-    static func flush(version path: String, record: String, linked: PathSet?) throws(FreshAirError) {
+    /// ``flush(linkedTree:record:)``. `folder`, the version's folder as it was staged, is what
+    /// Linux flushes through when given (``ConfinedFolder/flushFileSystem()``): it then hears
+    /// of every write-back error since the version was staged, also those a flush ahead saw.
+    static func flush(
+        version path: String,
+        record: String,
+        linked: PathSet?,
+        folder: ConfinedFolder? = nil
+    ) throws(FreshAirError) {
         #if os(Linux)
-        try flush(tree: path)
+        if let folder { try folder.flushFileSystem() } else { try flush(tree: path) }
         #else
         try fullSync(
             FlushPlan.run(version: path, record: record, linked: linked) { file throws(FreshAirError) in

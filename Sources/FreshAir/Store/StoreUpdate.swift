@@ -97,7 +97,8 @@ struct StoreUpdate: Sendable {
         try Durability.flush(
             version: store.versionPath(staged.id),
             record: store.recordPath(staged.id),
-            linked: staged.linkedPaths
+            linked: staged.linkedPaths,
+            folder: staged.folder
         )
         try pointLiveLink(at: staged.id)
         live = record
