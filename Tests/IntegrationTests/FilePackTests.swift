@@ -186,16 +186,25 @@ struct FilePackTests {
                 atPath: work.appendingPathComponent("d2/f6.txt").path,
                 withDestinationPath: "/etc/passwd"
             )
+            // f13 twice: its true bytes, then others of its size. Once a file has arrived checked, a
+            // later copy of its path is not written: checked bytes are never replaced.
+            let f13 = try Data(contentsOf: bundle.appendingPathComponent("d1/f13.txt"))
+            try PublishedFile.write(f13, to: work.appendingPathComponent("d1/f13.txt"))
+            try PublishedFile.write(
+                Data(repeating: UInt8(ascii: "Y"), count: f13.count),
+                to: work.appendingPathComponent("f13-lie")
+            )
             try PublishedFile.write(Data("escaped\n".utf8), to: work.appendingPathComponent("../escape.txt"))
-            // Made by GNU tar: d0's true files (one marked executable); a lie, a link and f9
-            // twice; a name that climbs out (the pack is read no further); then d3's true
-            // files, never reached.
+            // Made by GNU tar: d0's true files (one marked executable); a lie, a link, f9
+            // twice and f13 twice (true, then a lie); a name that climbs out (the pack is read
+            // no further); then d3's true files, never reached.
             try FileManager.default.setAttributes(
                 [.posixPermissions: 0o755],
                 ofItemAtPath: bundle.appendingPathComponent("d0/f4.txt").path
             )
             _ = try await shell(
-                "tar -cf pack.tar -C \(bundle.path) d0 && tar -rf pack.tar d1/f5.txt d2/f6.txt d1/f9.txt d1/f9.txt && "
+                "tar -cf pack.tar -C \(bundle.path) d0 && tar -rf pack.tar d1/f5.txt d2/f6.txt d1/f9.txt d1/f9.txt d1/f13.txt && "
+                    + "cp f13-lie d1/f13.txt && tar -rf pack.tar d1/f13.txt && "
                     + "tar -rPf pack.tar ../escape.txt && tar -rf pack.tar -C \(bundle.path) d3",
                 in: work
             )
@@ -210,9 +219,9 @@ struct FilePackTests {
             for outside in ["escape.txt", "store/escape.txt", "live/../escape.txt"] {
                 #expect(!FileManager.default.fileExists(atPath: client.local.path(outside).path))
             }
-            // d0's ten files and f9 came from the pack (and d3/f39, f0's bytes); the other 29 alone.
-            #expect(summary.requests == 2 + 40 - 11)
-            #expect(summary.filesFromPack == 12)
+            // d0's ten files, f9 and f13 came from the pack (and d3/f39, f0's bytes); the other 28 alone.
+            #expect(summary.requests == 2 + 40 - 12)
+            #expect(summary.filesFromPack == 13)
             #expect(summary.packProblem?.contains("escape.txt") == true, "\(summary.packProblem ?? "nil")")
             // Written as a download is: a mode in the pack is not the manifest's.
             let mode =
