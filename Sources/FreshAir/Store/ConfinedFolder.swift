@@ -54,8 +54,7 @@ final class ConfinedFolder: Sendable {
     /// when this folder was: the kernel reports to it every write-back error since then, also one
     /// that another flush saw first (a descriptor opened later would miss that one).
     func flushFileSystem() throws(FreshAirError) {
-        guard let syncfs = LinuxCalls.syncfs else { return sync() }
-        guard syncfs(descriptor) == 0 else { throw Disk.failure("flush (syncfs) the file system holding", path) }
+        try Durability.flushFileSystem(holding: descriptor, path: path)
     }
     #endif
 

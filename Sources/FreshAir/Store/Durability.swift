@@ -12,8 +12,9 @@ import Darwin
 /// Activation calls ``flush(version:record:linked:folder:)`` on the new version (files, folders
 /// and its record) before the live link moves, then ``flush(directory:)`` on the link's folder so
 /// the switch itself survives. While the version is assembled, ``FlushAhead`` has the disk start
-/// on its files early (Linux), so that the flush before the switch waits for the tail only. Every call's result is checked: a flush that fails (a disk reporting a write
-/// error) stops the activation, and the live version stays.
+/// on its files early (Linux), so that the flush before the switch waits for the tail only.
+/// Every call's result is checked: a flush that fails (a disk reporting a write error) stops
+/// the activation, and the live version stays.
 enum Durability {
     /// Whether a new version is flushed file by file, skipping the files hard-linked from the
     /// version before, whose paths must then be kept (Apple platforms, ``FlushPlan``); on Linux
@@ -34,11 +35,7 @@ enum Durability {
         #if os(Linux)
         let descriptor = try open(path)
         defer { _ = close(descriptor) }
-        if let syncfs = LinuxCalls.syncfs {
-            guard syncfs(descriptor) == 0 else { throw Disk.failure("flush (syncfs) the file system holding", path) }
-        } else {
-            sync()
-        }
+        try flushFileSystem(holding: descriptor, path: path)
         #else
         try fullSync(
             FlushPlan.run(version: path, record: nil, linked: []) { file throws(FreshAirError) in
@@ -81,6 +78,15 @@ enum Durability {
     static func flush(linkedTree path: String, record: String) throws(FreshAirError) {
         try flush(version: path, record: record, linked: nil)
     }
+
+    #if os(Linux)
+    /// One `syncfs(2)` through `descriptor` (`path` names it in an error); `sync()` where the C
+    /// library lacks it. The kernel reports the write-back errors since `descriptor` was opened.
+    static func flushFileSystem(holding descriptor: Int32, path: String) throws(FreshAirError) {
+        guard let syncfs = LinuxCalls.syncfs else { return sync() }
+        guard syncfs(descriptor) == 0 else { throw Disk.failure("flush (syncfs) the file system holding", path) }
+    }
+    #endif
 
     /// Flushes a folder's entries: a rename or link made in it survives a power cut.
     static func flush(directory path: String) throws(FreshAirError) {
