@@ -30,7 +30,7 @@ struct StoragePlanTests {
     }
 
     @Test(
-        "A refused file on a platform with Data Protection says the device may be locked; too many open files names the limit"
+        "A refused file on a platform with Data Protection says the device may be locked; too many open files names the limit; an I/O error says what to do"
     )
     func lockedDeviceWords() {
         #expect(Disk.reason(EACCES, dataProtection: false) == String(cString: strerror(EACCES)))
@@ -40,6 +40,8 @@ struct StoragePlanTests {
         #expect(!Disk.reason(ENOSPC, dataProtection: true).contains("Data Protection"))
         let tooMany = Disk.reason(EMFILE, dataProtection: false)
         #expect(tooMany.hasPrefix(String(cString: strerror(EMFILE))) && tooMany.contains("ulimit -n"), "\(tooMany)")
+        let failed = Disk.reason(EIO, dataProtection: false)
+        #expect(failed.hasPrefix(String(cString: strerror(EIO))) && failed.contains("check the storage"), "\(failed)")
     }
 
     @Test("A store made with its state in its root keeps its install ID and floor when the state moves apart")

@@ -256,3 +256,47 @@ extension DurabilityTests {
         }
     }
 }
+
+extension DurabilityTests {
+    @Test(
+        "A disk whose writes fail while a version is written (ext4 on a full loop device): the sync fails, says why, and the live version stays",
+        .enabled(if: FailingDisk.isAvailable)
+    )
+    func failingDiskKeepsTheLiveVersion() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = server.root.appendingPathComponent("Worn.freshair")
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            try Data("first\n".utf8).write(to: bundle.appendingPathComponent("notes.txt"))
+            #expect(try await BreezeBinary.run(["generate", bundle.path]).status == 0)
+            let url = server.url.appendingPathComponent("Worn.freshair/").absoluteString
+            try await FailingDisk.with(room: 12 << 20) { disk in
+                let live = disk.appendingPathComponent("store/live")
+                let first = try await BreezeBinary.run(["sync", url, live.path])
+                #expect(first.status == 0, "\(first.error)")
+                // 19 MB in 1,200 files: more than the disk has room for, past a flush ahead.
+                for index in 0..<1_200 {
+                    let folder = bundle.appendingPathComponent("d\(index % 10)")
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                    // Each file's bytes its own: identical files would be fetched and stored once.
+                    let bytes =
+                        Data("\(index)\n".utf8) + Data(repeating: UInt8(truncatingIfNeeded: index), count: 16 << 10)
+                    try bytes.write(to: folder.appendingPathComponent("f\(index).bin"))
+                }
+                try Data("second\n".utf8).write(to: bundle.appendingPathComponent("notes.txt"))
+                #expect(try await BreezeBinary.run(["generate", bundle.path]).status == 0)
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date().addingTimeInterval(30)],
+                    ofItemAtPath: bundle.appendingPathComponent("manifest.json").path
+                )
+                let second = try await BreezeBinary.run(["sync", url, live.path])
+                #expect(second.status != 0, "\(second.output)")
+                // Which call meets the failure first depends on when write-back runs: a create or
+                // write once ext4 has given up on its journal, a flush, or the lock taken again.
+                let disksWords = [EIO, ENOSPC, EROFS].map { String(cString: strerror($0)) }
+                #expect(disksWords.contains { second.error.contains($0) }, "\(second.error)")
+                #expect(live.appendingPathComponent("notes.txt").text == "first\n")
+                #expect(!FileManager.default.fileExists(atPath: live.appendingPathComponent("d0").path))
+            }
+        }
+    }
+}

@@ -32,7 +32,8 @@ enum Disk {
         )
     }
 
-    /// The system's words for `code`; where files have a Data Protection class, a refusal also
+    /// The system's words for `code`, with what to do where the words alone do not say (too many
+    /// open files, an I/O error); where files have a Data Protection class, a refusal also
     /// says what it most likely means there: the device is locked (or not yet unlocked since it
     /// restarted) and the file's class keeps it closed until then.
     static func reason(_ code: Int32, dataProtection: Bool) -> String {
@@ -41,6 +42,10 @@ enum Disk {
             let limit = openFileLimit.map { " (\($0))" } ?? ""
             return words + ": the process's limit on open files\(limit) is reached; raise it (`ulimit -n`, or"
                 + " setrlimit in an app) or sync with lower concurrency"
+        }
+        if code == EIO {
+            return words + ": the storage failed a read or write (a failing disk, or a full volume under a disk"
+                + " image); check the storage, then try again"
         }
         guard dataProtection, code == EPERM || code == EACCES else { return words }
         return words

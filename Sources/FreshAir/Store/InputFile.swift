@@ -40,7 +40,12 @@ final class InputFile: ChunkSource, Sendable {
         do {
             try PositionalIO.read(descriptor, at: offset, into: buffer)
         } catch .short {
-            throw Disk.failure("read (the file is shorter than expected)", path, EIO)
+            throw .fileSystem(
+                operation: "read",
+                path: path,
+                reason: "the file is shorter than expected: it changed while it was read",
+                underlying: POSIXError(.EIO)
+            )
         } catch {
             throw Disk.failure("read", path, error.code)
         }

@@ -52,7 +52,8 @@ final class StoreLock: Sendable {
     ///
     /// - Throws: ``StoreChangedMeanwhile`` when `unchanged` says another update changed what
     ///   the caller planned from (whatever `body` ended with), so the caller plans again; else
-    ///   what `body` threw.
+    ///   what `body` threw (even when the lock cannot be taken again after it); else why the
+    ///   lock could not be taken again.
     func released<Result>(
         while body: () async throws -> Result,
         unchanged: () -> Bool
@@ -60,7 +61,12 @@ final class StoreLock: Sendable {
         release()
         let outcome: Swift.Result<Result, any Error>
         do { outcome = .success(try await body()) } catch { outcome = .failure(error) }
-        try await acquire()
+        do { try await acquire() } catch {
+            // A failed wait says why first: a disk that failed a write mid-download may go
+            // read-only, and "could not open lock file" would hide the write that failed.
+            if case .failure(let cause) = outcome { throw cause }
+            throw error
+        }
         guard unchanged() else { throw StoreChangedMeanwhile() }
         return try outcome.get()
     }
