@@ -8,7 +8,8 @@ import NIOSSL
 import Tracing
 
 /// `HTTPTransport` over AsyncHTTPClient and SwiftNIO: keep-alive connection pooling,
-/// streaming bodies with back-pressure, HTTP/1.1 and HTTP/2, on Linux and Apple platforms.
+/// streaming bodies with back-pressure, on Linux and Apple platforms. It speaks HTTP/1.1 only,
+/// also to servers that offer HTTP/2, which costs more CPU than it saves here.
 ///
 /// The `breeze` tool and servers use it; an app on an Apple platform needs nothing beyond
 /// `FreshAir`'s `URLSessionTransport`. The transport owns a connection pool: call
@@ -83,6 +84,11 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         // configures, not be retried silently until the connect timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.decompression = .disabled  // Hashes are of the bytes as published.
+        // HTTP/1.1 even where a server offers HTTP/2: through AsyncHTTPClient, every HTTP/2 frame
+        // (8-16 KB) crosses a stream channel's pipeline. From nginx over https, a 1 GB file took
+        // 4.1 s over h2 against 2.0 s, and 10,000 small files 1.17 s against 0.97 s (2026-11-29,
+        // docs/BENCHMARKS.md). Connections per host give the concurrency h2's streams would.
+        configuration.httpVersion = .http1Only
         // Redirects are followed here, by ``HTTPRedirect``'s rules (never from https to http).
         configuration.redirectConfiguration = .disallow
         // AsyncHTTPClient makes a span for every request through the process's tracer; when the

@@ -25,9 +25,9 @@ final class Nginx: @unchecked Sendable {
 
     /// The server's root URL, ending in `/`.
     var url: URL { URL(string: "http://127.0.0.1:\(port)/")! }
-    /// With `tls`: the port serving the same folder over https, with a certificate for
-    /// 127.0.0.1 signed by its own key (``certificate``, PEM), and `/to-http/…` redirecting
-    /// to the plain-http server.
+    /// With `tls`: the port serving the same folder over https, HTTP/2 offered beside
+    /// HTTP/1.1 as a CDN does, with a certificate for 127.0.0.1 signed by its own key
+    /// (``certificate``, PEM), and `/to-http/…` redirecting to the plain-http server.
     private(set) var tlsPort: Int?
     var certificate: URL { home.path("cert.pem") }
     var httpsURL: URL? { tlsPort.map { URL(string: "https://127.0.0.1:\($0)/")! } }
@@ -125,7 +125,9 @@ final class Nginx: @unchecked Sendable {
             tlsPort.map { tlsPort in
                 """
                 server {
-                    listen 127.0.0.1:\(tlsPort) ssl;
+                    listen 127.0.0.1:\(tlsPort) ssl http2;
+                    access_log \(home.path)/access.log freshair;
+                    access_log \(home.path)/protocols.log protocols;
                     ssl_certificate \(home.path)/cert.pem;
                     ssl_certificate_key \(home.path)/key.pem;
                     root \(root.path);
@@ -142,6 +144,7 @@ final class Nginx: @unchecked Sendable {
             events { worker_connections 256; }
             http {
                 log_format freshair '$status $body_bytes_sent $request_method $uri "$http_range"';
+                log_format protocols '$server_protocol';
                 access_log \(home.path)/access.log freshair;
                 client_body_temp_path \(home.path)/client_body;
                 proxy_temp_path \(home.path)/proxy;
@@ -177,6 +180,12 @@ final class Nginx: @unchecked Sendable {
                 \(tlsServer)
             }
             """
+    }
+
+    /// The protocol of every request the https port answered so far ("HTTP/1.1", "HTTP/2.0").
+    func protocolsOverTLS() -> [String] {
+        _ = requests()  // waits until nginx has logged every request
+        return (home.path("protocols.log").text ?? "").split(separator: "\n").map(String.init)
     }
 
     /// Every request logged so far. nginx writes a line as it finalizes a request, which can
