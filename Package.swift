@@ -91,6 +91,7 @@ let package = Package(
                 "FreshAirAsyncHTTPClient",
                 "BreezeKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),

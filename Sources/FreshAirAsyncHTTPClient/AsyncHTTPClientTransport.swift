@@ -13,22 +13,26 @@ import Tracing
 ///
 /// The `breeze` tool and servers use it; an app on an Apple platform needs nothing beyond
 /// `FreshAir`'s `URLSessionTransport`. The transport owns a connection pool: call
-/// ``shutdown()`` when done, or use ``withTransport(connectionsPerHost:connectTimeout:idleTimeout:_:)``,
+/// ``shutdown()`` when done, or use ``withTransport(connectionsPerHost:connectTimeout:idleTimeout:tlsConfiguration:_:)``,
 /// which does.
 public final class AsyncHTTPClientTransport: HTTPTransport {
     private let client: HTTPClient
 
     /// Runs `body` with a new transport and shuts it down afterwards, whether `body` returns or throws.
+    ///
+    /// The parameters are ``init(connectionsPerHost:connectTimeout:idleTimeout:tlsConfiguration:)``'s.
     public static func withTransport<Result>(
         connectionsPerHost: Int = 8,
         connectTimeout: Duration = .seconds(10),
         idleTimeout: Duration = .seconds(30),
+        tlsConfiguration: TLSConfiguration? = nil,
         _ body: (AsyncHTTPClientTransport) async throws -> Result
     ) async throws -> Result {
         let transport = AsyncHTTPClientTransport(
             connectionsPerHost: connectionsPerHost,
             connectTimeout: connectTimeout,
-            idleTimeout: idleTimeout
+            idleTimeout: idleTimeout,
+            tlsConfiguration: tlsConfiguration
         )
         let result: Result
         do {

@@ -267,7 +267,9 @@ struct TransportTests {
         #expect(requests.filter { $0.path.hasPrefix("/to-http/") }.map(\.status) == [302], "\(requests)")
     }
 
-    @Test("A certificate nobody trusts, through breeze: the failure in words, with no build path or type name")
+    @Test(
+        "A certificate nobody trusts, through breeze: the failure in words, with no build path or type name, and a hint; with --ca-file, trusted"
+    )
     func untrustedCertificateInWords() async throws {
         let folder = try TemporaryFolder("tls-untrusted")
         try ExampleBundle.write(in: folder.url)
@@ -283,6 +285,22 @@ struct TransportTests {
         for leak in [" at /", ".build/", "CNIOBoringSSL", "NIOSSLError", "NIOSSLExtraError", "BoringSSLError"] {
             #expect(!run.error.contains(leak), "\(leak) in: \(run.error)")
         }
+        #expect(run.error.contains("--ca-file"), "the hint names the option that trusts a private CA: \(run.error)")
+
+        // The same server, its certificate trusted with --ca-file: verification on, the sync through.
+        let bundle = https.appendingPathComponent(ExampleBundle.name + "/").absoluteString
+        let trusted = try await BreezeBinary.run([
+            "sync", bundle, local.path("live").path, "--ca-file", nginx.certificate.path,
+        ])
+        #expect(trusted.status == 0 && trusted.output.hasPrefix("Updated to version"), "\(trusted.error)")
+        // A file that is not a certificate is refused before any request, in words.
+        let notPEM = local.path("not-a-certificate.pem")
+        try Data("hello\n".utf8).write(to: notPEM)
+        let refused = try await BreezeBinary.run(["sync", bundle, local.path("live").path, "--ca-file", notPEM.path])
+        #expect(
+            refused.status == 64 && refused.error.contains("holds no certificate in PEM form"),
+            "\(refused.status): \(refused.error)"
+        )
     }
 
     @Test(

@@ -8,11 +8,34 @@ def free_port():
         return s.getsockname()[1]
 
 
+def throwaway_ca(folder):
+    """A CA made for this run and a certificate it signed for 127.0.0.1 (openssl): returns the
+    paths of the CA's certificate, the server's certificate and the server's key."""
+    os.makedirs(folder, exist_ok=True)
+    ca, cert, key = (os.path.join(folder, name) for name in ("ca.pem", "server.pem", "server.key"))
+    quiet = {"check": True, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "cwd": folder}
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", ca,
+                    "-days", "2", "-subj", "/CN=FreshAir benchmark CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                    "-addext", "keyUsage=keyCertSign"], **quiet)
+    subprocess.run(["openssl", "req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", "server.csr",
+                    "-subj", "/CN=127.0.0.1"], **quiet)
+    with open(os.path.join(folder, "san.txt"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    subprocess.run(["openssl", "x509", "-req", "-in", "server.csr", "-CA", ca, "-CAkey", "ca.key", "-CAcreateserial",
+                    "-out", cert, "-days", "2", "-extfile", "san.txt"], **quiet)
+    return ca, cert, key
+
+
 class Nginx:
-    def __init__(self, root, home):
+    """With `tls` (a certificate and its key), the same root is also served over https on
+    `https_url`, HTTP/2 offered beside HTTP/1.1 as a CDN does."""
+    def __init__(self, root, home, tls=None):
         self.home = home
         os.makedirs(home, exist_ok=True)
         self.port = free_port()
+        self.tls_port = free_port() if tls else None
+        tls_server = (f"server {{ listen 127.0.0.1:{self.tls_port} ssl http2; ssl_certificate {tls[0]}; "
+                      f"ssl_certificate_key {tls[1]}; root {root}; autoindex on; }}") if tls else ""
         self.log = os.path.join(home, "access.log")
         open(self.log, "w").close()
         conf = f"""
@@ -25,22 +48,29 @@ http {{
   sendfile on; tcp_nopush on; keepalive_requests 100000;
   default_type application/octet-stream;
   server {{ listen 127.0.0.1:{self.port}; root {root}; autoindex on; }}
+  {tls_server}
 }}"""
         with open(os.path.join(home, "nginx.conf"), "w") as f:
             f.write(conf)
         self.process = subprocess.Popen(["/usr/sbin/nginx", "-p", home, "-c", os.path.join(home, "nginx.conf")],
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for _ in range(200):
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.1).close()
-                return
-            except OSError:
-                time.sleep(0.02)
-        raise RuntimeError("nginx did not start")
+        for port in [self.port] + ([self.tls_port] if tls else []):
+            for _ in range(200):
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                    break
+                except OSError:
+                    time.sleep(0.02)
+            else:
+                raise RuntimeError("nginx did not start")
 
     @property
     def url(self):
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def https_url(self):
+        return f"https://127.0.0.1:{self.tls_port}"
 
     def mark(self):
         with open(self.log) as f:

@@ -69,6 +69,10 @@ struct CommandFailure: Error, CustomStringConvertible {
     /// The breeze command that fixes what `error` found on the server, when there is one.
     static func hint(for error: FreshAirError) -> String? {
         if let inner = error.underlying as? FreshAirError { return hint(for: inner) }  // bundledCopyOnly
+        if error.code == .transport, error.transportError?.detail.contains("not trusted here") == true {
+            return
+                "a server whose certificate a private CA signed (a staging server): `--ca-file CA.pem` trusts that CA."
+        }
         if [.hashMismatch, .sizeMismatch, .declaredSizeMismatch].contains(error.code) {
             return "`breeze hash BUNDLE` recomputes every digest and size; publish the manifests with the files."
         }
