@@ -116,9 +116,11 @@ class Bench:
         """Runs `command`; returns (seconds, peak RSS in MB of the measured process)."""
         stats = os.path.join(self.work, "time.txt")
         start = time.perf_counter()
-        subprocess.run(["/usr/bin/time", "-f", "%M", "-o", stats, "/bin/sh", "-c", command], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        finished = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", stats, "/bin/sh", "-c", command],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         seconds = time.perf_counter() - start
+        if finished.returncode != 0:
+            raise SystemExit(f"`{command}` failed (exit {finished.returncode}):\n{finished.stderr.strip()}")
         with open(stats) as f:
             rss_kb = int(f.read().strip().splitlines()[-1])
         return seconds, rss_kb / 1024
@@ -194,6 +196,13 @@ class Bench:
     # ---- cases ------------------------------------------------------------------------------
     def run(self):
         os.makedirs(self.work, exist_ok=True)
+        # Each tool's output is kept until the last case (see `clean`): about 30 GB in a full
+        # run, whose 1 GB cases alone leave 20. A disk that fills mid-run fails a tool with
+        # ENOSPC instead: say so before the corpora are made.
+        need, free = (4 if self.quick else 40) << 30, shutil.disk_usage(self.work).free
+        if free < need:
+            raise SystemExit(f"{self.work} has {free >> 30} GB free; this run keeps every tool's output until it ends "
+                             f"and needs about {need >> 30} GB: free some space, or pass --work on a larger disk.")
         print(f"Generating corpora in {self.www} ...", flush=True)
         self.corpora()
         # Whatever an earlier run left goes to the trash too, deleted only after the last case.
