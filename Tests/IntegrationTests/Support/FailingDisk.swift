@@ -4,8 +4,9 @@ import Foundation
 /// as a worn or unplugged disk's do: its image lies on a tmpfs of `room` bytes, so the loop
 /// device under it gets `ENOSPC` (and ext4 an I/O error) once the tmpfs is full, while `write`
 /// calls keep landing in the page cache. Its journal lies on a device of its own, on the
-/// ordinary disk, so the first errors come from write-back (`syncfs`), not from a journal that
-/// gave up first. Needs root, `mount`, `losetup` and `mkfs.ext4`.
+/// ordinary disk, so the first error comes from write-back (`syncfs`), not from a journal that
+/// gave up first; ext4 gives up on it at the next failed write of its own metadata, and creates
+/// fail from then on. Needs root, `mount`, `losetup` and `mkfs.ext4`.
 enum FailingDisk {
     static var isAvailable: Bool {
         LoopFileSystem.isAvailable("ext4") && FileManager.default.isExecutableFile(atPath: "/usr/sbin/losetup")
