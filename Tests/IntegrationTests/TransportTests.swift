@@ -293,6 +293,12 @@ struct TransportTests {
             "sync", bundle, local.path("live").path, "--ca-file", nginx.certificate.path,
         ])
         #expect(trusted.status == 0 && trusted.output.hasPrefix("Updated to version"), "\(trusted.error)")
+        // `plan`, the other command that fetches, takes the same option.
+        let plan = try await BreezeBinary.run([
+            "plan", bundle, "--ca-file", nginx.certificate.path, "--json",
+            "--env", "appVersion=0.9", "--env", "platform=iOS", "--env", "systemVersion=9.0",
+        ])
+        #expect(plan.status == 0 && plan.output.contains("foo.md"), "\(plan.output) \(plan.error)")
         // A file that is not a certificate is refused before any request, in words.
         let notPEM = local.path("not-a-certificate.pem")
         try Data("hello\n".utf8).write(to: notPEM)

@@ -190,16 +190,18 @@ struct PlanCommand: AsyncParsableCommand {
     @Option(name: .customLong("env"), help: ArgumentHelp("Set a condition key.", valueName: "KEY=VALUE"))
     var environment: [String] = []
     @Flag(help: "Print JSON.") var json = false
+    @OptionGroup var trust: TrustOptions
 
     func run() async throws {
         if !["http", "https"].contains(URL(string: source)?.scheme ?? "") {
             try CommandFailure.requireExisting(source)
         }
         let environment = try EnvironmentOptions.apply(self.environment, to: .current())
+        let tls = try trust.tlsConfiguration()
         let files: [SelectedEntry]
         do {
             if let url = URL(string: source), url.scheme == "http" || url.scheme == "https" {
-                files = try await AsyncHTTPClientTransport.withTransport { transport in
+                files = try await AsyncHTTPClientTransport.withTransport(tlsConfiguration: tls) { transport in
                     try await BundleSync(
                         remote: url,
                         store: BundleStore(root: FileManager.default.temporaryDirectory),

@@ -4,7 +4,6 @@ import CSystemCalls
 import Foundation
 import FreshAir
 import FreshAirAsyncHTTPClient
-import NIOSSL
 
 struct SyncCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -86,14 +85,7 @@ struct SyncCommand: AsyncParsableCommand {
     )
     var keyUpdates: String?
 
-    @Option(
-        name: .customLong("ca-file"),
-        help: ArgumentHelp(
-            "Trust https servers whose certificates this CA signed (PEM), in place of the system's roots: a staging server's private CA.",
-            valueName: "PEM"
-        )
-    )
-    var caFile: String?
+    @OptionGroup var trust: TrustOptions
 
     @Flag(
         name: .customLong("allow-links"),
@@ -162,7 +154,7 @@ struct SyncCommand: AsyncParsableCommand {
         let store = StoreLocation.store(for: directory, explicit: store)
         let output = try await AsyncHTTPClientTransport.withTransport(
             connectionsPerHost: configuration.concurrency,
-            tlsConfiguration: try caFile.map(Self.trusting)
+            tlsConfiguration: try trust.tlsConfiguration()
         ) { transport in
             // The three delivery modes, run and reported the one way.
             let updater: any ContentUpdater
@@ -222,20 +214,6 @@ struct SyncCommand: AsyncParsableCommand {
             throw CommandFailure(CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: text]))
         }
         return URL(fileURLWithPath: text).standardizedFileURL
-    }
-
-    /// `--ca-file`: the certificates in `path` (PEM) as the only trust roots; verification stays on.
-    static func trusting(_ path: String) throws -> TLSConfiguration {
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw ValidationError("--ca-file: no file at \(path).")
-        }
-        let certificates = (try? NIOSSLCertificate.fromPEMFile(path)) ?? []
-        guard !certificates.isEmpty else {
-            throw ValidationError("--ca-file: \(path) holds no certificate in PEM form (-----BEGIN CERTIFICATE-----).")
-        }
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .certificates(certificates)
-        return tls
     }
 
     static func parseHeader(_ text: String) throws -> (name: String, value: String) {
