@@ -28,19 +28,17 @@ enum FailingDisk {
             in: folder.url
         ).trimmingCharacters(in: .whitespacesAndNewlines)
         let takeDown = "umount mounted || umount -l mounted; losetup -d \(journal); umount backing || umount -l backing"
-        let result: Result
-        do {
-            try await shell(
-                "/usr/sbin/mkfs.ext4 -q -b 4096 -N 8192 -E lazy_itable_init=0,nodiscard -J device=\(journal) backing/image"
-                    + " && mount -o loop,journal_path=\(journal) backing/image mounted",
-                in: folder.url
-            )
-            result = try await body(folder.path("mounted"))
-        } catch {
-            _ = try? await shell(takeDown, in: folder.url)
-            throw error
-        }
-        try await shell(takeDown, in: folder.url)
-        return result
+        return try await LoopFileSystem.running(
+            {
+                try await shell(
+                    "/usr/sbin/mkfs.ext4 -q -b 4096 -N 8192 -E lazy_itable_init=0,nodiscard -J device=\(journal) backing/image"
+                        + " && mount -o loop,journal_path=\(journal) backing/image mounted",
+                    in: folder.url
+                )
+                return try await body(folder.path("mounted"))
+            },
+            thenInShell: takeDown,
+            in: folder.url
+        )
     }
 }

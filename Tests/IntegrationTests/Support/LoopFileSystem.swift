@@ -21,14 +21,28 @@ enum LoopFileSystem {
             "truncate -s 512M image && /usr/sbin/mkfs.\(type) -q image && mount -o loop image mounted",
             in: folder.url
         )
+        return try await running(
+            { try await body(root) },
+            thenInShell: "umount mounted || umount -l mounted",
+            in: folder.url
+        )
+    }
+
+    /// Runs `body`, then the shell command `takeDown` in `folder`, whether `body` returns or
+    /// throws (`body`'s error is the one thrown).
+    static func running<Result>(
+        _ body: () async throws -> Result,
+        thenInShell takeDown: String,
+        in folder: URL
+    ) async throws -> Result {
         let result: Result
         do {
-            result = try await body(root)
+            result = try await body()
         } catch {
-            _ = try? await shell("umount mounted || umount -l mounted", in: folder.url)
+            _ = try? await shell(takeDown, in: folder)
             throw error
         }
-        try await shell("umount mounted || umount -l mounted", in: folder.url)
+        try await shell(takeDown, in: folder)
         return result
     }
 
