@@ -11,7 +11,8 @@ let package = Package(
     products: [
         // What an app links: Foundation, swift-crypto (CryptoKit on Apple platforms) and zlib, no SwiftNIO.
         .library(name: "FreshAir", targets: ["FreshAir"]),
-        // The AsyncHTTPClient transport, for servers and tools on Linux (breeze uses it).
+        // SwiftNIO transports for servers and tools on Linux: AsyncHTTPClient's, and a pipelining
+        // HTTP/1.1 client (breeze uses it).
         .library(name: "FreshAirAsyncHTTPClient", targets: ["FreshAirAsyncHTTPClient"]),
         // For an app's tests: a static host in memory, answering as nginx or S3 would.
         .library(name: "FreshAirTesting", targets: ["FreshAirTesting"]),
@@ -62,6 +63,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],

@@ -291,7 +291,7 @@ extension Transport {
 
 /// A body chunk read where SwiftNIO received it: no copy into an array, and no allocation for
 /// one, per chunk.
-private struct ByteBufferBytes: BodyBytes {
+struct ByteBufferBytes: BodyBytes {
     let buffer: ByteBuffer
     var count: Int { buffer.readableBytes }
 

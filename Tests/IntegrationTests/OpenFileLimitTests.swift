@@ -22,7 +22,7 @@ struct OpenFileLimitTests {
             let url = server.url.appendingPathComponent("Wide.freshair/").absoluteString
             // 256 is where a Mac app starts (Technical Q&A QA1005); iOS apps start as low.
             let output = try await shell(
-                "ulimit -n 256 && strace -f -qq -z -e trace=openat,openat2 -o trace.txt '\(try BreezeBinary.path)' sync '\(url)' '\(local.path("live").path)' --concurrency 1 2>&1; echo \"exit $?\"",
+                "ulimit -n 256 && strace -f -qq -z -e trace=openat,openat2 -o trace.txt '\(try BreezeBinary.path)' sync '\(url)' '\(local.path("live").path)' --concurrency 1 --pipeline 1 2>&1; echo \"exit $?\"",
                 in: local.url
             )
             #expect(output.hasPrefix("Updated to version 1: 601 downloaded"), "\(output)")

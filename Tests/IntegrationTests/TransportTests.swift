@@ -12,27 +12,40 @@ import Testing
 enum TransportKind: String, CaseIterable, CustomStringConvertible, Sendable {
     /// FreshAir's default: FoundationNetworking on Linux, the system's stack on Apple platforms.
     case urlSession
-    /// The `FreshAirAsyncHTTPClient` product's, which breeze uses.
+    /// The `FreshAirAsyncHTTPClient` product's over AsyncHTTPClient.
     case asyncHTTPClient
+    /// The same product's pipelining HTTP/1.1 client, which breeze uses.
+    case pipelining
 
     var description: String { rawValue }
 
-    func make(idleTimeout: Duration = .seconds(30)) -> any HTTPTransport {
+    /// A new transport; `tlsConfiguration` applies to the SwiftNIO ones.
+    func make(idleTimeout: Duration = .seconds(30), tlsConfiguration: TLSConfiguration? = nil) -> any HTTPTransport {
         switch self {
         case .urlSession: return URLSessionTransport(idleTimeout: idleTimeout)
-        case .asyncHTTPClient: return ScopedAsyncHTTPClient(idleTimeout: idleTimeout)
+        case .asyncHTTPClient:
+            let transport = AsyncHTTPClientTransport(idleTimeout: idleTimeout, tlsConfiguration: tlsConfiguration)
+            return ScopedTransport(transport) { try? await transport.shutdown() }
+        case .pipelining:
+            let transport = PipeliningTransport(idleTimeout: idleTimeout, tlsConfiguration: tlsConfiguration)
+            return ScopedTransport(transport) { await transport.shutdown() }
         }
     }
 }
 
-/// An AsyncHTTPClient transport shut down when the test lets go of it.
-private final class ScopedAsyncHTTPClient: HTTPTransport {
-    private let transport: AsyncHTTPClientTransport
-    init(idleTimeout: Duration) { transport = AsyncHTTPClientTransport(idleTimeout: idleTimeout) }
-    deinit {
-        let transport = transport
-        Task { try? await transport.shutdown() }
+/// A transport that owns connections, shut down when the test lets go of it.
+final class ScopedTransport: HTTPTransport {
+    private let transport: any HTTPTransport
+    private let shutdown: @Sendable () async -> Void
+    init(_ transport: any HTTPTransport, shutdown: @escaping @Sendable () async -> Void) {
+        self.transport = transport
+        self.shutdown = shutdown
     }
+    deinit {
+        let shutdown = shutdown
+        Task { await shutdown() }
+    }
+    var pipelineDepth: Int { transport.pipelineDepth }
     func get<Result: Sendable>(
         _ request: HTTPGetRequest,
         handle: (HTTPResponseHead, ResponseBody) async throws -> Result
@@ -41,7 +54,7 @@ private final class ScopedAsyncHTTPClient: HTTPTransport {
     }
 }
 
-@Suite("Transports: URLSession and AsyncHTTPClient against nginx")
+@Suite("Transports: URLSession, AsyncHTTPClient and the pipelining client against nginx")
 struct TransportTests {
     static let size = 100_000
 
@@ -227,9 +240,10 @@ struct TransportTests {
     }
 
     @Test(
-        "https down to plain http is refused end to end: a bundle over https syncs (over HTTP/1.1, though HTTP/2 is offered), the same bundle redirected to http does not"
+        "https down to plain http is refused end to end: a bundle over https syncs (over HTTP/1.1, though HTTP/2 is offered), the same bundle redirected to http does not",
+        arguments: [TransportKind.asyncHTTPClient, .pipelining]
     )
-    func httpsToHTTPRefused() async throws {
+    func httpsToHTTPRefused(kind: TransportKind) async throws {
         let folder = try TemporaryFolder("tls")
         try ExampleBundle.write(in: folder.url)
         let nginx = try Nginx(serving: folder.url, tls: true)
@@ -238,8 +252,7 @@ struct TransportTests {
         // The test's own certificate pinned as the only trust root: verification stays on.
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .file(nginx.certificate.path)
-        let transport = AsyncHTTPClientTransport(tlsConfiguration: tls)
-        defer { Task { try? await transport.shutdown() } }
+        let transport = kind.make(tlsConfiguration: tls)
         func sync(_ remote: URL) throws -> BundleSync {
             let local = try TemporaryFolder("tls-device")
             return BundleSync(

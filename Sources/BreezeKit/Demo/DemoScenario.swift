@@ -40,7 +40,7 @@ package struct DemoScenario {
         let server = try await StaticFileServer(root: published).start(onRequest: exchanges.record)
         do {
             // breeze's own transport: its release build carries no URLSession (no libcurl).
-            let outcome = try await AsyncHTTPClientTransport.withTransport { client in
+            let outcome = try await PipeliningTransport.withTransport { client in
                 try await narrate(
                     server: server,
                     published: published,

@@ -59,7 +59,14 @@ extension BundleSync {
         )
         // Read as each job starts, not made into a list of 200,000.
         let remaining = jobs.indices.lazy.filter { fromPack.isEmpty || !fromPack[$0] }
-        try await forEachConcurrently(remaining, width: configuration.concurrency) { [staged] index in
+        // A pipelining transport sends several small files' requests on a connection at once: as
+        // many more of them are in flight, a large file counting for that many.
+        let depth = max(1, fetcher.transport(for: baseURL).pipelineDepth)
+        try await forEachConcurrently(
+            remaining,
+            width: configuration.concurrency * depth,
+            weight: { HTTPGetRequest.isPipelinable(bodySize: downloads.size(at: jobs[$0].download)) ? 1 : depth }
+        ) { [staged] index in
             let job = downloadJob(for: downloads[jobs[index].download], into: staged, layout: layout)
             let (file, result) = try await fetch(job, delta: deltaOf[index], fetcher: fetcher, progress: progress)
             return (index, file, result)

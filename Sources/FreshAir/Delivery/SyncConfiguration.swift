@@ -2,7 +2,9 @@ import Foundation
 
 /// Limits and policies shared by every delivery mode.
 public struct SyncConfiguration: Sendable {
-    /// Files downloaded at once.
+    /// Files downloaded at once. Through a transport that pipelines (the
+    /// `FreshAirAsyncHTTPClient` product's `PipeliningTransport`), small files count for less:
+    /// as many more of them are in flight as it sends on one connection.
     public var concurrency: Int = 8
     /// How transient failures (connection errors, 408, 429, 5xx) are retried.
     public var retry = RetryPolicy()

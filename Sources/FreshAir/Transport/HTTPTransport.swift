@@ -21,6 +21,16 @@ package protocol HTTPTransport: Sendable {
         _ request: HTTPGetRequest,
         handle: (HTTPResponseHead, ResponseBody) async throws -> Result
     ) async throws -> Result
+
+    /// Requests of small files (``HTTPGetRequest/isPipelinable``) the transport sends on one
+    /// connection before the first is answered; 1 when it sends one at a time. A sync keeps
+    /// this many times ``SyncConfiguration/concurrency`` small files in flight.
+    var pipelineDepth: Int { get }
+}
+
+extension HTTPTransport {
+    /// One request at a time on a connection: URLSession's and AsyncHTTPClient's way.
+    package var pipelineDepth: Int { 1 }
 }
 
 /// A GET request.
@@ -32,12 +42,33 @@ package struct HTTPGetRequest: Sendable {
     /// The longest wait for the response head; the body is governed by the transport's
     /// idle timeout instead, so that large files are not cut off.
     package var timeout: Duration
+    /// The body's size, when a manifest says it: a small answer may wait behind others on a
+    /// pipelining transport's connection, a large or unknown one never does.
+    package var expectedBodySize: Int64?
 
     /// A GET of `url` with `headers`, waiting at most `timeout` for the response head.
-    package init(url: URL, headers: [(name: String, value: String)] = [], timeout: Duration = .seconds(30)) {
+    package init(
+        url: URL,
+        headers: [(name: String, value: String)] = [],
+        timeout: Duration = .seconds(30),
+        expectedBodySize: Int64? = nil
+    ) {
         self.url = url
         self.headers = headers
         self.timeout = timeout
+        self.expectedBodySize = expectedBodySize
+    }
+
+    /// The largest body sent behind other requests on a connection (``isPipelinable``). With 8
+    /// requests ahead, a connection's answers received and not yet read stay under 256 KB.
+    package static let pipelinableBodySize: Int64 = 32 << 10
+
+    /// Whether the answer is known to be small enough to wait behind others on a connection.
+    package var isPipelinable: Bool { Self.isPipelinable(bodySize: expectedBodySize) }
+
+    /// Whether a body of `bodySize` (`nil`: unknown) may wait behind others on a connection.
+    package static func isPipelinable(bodySize: Int64?) -> Bool {
+        bodySize.map { $0 <= pipelinableBodySize } ?? false
     }
 }
 

@@ -201,7 +201,7 @@ struct PlanCommand: AsyncParsableCommand {
         let files: [SelectedEntry]
         do {
             if let url = URL(string: source), url.scheme == "http" || url.scheme == "https" {
-                files = try await AsyncHTTPClientTransport.withTransport(tlsConfiguration: tls) { transport in
+                files = try await PipeliningTransport.withTransport(tlsConfiguration: tls) { transport in
                     try await BundleSync(
                         remote: url,
                         store: BundleStore(root: FileManager.default.temporaryDirectory),

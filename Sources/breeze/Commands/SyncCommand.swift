@@ -37,8 +37,16 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: "The store folder (versions, staging, partial downloads).")
     var store: String?
 
-    @Option(help: "Files downloaded at once.")
+    @Option(help: "Connections, and files downloaded at once (small files: --pipeline times as many).")
     var concurrency: Int = 8
+
+    @Option(
+        help: ArgumentHelp(
+            "Small files' requests sent on a connection before the first is answered (HTTP/1.1 pipelining); 1 sends one at a time, for a proxy that mishandles it.",
+            valueName: "REQUESTS"
+        )
+    )
+    var pipeline: Int = 8
 
     @Option(help: "Attempts per request for transient failures (1 = no retry).")
     var attempts: Int = 4
@@ -125,6 +133,7 @@ struct SyncCommand: AsyncParsableCommand {
         }
         guard concurrency >= 1 else { throw ValidationError("--concurrency takes a number, at least 1.") }
         guard attempts >= 1 else { throw ValidationError("--attempts takes a number, at least 1.") }
+        guard (1...64).contains(pipeline) else { throw ValidationError("--pipeline takes a number from 1 to 64.") }
     }
 
     func run() async throws {
@@ -152,8 +161,9 @@ struct SyncCommand: AsyncParsableCommand {
         let cdn = try cdn.map(Self.sourceURL)
         let environment = try EnvironmentOptions.apply(environment, to: .current())
         let store = StoreLocation.store(for: directory, explicit: store)
-        let output = try await AsyncHTTPClientTransport.withTransport(
+        let output = try await PipeliningTransport.withTransport(
             connectionsPerHost: configuration.concurrency,
+            depth: pipeline,
             tlsConfiguration: try trust.tlsConfiguration()
         ) { transport in
             // The three delivery modes, run and reported the one way.

@@ -7,7 +7,9 @@ import Foundation
 /// header: a download there can be killed midway and its resumption runs at full speed.
 /// `/dribble/…` sends 100 bytes a second, whatever is asked (a slow-retrieval attacker);
 /// `/no-etag/…` sends `Last-Modified` alone, so a file's mtime is the only validator;
-/// `/no-range/…` ignores `Range` and answers `200` with the whole file, as some servers do.
+/// `/no-range/…` ignores `Range` and answers `200` with the whole file, as some servers do;
+/// `/few-per-connection/…` closes each connection after its third answer, requests sent behind
+/// it unanswered.
 final class Nginx: @unchecked Sendable {
     /// One line of the access log.
     struct Request: Equatable {
@@ -145,7 +147,9 @@ final class Nginx: @unchecked Sendable {
             http {
                 log_format freshair '$status $body_bytes_sent $request_method $uri "$http_range"';
                 log_format protocols '$server_protocol';
+                log_format connections '$connection $connection_requests $pipe $uri';
                 access_log \(home.path)/access.log freshair;
+                access_log \(home.path)/connections.log connections;
                 client_body_temp_path \(home.path)/client_body;
                 proxy_temp_path \(home.path)/proxy;
                 fastcgi_temp_path \(home.path)/fastcgi;
@@ -173,6 +177,10 @@ final class Nginx: @unchecked Sendable {
                     max_ranges 0;
                 }
                 location /server-error/ { return 500; }
+                    location /few-per-connection/ {
+                        alias \(root.path)/;
+                        keepalive_requests 3;
+                    }
                     location /busy/ { add_header Retry-After 1 always; return 503; }
                     location /moved/ { rewrite ^/moved/(.*)$ /$1 redirect; }
                     location /circle/ { rewrite ^/circle/(.*)$ /circle/$1 redirect; }
@@ -186,6 +194,32 @@ final class Nginx: @unchecked Sendable {
     func protocolsOverTLS() -> [String] {
         _ = requests()  // waits until nginx has logged every request
         return (home.path("protocols.log").text ?? "").split(separator: "\n").map(String.init)
+    }
+
+    /// One request as the connection log has it.
+    struct ConnectionEntry {
+        /// nginx's serial number of the connection.
+        var connection: Int
+        /// Its place among the connection's requests, from 1.
+        var request: Int
+        /// nginx read it while answering an earlier one (HTTP/1.1 pipelining: `$pipe`).
+        var pipelined: Bool
+        var path: String
+    }
+
+    /// Every request logged so far, with the connection it came on.
+    func connections() -> [ConnectionEntry] {
+        _ = requests()  // waits until nginx has logged every request
+        return (home.path("connections.log").text ?? "").split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ", maxSplits: 3)
+            guard parts.count == 4, let connection = Int(parts[0]), let request = Int(parts[1]) else { return nil }
+            return ConnectionEntry(
+                connection: connection,
+                request: request,
+                pipelined: parts[2] == "p",
+                path: String(parts[3])
+            )
+        }
     }
 
     /// Every request logged so far. nginx writes a line as it finalizes a request, which can

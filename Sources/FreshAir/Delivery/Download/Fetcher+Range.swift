@@ -32,7 +32,8 @@ extension Fetcher {
             let request = HTTPGetRequest(
                 url: url,
                 headers: headers + [("Range", "bytes=\(range.lowerBound)-\(range.upperBound)")],
-                timeout: timeout
+                timeout: timeout,
+                expectedBodySize: Int64(length)
             )
             do {
                 return try await transport(for: url).get(request) { head, body in

@@ -243,7 +243,12 @@ struct Fetcher: Sendable {
         let kept = KeptResumption()
         return try await retry.run { _ in
             requests.increment()
-            var request = HTTPGetRequest(url: job.url, headers: headers, timeout: timeout)
+            var request = HTTPGetRequest(
+                url: job.url,
+                headers: headers,
+                timeout: timeout,
+                expectedBodySize: job.expectedSize
+            )
             var offset: Int64 = 0
             let inMemory = kept.take()
             if let sidecar, let resume = ResumePoint.load(sidecar), resume.url == job.url.absoluteString,

@@ -1,0 +1,248 @@
+import Foundation
+import FreshAir
+import NIOCore
+import NIOHTTP1
+import NIOTLS
+import Synchronization
+
+/// The last handler of a pipelined connection: writes each request as it is given, and hands
+/// the responses, which HTTP/1.1 sends in the order of the requests, to their exchanges.
+///
+/// Reading is by demand (`autoRead` off): it stops while the callers have more than
+/// ``HeldBytes/highWater`` bytes received and not yet taken, so a slow disk slows the server down
+/// instead of filling memory. Runs on the channel's event loop only.
+final class PipelineHandler: ChannelDuplexHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = Never
+    typealias OutboundOut = HTTPClientRequestPart
+
+    /// What happens next on the connection, for the pool.
+    struct Events: Sendable {
+        /// A response ended: the connection may take another request.
+        var answered: @Sendable () -> Void
+        /// The connection takes no more requests (the server said it closes, or it closed).
+        var retired: @Sendable () -> Void
+    }
+
+    private let url: URL
+    private let events: Events
+    private var context: ChannelHandlerContext?
+    /// Sent, in order; the first is the one being answered.
+    private var queue = CircularBuffer<(exchange: PipelinedExchange, timeout: TimeAmount)>()
+    private var headTimer: Scheduled<Void>?
+    private var reading = false
+    /// Reading stopped until the callers catch up.
+    private var stalled = false
+    private var retired = false
+    private var flushPending = false
+    /// Responses received whole on this connection.
+    private var answers = 0
+    /// Bytes handed to exchanges and not yet taken by their callers; shared with them.
+    private let held: HeldBytes
+
+    /// Completed when the connection can take requests (after the TLS handshake, over TLS),
+    /// failed if it closes first.
+    private var ready: EventLoopPromise<Void>?
+    private let waitsForTLS: Bool
+
+    init(url: URL, held: HeldBytes, ready: EventLoopPromise<Void>, waitsForTLS: Bool, events: Events) {
+        self.url = url
+        self.ready = ready
+        self.waitsForTLS = waitsForTLS
+        self.held = held
+        self.events = events
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.fireChannelActive()
+        if !waitsForTLS { becomeReady(.success(())) }
+        readIfCaughtUp()
+    }
+
+    private func becomeReady(_ result: Result<Void, any Error>) {
+        ready?.completeWith(result)
+        ready = nil
+    }
+
+    // MARK: Requests
+
+    /// Writes `head` and queues `exchange` for its response. Called on the event loop.
+    func send(_ head: HTTPRequestHead, for exchange: PipelinedExchange, timeout: TimeAmount) {
+        guard let context, context.channel.isActive, !retired else {
+            exchange.fail(ChannelError.ioOnClosedChannel, retryable: true)
+            return
+        }
+        queue.append((exchange, timeout))
+        if queue.count == 1 { armHeadTimer(timeout) }
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        // One flush for the requests given in this turn of the loop: a system call each cost
+        // more than the request itself.
+        guard !flushPending else { return }
+        flushPending = true
+        context.eventLoop.assumeIsolated().execute { [self] in
+            flushPending = false
+            self.context?.flush()
+        }
+    }
+
+    /// The caller of `exchange` stopped before the end of its response. A response under way
+    /// could be long (and its server slow): the connection closes, and the requests behind it
+    /// are sent again elsewhere. One not begun is read when its turn comes and dropped (it is
+    /// small, or nothing is queued behind it).
+    func abandoned(_ exchange: PipelinedExchange) {
+        guard let first = queue.first, first.exchange === exchange, exchange.hasHead else { return }
+        close(because: CancellationError(), retryFirst: false)
+    }
+
+    /// Callers took bytes: read again if reading had stopped for them.
+    func caughtUp() {
+        if stalled { readIfCaughtUp() }
+    }
+
+    // MARK: Responses
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            guard let first = queue.first else {
+                return close(
+                    because: TransportError(
+                        kind: .interrupted,
+                        url: url,
+                        detail: "the server answered a request never sent"
+                    ),
+                    retryFirst: false
+                )
+            }
+            headTimer?.cancel()
+            headTimer = nil
+            if !head.isKeepAlive { retire() }
+            first.exchange.receive(
+                head: FreshAir.HTTPResponseHead(
+                    status: Int(head.status.code),
+                    headers: head.headers.map { ($0.name, $0.value) }
+                )
+            )
+        case .body(let chunk):
+            guard let first = queue.first else { return }
+            if first.exchange.receive(chunk: chunk) {
+                held.count.add(chunk.readableBytes, ordering: .relaxed)
+            }
+        case .end:
+            guard let first = queue.popFirst() else { return }
+            first.exchange.receiveEnd()
+            answers += 1
+            if let next = queue.first { armHeadTimer(next.timeout) }
+            if !retired { events.answered() }
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        reading = false
+        readIfCaughtUp()
+        context.fireChannelReadComplete()
+    }
+
+    private func readIfCaughtUp() {
+        guard let context, !reading else { return }
+        stalled = false
+        if held.count.load(ordering: .relaxed) >= held.highWater {
+            // Callers that take bytes from now on see the flag and call `caughtUp()`; one that
+            // took them just before it was set is caught by the second look.
+            held.paused.store(true, ordering: .sequentiallyConsistent)
+            guard held.count.load(ordering: .sequentiallyConsistent) < held.highWater,
+                held.paused.exchange(false, ordering: .sequentiallyConsistent)
+            else {
+                stalled = true
+                return
+            }
+        }
+        reading = true
+        context.read()
+    }
+
+    // MARK: Ends
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let tls = event as? TLSUserEvent, case .handshakeCompleted = tls {
+            becomeReady(.success(()))
+            return
+        }
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+            // A connection with nothing asked, or whose callers have not caught up, is not late.
+            if queue.isEmpty {
+                close(because: ChannelError.ioOnClosedChannel, retryFirst: true)
+            } else if !stalled, queue.first?.exchange.hasHead == true {
+                close(
+                    because: TransportError(
+                        kind: .timeout,
+                        url: url,
+                        detail: "the server sent nothing within the idle timeout"
+                    ),
+                    retryFirst: false
+                )
+            }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // A reset before any of the answer is a server closing with requests unread: those are
+        // sent again. Anything else (a response that is not HTTP, TLS failing) is the answer.
+        becomeReady(.failure(error))
+        let reset = (error as? IOError).map { $0.errnoCode == ECONNRESET || $0.errnoCode == EPIPE } ?? false
+        close(because: AsyncHTTPClientTransport.translate(error, url: url), retryFirst: reset)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        becomeReady(.failure(ChannelError.ioOnClosedChannel))
+        failAll(
+            because: TransportError(kind: .interrupted, url: url, detail: "the server closed the connection"),
+            retryFirst: true
+        )
+        retire()
+        context.fireChannelInactive()
+    }
+
+    private func armHeadTimer(_ timeout: TimeAmount) {
+        headTimer?.cancel()
+        guard let context else { return }
+        headTimer = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [self] in
+            close(
+                because: TransportError(kind: .timeout, url: url, detail: "no response within the request timeout"),
+                retryFirst: false
+            )
+        }
+    }
+
+    /// Fails the request being answered with `error` (as unanswered, to be sent again, when
+    /// `retryFirst` and none of it arrived) and those behind it as unanswered, and closes the
+    /// connection.
+    private func close(because error: any Error, retryFirst: Bool) {
+        failAll(because: error, retryFirst: retryFirst)
+        retire()
+        context?.close(promise: nil)
+    }
+
+    private func failAll(because error: any Error, retryFirst: Bool) {
+        headTimer?.cancel()
+        headTimer = nil
+        var first = true
+        while let (exchange, _) = queue.popFirst() {
+            exchange.fail(error, retryable: first ? retryFirst : true, afterAnswers: answers > 0)
+            first = false
+        }
+    }
+
+    private func retire() {
+        guard !retired else { return }
+        retired = true
+        events.retired()
+    }
+}

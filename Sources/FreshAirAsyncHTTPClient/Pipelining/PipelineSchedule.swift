@@ -1,0 +1,97 @@
+/// Which of an origin's connections the next request goes to: the pool's decisions, with
+/// nothing but counts, so that they are tested without sockets.
+///
+/// A request goes to an idle connection first, then to a new one while there are fewer than
+/// `connectionsPerHost`. Only then may a small request (``HTTPGetRequest/isPipelinable``) wait
+/// behind other small ones, on the least busy connection with fewer than `depth` in flight.
+/// A large or unknown answer never has anything sent behind it, so a small file never waits
+/// for a large one; it waits for a connection of its own, and while it waits no small request
+/// is queued anywhere, or a steady stream of them could keep every connection busy for ever.
+struct PipelineSchedule: Sendable {
+    /// What a request is to do.
+    enum Decision: Equatable {
+        /// Go out on connection `id`, now counted as in flight there.
+        case use(Int)
+        /// Open a connection (counted as opening), and go out on it; report with
+        /// ``opened(_:small:)`` or ``openFailed()``.
+        case open
+        /// Wait, and ask again when the schedule changes.
+        case wait
+    }
+
+    struct Connection: Equatable {
+        /// Requests sent and not yet answered.
+        var inFlight: Int
+        /// A large or unknown answer is among them.
+        var large: Bool
+    }
+
+    let connectionsPerHost: Int
+    let depth: Int
+    private(set) var connections: [Int: Connection] = [:]
+    private(set) var opening = 0
+    /// Large requests told to wait, and not yet asking again.
+    private(set) var largeWaiting = 0
+
+    init(connectionsPerHost: Int, depth: Int) {
+        self.connectionsPerHost = max(1, connectionsPerHost)
+        self.depth = max(1, depth)
+    }
+
+    /// Where a request goes; `askingAgain` when it was told to wait before.
+    mutating func assign(small: Bool, askingAgain: Bool) -> Decision {
+        if askingAgain, !small { largeWaiting -= 1 }
+        let decision = decide(small: small)
+        if decision == .wait, !small { largeWaiting += 1 }
+        return decision
+    }
+
+    private mutating func decide(small: Bool) -> Decision {
+        if small, largeWaiting > 0 { return .wait }
+        if let idle = connections.first(where: { $0.value.inFlight == 0 })?.key {
+            connections[idle] = Connection(inFlight: 1, large: !small)
+            return .use(idle)
+        }
+        if connections.count + opening < connectionsPerHost {
+            opening += 1
+            return .open
+        }
+        guard small else { return .wait }
+        let depth = depth
+        let open = connections.lazy.filter { !$0.value.large && $0.value.inFlight < depth }
+        guard let leastBusy = open.min(by: { $0.value.inFlight < $1.value.inFlight })?.key else { return .wait }
+        connections[leastBusy]!.inFlight += 1
+        return .use(leastBusy)
+    }
+
+    /// The connection a ``Decision/open`` asked for is open as `id`, its request in flight.
+    mutating func opened(_ id: Int, small: Bool) {
+        opening -= 1
+        connections[id] = Connection(inFlight: 1, large: !small)
+    }
+
+    /// The connection a ``Decision/open`` asked for could not be opened.
+    mutating func openFailed() {
+        opening -= 1
+    }
+
+    /// A response on connection `id` ended. Answers whom to wake: every waiter while a large
+    /// request waits (it may take only an idle connection), else one.
+    mutating func answered(_ id: Int) -> Wake {
+        guard var connection = connections[id] else { return .none }
+        connection.inFlight -= 1
+        if connection.inFlight == 0 { connection.large = false }
+        connections[id] = connection
+        return largeWaiting > 0 ? .all : .one
+    }
+
+    /// Connection `id` takes no more requests.
+    mutating func retired(_ id: Int) {
+        connections[id] = nil
+    }
+
+    /// Whom a change wakes.
+    enum Wake: Equatable {
+        case none, one, all
+    }
+}

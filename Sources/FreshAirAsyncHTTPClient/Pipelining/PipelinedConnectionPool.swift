@@ -1,0 +1,222 @@
+import Foundation
+import FreshAir
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// Bytes a connection has handed to its callers and they have not yet taken, and whether it
+/// stopped reading for them: shared by the event loop and the callers' tasks.
+final class HeldBytes: Sendable {
+    let count = Atomic<Int>(0)
+    let paused = Atomic<Bool>(false)
+    /// The count past which the connection stops reading: at least every small answer that
+    /// may be queued on it, so that none of them waits for a caller to read another.
+    let highWater: Int
+
+    init(depth: Int) {
+        highWater = max(256 << 10, Int(HTTPGetRequest.pipelinableBodySize) * depth)
+    }
+}
+
+/// An open connection, as the pool lends it.
+struct PipelinedConnection: Sendable {
+    let id: Int
+    let channel: any Channel
+    let handler: NIOLoopBound<PipelineHandler>
+    let held: HeldBytes
+
+    /// Writes the request on the connection; its answer arrives in `exchange`.
+    func send(_ head: HTTPRequestHead, for exchange: PipelinedExchange, timeout: TimeAmount) {
+        let handler = handler
+        channel.eventLoop.execute { handler.value.send(head, for: exchange, timeout: timeout) }
+    }
+
+    /// The caller of `exchange` stopped before the end of its response.
+    func abandon(_ exchange: PipelinedExchange) {
+        let handler = handler
+        channel.eventLoop.execute { handler.value.abandoned(exchange) }
+    }
+
+    /// A new exchange whose taken bytes count down this connection's held ones.
+    func exchange() -> PipelinedExchange {
+        let (held, handler, loop) = (held, handler, channel.eventLoop)
+        return PipelinedExchange { taken in
+            let after = held.count.subtract(taken, ordering: .relaxed).newValue
+            if after < held.highWater, held.paused.exchange(false, ordering: .acquiringAndReleasing) {
+                loop.execute { handler.value.caughtUp() }
+            }
+        }
+    }
+}
+
+/// The connections of a ``PipeliningTransport``, per origin, lent by ``PipelineSchedule``'s
+/// rules; a request told to wait is woken when the schedule changes and asks again.
+final class PipelinedConnectionPool: Sendable {
+    private enum Lease {
+        case use(PipelinedConnection)
+        case open(id: Int)
+        case wait
+        case askAgain
+        case shutDown
+    }
+
+    private struct Origin {
+        var schedule: PipelineSchedule
+        var connections: [Int: PipelinedConnection] = [:]
+        var waiters: [CheckedContinuation<Lease, Never>] = []
+
+        mutating func takeWaiters(_ wake: PipelineSchedule.Wake) -> [CheckedContinuation<Lease, Never>] {
+            switch wake {
+            case .none: return []
+            case .one: return waiters.isEmpty ? [] : [waiters.removeFirst()]
+            case .all:
+                defer { waiters = [] }
+                return waiters
+            }
+        }
+    }
+
+    private struct State {
+        var origins: [String: Origin] = [:]
+        var nextID = 0
+        var isShutDown = false
+    }
+
+    private let state = Mutex(State())
+    let connectionsPerHost: Int
+    let depth: Int
+
+    init(connectionsPerHost: Int, depth: Int) {
+        self.connectionsPerHost = max(1, connectionsPerHost)
+        self.depth = max(1, depth)
+    }
+
+    /// A connection to `origin` with room for the request, opened with `connect` when the
+    /// schedule says so.
+    func connection(
+        to origin: String,
+        small: Bool,
+        connect: (_ id: Int) async throws -> PipelinedConnection
+    ) async throws -> PipelinedConnection {
+        var askingAgain = false
+        while true {
+            let lease = await withCheckedContinuation { continuation in
+                let lease = state.withLock { state in
+                    let lease = Self.lease(
+                        &state,
+                        origin: origin,
+                        small: small,
+                        askingAgain: askingAgain,
+                        schedule: PipelineSchedule(connectionsPerHost: connectionsPerHost, depth: depth)
+                    )
+                    if case .wait = lease { state.origins[origin]!.waiters.append(continuation) }
+                    return lease
+                }
+                if case .wait = lease { return }
+                continuation.resume(returning: lease)
+            }
+            switch lease {
+            case .use(let connection):
+                return connection
+            case .open(let id):
+                return try await open(id, to: origin, small: small, connect: connect)
+            case .wait, .askAgain:
+                askingAgain = true
+            case .shutDown:
+                throw CancellationError()
+            }
+        }
+    }
+
+    private static func lease(
+        _ state: inout State,
+        origin: String,
+        small: Bool,
+        askingAgain: Bool,
+        schedule: @autoclosure () -> PipelineSchedule
+    ) -> Lease {
+        if state.isShutDown { return .shutDown }
+        if state.origins[origin] == nil { state.origins[origin] = Origin(schedule: schedule()) }
+        // In place: a copy of the origin would make each change copy its tables.
+        switch state.origins[origin]!.schedule.assign(small: small, askingAgain: askingAgain) {
+        case .use(let id): return .use(state.origins[origin]!.connections[id]!)
+        case .wait: return .wait
+        case .open:
+            state.nextID += 1
+            return .open(id: state.nextID)
+        }
+    }
+
+    private func open(
+        _ id: Int,
+        to origin: String,
+        small: Bool,
+        connect: (_ id: Int) async throws -> PipelinedConnection
+    ) async throws -> PipelinedConnection {
+        let connection: PipelinedConnection
+        do {
+            connection = try await connect(id)
+        } catch {
+            wake(
+                state.withLock { state in
+                    state.origins[origin]?.schedule.openFailed()
+                    return state.origins[origin]?.takeWaiters(.all) ?? []
+                }
+            )
+            throw error
+        }
+        let (added, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Lease, Never>]) in
+            guard !state.isShutDown else { return (false, []) }
+            state.origins[origin]!.schedule.opened(id, small: small)
+            state.origins[origin]!.connections[id] = connection
+            // Requests that waited for a connection may now be sent on this one.
+            return (true, state.origins[origin]!.takeWaiters(.all))
+        }
+        wake(waiters)
+        guard added else {
+            connection.channel.close(promise: nil)
+            throw CancellationError()
+        }
+        return connection
+    }
+
+    /// A response on connection `id` ended: it has room for another request.
+    func answered(_ id: Int, origin: String) {
+        wake(
+            state.withLock { state in
+                guard let wake = state.origins[origin]?.schedule.answered(id) else { return [] }
+                return state.origins[origin]!.takeWaiters(wake)
+            }
+        )
+    }
+
+    /// Connection `id` takes no more requests.
+    func retired(_ id: Int, origin: String) {
+        wake(
+            state.withLock { state in
+                state.origins[origin]?.schedule.retired(id)
+                state.origins[origin]?.connections[id] = nil
+                return state.origins[origin]?.takeWaiters(.all) ?? []
+            }
+        )
+    }
+
+    /// Closes every connection; requests waiting for one fail.
+    func shutDown() async {
+        let (channels, waiters) = state.withLock { state in
+            state.isShutDown = true
+            let channels = state.origins.values.flatMap { $0.connections.values.map(\.channel) }
+            let waiters = state.origins.values.flatMap(\.waiters)
+            state.origins = [:]
+            return (channels, waiters)
+        }
+        wake(waiters)
+        for channel in channels { try? await channel.close() }
+    }
+
+    private func wake(_ waiters: [CheckedContinuation<Lease, Never>]) {
+        for waiter in waiters { waiter.resume(returning: .askAgain) }
+    }
+}

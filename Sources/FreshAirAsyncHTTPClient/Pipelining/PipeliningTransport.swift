@@ -1,0 +1,296 @@
+import Foundation
+import FreshAir
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// `HTTPTransport` over SwiftNIO that sends several GETs on a connection before the first is
+/// answered (HTTP/1.1 pipelining): the round trip of one small file no longer waits for the
+/// last, which is most of the time a sync of many small files spends on requests.
+///
+/// Answers on a connection come in order, so one slow answer holds up those behind it; a
+/// connection that closes with requests unanswered has them sent again on another (GETs are
+/// safe to repeat): at most ``resendLimit`` times on connections that answered nothing. It speaks HTTP/1.1 only, plain or over TLS.
+/// Call ``shutdown()`` when done.
+public final class PipeliningTransport: HTTPTransport {
+    /// How often one request is sent on connections that closed answering nothing.
+    static let resendLimit = 4
+
+    private let pool: PipelinedConnectionPool
+    private let connectTimeout: TimeAmount
+    private let idleTimeout: TimeAmount
+    private let tls: NIOSSLContext?
+    private let tlsError: (any Error)?
+
+    /// Runs `body` with a new transport and shuts it down afterwards, whether `body` returns or throws.
+    ///
+    /// The parameters are ``init(connectionsPerHost:depth:connectTimeout:idleTimeout:tlsConfiguration:)``'s.
+    public static func withTransport<Result>(
+        connectionsPerHost: Int = 8,
+        depth: Int = 8,
+        connectTimeout: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(30),
+        tlsConfiguration: TLSConfiguration? = nil,
+        _ body: (PipeliningTransport) async throws -> Result
+    ) async throws -> Result {
+        let transport = PipeliningTransport(
+            connectionsPerHost: connectionsPerHost,
+            depth: depth,
+            connectTimeout: connectTimeout,
+            idleTimeout: idleTimeout,
+            tlsConfiguration: tlsConfiguration
+        )
+        let result: Result
+        do {
+            result = try await body(transport)
+        } catch {
+            await transport.shutdown()
+            throw error
+        }
+        await transport.shutdown()
+        return result
+    }
+
+    /// Creates a transport with its own connections.
+    ///
+    /// - Parameters:
+    ///   - connectionsPerHost: connections open to one origin at most.
+    ///   - depth: requests sent on one connection and not yet answered, at most; 1 turns
+    ///     pipelining off.
+    ///   - idleTimeout: the longest silence tolerated while a body streams.
+    ///   - tlsConfiguration: how `https` servers are verified; `nil`: the system's trust roots.
+    public init(
+        connectionsPerHost: Int = 8,
+        depth: Int = 8,
+        connectTimeout: Duration = .seconds(10),
+        idleTimeout: Duration = .seconds(30),
+        tlsConfiguration: TLSConfiguration? = nil
+    ) {
+        pool = PipelinedConnectionPool(connectionsPerHost: connectionsPerHost, depth: depth)
+        self.connectTimeout = TimeAmount(connectTimeout)
+        self.idleTimeout = TimeAmount(idleTimeout)
+        var configuration = tlsConfiguration ?? .makeClientConfiguration()
+        configuration.applicationProtocols = ["http/1.1"]
+        do {
+            tls = try NIOSSLContext(configuration: configuration)
+            tlsError = nil
+        } catch {
+            tls = nil
+            tlsError = error
+        }
+    }
+
+    /// Requests of small files sent on a connection before the first is answered.
+    package var pipelineDepth: Int { pool.depth }
+
+    /// Closes every connection. Call once, when the transport is no longer needed.
+    public func shutdown() async {
+        await pool.shutDown()
+    }
+
+    package func get<Result: Sendable>(
+        _ request: HTTPGetRequest,
+        handle: (FreshAir.HTTPResponseHead, ResponseBody) async throws -> Result
+    ) async throws -> Result {
+        let opened = OpenedExchanges()
+        do {
+            let result = try await HTTPRedirect.following(
+                request,
+                send: { try await send($0, recordingIn: opened) },
+                handle: handle
+            )
+            opened.finish()
+            return result
+        } catch {
+            opened.finish()
+            throw error
+        }
+    }
+
+    /// One GET, redirects not followed; sent again on another connection if the one it went
+    /// out on closed before answering.
+    private func send(
+        _ request: HTTPGetRequest,
+        recordingIn opened: OpenedExchanges
+    ) async throws -> (FreshAir.HTTPResponseHead, ResponseBody) {
+        let url = request.url
+        let target = try RequestTarget(url)
+        let head = target.head(adding: request.headers)
+        // Sends on connections that closed having answered nothing count against the limit;
+        // those cut off behind others' answers (a server that closes after so many requests)
+        // only against a far larger one.
+        var unanswered = 0
+        var sends = 0
+        while unanswered < Self.resendLimit, sends < Self.resendLimit * 16 {
+            sends += 1
+            try Task.checkCancellation()
+            let connection: PipelinedConnection
+            do {
+                connection = try await pool.connection(to: target.origin, small: request.isPipelinable) { id in
+                    try await connect(to: target, id: id)
+                }
+            } catch {
+                throw AsyncHTTPClientTransport.translate(error, url: url)
+            }
+            let exchange = connection.exchange()
+            opened.append(exchange, on: connection)
+            connection.send(head, for: exchange, timeout: TimeAmount(request.timeout))
+            do {
+                let responseHead = try await withTaskCancellationHandler {
+                    try await exchange.head()
+                } onCancel: {
+                    exchange.fail(CancellationError(), retryable: false)
+                }
+                let body = ResponseBody {
+                    do {
+                        return try await withTaskCancellationHandler {
+                            try await exchange.nextChunk().map(ByteBufferBytes.init)
+                        } onCancel: {
+                            exchange.fail(CancellationError(), retryable: false)
+                        }
+                    } catch {
+                        throw Self.named(error, url: url)
+                    }
+                }
+                return (responseHead, body)
+            } catch PipelinedExchange.Failure.unanswered(let afterAnswers) {
+                if !afterAnswers { unanswered += 1 }
+            } catch {
+                throw Self.named(error, url: url)
+            }
+        }
+        throw TransportError(
+            kind: .interrupted,
+            url: url,
+            detail: "the server closed the connection before answering, \(sends) times"
+        )
+    }
+
+    /// An exchange's failure in ``TransportError``'s terms, naming the URL it was for.
+    private static func named(_ error: any Error, url: URL) -> any Error {
+        var error = error
+        if case PipelinedExchange.Failure.failed(let cause) = error { error = cause }
+        if case PipelinedExchange.Failure.unanswered(_) = error {
+            return TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
+        }
+        if var transportError = error as? TransportError {
+            transportError.url = url
+            return transportError
+        }
+        return AsyncHTTPClientTransport.translate(error, url: url)
+    }
+
+    private func connect(to target: RequestTarget, id: Int) async throws -> PipelinedConnection {
+        if target.isTLS, tls == nil, let tlsError { throw tlsError }
+        let (tls, idleTimeout, pool) = (target.isTLS ? tls : nil, idleTimeout, pool)
+        let url = target.url
+        let held = HeldBytes(depth: pool.depth)
+        let (channel, handler, ready) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.autoRead, value: false)
+            .connect(host: target.host, port: target.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls {
+                        let hostname = target.host.isIPAddress ? nil : target.host
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: hostname))
+                    }
+                    try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .fireError)
+                    try pipeline.addHandler(IdleStateHandler(readTimeout: idleTimeout))
+                    let ready = channel.eventLoop.makePromise(of: Void.self)
+                    let handler = PipelineHandler(
+                        url: url,
+                        held: held,
+                        ready: ready,
+                        waitsForTLS: tls != nil,
+                        events: .init(
+                            answered: { pool.answered(id, origin: target.origin) },
+                            retired: { pool.retired(id, origin: target.origin) }
+                        )
+                    )
+                    try pipeline.addHandler(handler)
+                    return (channel, NIOLoopBound(handler, eventLoop: channel.eventLoop), ready.futureResult)
+                }
+            }
+        // Open means ready for requests: over TLS, once the handshake is done, so that a
+        // certificate refused is a failure to connect, in its own words.
+        do {
+            try await ready.get()
+        } catch {
+            channel.close(promise: nil)
+            throw error
+        }
+        return PipelinedConnection(id: id, channel: channel, handler: handler, held: held)
+    }
+}
+
+extension Transport {
+    /// Sends FreshAir's requests through `client`, pipelined: pass it to a sync as its `transport`.
+    public init(_ client: PipeliningTransport) {
+        self.init(client as any HTTPTransport)
+    }
+}
+
+/// The exchanges one `get` opened (one per redirect), finished when it returns: a response not
+/// read to its end closes its connection.
+private final class OpenedExchanges: Sendable {
+    private let exchanges = Mutex<[(PipelinedExchange, PipelinedConnection)]>([])
+
+    func append(_ exchange: PipelinedExchange, on connection: PipelinedConnection) {
+        exchanges.withLock { $0.append((exchange, connection)) }
+    }
+
+    func finish() {
+        for (exchange, connection) in exchanges.withLock({ $0 }) where !exchange.abandon() {
+            connection.abandon(exchange)
+        }
+    }
+}
+
+/// Where a URL's request goes and the head that asks for it.
+struct RequestTarget: Sendable {
+    let url: URL
+    let isTLS: Bool
+    let host: String
+    let port: Int
+    /// Scheme, host and port: connections are shared by requests with the same.
+    let origin: String
+    private let pathAndQuery: String
+    private let hostHeader: String
+
+    init(_ url: URL) throws {
+        guard let components = URLComponents(url: url, resolvingAgainstBaseURL: true),
+            let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = components.host, !host.isEmpty
+        else {
+            throw TransportError(kind: .other, url: url, detail: "not an http(s) URL with a host")
+        }
+        self.url = url
+        isTLS = scheme == "https"
+        let defaultPort = isTLS ? 443 : 80
+        port = components.port ?? defaultPort
+        self.host = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let bracketed = self.host.contains(":") ? "[\(self.host)]" : self.host
+        hostHeader = port == defaultPort ? bracketed : "\(bracketed):\(port)"
+        origin = "\(scheme)://\(hostHeader)"
+        let path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
+        pathAndQuery = components.percentEncodedQuery.map { "\(path)?\($0)" } ?? path
+    }
+
+    func head(adding headers: [(name: String, value: String)]) -> HTTPRequestHead {
+        var fields = HTTPHeaders()
+        fields.reserveCapacity(headers.count + 1)
+        fields.add(name: "Host", value: hostHeader)
+        for header in headers { fields.add(name: header.name, value: header.value) }
+        return HTTPRequestHead(version: .http1_1, method: .GET, uri: pathAndQuery, headers: fields)
+    }
+}
+
+extension String {
+    fileprivate var isIPAddress: Bool {
+        (try? SocketAddress(ipAddress: self, port: 0)) != nil
+    }
+}

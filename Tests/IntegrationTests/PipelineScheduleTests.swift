@@ -1,0 +1,94 @@
+import Testing
+
+@testable import FreshAirAsyncHTTPClient
+
+/// ``PipelineSchedule``'s decisions, counts alone: which connection each request goes to.
+@Suite("Pipeline schedule: idle first, then new, then small behind small; never behind a large answer")
+struct PipelineScheduleTests {
+    /// A schedule with `open` connections (ids 1…), each with nothing in flight.
+    static func schedule(connections: Int = 2, depth: Int = 3, open: Int = 2) -> PipelineSchedule {
+        var schedule = PipelineSchedule(connectionsPerHost: connections, depth: depth)
+        for id in 1...open {
+            #expect(schedule.assign(small: true, askingAgain: false) == .open)
+            schedule.opened(id, small: true)
+        }
+        for id in 1...open { _ = schedule.answered(id) }
+        return schedule
+    }
+
+    @Test("An idle connection first, a new one next, then small requests behind small ones up to the depth")
+    func order() {
+        var schedule = PipelineSchedule(connectionsPerHost: 2, depth: 3)
+        #expect(schedule.assign(small: true, askingAgain: false) == .open)
+        schedule.opened(1, small: true)
+        // One connection busy, room for another: opened rather than queued behind.
+        #expect(schedule.assign(small: true, askingAgain: false) == .open)
+        #expect(schedule.assign(small: true, askingAgain: false) == .use(1), "queued while the second opens")
+        schedule.opened(2, small: true)
+        #expect(schedule.assign(small: true, askingAgain: false) == .use(2), "the least busy")
+        // Then one each way, whichever is less busy, until both are at the depth.
+        _ = schedule.assign(small: true, askingAgain: false)
+        _ = schedule.assign(small: true, askingAgain: false)
+        #expect(schedule.connections.values.map(\.inFlight) == [3, 3])
+        #expect(schedule.assign(small: true, askingAgain: false) == .wait, "both at the depth")
+        #expect(schedule.answered(2) == .one)
+        #expect(schedule.assign(small: true, askingAgain: true) == .use(2))
+    }
+
+    @Test("A large request takes only an idle connection, and nothing goes behind it")
+    func largeAlone() {
+        var schedule = Self.schedule()
+        guard case .use(let large) = schedule.assign(small: false, askingAgain: false) else {
+            Issue.record("an idle connection was there")
+            return
+        }
+        let other = large == 1 ? 2 : 1
+        #expect(schedule.connections[large]?.large == true)
+        #expect(schedule.assign(small: true, askingAgain: false) == .use(other), "the idle one")
+        #expect(schedule.assign(small: true, askingAgain: false) == .use(other), "behind the small one, not the large")
+        #expect(schedule.assign(small: true, askingAgain: false) == .use(other))
+        #expect(schedule.assign(small: true, askingAgain: false) == .wait, "never behind the large answer")
+        #expect(schedule.answered(large) == .one)
+        #expect(schedule.connections[large] == PipelineSchedule.Connection(inFlight: 0, large: false))
+        #expect(schedule.assign(small: true, askingAgain: true) == .use(large), "a connection again once answered")
+    }
+
+    @Test("While a large request waits, small ones wait too, and the large one gets the first idle connection")
+    func largeWaitingGoesFirst() {
+        var schedule = Self.schedule(depth: 4)
+        for _ in 0..<4 { _ = schedule.assign(small: true, askingAgain: false) }
+        // Both connections busy with small answers: the large request waits, and so does every
+        // small one after it, though the connections have room behind.
+        #expect(schedule.assign(small: false, askingAgain: false) == .wait)
+        #expect(schedule.largeWaiting == 1)
+        #expect(schedule.assign(small: true, askingAgain: false) == .wait)
+        #expect(schedule.answered(1) == .all, "every waiter looks again")
+        #expect(schedule.assign(small: false, askingAgain: true) == .wait, "connection 1 still has one in flight")
+        #expect(schedule.answered(1) == .all)
+        #expect(schedule.assign(small: false, askingAgain: true) == .use(1))
+        #expect(schedule.largeWaiting == 0)
+        #expect(schedule.assign(small: true, askingAgain: true) == .use(2), "small ones go on, not behind it")
+    }
+
+    @Test("A retired connection takes no more; a failed open makes room for another")
+    func retiredAndFailed() {
+        var schedule = Self.schedule(connections: 2, depth: 2, open: 1)
+        _ = schedule.assign(small: true, askingAgain: false)
+        schedule.retired(1)
+        #expect(schedule.connections[1] == nil)
+        #expect(schedule.answered(1) == PipelineSchedule.Wake.none, "answers from it no longer count")
+        #expect(schedule.assign(small: true, askingAgain: false) == .open)
+        #expect(schedule.assign(small: true, askingAgain: false) == .open)
+        #expect(schedule.assign(small: true, askingAgain: false) == .wait)
+        schedule.openFailed()
+        #expect(schedule.assign(small: true, askingAgain: true) == .open)
+    }
+
+    @Test("Depth 1 never queues a request behind another")
+    func depthOne() {
+        var schedule = Self.schedule(depth: 1)
+        #expect(schedule.assign(small: true, askingAgain: false) != .wait)
+        #expect(schedule.assign(small: true, askingAgain: false) != .wait)
+        #expect(schedule.assign(small: true, askingAgain: false) == .wait)
+    }
+}

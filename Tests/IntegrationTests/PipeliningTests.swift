@@ -1,0 +1,245 @@
+import Foundation
+import FreshAir
+import FreshAirAsyncHTTPClient
+import Testing
+
+/// `PipeliningTransport` against nginx: small answers asked for several at a time on one
+/// connection, large ones alone, and what a connection closed early left unanswered sent again.
+/// The contract every transport keeps (conditional GET, ranges, redirects, timeouts, streaming)
+/// is `TransportTests`'s, which runs it too.
+@Suite("The pipelining client against nginx")
+struct PipeliningTests {
+    /// nginx serving `count` files of 1,000 random bytes (`f000.bin`…) and a 4 MB `large.bin`.
+    final class Served {
+        let nginx: Nginx
+        let folder: TemporaryFolder
+        let files: [Data]
+
+        init(count: Int) throws {
+            folder = try TemporaryFolder("pipelining")
+            files = (0..<count).map { _ in Data((0..<1000).map { _ in UInt8.random(in: 0...255) }) }
+            for (index, data) in files.enumerated() { try data.write(to: folder.path(Self.name(index))) }
+            try Data((0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: folder.path("large.bin"))
+            nginx = try Nginx(serving: folder.url)
+        }
+
+        static func name(_ index: Int) -> String { String(format: "f%03d.bin", index) }
+        deinit { nginx.stop() }
+    }
+
+    /// Fetches `indices` at once, each announced as the small file it is; answers the bodies by index.
+    static func fetch(
+        _ indices: Range<Int>,
+        from base: URL,
+        through transport: PipeliningTransport
+    ) async throws -> [Int: Data] {
+        try await withThrowingTaskGroup(of: (Int, Data).self) { group in
+            for index in indices {
+                group.addTask {
+                    let request = HTTPGetRequest(
+                        url: base.appendingPathComponent(Served.name(index)),
+                        expectedBodySize: 1000
+                    )
+                    return try await transport.get(request) { head, body in
+                        guard head.status == 200 else { throw TestSetupError("status \(head.status) for \(index)") }
+                        return (index, try await body.collect(upTo: 1 << 20))
+                    }
+                }
+            }
+            var bodies: [Int: Data] = [:]
+            for try await (index, data) in group { bodies[index] = data }
+            return bodies
+        }
+    }
+
+    @Test("Small files go out several to a connection before the first answer, and arrive whole")
+    func smallFilesPipelined() async throws {
+        let served = try Served(count: 64)
+        try await PipeliningTransport.withTransport(connectionsPerHost: 2, depth: 8) { transport in
+            let bodies = try await Self.fetch(0..<64, from: served.nginx.url, through: transport)
+            #expect(bodies.count == 64 && bodies.allSatisfy { served.files[$0.key] == $0.value })
+        }
+        let log = served.nginx.connections()
+        #expect(log.count == 64)
+        #expect(Set(log.map(\.connection)).count <= 2, "two connections at most")
+        // nginx read requests it had not yet answered: they were sent ahead.
+        #expect(log.filter(\.pipelined).count >= 8, "\(log.filter(\.pipelined).count) of 64 pipelined")
+    }
+
+    @Test("With depth 1, nothing is sent ahead")
+    func depthOneSendsOneAtATime() async throws {
+        let served = try Served(count: 32)
+        try await PipeliningTransport.withTransport(connectionsPerHost: 2, depth: 1) { transport in
+            let bodies = try await Self.fetch(0..<32, from: served.nginx.url, through: transport)
+            #expect(bodies.count == 32 && bodies.allSatisfy { served.files[$0.key] == $0.value })
+        }
+        let log = served.nginx.connections()
+        #expect(log.count == 32 && !log.contains(where: \.pipelined))
+    }
+
+    @Test("A large answer has nothing sent behind it: small files wait for it, then go out")
+    func nothingBehindALargeAnswer() async throws {
+        let served = try Served(count: 16)
+        let base = served.nginx.url
+        try await PipeliningTransport.withTransport(connectionsPerHost: 1, depth: 8) { transport in
+            let started = AsyncStream<Void>.makeStream()
+            async let large: Int = transport.get(HTTPGetRequest(url: base.appendingPathComponent("large.bin"))) {
+                _,
+                body in
+                started.continuation.yield()
+                var count = 0
+                for try await chunk in body {
+                    count += chunk.count
+                    try await Task.sleep(for: .milliseconds(2))  // slower than loopback
+                }
+                return count
+            }
+            var iterator = started.stream.makeAsyncIterator()
+            _ = await iterator.next()
+            let bodies = try await Self.fetch(0..<16, from: base, through: transport)
+            #expect(try await large == 4 << 20)
+            #expect(bodies.count == 16 && bodies.allSatisfy { served.files[$0.key] == $0.value })
+        }
+        let log = served.nginx.connections()
+        let largeEntry = try #require(log.first { $0.path == "/large.bin" })
+        let next = log.first { $0.connection == largeEntry.connection && $0.request == largeEntry.request + 1 }
+        // The one after it on its connection was sent once it had been answered.
+        #expect(next?.pipelined == false, "\(String(describing: next))")
+    }
+
+    @Test("A server that closes each connection after 3 answers: what it left unanswered is sent again, and arrives")
+    func unansweredRequestsResent() async throws {
+        let served = try Served(count: 60)
+        let base = served.nginx.url.appendingPathComponent("few-per-connection/")
+        try await PipeliningTransport.withTransport(connectionsPerHost: 2, depth: 8) { transport in
+            let bodies = try await Self.fetch(0..<60, from: base, through: transport)
+            #expect(bodies.count == 60 && bodies.allSatisfy { served.files[$0.key] == $0.value })
+        }
+        let log = served.nginx.connections()
+        #expect(log.count == 60, "each answered once")
+        #expect(log.allSatisfy { $0.request <= 3 })
+        #expect(Set(log.map(\.connection)).count >= 20)
+    }
+
+    @Test("A server that closes every connection without answering: the request fails after 4 sends, in words")
+    func neverAnswered() async throws {
+        let server = try HangUpServer()
+        defer { server.stop() }
+        try await PipeliningTransport.withTransport(connectionsPerHost: 2, depth: 8) { transport in
+            await #expect {
+                try await transport.get(HTTPGetRequest(url: server.url("a.bin"), expectedBodySize: 10)) { _, _ in }
+            } throws: { error in
+                guard let failure = error as? TransportError else { return false }
+                return failure.kind == .interrupted
+                    && "\(failure)".contains("the server closed the connection before answering, 4 times")
+                    && failure.url == server.url("a.bin")
+            }
+        }
+        #expect(server.connections() == 4)
+    }
+
+    @Test(
+        "A task cancelled while it waits, for an answer or for its body, stops at once",
+        .timeLimit(.minutes(1))
+    )
+    func cancelledWhileWaiting() async throws {
+        let served = try Served(count: 1)
+        try Data(repeating: 7, count: 30_000).write(to: served.folder.path("slow.bin"))
+        let silent = try LoopbackSocket(listening: true)
+        defer { silent.close() }
+        // The idle and request timeouts are 10 minutes: only cancellation can end these in time.
+        let transport = PipeliningTransport(idleTimeout: .seconds(600))
+        for url in [served.nginx.url.appendingPathComponent("dribble/slow.bin"), silent.url("a.bin")] {
+            let waiting = Task {
+                try await transport.get(HTTPGetRequest(url: url, timeout: .seconds(600))) { _, body in
+                    try await body.collect(upTo: 1 << 20)
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))
+            waiting.cancel()
+            await #expect(throws: CancellationError.self, "\(url.path)") { try await waiting.value }
+        }
+        await transport.shutdown()
+    }
+
+    @Test("An answer abandoned midway closes its connection; those sent behind it go again and arrive")
+    func abandonedAnswerClosesTheConnection() async throws {
+        let served = try Served(count: 8)
+        // 30 KB at 100 bytes a second (nginx's `/dribble/`): still arriving when its reader
+        // gives up, with the small files' requests sent behind it on the one connection.
+        try Data(repeating: 7, count: 30_000).write(to: served.folder.path("slow.bin"))
+        struct GaveUp: Error {}
+        try await PipeliningTransport.withTransport(connectionsPerHost: 1, depth: 8) { transport in
+            let slow = HTTPGetRequest(
+                url: served.nginx.url.appendingPathComponent("dribble/slow.bin"),
+                expectedBodySize: 30_000
+            )
+            let abandoned = Task {
+                try await transport.get(slow) { _, body in
+                    for try await _ in body {
+                        try await Task.sleep(for: .milliseconds(300))
+                        throw GaveUp()
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(50))
+            let bodies = try await Self.fetch(0..<8, from: served.nginx.url, through: transport)
+            #expect(bodies.count == 8 && bodies.allSatisfy { served.files[$0.key] == $0.value })
+            await #expect(throws: GaveUp.self) { try await abandoned.value }
+        }
+        let log = served.nginx.connections()
+        #expect(Set(log.map(\.connection)).count == 2, "the abandoned answer's connection closed, another opened")
+        #expect(log.filter { $0.path.hasPrefix("/f") }.count == 8)
+    }
+}
+
+/// A server that takes each connection's request and closes it unanswered, counting connections.
+private final class HangUpServer: @unchecked Sendable {
+    private let process: Process
+    private let output: Pipe
+    let port: Int
+    private let home: TemporaryFolder
+
+    init() throws {
+        home = try TemporaryFolder("hang-up")
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = [
+            "-c",
+            """
+            import socket, sys
+            server = socket.socket()
+            server.bind(("127.0.0.1", 0))
+            server.listen(16)
+            print(server.getsockname()[1], flush=True)
+            count = 0
+            while True:
+                connection, _ = server.accept()
+                connection.recv(65536)
+                connection.close()
+                count += 1
+                open(sys.argv[1], "w").write(str(count))
+            """,
+            home.path("count").path,
+        ]
+        output = Pipe.unshared()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first,
+            first != UInt8(ascii: "\n")
+        {
+            line.append(first)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            process.terminate()
+            throw TestSetupError("the hang-up server did not start")
+        }
+        self.port = port
+    }
+
+    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(path)")! }
+    func connections() -> Int { Int(home.path("count").text ?? "") ?? 0 }
+    func stop() { process.terminate() }
+}
