@@ -84,6 +84,17 @@ struct PipelineScheduleTests {
         #expect(schedule.assign(small: true, askingAgain: true) == .open)
     }
 
+    @Test("A server that closes each connection after its first answer: nothing more is sent ahead")
+    func serverWithoutKeepAlive() {
+        var schedule = Self.schedule(connections: 2, depth: 4)
+        for _ in 0..<6 { _ = schedule.assign(small: true, askingAgain: false) }
+        schedule.retired(1, afterOneAnswer: true)
+        #expect(schedule.depth == 1)
+        #expect(schedule.assign(small: true, askingAgain: false) == .open)
+        schedule.opened(3, small: true)
+        #expect(schedule.assign(small: true, askingAgain: false) == .wait, "not behind the new one, nor behind 2")
+    }
+
     @Test("Depth 1 never queues a request behind another")
     func depthOne() {
         var schedule = Self.schedule(depth: 1)

@@ -138,6 +138,28 @@ struct PipeliningTests {
         #expect(server.connections() == 4)
     }
 
+    @Test("An HTTP/1.0 server that closes after every answer (python3 -m http.server): every file arrives")
+    func serverClosingAfterEveryAnswer() async throws {
+        let served = try Served(count: 40)
+        let port = try freeLoopbackPort()
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        server.arguments = [
+            "-m", "http.server", "--bind", "127.0.0.1", "--directory", served.folder.url.path, "\(port)",
+        ]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        defer { server.terminate() }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !isListening(port: port), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        let base = try #require(URL(string: "http://127.0.0.1:\(port)/"))
+        try await PipeliningTransport.withTransport(connectionsPerHost: 2, depth: 8) { transport in
+            let bodies = try await Self.fetch(0..<40, from: base, through: transport)
+            #expect(bodies.count == 40 && bodies.allSatisfy { served.files[$0.key] == $0.value })
+        }
+    }
+
     @Test(
         "A task cancelled while it waits, for an answer or for its body, stops at once",
         .timeLimit(.minutes(1))

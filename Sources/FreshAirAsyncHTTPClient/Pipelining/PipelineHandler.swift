@@ -20,8 +20,9 @@ final class PipelineHandler: ChannelDuplexHandler {
     struct Events: Sendable {
         /// A response ended: the connection may take another request.
         var answered: @Sendable () -> Void
-        /// The connection takes no more requests (the server said it closes, or it closed).
-        var retired: @Sendable () -> Void
+        /// The connection takes no more requests (the server said it closes, or it closed);
+        /// `true` when the server said so with its first answer.
+        var retired: @Sendable (_ afterOneAnswer: Bool) -> Void
     }
 
     private let url: URL
@@ -121,7 +122,7 @@ final class PipelineHandler: ChannelDuplexHandler {
             }
             headTimer?.cancel()
             headTimer = nil
-            if !head.isKeepAlive { retire() }
+            if !head.isKeepAlive { retire(afterOneAnswer: answers == 0) }
             first.exchange.receive(
                 head: FreshAir.HTTPResponseHead(
                     status: Int(head.status.code),
@@ -240,9 +241,9 @@ final class PipelineHandler: ChannelDuplexHandler {
         }
     }
 
-    private func retire() {
+    private func retire(afterOneAnswer: Bool = false) {
         guard !retired else { return }
         retired = true
-        events.retired()
+        events.retired(afterOneAnswer)
     }
 }

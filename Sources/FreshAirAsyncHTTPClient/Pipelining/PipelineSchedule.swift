@@ -27,7 +27,9 @@ struct PipelineSchedule: Sendable {
     }
 
     let connectionsPerHost: Int
-    let depth: Int
+    /// Requests in flight on one connection, at most; 1 once the server has shown it closes
+    /// each connection after one answer.
+    private(set) var depth: Int
     private(set) var connections: [Int: Connection] = [:]
     private(set) var opening = 0
     /// Large requests told to wait, and not yet asking again.
@@ -85,9 +87,12 @@ struct PipelineSchedule: Sendable {
         return largeWaiting > 0 ? .all : .one
     }
 
-    /// Connection `id` takes no more requests.
-    mutating func retired(_ id: Int) {
+    /// Connection `id` takes no more requests. `afterOneAnswer`: the server said so with its
+    /// first answer (an HTTP/1.0 server, `python3 -m http.server`): requests sent behind it would
+    /// only be sent again, so nothing more is sent ahead on this origin.
+    mutating func retired(_ id: Int, afterOneAnswer: Bool = false) {
         connections[id] = nil
+        if afterOneAnswer { depth = 1 }
     }
 
     /// Whom a change wakes.

@@ -192,11 +192,11 @@ final class PipelinedConnectionPool: Sendable {
         )
     }
 
-    /// Connection `id` takes no more requests.
-    func retired(_ id: Int, origin: String) {
+    /// Connection `id` takes no more requests; `afterOneAnswer`, as ``PipelineSchedule/retired(_:afterOneAnswer:)``.
+    func retired(_ id: Int, origin: String, afterOneAnswer: Bool) {
         wake(
             state.withLock { state in
-                state.origins[origin]?.schedule.retired(id)
+                state.origins[origin]?.schedule.retired(id, afterOneAnswer: afterOneAnswer)
                 state.origins[origin]?.connections[id] = nil
                 return state.origins[origin]?.takeWaiters(.all) ?? []
             }

@@ -21,8 +21,10 @@ public final class PipeliningTransport: HTTPTransport {
     private let pool: PipelinedConnectionPool
     private let connectTimeout: TimeAmount
     private let idleTimeout: TimeAmount
-    private let tls: NIOSSLContext?
-    private let tlsError: (any Error)?
+    private let tlsConfiguration: TLSConfiguration
+    /// Made for the first https connection: loading the system's trust roots costs some 4 MB,
+    /// which a sync over plain http should not pay.
+    private let tlsContext = Mutex<Result<NIOSSLContext, any Error>?>(nil)
 
     /// Runs `body` with a new transport and shuts it down afterwards, whether `body` returns or throws.
     ///
@@ -73,12 +75,14 @@ public final class PipeliningTransport: HTTPTransport {
         self.idleTimeout = TimeAmount(idleTimeout)
         var configuration = tlsConfiguration ?? .makeClientConfiguration()
         configuration.applicationProtocols = ["http/1.1"]
-        do {
-            tls = try NIOSSLContext(configuration: configuration)
-            tlsError = nil
-        } catch {
-            tls = nil
-            tlsError = error
+        self.tlsConfiguration = configuration
+    }
+
+    /// The TLS context, made once.
+    private func tls() throws -> NIOSSLContext {
+        try tlsContext.withLock { context in
+            if context == nil { context = Result { try NIOSSLContext(configuration: tlsConfiguration) } }
+            return try context!.get()
         }
     }
 
@@ -183,8 +187,7 @@ public final class PipeliningTransport: HTTPTransport {
     }
 
     private func connect(to target: RequestTarget, id: Int) async throws -> PipelinedConnection {
-        if target.isTLS, tls == nil, let tlsError { throw tlsError }
-        let (tls, idleTimeout, pool) = (target.isTLS ? tls : nil, idleTimeout, pool)
+        let (tls, idleTimeout, pool) = (target.isTLS ? try tls() : nil, idleTimeout, pool)
         let url = target.url
         let held = HeldBytes(depth: pool.depth)
         let (channel, handler, ready) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -208,7 +211,7 @@ public final class PipeliningTransport: HTTPTransport {
                         waitsForTLS: tls != nil,
                         events: .init(
                             answered: { pool.answered(id, origin: target.origin) },
-                            retired: { pool.retired(id, origin: target.origin) }
+                            retired: { pool.retired(id, origin: target.origin, afterOneAnswer: $0) }
                         )
                     )
                     try pipeline.addHandler(handler)
