@@ -129,8 +129,14 @@ final class PipelineHandler: ChannelDuplexHandler {
                     headers: head.headers.map { ($0.name, $0.value) }
                 )
             )
-        case .body(let chunk):
+        case .body(var chunk):
             guard let first = queue.first else { return }
+            // A small body is a slice of a read of up to 64 KB, which it keeps whole until its
+            // task takes it; with answers waiting for their tasks, the event loop's pool of read
+            // buffers could not reuse them and made new ones. A copy of the few bytes frees it.
+            if chunk.readableBytes <= 16 << 10, chunk.storageCapacity >= 4 * chunk.readableBytes {
+                chunk = context.channel.allocator.buffer(buffer: chunk)
+            }
             if first.exchange.receive(chunk: chunk) {
                 held.count.add(chunk.readableBytes, ordering: .relaxed)
             }
