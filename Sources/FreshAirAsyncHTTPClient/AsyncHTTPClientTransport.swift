@@ -34,15 +34,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             idleTimeout: idleTimeout,
             tlsConfiguration: tlsConfiguration
         )
-        let result: Result
-        do {
-            result = try await body(transport)
-        } catch {
-            try? await transport.shutdown()
-            throw error
-        }
-        try await transport.shutdown()
-        return result
+        return try await withShutdown(transport, shutdown: { try await $0.shutdown() }, body)
     }
 
     /// Creates a transport with its own connection pool.

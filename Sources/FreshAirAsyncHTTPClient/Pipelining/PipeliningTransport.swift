@@ -44,15 +44,7 @@ public final class PipeliningTransport: HTTPTransport {
             idleTimeout: idleTimeout,
             tlsConfiguration: tlsConfiguration
         )
-        let result: Result
-        do {
-            result = try await body(transport)
-        } catch {
-            await transport.shutdown()
-            throw error
-        }
-        await transport.shutdown()
-        return result
+        return try await withShutdown(transport, shutdown: { await $0.shutdown() }, body)
     }
 
     /// Creates a transport with its own connections.

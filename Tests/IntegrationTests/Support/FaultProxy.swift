@@ -29,31 +29,15 @@ final class FaultProxy: @unchecked Sendable {
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
             .appendingPathComponent("scripts/fault-proxy")
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments =
+        (process, port) = try Process.portPrintingServer(
+            "/usr/bin/python3",
             [
                 script.path, "--upstream", "\(upstream.host!):\(upstream.port!)", "--rules",
                 home.path("rules.json").path,
                 "--log", home.path("log.jsonl").path,
-            ] + extraArguments
-        let output = Pipe.unshared()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // The first line is the port it listens on.
-        var line = Data()
-        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first,
-            first != UInt8(ascii: "\n")
-        {
-            line.append(first)
-        }
-        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
-            process.terminate()
-            throw TestSetupError("scripts/fault-proxy did not start")
-        }
-        self.port = port
+            ] + extraArguments,
+            name: "scripts/fault-proxy"
+        )
     }
 
     /// Replaces the rules: each `[String: Any]` is a rule of `scripts/fault-proxy`.

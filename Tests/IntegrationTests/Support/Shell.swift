@@ -74,3 +74,29 @@ extension Pipe {
         return pipe
     }
 }
+
+extension Process {
+    /// Starts a server that prints the port it listens on as its first line (`scripts/fault-proxy`,
+    /// a test's own Python server): the process, running, and that port.
+    static func portPrintingServer(_ executable: String, _ arguments: [String], name: String) throws -> (Process, Int) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe.unshared()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        while let byte = try output.fileHandleForReading.read(upToCount: 1), let first = byte.first,
+            first != UInt8(ascii: "\n")
+        {
+            line.append(first)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self)) else {
+            process.terminate()
+            throw TestSetupError("\(name) did not start")
+        }
+        return (process, port)
+    }
+}
