@@ -1,6 +1,7 @@
 import Foundation
 import FreshAir
 import FreshAirAsyncHTTPClient
+import Synchronization
 import Testing
 
 /// `PipeliningTransport` against nginx: small answers asked for several at a time on one
@@ -164,17 +165,54 @@ struct PipeliningTests {
         defer { silent.close() }
         // The idle and request timeouts are 10 minutes: only cancellation can end these in time.
         let transport = PipeliningTransport(idleTimeout: .seconds(600))
-        for url in [served.nginx.url.appendingPathComponent("dribble/slow.bin"), silent.url("a.bin")] {
-            let waiting = Task {
-                try await transport.get(HTTPGetRequest(url: url, timeout: .seconds(600))) { _, body in
-                    try await body.collect(upTo: 1 << 20)
-                }
+        // The body's case: cancelled once its head and first bytes are in, while it waits for more.
+        let inBody = AsyncStream<Void>.makeStream()
+        let reading = Task {
+            let url = served.nginx.url.appendingPathComponent("dribble/slow.bin")
+            try await transport.get(HTTPGetRequest(url: url, timeout: .seconds(600))) { _, body in
+                for try await _ in body { inBody.continuation.yield() }
             }
-            try await Task.sleep(for: .milliseconds(300))
-            waiting.cancel()
-            await #expect(throws: CancellationError.self, "\(url.path)") { try await waiting.value }
         }
+        var arrived = inBody.stream.makeAsyncIterator()
+        _ = await arrived.next()
+        try await Task.sleep(for: .milliseconds(200))
+        reading.cancel()
+        let readingEnded = await Self.outcome(of: reading, within: .seconds(20))
+        #expect(
+            readingEnded.map { Self.isCancellation($0) } == true,
+            "waiting for the body: \(String(describing: readingEnded))"
+        )
+        // The head's case: a server that accepts and never answers.
+        let waiting = Task {
+            try await transport.get(HTTPGetRequest(url: silent.url("a.bin"), timeout: .seconds(600))) { _, _ in }
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        waiting.cancel()
+        let waitingEnded = await Self.outcome(of: waiting, within: .seconds(20))
+        #expect(
+            waitingEnded.map { Self.isCancellation($0) } == true,
+            "waiting for the head: \(String(describing: waitingEnded))"
+        )
         await transport.shutdown()
+    }
+
+    /// `task`'s outcome, or `nil` when it has none within `limit`: a task that never ends fails
+    /// the test instead of hanging the run.
+    static func outcome<T: Sendable>(of task: Task<T, any Error>, within limit: Duration) async -> Result<T, any Error>?
+    {
+        await withCheckedContinuation { continuation in
+            let first = FirstAnswer(continuation)
+            Task { first.resume(returning: await task.result) }
+            Task {
+                try? await Task.sleep(for: limit)
+                first.resume(returning: nil)
+            }
+        }
+    }
+
+    static func isCancellation<T>(_ result: Result<T, any Error>) -> Bool {
+        if case .failure(let error) = result { return error is CancellationError }
+        return false
     }
 
     @Test("An answer abandoned midway closes its connection; those sent behind it go again and arrive")
@@ -243,4 +281,11 @@ private final class HangUpServer: @unchecked Sendable {
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(path)")! }
     func connections() -> Int { Int(home.path("count").text ?? "") ?? 0 }
     func stop() { process.terminate() }
+}
+
+/// A continuation resumed by whichever answer comes first; later ones are dropped.
+private final class FirstAnswer<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+    init(_ continuation: CheckedContinuation<Value, Never>) { self.continuation = Mutex(continuation) }
+    func resume(returning value: Value) { continuation.withLock { $0.take() }?.resume(returning: value) }
 }

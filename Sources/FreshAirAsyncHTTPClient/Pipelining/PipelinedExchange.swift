@@ -102,35 +102,42 @@ final class PipelinedExchange: Sendable {
 
     // MARK: The caller's side
 
-    /// The response's head, once it arrives.
+    /// The response's head, once it arrives. A cancelled task stops waiting at once.
     func head() async throws -> HTTPResponseHead {
-        try await withCheckedThrowingContinuation { continuation in
-            let ready: Result<HTTPResponseHead, any Error>? = state.withLock { state in
-                if let head = state.head { return .success(head) }
-                if let failure = state.failure { return .failure(failure) }
-                state.headWaiter = continuation
-                return nil
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready: Result<HTTPResponseHead, any Error>? = state.withLock { state in
+                    if let head = state.head { return .success(head) }
+                    if let failure = state.failure { return .failure(failure) }
+                    state.headWaiter = continuation
+                    return nil
+                }
+                if let ready { continuation.resume(with: ready) }
             }
-            if let ready { continuation.resume(with: ready) }
+        } onCancel: {
+            fail(CancellationError(), retryable: false)
         }
     }
 
-    /// The next chunk of the body; `nil` at its end.
+    /// The next chunk of the body; `nil` at its end. A cancelled task stops waiting at once.
     func nextChunk() async throws -> ByteBuffer? {
-        let chunk: ByteBuffer? = try await withCheckedThrowingContinuation { continuation in
-            let ready: Result<ByteBuffer?, any Error>? = state.withLock { state in
-                if let chunk = state.chunks.popFirst() { return .success(chunk) }
-                if state.ended { return .success(nil) }
-                if let failure = state.failure { return .failure(failure) }
-                state.bodyWaiter = continuation
-                return nil
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let ready: Result<ByteBuffer?, any Error>? = state.withLock { state in
+                    if let chunk = state.chunks.popFirst() { return .success(chunk) }
+                    if state.ended { return .success(nil) }
+                    if let failure = state.failure { return .failure(failure) }
+                    state.bodyWaiter = continuation
+                    return nil
+                }
+                if let ready {
+                    if case .success(let chunk?) = ready { taken(chunk.readableBytes) }
+                    continuation.resume(with: ready)
+                }
             }
-            if let ready {
-                if case .success(let chunk?) = ready { taken(chunk.readableBytes) }
-                continuation.resume(with: ready)
-            }
+        } onCancel: {
+            fail(CancellationError(), retryable: false)
         }
-        return chunk
     }
 
     /// The caller is done: answers whether the response had been read to its end (else the

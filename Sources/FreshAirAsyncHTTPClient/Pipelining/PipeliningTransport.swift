@@ -134,18 +134,10 @@ public final class PipeliningTransport: HTTPTransport {
             opened.append(exchange, on: connection)
             connection.send(head, for: exchange, timeout: TimeAmount(request.timeout))
             do {
-                let responseHead = try await withTaskCancellationHandler {
-                    try await exchange.head()
-                } onCancel: {
-                    exchange.fail(CancellationError(), retryable: false)
-                }
+                let responseHead = try await exchange.head()
                 let body = ResponseBody {
                     do {
-                        return try await withTaskCancellationHandler {
-                            try await exchange.nextChunk().map(ByteBufferBytes.init)
-                        } onCancel: {
-                            exchange.fail(CancellationError(), retryable: false)
-                        }
+                        return try await exchange.nextChunk().map(ByteBufferBytes.init)
                     } catch {
                         throw Self.named(error, url: url)
                     }
