@@ -130,6 +130,32 @@ struct SelectedFilesTests {
         #expect(first == expected, "\(generator)")
     }
 
+    @Test(
+        "Read as a sync reads them (the next file's weight, a download starting, another landing 128 files back): each block of the file read about once, the right record each time"
+    )
+    func readsInFlightHitTheCache() throws {
+        let folder = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let count = 10_000
+        var files = SelectedFiles(spillingTo: folder)
+        for index in 0..<count {
+            files.append(SelectedFile(path: BundlePath(trusted: "f\(index)"), hash: nil, size: Int64(index)))
+        }
+        #expect(files.isSpilled)
+        let before = files.blocksRead
+        var wrong = 0
+        for position in 0..<count {
+            for asked in [min(position + 1, count - 1), position, max(position - 128, 0)]
+            where files.size(at: asked) != Int64(asked) {
+                wrong += 1
+            }
+        }
+        #expect(wrong == 0)
+        // 100 records a block: 100 blocks, the last ones in memory. One block kept read 2 of
+        // them for each file (about 20,000).
+        #expect(files.blocksRead - before <= 110, "\(files.blocksRead - before) blocks read")
+    }
+
     @Test("Digests that share their first 8 bytes are never one group; the same digest still is")
     func samePrefixOtherDigest() {
         let x = ContentHash(algorithm: .sha256, words: (7, 1, 1, 1))

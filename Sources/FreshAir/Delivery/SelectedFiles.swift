@@ -36,6 +36,9 @@ struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendabl
     /// Whether some digests and sizes are in the update's file (see ``init(spillingTo:bufferFiles:)``).
     var isSpilled: Bool { facts.isSpilled }
 
+    /// How many times a block of digests and sizes was read from the update's file.
+    var blocksRead: Int { facts.blocksRead }
+
     /// Whether some paths' bytes are in the update's file.
     var arePathsSpilled: Bool { paths.isSpilled }
 
