@@ -71,6 +71,32 @@ struct PipeliningTests {
         #expect(depth == 1 ? pipelined == 0 : pipelined >= 8, "\(pipelined) of 64 pipelined")
     }
 
+    @Test(
+        "Each request in line on a connection keeps its own timeout: one after a short one's answer is not cut off by it"
+    )
+    func headTimeoutFollowsTheLine() async throws {
+        let served = try Served(count: 1)
+        // One byte at nginx's `/dribble/` rate of 100 bytes a second: its head takes 2 s or so.
+        try Data([1]).write(to: served.folder.path("tiny.bin"))
+        try await PipeliningTransport.withTransport(connectionsPerHost: 1, depth: 8) { transport in
+            let quick = HTTPGetRequest(
+                url: served.nginx.url.appendingPathComponent(Served.name(0)),
+                timeout: .milliseconds(500),
+                expectedBodySize: 1000
+            )
+            _ = try await transport.get(quick) { _, body in try await body.collect(upTo: 1 << 20) }
+            // On the same connection, long after the first request's 0.5 s.
+            let slow = HTTPGetRequest(
+                url: served.nginx.url.appendingPathComponent("dribble/tiny.bin"),
+                timeout: .seconds(30),
+                expectedBodySize: 1
+            )
+            let body = try await transport.get(slow) { _, body in try await body.collect(upTo: 1 << 20) }
+            #expect(body == Data([1]))
+        }
+        #expect(Set(served.nginx.connections().map(\.connection)).count == 1, "both on one connection")
+    }
+
     @Test("A large answer has nothing sent behind it: small files wait for it, then go out")
     func nothingBehindALargeAnswer() async throws {
         let served = try Served(count: 16)

@@ -39,10 +39,11 @@ struct PipelinedConnection: Sendable {
         channel.eventLoop.execute { handler.value.abandoned(exchange) }
     }
 
-    /// A new exchange whose taken bytes count down this connection's held ones.
-    func exchange() -> PipelinedExchange {
+    /// A new exchange whose taken bytes count down this connection's held ones; `wholeUpTo`, as
+    /// ``PipelinedExchange/init(wholeUpTo:taken:)``.
+    func exchange(wholeUpTo: Int) -> PipelinedExchange {
         let (held, handler, loop) = (held, handler, channel.eventLoop)
-        return PipelinedExchange { taken in
+        return PipelinedExchange(wholeUpTo: wholeUpTo) { taken in
             let after = held.count.subtract(taken, ordering: .relaxed).newValue
             if after < held.highWater, held.paused.exchange(false, ordering: .acquiringAndReleasing) {
                 loop.execute { handler.value.caughtUp() }
@@ -102,21 +103,7 @@ final class PipelinedConnectionPool: Sendable {
     ) async throws -> PipelinedConnection {
         var askingAgain = false
         while true {
-            let lease = await withCheckedContinuation { continuation in
-                let lease = state.withLock { state in
-                    let lease = Self.lease(
-                        &state,
-                        origin: origin,
-                        small: small,
-                        askingAgain: askingAgain,
-                        schedule: PipelineSchedule(connectionsPerHost: connectionsPerHost, depth: depth)
-                    )
-                    if case .wait = lease { state.origins[origin]!.waiters.append(continuation) }
-                    return lease
-                }
-                if case .wait = lease { return }
-                continuation.resume(returning: lease)
-            }
+            let lease = await lease(origin: origin, small: small, askingAgain: askingAgain)
             switch lease {
             case .use(let connection):
                 return connection
@@ -127,6 +114,26 @@ final class PipelinedConnectionPool: Sendable {
             case .shutDown:
                 throw CancellationError()
             }
+        }
+    }
+
+    /// The schedule's answer for a request; one told to wait returns when woken.
+    private func lease(origin: String, small: Bool, askingAgain: Bool) async -> Lease {
+        // Most requests get a connection at once: no continuation to make for them.
+        let schedule = { PipelineSchedule(connectionsPerHost: self.connectionsPerHost, depth: self.depth) }
+        let lease = state.withLock { state in
+            Self.lease(&state, origin: origin, small: small, askingAgain: askingAgain, schedule: schedule())
+        }
+        guard case .wait = lease else { return lease }
+        return await withCheckedContinuation { continuation in
+            // Asked again under the lock that a wake takes: a wake between the two asks is not missed.
+            let lease = state.withLock { state in
+                let lease = Self.lease(&state, origin: origin, small: small, askingAgain: true, schedule: schedule())
+                if case .wait = lease { state.origins[origin]!.waiters.append(continuation) }
+                return lease
+            }
+            if case .wait = lease { return }
+            continuation.resume(returning: lease)
         }
     }
 
