@@ -59,14 +59,17 @@ public struct BundleSync: ContentUpdater {
         configuration: SyncConfiguration = SyncConfiguration()
     ) {
         self.remote = remote
+        baseURL = Self.baseURL(of: remote)
         self.store = store
         self.environment = environment
         self.transport = transport ?? Transport.platformDefault(connectionsPerHost: configuration.concurrency)
         self.configuration = configuration
     }
 
-    /// The bundle folder's URL, ending in `/`.
-    var baseURL: URL {
+    /// The bundle folder's URL, ending in `/`: made once, as every file's URL starts from it.
+    let baseURL: URL
+
+    private static func baseURL(of remote: URL) -> URL {
         var base = remote
         if base.lastPathComponent == "manifest.json" { base.deleteLastPathComponent() }
         return base.absoluteString.hasSuffix("/") ? base : URL(string: base.absoluteString + "/")!
