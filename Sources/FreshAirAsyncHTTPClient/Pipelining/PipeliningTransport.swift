@@ -274,9 +274,9 @@ struct RequestTarget: Sendable {
         let bracketed = isIPv6 ? "[\(encodedHost)]" : encodedHost
         hostHeader = port == defaultPort ? bracketed : "\(bracketed):\(port)"
         origin = "\(scheme)://\(hostHeader)"
-        let path = url.path(percentEncoded: true)
-        pathAndQuery =
-            url.query(percentEncoded: true).map { "\(path.isEmpty ? "/" : path)?\($0)" } ?? (path.isEmpty ? "/" : path)
+        let encodedPath = url.path(percentEncoded: true)
+        let path = encodedPath.isEmpty ? "/" : encodedPath
+        pathAndQuery = url.query(percentEncoded: true).map { "\(path)?\($0)" } ?? path
     }
 
     func head(adding headers: [(name: String, value: String)]) -> HTTPRequestHead {
