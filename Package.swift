@@ -119,6 +119,7 @@ let package = Package(
             dependencies: [
                 "FreshAir", "FreshAirAsyncHTTPClient", "BreezeKit",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -1,5 +1,8 @@
+import Foundation
 import FreshAir
 import NIOCore
+import NIOEmbedded
+import NIOHTTP1
 import Synchronization
 import Testing
 
@@ -77,5 +80,46 @@ struct PipelinedExchangeTests {
         _ = try await exchange.head()
         while try await exchange.nextChunk() != nil {}
         #expect(taken.withLock { $0 } == 8)
+    }
+}
+
+/// ``PipelineHandler`` on an `EmbeddedChannel`: time is the test's to move.
+@Suite("A pipelined connection's handler, with the clock in the test's hands")
+struct PipelineHandlerTests {
+    @Test(
+        "A connection closed idle before a request's turn fails it as never sent, not as a server that answered nothing"
+    )
+    func closedIdleBeforeTheRequest() async throws {
+        let channel = EmbeddedChannel()
+        let ready = channel.eventLoop.makePromise(of: Void.self)
+        let handler = PipelineHandler(
+            url: URL(string: "http://127.0.0.1/a.bin")!,
+            held: HeldBytes(depth: 8),
+            ready: ready,
+            waitsForTLS: false,
+            events: .init(answered: {}, retired: { _ in })
+        )
+        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .milliseconds(50)))
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80)).get()
+        try await ready.futureResult.get()
+        // The task that leased this connection has not sent its request within the idle timeout
+        // (on a busy machine, it waited that long for a thread): the connection closes idle.
+        // `IdleStateHandler` measures the silence on the real clock, its timer on the loop's.
+        try await Task.sleep(for: .milliseconds(100))
+        channel.embeddedEventLoop.advanceTime(by: .milliseconds(100))
+        #expect(!channel.isActive)
+        let exchange = PipelinedExchange { _ in }
+        handler.send(
+            HTTPRequestHead(version: .http1_1, method: .GET, uri: "/a.bin"),
+            for: exchange,
+            timeout: .seconds(5)
+        )
+        await #expect {
+            _ = try await exchange.head()
+        } throws: { error in
+            if case PipelinedExchange.Failure.notSent = error { return true }
+            return false
+        }
     }
 }

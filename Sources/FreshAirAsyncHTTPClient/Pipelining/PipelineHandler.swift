@@ -76,7 +76,8 @@ final class PipelineHandler: ChannelDuplexHandler {
     /// Writes `head` and queues `exchange` for its response. Called on the event loop.
     func send(_ head: HTTPRequestHead, for exchange: PipelinedExchange, timeout: TimeAmount) {
         guard let context, context.channel.isActive, !retired else {
-            exchange.fail(ChannelError.ioOnClosedChannel, retryable: true)
+            // Not the server's doing: the connection closed (idle, say) before this request's turn.
+            exchange.failNotSent()
             return
         }
         queue.append((exchange, timeout))

@@ -18,6 +18,10 @@ final class PipelinedExchange: Sendable {
         /// the connection had answered others first (a server that closes after so many
         /// requests), which is progress, not a server that answers nothing.
         case unanswered(afterAnswers: Bool)
+        /// The request was never written: its connection had closed, or was retired, before its
+        /// turn (closed idle, say, while this task waited for a thread). Sent again on another
+        /// without counting against the server.
+        case notSent
         /// Anything else, already in ``TransportError``'s terms.
         case failed(any Error)
     }
@@ -129,14 +133,23 @@ final class PipelinedExchange: Sendable {
     /// The exchange cannot complete. A failure before the head becomes ``Failure/unanswered`` when
     /// `retryable`; after the head, the body is cut short whatever the cause.
     func fail(_ error: any Error, retryable: Bool, afterAnswers: Bool = false) {
+        finish { head in head == nil && retryable ? .unanswered(afterAnswers: afterAnswers) : .failed(error) }
+    }
+
+    /// The request was never written (see ``Failure/notSent``).
+    func failNotSent() {
+        finish { _ in .notSent }
+    }
+
+    /// Ends the exchange with the failure `failure` makes of its head, if it has not ended.
+    private func finish(_ failure: (HTTPResponseHead?) -> Failure) {
         let (headWaiter, bodyWaiter, failure):
             (
                 CheckedContinuation<HTTPResponseHead, any Error>?, CheckedContinuation<ByteBuffer?, any Error>?,
                 Failure?
             ) = state.withLock { state in
                 guard !state.ended, state.failure == nil else { return (nil, nil, nil) }
-                let failure: Failure =
-                    state.head == nil && retryable ? .unanswered(afterAnswers: afterAnswers) : .failed(error)
+                let failure = failure(state.head)
                 state.failure = failure
                 defer { (state.headWaiter, state.bodyWaiter) = (nil, nil) }
                 return (state.headWaiter, state.bodyWaiter, failure)

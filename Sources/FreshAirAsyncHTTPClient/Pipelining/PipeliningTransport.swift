@@ -115,10 +115,12 @@ public final class PipeliningTransport: HTTPTransport {
         let target = try RequestTarget(url)
         let head = target.head(adding: request.headers)
         // Sends on connections that closed having answered nothing count against the limit;
-        // those cut off behind others' answers (a server that closes after so many requests)
-        // only against a far larger one.
+        // those cut off behind others' answers (a server that closes after so many requests),
+        // and requests never written (their connection closed idle before their turn), only
+        // against a far larger one.
         var unanswered = 0
         var sends = 0
+        var notSent = 0
         while unanswered < Self.resendLimit, sends < Self.resendLimit * 16 {
             sends += 1
             try Task.checkCancellation()
@@ -148,6 +150,8 @@ public final class PipeliningTransport: HTTPTransport {
                 return (responseHead, body)
             } catch PipelinedExchange.Failure.unanswered(let afterAnswers) {
                 if !afterAnswers { unanswered += 1 }
+            } catch PipelinedExchange.Failure.notSent {
+                notSent += 1
             } catch {
                 throw Self.named(error, url: url)
             }
@@ -155,7 +159,9 @@ public final class PipeliningTransport: HTTPTransport {
         throw TransportError(
             kind: .interrupted,
             url: url,
-            detail: "the server closed the connection before answering, \(sends) times"
+            detail: notSent == sends
+                ? "every connection closed before the request could be sent, \(sends) times"
+                : "the server closed the connection before answering, \(sends - notSent) times"
         )
     }
 
@@ -165,6 +171,13 @@ public final class PipeliningTransport: HTTPTransport {
         if case PipelinedExchange.Failure.failed(let cause) = error { error = cause }
         if case PipelinedExchange.Failure.unanswered(_) = error {
             return TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
+        }
+        if case PipelinedExchange.Failure.notSent = error {
+            return TransportError(
+                kind: .interrupted,
+                url: url,
+                detail: "the connection closed before the request was sent"
+            )
         }
         if var transportError = error as? TransportError {
             transportError.url = url
