@@ -202,23 +202,13 @@ struct PipeliningTests {
         var arrived = inBody.stream.makeAsyncIterator()
         _ = await arrived.next()
         try await Task.sleep(for: .milliseconds(200))
-        reading.cancel()
-        let readingEnded = await Self.outcome(of: reading, within: .seconds(20))
-        #expect(
-            readingEnded.map { Self.isCancellation($0) } == true,
-            "waiting for the body: \(String(describing: readingEnded))"
-        )
+        await Self.expectCancelled(reading, "waiting for the body")
         // The head's case: a server that accepts and never answers.
         let waiting = Task {
             try await transport.get(HTTPGetRequest(url: silent.url("a.bin"), timeout: .seconds(600))) { _, _ in }
         }
         try await Task.sleep(for: .milliseconds(300))
-        waiting.cancel()
-        let waitingEnded = await Self.outcome(of: waiting, within: .seconds(20))
-        #expect(
-            waitingEnded.map { Self.isCancellation($0) } == true,
-            "waiting for the head: \(String(describing: waitingEnded))"
-        )
+        await Self.expectCancelled(waiting, "waiting for the head")
         await transport.shutdown()
     }
 
@@ -236,9 +226,17 @@ struct PipeliningTests {
         }
     }
 
-    static func isCancellation<T>(_ result: Result<T, any Error>) -> Bool {
-        if case .failure(let error) = result { return error is CancellationError }
-        return false
+    /// Cancels `task` and expects it to end in cancellation within 20 s (`what`: where it waited).
+    static func expectCancelled<T: Sendable>(
+        _ task: Task<T, any Error>,
+        _ what: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        task.cancel()
+        let ended = await outcome(of: task, within: .seconds(20))
+        let cancelled: Bool =
+            if case .failure(let error) = ended { error is CancellationError } else { false }
+        #expect(cancelled, "\(what): \(String(describing: ended))", sourceLocation: sourceLocation)
     }
 
     @Test("An answer abandoned midway closes its connection; those sent behind it go again and arrive")

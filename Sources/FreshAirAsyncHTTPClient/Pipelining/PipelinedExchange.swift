@@ -45,6 +45,28 @@ final class PipelinedExchange: Sendable {
         func headIsReady(wholeUpTo: Int) -> Bool {
             head != nil && (wholeUpTo == 0 || ended || readPassed || received > wholeUpTo)
         }
+
+        /// The head's waiter and the head, taken from the state once the head is ready for it.
+        mutating func takeHeadWaiterIfReady(
+            wholeUpTo: Int
+        ) -> (CheckedContinuation<HTTPResponseHead, any Error>, HTTPResponseHead)? {
+            guard let waiter = headWaiter, headIsReady(wholeUpTo: wholeUpTo) else { return nil }
+            headWaiter = nil
+            return (waiter, head!)
+        }
+
+        /// The head, or why there will be none, when the caller may have it now.
+        func readyHead(wholeUpTo: Int) -> Result<HTTPResponseHead, any Error>? {
+            if headIsReady(wholeUpTo: wholeUpTo) { return .success(head!) }
+            return failure.map { .failure($0) }
+        }
+
+        /// The next chunk, the end (`nil`), or why the body stopped, when there is one now.
+        mutating func readyChunk() -> Result<ByteBuffer?, any Error>? {
+            if let chunk = chunks.popFirst() { return .success(chunk) }
+            if ended { return .success(nil) }
+            return failure.map { .failure($0) }
+        }
     }
 
     private let state = Mutex(State())
@@ -66,13 +88,11 @@ final class PipelinedExchange: Sendable {
 
     /// The response's head arrived.
     func receive(head: HTTPResponseHead) {
-        let waiter = state.withLock { state -> CheckedContinuation<HTTPResponseHead, any Error>? in
+        let wake = state.withLock { state in
             state.head = head
-            guard state.headIsReady(wholeUpTo: wholeUpTo) else { return nil }  // woken by the end, or the bytes
-            defer { state.headWaiter = nil }
-            return state.headWaiter
+            return state.takeHeadWaiterIfReady(wholeUpTo: wholeUpTo)  // a small answer's: by its end
         }
-        waiter?.resume(returning: head)
+        if let (waiter, head) = wake { waiter.resume(returning: head) }
     }
 
     /// A chunk of the body arrived; answers whether it is held for the caller (else dropped,
@@ -92,11 +112,7 @@ final class PipelinedExchange: Sendable {
                 state.chunks.append(chunk)
                 state.received += chunk.readableBytes
                 // A small answer larger than it was said to be: its caller reads it as it comes.
-                guard let headWaiter = state.headWaiter, state.headIsReady(wholeUpTo: wholeUpTo) else {
-                    return (nil, nil, true)
-                }
-                state.headWaiter = nil
-                return (nil, (headWaiter, state.head!), true)
+                return (nil, state.takeHeadWaiterIfReady(wholeUpTo: wholeUpTo), true)
             }
         if let waiter {
             taken(chunk.readableBytes)
@@ -109,25 +125,22 @@ final class PipelinedExchange: Sendable {
     /// The connection's read that brought the head ended with the answer unfinished: its caller
     /// reads the rest as it comes.
     func readEnded() {
-        let wake = state.withLock { state -> (CheckedContinuation<HTTPResponseHead, any Error>, HTTPResponseHead)? in
-            guard let head = state.head, !state.readPassed else { return nil }
-            state.readPassed = true
-            guard let waiter = state.headWaiter else { return nil }
-            state.headWaiter = nil
-            return (waiter, head)
+        let wake = state.withLock { state in
+            if state.head != nil { state.readPassed = true }
+            return state.takeHeadWaiterIfReady(wholeUpTo: wholeUpTo)
         }
         if let (waiter, head) = wake { waiter.resume(returning: head) }
     }
 
     /// The body ended.
     func receiveEnd() {
-        let (waiter, headWaiter, head) = state.withLock { state in
+        let (waiter, headWake) = state.withLock { state in
             state.ended = true
-            defer { (state.bodyWaiter, state.headWaiter) = (nil, nil) }
-            return (state.bodyWaiter, state.headWaiter, state.head)
+            defer { state.bodyWaiter = nil }
+            return (state.bodyWaiter, state.takeHeadWaiterIfReady(wholeUpTo: wholeUpTo))
         }
         waiter?.resume(returning: nil)
-        if let headWaiter, let head { headWaiter.resume(returning: head) }
+        if let (headWaiter, head) = headWake { headWaiter.resume(returning: head) }
     }
 
     /// The exchange cannot complete. A failure before the head becomes ``Failure/unanswered`` when
@@ -170,18 +183,13 @@ final class PipelinedExchange: Sendable {
     /// cancelled task stops waiting at once.
     func head() async throws -> HTTPResponseHead {
         // Most answers are in by the time their task runs: no continuation to make.
-        let ready: Result<HTTPResponseHead, any Error>? = state.withLock { state in
-            if state.headIsReady(wholeUpTo: wholeUpTo) { return .success(state.head!) }
-            return state.failure.map { .failure($0) }
-        }
-        if let ready { return try ready.get() }
+        if let ready = state.withLock({ $0.readyHead(wholeUpTo: wholeUpTo) }) { return try ready.get() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let ready: Result<HTTPResponseHead, any Error>? = state.withLock { state in
-                    if state.headIsReady(wholeUpTo: wholeUpTo) { return .success(state.head!) }
-                    if let failure = state.failure { return .failure(failure) }
-                    state.headWaiter = continuation
-                    return nil
+                let ready = state.withLock { state in
+                    let ready = state.readyHead(wholeUpTo: wholeUpTo)
+                    if ready == nil { state.headWaiter = continuation }
+                    return ready
                 }
                 if let ready { continuation.resume(with: ready) }
             }
@@ -192,32 +200,25 @@ final class PipelinedExchange: Sendable {
 
     /// The next chunk of the body; `nil` at its end. A cancelled task stops waiting at once.
     func nextChunk() async throws -> ByteBuffer? {
-        let ready: Result<ByteBuffer?, any Error>? = state.withLock { state in
-            if let chunk = state.chunks.popFirst() { return .success(chunk) }
-            if state.ended { return .success(nil) }
-            return state.failure.map { .failure($0) }
-        }
-        if let ready {
-            if case .success(let chunk?) = ready { taken(chunk.readableBytes) }
-            return try ready.get()
-        }
+        if let ready = state.withLock({ $0.readyChunk() }) { return try took(ready).get() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let ready: Result<ByteBuffer?, any Error>? = state.withLock { state in
-                    if let chunk = state.chunks.popFirst() { return .success(chunk) }
-                    if state.ended { return .success(nil) }
-                    if let failure = state.failure { return .failure(failure) }
-                    state.bodyWaiter = continuation
-                    return nil
+                let ready = state.withLock { state in
+                    let ready = state.readyChunk()
+                    if ready == nil { state.bodyWaiter = continuation }
+                    return ready
                 }
-                if let ready {
-                    if case .success(let chunk?) = ready { taken(chunk.readableBytes) }
-                    continuation.resume(with: ready)
-                }
+                if let ready { continuation.resume(with: took(ready)) }
             }
         } onCancel: {
             fail(CancellationError(), retryable: false)
         }
+    }
+
+    /// `ready`, its chunk counted as taken from the connection's held bytes.
+    private func took(_ ready: Result<ByteBuffer?, any Error>) -> Result<ByteBuffer?, any Error> {
+        if case .success(let chunk?) = ready { taken(chunk.readableBytes) }
+        return ready
     }
 
     /// The caller is done: answers whether the response had been read to its end (else the

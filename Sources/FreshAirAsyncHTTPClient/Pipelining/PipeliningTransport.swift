@@ -172,13 +172,6 @@ public final class PipeliningTransport: HTTPTransport {
         if case PipelinedExchange.Failure.unanswered(_) = error {
             return TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
         }
-        if case PipelinedExchange.Failure.notSent = error {
-            return TransportError(
-                kind: .interrupted,
-                url: url,
-                detail: "the connection closed before the request was sent"
-            )
-        }
         if var transportError = error as? TransportError {
             transportError.url = url
             return transportError
