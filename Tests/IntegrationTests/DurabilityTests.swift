@@ -263,23 +263,47 @@ extension DurabilityTests {
         .enabled(if: FailingDisk.isAvailable)
     )
     func failingDiskKeepsTheLiveVersion() async throws {
+        // 19 MB in 1,200 files: more than the disk has room for, past a flush ahead.
+        let second = try await Self.syncOntoAFailingDisk(files: 1_200, each: 16 << 10)
+        // Which call meets the failure first depends on when write-back runs: a create or
+        // write once ext4 has given up on its journal, a flush, or the lock taken again.
+        let disksWords = [EIO, ENOSPC, EROFS].map { String(cString: strerror($0)) }
+        #expect(disksWords.contains { second.error.contains($0) }, "\(second.error)")
+    }
+
+    @Test(
+        "A disk that fails only in write-back (fewer files than a flush ahead): the flush before the switch reports it, and the live version stays",
+        .enabled(if: FailingDisk.isAvailable)
+    )
+    func failedFlushKeepsTheLiveVersion() async throws {
+        // 19 MB in 300 files: every create and write lands in the page cache, no flush ahead
+        // starts (it waits for 1,024 files), and write-back does not start on its own (10% of
+        // memory dirty, or 30 s): the first call to meet the full disk is the final flush.
+        let second = try await Self.syncOntoAFailingDisk(files: 300, each: 64 << 10)
+        #expect(second.error.contains("syncfs"), "\(second.error)")
+        #expect(second.error.contains(String(cString: strerror(EIO))), "\(second.error)")
+    }
+
+    /// Syncs a small first version onto a ``FailingDisk`` of 12 MB, then a second one of `files`
+    /// files of `each` bytes, more than it has room for; checks that the second sync failed and
+    /// left the first live, and answers the second sync.
+    static func syncOntoAFailingDisk(files: Int, each: Int) async throws -> BreezeBinary.Run {
         try await PublishedFolder.with(.nginx) { server in
             let bundle = server.root.appendingPathComponent("Worn.freshair")
             try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
             try Data("first\n".utf8).write(to: bundle.appendingPathComponent("notes.txt"))
             #expect(try await BreezeBinary.run(["generate", bundle.path]).status == 0)
             let url = server.url.appendingPathComponent("Worn.freshair/").absoluteString
-            try await FailingDisk.with(room: 12 << 20) { disk in
+            return try await FailingDisk.with(room: 12 << 20) { disk in
                 let live = disk.appendingPathComponent("store/live")
                 let first = try await BreezeBinary.run(["sync", url, live.path])
                 #expect(first.status == 0, "\(first.error)")
-                // 19 MB in 1,200 files: more than the disk has room for, past a flush ahead.
-                for index in 0..<1_200 {
+                for index in 0..<files {
                     let folder = bundle.appendingPathComponent("d\(index % 10)")
                     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
                     // Each file's bytes its own: identical files would be fetched and stored once.
                     let bytes =
-                        Data("\(index)\n".utf8) + Data(repeating: UInt8(truncatingIfNeeded: index), count: 16 << 10)
+                        Data("\(index)\n".utf8) + Data(repeating: UInt8(truncatingIfNeeded: index), count: each)
                     try bytes.write(to: folder.appendingPathComponent("f\(index).bin"))
                 }
                 try Data("second\n".utf8).write(to: bundle.appendingPathComponent("notes.txt"))
@@ -290,12 +314,9 @@ extension DurabilityTests {
                 )
                 let second = try await BreezeBinary.run(["sync", url, live.path])
                 #expect(second.status != 0, "\(second.output)")
-                // Which call meets the failure first depends on when write-back runs: a create or
-                // write once ext4 has given up on its journal, a flush, or the lock taken again.
-                let disksWords = [EIO, ENOSPC, EROFS].map { String(cString: strerror($0)) }
-                #expect(disksWords.contains { second.error.contains($0) }, "\(second.error)")
                 #expect(live.appendingPathComponent("notes.txt").text == "first\n")
                 #expect(!FileManager.default.fileExists(atPath: live.appendingPathComponent("d0").path))
+                return second
             }
         }
     }
