@@ -23,6 +23,33 @@ struct ContentHashTests {
         #expect(sha1.description == "sha1:" + sha1Hex)
     }
 
+    @Test("Hex read in place gives the digest its bytes give, for random digests of both lengths")
+    func hexMatchesBytes() throws {
+        var generator = SeededGenerator()
+        for _ in 0..<200 {
+            for algorithm in [ContentHash.Algorithm.sha1, .sha256] {
+                let bytes = (0..<algorithm.size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let text = bytes.map { String(format: "%02x", $0) }.joined()
+                let hash = try #require(ContentHash(hex: text), "seed \(generator.seed)")
+                #expect(hash == ContentHash(algorithm: algorithm, digest: bytes), "seed \(generator.seed)")
+                #expect(hash.bytes == bytes && hash.hex == text, "seed \(generator.seed)")
+            }
+        }
+    }
+
+    @Test("A digest with one character that is not hex, anywhere, is refused")
+    func notHexAnywhere() {
+        for length in [40, 64] {
+            for position in 0..<length {
+                for bad in ["g", "G", "/", ":", "@", "`", " ", "\u{7F}"] {
+                    var characters = Array(repeating: Character("a"), count: length)
+                    characters[position] = Character(bad)
+                    #expect(ContentHash(hex: String(characters)) == nil, "\(bad) at \(position) of \(length)")
+                }
+            }
+        }
+    }
+
     @Test(
         "Anything but 40 or 64 hex digits is refused",
         arguments: [

@@ -45,6 +45,19 @@ struct PathCollisionsOracleTests {
         "Random paths of names that differ by case, normalization and folding, files and folders alike; a file that is also a folder is seen"
     )
     func sameAnswers() throws {
+        try Self.compare(sorted: false)
+    }
+
+    @Test(
+        "The same, each round's paths in sorted order, as manifests list them: a path in the folder of the one before is checked as any"
+    )
+    func sameAnswersSorted() throws {
+        try Self.compare(sorted: true)
+    }
+
+    /// Inserts random paths into both sets, in the order drawn or sorted, and compares every
+    /// answer.
+    static func compare(sorted: Bool) throws {
         let names = [
             "a", "A", "b", "Read.md", "read.md", "caf\u{e9}", "cafe\u{301}", "CAF\u{c9}", "stra\u{df}e", "strasse",
             "\u{3c3}", "\u{3c2}",
@@ -54,11 +67,14 @@ struct PathCollisionsOracleTests {
             var compact = PathCollisionsKeepingPaths()
             var reference = ReferenceCollisions()
             var kept: [String] = []
-            for _ in 0..<Int.random(in: 1...40, using: &generator) {
+            let drawn = try (0..<Int.random(in: 1...40, using: &generator)).map { _ in
                 let depth = Int.random(in: 1...3, using: &generator)
-                let path = try BundlePath(
+                return try BundlePath(
                     (0..<depth).map { _ in names.randomElement(using: &generator)! }.joined(separator: "/")
                 )
+            }
+            // Sorted by bytes, as `breeze generate` writes them.
+            for path in sorted ? drawn.sorted { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) } : drawn {
                 let expected = reference.insert(path)
                 let answer: Bool?
                 do { answer = try compact.insert(path) } catch { answer = nil }

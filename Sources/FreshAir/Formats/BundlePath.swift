@@ -197,6 +197,8 @@ package struct PathCollisions: Sendable {
     /// Names recorded so far only as a folder above a path: a path of that name is then new,
     /// not a repeat, so that whoever lists it finds a file that is also a folder.
     private var foldersOnly: Set<String> = []
+    /// The folder of the last path recorded, itself recorded then (or found with these bytes).
+    private var lastFolder: String?
 
     /// Whether some path kept (answered `true`) is also a folder of another kept path, in
     /// either order. A walk sorts its paths to name the first such pair only when this is set.
@@ -301,6 +303,9 @@ package struct PathCollisions: Sendable {
         var current: BundlePath? = path
         var (newNames, pathHash) = (0, UInt32(0))
         while let entry = current {
+            // Paths come sorted, mostly: one in the last path's folder needs that folder looked
+            // up no further. Compared as bytes: `==` is blind to normalization.
+            if newNames == 1, let lastFolder, entry.string.utf8.elementsEqual(lastFolder.utf8) { break }
             // `String` equality and hashing are canonical, so the folded key also catches
             // normalization.
             let key = Self.folded(entry.string)
@@ -332,6 +337,7 @@ package struct PathCollisions: Sendable {
         }
         record(place: place, length: path.string.utf8.count, hash: pathHash)
         var folder = path.parent
+        lastFolder = folder?.string
         for _ in 1..<newNames {
             let key = Self.folded(folder!.string)
             record(place: place, length: folder!.string.utf8.count, hash: UInt32(truncatingIfNeeded: key.hashValue))

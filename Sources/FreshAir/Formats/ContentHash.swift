@@ -29,21 +29,36 @@ package struct ContentHash: Sendable, Hashable, Comparable, CustomStringConverti
     /// Reads a hex digest; its length says the algorithm. Upper case is accepted and
     /// lowered. Returns `nil` for any other length or a non-hex character.
     package init?(hex text: String) {
-        let digits = Array(text.utf8)
-        let algorithm: Algorithm
-        switch digits.count {
-        case 40: algorithm = .sha1
-        case 64: algorithm = .sha256
-        default: return nil
-        }
-        var bytes = [UInt8](repeating: 0, count: digits.count / 2)
-        for index in bytes.indices {
-            guard let high = Self.value(of: digits[2 * index]), let low = Self.value(of: digits[2 * index + 1]) else {
-                return nil
+        // Read in place, a word at a time: a manifest of 100,000 files reads as many digests,
+        // and copying each into two arrays first was a third of the time spent on them.
+        var text = text
+        let parsed = text.withUTF8 { digits -> (Algorithm, Words)? in
+            let algorithm: Algorithm
+            switch digits.count {
+            case 40: algorithm = .sha1
+            case 64: algorithm = .sha256
+            default: return nil
             }
-            bytes[index] = high << 4 | low
+            guard let first = Self.word(digits, from: 0), let second = Self.word(digits, from: 16),
+                let third = Self.word(digits, from: 32), let fourth = Self.word(digits, from: 48)
+            else { return nil }
+            return (algorithm, (first, second, third, fourth))
         }
-        self.init(algorithm: algorithm, digest: bytes)
+        guard let (algorithm, words) = parsed else { return nil }
+        self.init(algorithm: algorithm, words: words)
+    }
+
+    /// The up to 16 hex digits from `start` as a word, left-aligned (the first digit highest, as
+    /// ``digestWords`` holds a digest's bytes): 0 past the end, `nil` at a non-hex digit.
+    private static func word(_ digits: UnsafeBufferPointer<UInt8>, from start: Int) -> UInt64? {
+        let end = min(start + 16, digits.count)
+        guard start < end else { return 0 }
+        var word: UInt64 = 0
+        for index in start..<end {
+            guard let value = value(of: digits[index]) else { return nil }
+            word = word << 4 | UInt64(value)
+        }
+        return word << (4 * UInt64(16 - (end - start)))
     }
 
     /// Whether `text` is `digits` lowercase hex digits, as digests are written in names
