@@ -280,4 +280,4 @@ lines.append(
 )
 lines.append(UInt8(ascii: "\n"))
 try lines.write(to: options.events)
-try? await naiveClient.shutdown()
+try? await naiveClient.shutdown().get()

@@ -126,7 +126,7 @@ private struct Tree {
                 at: url.deletingLastPathComponent(),
                 withIntermediateDirectories: true
             )
-            FileManager.default.createFile(atPath: url.path, contents: nil)
+            #expect(FileManager.default.createFile(atPath: url.path, contents: nil))
         }
     }
 

@@ -145,7 +145,7 @@ struct PipeliningTests {
     func neverAnswered() async throws {
         let server = try HangUpServer()
         defer { server.stop() }
-        try await PipeliningTransport.withTransport(connectionsPerHost: 2, depth: 8) { transport in
+        _ = try await PipeliningTransport.withTransport(connectionsPerHost: 2, depth: 8) { transport in
             await #expect {
                 try await transport.get(HTTPGetRequest(url: server.url("a.bin"), expectedBodySize: 10)) { _, _ in }
             } throws: { error in
