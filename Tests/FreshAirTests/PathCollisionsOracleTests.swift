@@ -74,7 +74,8 @@ struct PathCollisionsOracleTests {
                 )
             }
             // Sorted by bytes, as `breeze generate` writes them.
-            for path in sorted ? drawn.sorted(by: { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }) : drawn {
+            for path in sorted ? drawn.sorted(by: { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }) : drawn
+            {
                 let expected = reference.insert(path)
                 let answer: Bool?
                 do { answer = try compact.insert(path) } catch { answer = nil }

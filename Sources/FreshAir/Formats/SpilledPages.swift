@@ -13,7 +13,7 @@ protocol PageFile: AnyObject, Sendable {
 typealias PageFileMaker = @Sendable () -> (any PageFile)?
 
 /// A ``PathList``'s full pages, each `pageSize` bytes at its number's place in a file, read back
-/// through a cache of the few read last.
+/// through a cache of a few (``PageCache``).
 ///
 /// Four pages: every reader of a plan's paths reads them in order or near it (downloads, a
 /// pack's files, the set of names reading a folder's first spelling), and a few at once
@@ -24,8 +24,7 @@ final class SpilledPages: Sendable {
 
     let file: any PageFile
     let pageSize: Int
-    /// The pages read last, the newest first.
-    private let cache = Mutex<[(number: Int, bytes: [UInt8])]>([])
+    private let cache = Mutex(PageCache(slots: SpilledPages.cachedPages))
 
     init(file: any PageFile, pageSize: Int) {
         self.file = file
@@ -36,23 +35,14 @@ final class SpilledPages: Sendable {
     /// take them. A page written again is read again.
     func write(_ page: [UInt8], number: Int) -> Bool {
         precondition(page.count <= pageSize)
-        cache.withLock { $0.removeAll { $0.number == number } }
+        cache.withLock { $0.forget(number) }
         return page.withUnsafeBytes { file.write($0, at: Int64(number) * Int64(pageSize)) }
     }
 
     /// The bytes of page `number`, `length` of them as written.
     func page(_ number: Int, length: Int) -> [UInt8] {
-        cache.withLock { cache in
-            if let index = cache.firstIndex(where: { $0.number == number }), cache[index].bytes.count >= length {
-                let entry = cache.remove(at: index)
-                cache.insert(entry, at: 0)
-                return entry.bytes
-            }
-            let bytes = file.read(at: Int64(number) * Int64(pageSize), count: length)
-            cache.removeAll { $0.number == number }
-            cache.insert((number, bytes), at: 0)
-            if cache.count > Self.cachedPages { cache.removeLast() }
-            return bytes
+        cache.withLock {
+            $0.page(number, length: length) { file.read(at: Int64($0) * Int64(pageSize), count: length) }
         }
     }
 }

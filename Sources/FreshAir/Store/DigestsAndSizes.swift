@@ -162,8 +162,7 @@ struct DigestsAndSizes: Sendable {
 /// by any thread through a cache of a few blocks of 4 KB.
 private final class RecordFile: Sendable {
     let file: UnnamedFile
-    /// Blocks read, each in slot `block % cacheBlocks`.
-    private let cache = Mutex(BlockCache())
+    private let cache = Mutex(PageCache(slots: RecordFile.cacheBlocks))
     /// Reads through the cache that missed it.
     let blocksRead = Atomic(0)
 
@@ -181,7 +180,7 @@ private final class RecordFile: Sendable {
     /// Reads `count` records from record number `first`, which are to be written again: the
     /// cache forgets them.
     func takeBack(from first: Int, count: Int) -> [UInt8] {
-        cache.withLock { $0 = BlockCache() }
+        cache.withLock { $0.forgetAll() }
         return readRecords(from: first, count: count)
     }
 
@@ -198,26 +197,15 @@ private final class RecordFile: Sendable {
     /// Record `position` of the first `count`, through the cache: a block holds the records
     /// written when it was read, and is read again for one past them.
     func read(_ position: Int, of count: Int) -> (hash: ContentHash?, size: Int64?) {
-        cache.withLock { cache in
-            let (block, start) = (position / Self.readBlock, position / Self.readBlock * Self.readBlock)
-            let slot = block % Self.cacheBlocks
-            if cache.blocks[slot] != block
-                || (position - start) * DigestsAndSizes.recordSize >= cache.bytes[slot].count
-            {
-                cache.bytes[slot] = readRecords(from: start, count: min(Self.readBlock, count - start))
-                cache.blocks[slot] = block
+        let (block, start) = (position / Self.readBlock, position / Self.readBlock * Self.readBlock)
+        let offset = (position - start) * DigestsAndSizes.recordSize
+        let bytes = cache.withLock {
+            $0.page(block, length: offset + DigestsAndSizes.recordSize) { _ in
                 blocksRead.add(1, ordering: .relaxed)
-            }
-            return cache.bytes[slot].withUnsafeBytes {
-                DigestsAndSizes.decode($0, at: (position - start) * DigestsAndSizes.recordSize)
+                return readRecords(from: start, count: min(Self.readBlock, count - start))
             }
         }
-    }
-
-    /// The blocks read, by slot: each slot's block number (-1 for none) and its bytes.
-    private struct BlockCache {
-        var blocks = [Int](repeating: -1, count: RecordFile.cacheBlocks)
-        var bytes = [[UInt8]](repeating: [], count: RecordFile.cacheBlocks)
+        return bytes.withUnsafeBytes { DigestsAndSizes.decode($0, at: offset) }
     }
 
     /// Reads the first `end` records in order, a block at a time, past the cache.
