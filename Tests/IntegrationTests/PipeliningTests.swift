@@ -155,7 +155,7 @@ struct PipeliningTests {
                     && failure.url == server.url("a.bin")
             }
         }
-        #expect(server.connections() == 4)
+        #expect(server.requests() == 4)
     }
 
     @Test("An HTTP/1.0 server that closes after every answer (python3 -m http.server): every file arrives")
@@ -270,7 +270,7 @@ struct PipeliningTests {
     }
 }
 
-/// A server that takes each connection's request and closes it unanswered, counting connections.
+/// A server that takes each connection's request and closes it unanswered, counting the requests.
 private final class HangUpServer: @unchecked Sendable {
     private let process: Process
     let port: Int
@@ -291,10 +291,10 @@ private final class HangUpServer: @unchecked Sendable {
                 count = 0
                 while True:
                     connection, _ = server.accept()
-                    connection.recv(65536)
+                    if connection.recv(65536):
+                        count += 1
+                        open(sys.argv[1], "w").write(str(count))
                     connection.close()
-                    count += 1
-                    open(sys.argv[1], "w").write(str(count))
                 """,
                 home.path("count").path,
             ],
@@ -303,7 +303,10 @@ private final class HangUpServer: @unchecked Sendable {
     }
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(path)")! }
-    func connections() -> Int { Int(home.path("count").text ?? "") ?? 0 }
+    /// Connections that brought a request. One the client closed before writing its request
+    /// (closed idle while its task waited for a thread on a loaded machine) brings nothing, and
+    /// the client sends that request again without counting it against the server.
+    func requests() -> Int { Int(home.path("count").text ?? "") ?? 0 }
     func stop() { process.terminate() }
 }
 
