@@ -80,8 +80,29 @@ struct PipelineScheduleTests {
         #expect(schedule.assign(small: true, askingAgain: false) == .open)
         #expect(schedule.assign(small: true, askingAgain: false) == .open)
         #expect(schedule.assign(small: true, askingAgain: false) == .wait)
-        schedule.openFailed()
+        schedule.openFailed(3)
         #expect(schedule.assign(small: true, askingAgain: true) == .open)
+    }
+
+    @Test("A connection that closes before its opener reports it open is never lent")
+    func retiredWhileOpening() {
+        var schedule = PipelineSchedule(connectionsPerHost: 2, depth: 4)
+        #expect(schedule.assign(small: true, askingAgain: false) == .open)
+        #expect(schedule.assign(small: true, askingAgain: false) == .open)
+        // The server hangs up on connection 1 as soon as it is accepted: its event loop retires
+        // it before the task that opened it reports it open.
+        schedule.retired(1)
+        let usable = schedule.opened(1, small: true)
+        #expect(!usable)
+        #expect(schedule.connections[1] == nil)
+        #expect(schedule.assign(small: true, askingAgain: false) == .open, "its place is free")
+        // Connection 2 closes before it opened at all: the mark goes with its failure.
+        schedule.retired(2)
+        schedule.openFailed(2)
+        #expect(schedule.retiredWhileOpening.isEmpty)
+        let third = schedule.opened(3, small: true)
+        #expect(third)
+        #expect(Array(schedule.connections.keys) == [3], "the one connection that stayed open")
     }
 
     @Test("A server that closes each connection after its first answer: nothing more is sent ahead")

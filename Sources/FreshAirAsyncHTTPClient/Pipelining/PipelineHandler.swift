@@ -37,6 +37,10 @@ final class PipelineHandler: ChannelDuplexHandler {
     /// Reading stopped until the callers catch up.
     private var stalled = false
     private var retired = false
+    /// This side began closing the connection (idle, timed out, abandoned).
+    private var closing = false
+    /// The server ended the connection (closed or reset it) before this side did.
+    private var serverHungUp = false
     private var flushPending = false
     /// Responses received whole on this connection.
     private var answers = 0
@@ -76,8 +80,15 @@ final class PipelineHandler: ChannelDuplexHandler {
     /// Writes `head` and queues `exchange` for its response. Called on the event loop.
     func send(_ head: HTTPRequestHead, for exchange: PipelinedExchange, timeout: TimeAmount) {
         guard let context, context.channel.isActive, !retired else {
-            // Not the server's doing: the connection closed (idle, say) before this request's turn.
-            exchange.failNotSent()
+            if serverHungUp, answers == 0 {
+                // A server that closes before answering anything would close on this request too:
+                // it counts as a send, or such a server is tried 64 times instead of 4.
+                exchange.fail(Self.hungUp(url), retryable: true, afterAnswers: false)
+            } else {
+                // Not the server's refusal: this side closed the connection (idle, say), or the
+                // server retired it after answering, before this request's turn.
+                exchange.failNotSent()
+            }
             return
         }
         queue.append((exchange, timeout))
@@ -208,15 +219,14 @@ final class PipelineHandler: ChannelDuplexHandler {
         // sent again. Anything else (a response that is not HTTP, TLS failing) is the answer.
         becomeReady(.failure(error))
         let reset = (error as? IOError).map { $0.errnoCode == ECONNRESET || $0.errnoCode == EPIPE } ?? false
+        if reset, !closing { serverHungUp = true }
         close(because: AsyncHTTPClientTransport.translate(error, url: url), retryFirst: reset)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         becomeReady(.failure(ChannelError.ioOnClosedChannel))
-        failAll(
-            because: TransportError(kind: .interrupted, url: url, detail: "the server closed the connection"),
-            retryFirst: true
-        )
+        if !closing { serverHungUp = true }
+        failAll(because: Self.hungUp(url), retryFirst: true)
         retire()
         context.fireChannelInactive()
     }
@@ -248,7 +258,12 @@ final class PipelineHandler: ChannelDuplexHandler {
     private func close(because error: any Error, retryFirst: Bool) {
         failAll(because: error, retryFirst: retryFirst)
         retire()
+        closing = true
         context?.close(promise: nil)
+    }
+
+    private static func hungUp(_ url: URL) -> TransportError {
+        TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
     }
 
     private func failAll(because error: any Error, retryFirst: Bool) {

@@ -13,7 +13,7 @@ struct PipelineSchedule: Sendable {
         /// Go out on connection `id`, now counted as in flight there.
         case use(Int)
         /// Open a connection (counted as opening), and go out on it; report with
-        /// ``opened(_:small:)`` or ``openFailed()``.
+        /// ``opened(_:small:)`` or ``openFailed(_:)``.
         case open
         /// Wait, and ask again when the schedule changes.
         case wait
@@ -32,6 +32,9 @@ struct PipelineSchedule: Sendable {
     private(set) var depth: Int
     private(set) var connections: [Int: Connection] = [:]
     private(set) var opening = 0
+    /// Connections that closed while they opened (a server that hangs up at once): retired
+    /// before they were opened, and not to be counted or lent when they are.
+    private(set) var retiredWhileOpening: Set<Int> = []
     /// Large requests told to wait, and not yet asking again.
     private(set) var largeWaiting = 0
 
@@ -67,14 +70,20 @@ struct PipelineSchedule: Sendable {
     }
 
     /// The connection a ``Decision/open`` asked for is open as `id`, its request in flight.
-    mutating func opened(_ id: Int, small: Bool) {
+    /// Returns `false` when it closed meanwhile (``retired(_:afterOneAnswer:)`` came first): it
+    /// takes no more requests, and the one it was opened for fails as sent on a closed connection.
+    @discardableResult
+    mutating func opened(_ id: Int, small: Bool) -> Bool {
         opening -= 1
+        if retiredWhileOpening.remove(id) != nil { return false }
         connections[id] = Connection(inFlight: 1, large: !small)
+        return true
     }
 
-    /// The connection a ``Decision/open`` asked for could not be opened.
-    mutating func openFailed() {
+    /// The connection a ``Decision/open`` asked for, `id`, could not be opened.
+    mutating func openFailed(_ id: Int) {
         opening -= 1
+        retiredWhileOpening.remove(id)
     }
 
     /// A response on connection `id` ended. Answers whom to wake: every waiter while a large
@@ -91,7 +100,9 @@ struct PipelineSchedule: Sendable {
     /// first answer (an HTTP/1.0 server, `python3 -m http.server`): requests sent behind it would
     /// only be sent again, so nothing more is sent ahead on this origin.
     mutating func retired(_ id: Int, afterOneAnswer: Bool = false) {
-        connections[id] = nil
+        // Its channel may close before its opener reports it open: the event loop and the
+        // opener's task race.
+        if connections.removeValue(forKey: id) == nil, opening > 0 { retiredWhileOpening.insert(id) }
         if afterOneAnswer { depth = 1 }
     }
 

@@ -168,7 +168,7 @@ final class PipelinedConnectionPool: Sendable {
         } catch {
             wake(
                 state.withLock { state in
-                    state.origins[origin]?.schedule.openFailed()
+                    state.origins[origin]?.schedule.openFailed(id)
                     return state.origins[origin]?.takeWaiters(.all) ?? []
                 }
             )
@@ -176,8 +176,10 @@ final class PipelinedConnectionPool: Sendable {
         }
         let (added, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Lease, Never>]) in
             guard !state.isShutDown else { return (false, []) }
-            state.origins[origin]!.schedule.opened(id, small: small)
-            state.origins[origin]!.connections[id] = connection
+            // One that closed already is not lent again; its request learns that it closed.
+            if state.origins[origin]!.schedule.opened(id, small: small) {
+                state.origins[origin]!.connections[id] = connection
+            }
             // Requests that waited for a connection may now be sent on this one.
             return (true, state.origins[origin]!.takeWaiters(.all))
         }

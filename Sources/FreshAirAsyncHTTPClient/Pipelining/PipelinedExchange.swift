@@ -19,8 +19,8 @@ final class PipelinedExchange: Sendable {
         /// requests), which is progress, not a server that answers nothing.
         case unanswered(afterAnswers: Bool)
         /// The request was never written: its connection had closed, or was retired, before its
-        /// turn (closed idle, say, while this task waited for a thread). Sent again on another
-        /// without counting against the server.
+        /// turn, not by a server that answered nothing (closed idle by this side, say, while this
+        /// task waited for a thread). Sent again on another without counting against the server.
         case notSent
         /// Anything else, already in ``TransportError``'s terms.
         case failed(any Error)
