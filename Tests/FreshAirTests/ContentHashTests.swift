@@ -50,6 +50,38 @@ struct ContentHashTests {
         }
     }
 
+    @Test("Every ASCII character at every place reads as the plain rule says; a character of two bytes is refused")
+    func everyCharacterEverywhere() {
+        for position in 0..<64 {
+            for byte in UInt8(0)...0x7F {
+                var digits = Array(repeating: UInt8(ascii: "0"), count: 64)
+                digits[position] = byte
+                let parsed = ContentHash(hex: String(decoding: digits, as: UTF8.self))
+                let value: UInt8? =
+                    switch byte {
+                    case 0x30...0x39: byte - 0x30
+                    case 0x61...0x66: byte - 0x61 + 10
+                    case 0x41...0x46: byte - 0x41 + 10
+                    default: nil
+                    }
+                guard let value else {
+                    #expect(parsed == nil, "\(byte) at \(position)")
+                    continue
+                }
+                var bytes = [UInt8](repeating: 0, count: 32)
+                bytes[position / 2] = position % 2 == 0 ? value << 4 : value
+                #expect(parsed?.bytes == bytes, "\(byte) at \(position)")
+            }
+        }
+        for position in 0..<63 {
+            for character in ["é", "\u{80}"] {
+                var text = String(repeating: "0", count: 62)
+                text.insert(contentsOf: character, at: text.index(text.startIndex, offsetBy: position))
+                #expect(text.utf8.count == 64 && ContentHash(hex: text) == nil, "\(character) at \(position)")
+            }
+        }
+    }
+
     @Test(
         "Anything but 40 or 64 hex digits is refused",
         arguments: [
