@@ -2,7 +2,12 @@
 import PackageDescription
 
 let strict: [SwiftSetting] = [
-    .enableUpcomingFeature("ExistentialAny")
+    .enableUpcomingFeature("ExistentialAny"),
+    // A module's dependencies show where they are used: `public import` marks the few whose
+    // types a public signature names (Foundation's, and the SwiftNIO adapters' own), so that
+    // no third-party type slips into FreshAir's public API unnoticed.
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
 let package = Package(
@@ -105,6 +110,7 @@ let package = Package(
                 "FreshAirAsyncHTTPClient",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/FleetDevices",
             swiftSettings: strict
@@ -120,6 +126,7 @@ let package = Package(
                 "FreshAir", "FreshAirAsyncHTTPClient", "BreezeKit",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),

@@ -1,3 +1,11 @@
+import AsyncHTTPClient
+import Foundation
+import FreshAir
+import FreshAirAsyncHTTPClient
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
 // The devices of `Benchmarks/fleet`: many apps in one process, each with its own store, checking
 // one bundle through a cache on a compressed clock. Each FreshAir device is a real `BundleSync`
 // with its own `BundleStore`; a naive device downloads the whole manifest and every file at
@@ -11,13 +19,6 @@
 // outcome, requests, the live release's sequence after it, and the error when it failed. The
 // last line is the run's summary: every FreshAir device's final sequence and whether its store
 // verifies intact, the process's peak RSS, and the wall time (Unix seconds) its clock started.
-
-import AsyncHTTPClient
-import Foundation
-import FreshAir
-import FreshAirAsyncHTTPClient
-import NIOCore
-import Synchronization
 
 struct Options {
     var url = URL(string: "http://127.0.0.1:8080/")!

@@ -1,10 +1,10 @@
-import AsyncHTTPClient
-import Foundation
-import FreshAir
+package import AsyncHTTPClient
+package import Foundation
+public import FreshAir
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSSL
+public import NIOSSL
 import Tracing
 
 /// `HTTPTransport` over AsyncHTTPClient and SwiftNIO: keep-alive connection pooling,

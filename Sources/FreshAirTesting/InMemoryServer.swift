@@ -1,5 +1,5 @@
-import Foundation
-import FreshAir
+public import Foundation
+public import FreshAir
 import Synchronization
 
 /// A static host in memory, for testing an app's use of FreshAir without a server.

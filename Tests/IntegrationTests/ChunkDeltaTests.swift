@@ -1,4 +1,5 @@
 import Foundation
+import FreshAirAsyncHTTPClient
 import Testing
 
 @testable import BreezeKit

@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1
 import Testing
 
 @testable import FreshAirAsyncHTTPClient

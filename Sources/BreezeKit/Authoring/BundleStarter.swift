@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import FreshAir
 
 /// `breeze init`: a starter bundle that validates, to copy from: a manifest with digests,

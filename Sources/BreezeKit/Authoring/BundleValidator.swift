@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import FreshAir
 
 /// `breeze validate`: every problem in a bundle, each naming the file (and entry, key,

@@ -1,5 +1,5 @@
-import Foundation
-import FreshAir
+package import Foundation
+package import FreshAir
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
-import Foundation
-import FreshAir
+package import Foundation
+package import FreshAir
 
 /// `breeze generate --pack`: writes the bundle's small files into one plain `.tar` beside the
 /// root manifest and names it there (`FilePack`), so a device's first sync takes them in one

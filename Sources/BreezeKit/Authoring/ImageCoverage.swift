@@ -1,5 +1,5 @@
 import Foundation
-import FreshAir
+package import FreshAir
 
 /// Which devices get no variant of an image: `breeze validate` warns about each, as UIKit
 /// would find no file for `UIImage(named:)` there.

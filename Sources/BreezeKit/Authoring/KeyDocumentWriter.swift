@@ -1,5 +1,5 @@
-import Foundation
-import FreshAir
+package import Foundation
+package import FreshAir
 
 /// `breeze keys create` and `breeze keys rotate`: writes a key document (see ``KeyDocument``),
 /// version 1 or the one after `previous`, signed by `signers`. What devices would refuse (too

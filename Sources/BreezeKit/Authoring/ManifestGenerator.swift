@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import FreshAir
 
 /// `breeze generate`: writes or updates `manifest.json` from the folder.

@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
-import FreshAir
+package import Foundation
+package import FreshAir
 
 /// An Ed25519 private key that signs root manifests (`breeze keygen`, `breeze sign`).
 ///

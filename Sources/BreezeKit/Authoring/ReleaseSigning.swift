@@ -1,5 +1,5 @@
-import Foundation
-import FreshAir
+package import Foundation
+package import FreshAir
 
 /// How to sign a release.
 package struct SigningOptions: Sendable {

@@ -1,5 +1,5 @@
-import Foundation
-import FreshAir
+package import Foundation
+package import FreshAir
 import FreshAirAsyncHTTPClient
 
 /// `breeze demo`: the whole sync story on the built-in example, against a real server on

@@ -1,5 +1,5 @@
-import Foundation
-import FreshAir
+package import Foundation
+package import FreshAir
 
 /// The `TestEmbeddedManifest.freshair` example of the specification, written to disk with
 /// real hashes: a root manifest selecting one of two child bundles by app version.

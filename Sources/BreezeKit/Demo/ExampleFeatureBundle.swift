@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import FreshAir
 
 /// The specification's release-notes example as a bundle, `TestFeature.freshair`: releases

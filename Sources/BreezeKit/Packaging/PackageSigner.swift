@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import FreshAir
 
 /// `breeze sign PACKAGE`: writes the package's signed document, `<package>.sig` beside it

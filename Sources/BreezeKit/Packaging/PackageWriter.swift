@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import FreshAir
 
 /// Writes a folder as a package FreshAir installs: a `.tgz` (ustar, with pax headers for

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import FreshAir
 
 /// Adds a folder as the next version of a bundle in a repository folder (the layout

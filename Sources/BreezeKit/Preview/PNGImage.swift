@@ -1,5 +1,5 @@
 import CZlib
-import Foundation
+package import Foundation
 
 /// A minimal PNG encoder (8-bit RGB, no interlace) for the example content's feature images:
 /// real image files, made without an image library.

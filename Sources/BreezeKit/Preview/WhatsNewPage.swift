@@ -1,5 +1,5 @@
 import Foundation
-import FreshAir
+package import FreshAir
 
 /// Renders a "what's new" screen as one self-contained HTML page (images inlined), so an
 /// author can look at what a device will show.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import FreshAir
 
 /// A folder a web server serves (nginx's `root`, a mounted share).

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Crypto
-import Foundation
+package import Foundation
 import FreshAir
 import FreshAirAsyncHTTPClient
 

@@ -1,5 +1,5 @@
-import Foundation
-import FreshAir
+package import Foundation
+package import FreshAir
 
 /// `breeze publish`: puts a bundle, a package or a repository folder on a destination so that
 /// a device checking at any moment sees the old content or the new, never a manifest naming a

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 import FreshAir
 
 /// `breeze rollback`: an earlier release published again, under a new sequence.

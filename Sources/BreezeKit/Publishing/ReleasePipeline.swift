@@ -1,5 +1,5 @@
-import Foundation
-import FreshAir
+package import Foundation
+package import FreshAir
 
 /// `breeze release`: from an edited folder to published content in one step. A bundle is
 /// generated (manifest and digests), signed when keys are given and anything changed, validated,

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import FreshAir
+import NIOHTTP1
 
 /// One file too large for a single `PUT`, uploaded in parts, several at once.
 ///

@@ -1,5 +1,5 @@
 import Foundation
-import FreshAir
+package import FreshAir
 
 /// Staged rollouts, channels and the publisher's rollback, written as root manifests that every
 /// device already reads. They need the object layout, where every release's files stay side by

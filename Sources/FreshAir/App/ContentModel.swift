@@ -1,5 +1,5 @@
 import Foundation
-import Observation
+public import Observation
 
 /// The state of an app's content, for SwiftUI: what a sync is doing, what it last did, the
 /// content to read, "what's new" for this upgrade and whether the app must be updated.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The content an app keeps current from a static host, in one value: where it lives, the
 /// device it is for, the copy the app ships with, and the sync.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Which of an app's own localizations a user gets, as Apple's `Bundle.preferredLocalizations`
 /// decides: the first of the user's preferred languages the app is localized in, matched
 /// exactly, then less and less specific (`zh-Hant-TW` takes `zh-Hant`, then `zh`), then any

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Synced content, looked up the way apps look up resources in a `Bundle`: the same for a

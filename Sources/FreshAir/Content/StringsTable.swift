@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A table of localized strings: a `.strings` file (UTF-8, or UTF-16 with a byte-order mark;
 /// `/* */` and `//` comments; `\"`, `\\`, `\n`, `\t`, `\r`, `\U00E9` escapes), or one language

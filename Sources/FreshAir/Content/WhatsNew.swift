@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// A feature to show on a "what's new" screen, with its localized texts and image.
 public struct Feature: Sendable, Hashable, Codable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Keeps a local copy of a remote `.freshair` bundle current.

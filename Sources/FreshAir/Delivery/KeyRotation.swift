@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Keys pinned through a key document that the publisher can rotate (TUF's root rotation),
 /// instead of a fixed ``SyncConfiguration/trustedKeys`` list.

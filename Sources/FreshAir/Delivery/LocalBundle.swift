@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A bundle folder on disk, as an author has it before publishing.
 package enum LocalBundle {

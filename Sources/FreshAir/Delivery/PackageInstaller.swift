@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Turns a verified package file into installed content.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Keeps one package (`content.tgz` at a fixed URL) installed and current: Fresh's model.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// A repository of versioned bundles: Asset Distribution Manager's model.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Limits and policies shared by every delivery mode.
 public struct SyncConfiguration: Sendable {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// What an update reports while it runs, in every delivery mode, in order: ``checking(_:)``,
 /// then ``notModified`` or nothing, ``planned(_:)`` (bundles), any number of ``progress(_:)``

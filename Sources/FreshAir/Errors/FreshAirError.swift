@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Everything that can stop a sync: what happened, what to do, and the error underneath.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A failure below HTTP: nothing usable came back.
 package struct TransportError: Error, Sendable, CustomStringConvertible {

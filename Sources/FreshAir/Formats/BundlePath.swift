@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A relative path inside a bundle, checked so that it can never leave it.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A large file's blocks: for each block of 4 KB, a rolling hash of it and the first 4 bytes of
 /// its SHA-256.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Dates as UTC calendar fields, converted by arithmetic (Howard Hinnant's `days_from_civil`
 /// and `civil_from_days`): reading and writing a timestamp of a fixed form this way costs

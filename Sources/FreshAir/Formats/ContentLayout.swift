@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Where a bundle's files are on the server, as its root manifest records it.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// HTTP dates (RFC 9110: IMF-fixdate, and the obsolete RFC 850 and asctime forms), read
 /// and written in the POSIX locale whatever the device's settings.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The keys a device trusts, and how many of them must sign.
 package struct KeySet: Sendable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A bundle's `manifest.json`: the files it offers, each with a hash and a condition.
 ///

@@ -1,5 +1,5 @@
-import Crypto
-import Foundation
+package import Crypto
+public import Foundation
 
 /// An Ed25519 public key an app pins (``SyncConfiguration/trustedKeys``): a sync then accepts
 /// only root manifests that carry a valid signature by one of its keys.

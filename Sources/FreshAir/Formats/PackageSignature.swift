@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A package's signed document, `<package>.sig` beside it, written by `breeze sign
 /// content.tgz`: what the package is (SHA-256 and size) and which release (see

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// `presentation.json`: a screen the content asks the app to show, as data. The app decides
 /// what to do with it.

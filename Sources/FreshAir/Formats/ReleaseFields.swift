@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// What makes a document a signed release, in all three delivery modes: a bundle's root
 /// manifest, a package's `.sig` document and a repository's `index.json` each carry these

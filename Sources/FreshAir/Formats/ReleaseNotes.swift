@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// `release_notes.json`: the app's version history and what each release brought.
 ///

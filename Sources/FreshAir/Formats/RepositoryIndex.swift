@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// A repository's `index.json`: `{"bundles": {"art": {"version": 4}, "sound": {"version": 7}}}`.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where synced content lives on disk, one complete version at a time.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 extension ContentHash {
     /// Hashes a file on disk, reading it in 1 MiB pieces; also returns its size.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Where an app's store lives on a platform and how the system should keep it: decided here
 /// from the platform's name, so it is tested on Linux, and applied by ``FreshAirContent``.

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// What the store knows about one installed version: where it came from, the validators
 /// of its root document, and every file it verified.

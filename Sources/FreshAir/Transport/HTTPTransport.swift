@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// The one HTTP operation FreshAir needs: a GET whose response body is streamed.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Bytes of a response body in whatever storage the transport received them in (an array,
 /// `Data`, SwiftNIO's `ByteBuffer`), read where they are: copying every chunk into a new array

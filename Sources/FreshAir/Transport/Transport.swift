@@ -1,9 +1,13 @@
-import Foundation
-
 // On Linux, URLSession lives in FoundationNetworking, which loads libcurl: only with the package's
-// `LinuxURLSession` trait (on by default). Apple platforms always have it.
-#if canImport(FoundationNetworking) && LinuxURLSession
-import FoundationNetworking
+// `LinuxURLSession` trait (on by default). Apple platforms always have it, in Foundation, whose
+// `URLSessionConfiguration` a public initializer here takes.
+#if canImport(FoundationNetworking)
+import Foundation
+#if LinuxURLSession
+public import FoundationNetworking
+#endif
+#else
+public import Foundation
 #endif
 
 /// How FreshAir sends its requests: `URLSession` unless you say otherwise.

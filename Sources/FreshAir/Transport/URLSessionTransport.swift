@@ -1,11 +1,14 @@
 // Compiled where URLSession is at hand: always on Apple platforms, on Linux with the package's
 // `LinuxURLSession` trait (FoundationNetworking, hence libcurl).
 #if !canImport(FoundationNetworking) || LinuxURLSession
-import Foundation
 import Synchronization
 
+// `URLSessionConfiguration` is Foundation's on Apple platforms, FoundationNetworking's on Linux.
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+import Foundation
+package import FoundationNetworking
+#else
+package import Foundation
 #endif
 
 /// `HTTPTransport` over `URLSession`: the system's own HTTP stack on Apple platforms (HTTP/2

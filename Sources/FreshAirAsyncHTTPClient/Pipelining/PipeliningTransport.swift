@@ -1,9 +1,9 @@
 import Foundation
-import FreshAir
+public import FreshAir
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSSL
+public import NIOSSL
 import Synchronization
 
 /// `HTTPTransport` over SwiftNIO that sends several GETs on a connection before the first is
