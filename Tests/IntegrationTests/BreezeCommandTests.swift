@@ -140,15 +140,12 @@ struct BreezeCommandTests {
 
             let sync = try BreezeBinary.start(["sync", url, directory])
             let partial = local.path(".Big.freshair-store/partials/\(digest.hex)").path
-            let deadline = Date().addingTimeInterval(20)
-            // Poll without suspending: with two cooperative threads busy with other tests, a
-            // suspended poll could wake only after the download ended.
-            while (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0 < 1 << 20,
-                Date() < deadline
-            {
-                usleep(20_000)
-            }
-            kill(sync.processIdentifier, SIGKILL)
+            let pid = sync.processIdentifier
+            await pollOffThePool(
+                until: Date().addingTimeInterval(20),
+                { (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0 >= 1 << 20 },
+                then: { kill(pid, SIGKILL) }
+            )
             sync.waitUntilExit()
             let kept = try #require(try FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int)
             #expect(kept >= 1 << 20 && kept < big.count)
@@ -240,19 +237,22 @@ struct BreezeCommandTests {
             let url = server.url.appendingPathComponent("slow/content.tgz").absoluteString
             let sync = try BreezeBinary.start(["sync", url, local.path("Content").path])
             let partials = local.path(".Content.freshair-store/partials")
-            let deadline = Date().addingTimeInterval(30)
-            func partialSize() -> Int {
+            let partialSize: @Sendable () -> Int = {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: partials.path)) ?? []
                 return names.filter { !$0.hasSuffix(".resume") }.compactMap {
                     try? FileManager.default.attributesOfItem(atPath: partials.appendingPathComponent($0).path)[.size]
                         as? Int
                 }.max() ?? 0
             }
-            // Poll without suspending (see killedSyncResumes).
-            while partialSize() < 256 << 10, sync.isRunning, Date() < deadline { usleep(20_000) }
-            let killedAt = partialSize()
-            kill(sync.processIdentifier, SIGKILL)
+            let pid = sync.processIdentifier
+            // Killed from the polling thread the moment enough has arrived (see killedSyncResumes).
+            await pollOffThePool(
+                until: Date().addingTimeInterval(30),
+                { partialSize() >= 256 << 10 || !sync.isRunning },
+                then: { kill(pid, SIGKILL) }
+            )
             sync.waitUntilExit()
+            let killedAt = partialSize()
             try #require(
                 sync.terminationReason == .uncaughtSignal,
                 "the first sync ended on its own (partial seen: \(killedAt) bytes)"

@@ -42,6 +42,24 @@ func waitOffThePool(_ process: Process, reading first: Pipe, _ second: Pipe? = n
     }
 }
 
+/// Polls `condition` every 20 ms on a thread of its own until it holds or `deadline` passes,
+/// then runs `action` there and returns. Not on the test's task: a poll that suspends can wake
+/// late while the few cooperative threads are busy (a download could end first), and one that
+/// sleeps on a cooperative thread holds it from every other test meanwhile.
+func pollOffThePool(
+    until deadline: Date,
+    _ condition: @escaping @Sendable () -> Bool,
+    then action: @escaping @Sendable () -> Void = {}
+) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        Thread.detachNewThread {
+            while !condition(), Date() < deadline { usleep(20_000) }
+            action()
+            continuation.resume()
+        }
+    }
+}
+
 /// Bytes one thread reads from a pipe and another takes once the first has finished.
 private final class DataBox: @unchecked Sendable {
     var data = Data()
