@@ -154,7 +154,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             case .deadlineExceeded:
                 return TransportError(kind: .timeout, url: url, detail: "no response within the request timeout")
             case .remoteConnectionClosed:
-                return TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
+                return TransportError.serverClosed(url)
             case .cancelled:
                 return CancellationError()
             default:

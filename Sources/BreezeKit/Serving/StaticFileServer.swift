@@ -3,13 +3,6 @@ import Hummingbird
 import Logging
 import NIOCore
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 // With Hummingbird's imports, Linux's Swift finds `struct stat` through Dispatch's C module
 // first, and member import visibility then asks for that module by name.
 #if canImport(CDispatch)

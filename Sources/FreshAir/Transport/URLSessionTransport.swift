@@ -138,7 +138,7 @@ package final class URLSessionTransport: HTTPTransport {
                 detail: "the secure connection failed (\(urlError.code.rawValue))"
             )
         case .networkConnectionLost:
-            return TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
+            return TransportError.serverClosed(url)
         case .badServerResponse, .cannotParseResponse, .cannotDecodeRawData, .cannotDecodeContentData:
             return TransportError(kind: .interrupted, url: url, detail: "the server's response was not valid HTTP")
         case .appTransportSecurityRequiresSecureConnection:

@@ -83,7 +83,7 @@ final class PipelineHandler: ChannelDuplexHandler {
             if serverHungUp, answers == 0 {
                 // A server that closes before answering anything would close on this request too:
                 // it counts as a send, or such a server is tried 64 times instead of 4.
-                exchange.fail(Self.hungUp(url), retryable: true, afterAnswers: false)
+                exchange.fail(TransportError.serverClosed(url), retryable: true, afterAnswers: false)
             } else {
                 // Not the server's refusal: this side closed the connection (idle, say), or the
                 // server retired it after answering, before this request's turn.
@@ -226,7 +226,7 @@ final class PipelineHandler: ChannelDuplexHandler {
     func channelInactive(context: ChannelHandlerContext) {
         becomeReady(.failure(ChannelError.ioOnClosedChannel))
         if !closing { serverHungUp = true }
-        failAll(because: Self.hungUp(url), retryFirst: true)
+        failAll(because: TransportError.serverClosed(url), retryFirst: true)
         retire()
         context.fireChannelInactive()
     }
@@ -260,10 +260,6 @@ final class PipelineHandler: ChannelDuplexHandler {
         retire()
         closing = true
         context?.close(promise: nil)
-    }
-
-    private static func hungUp(_ url: URL) -> TransportError {
-        TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
     }
 
     private func failAll(because error: any Error, retryFirst: Bool) {

@@ -170,7 +170,7 @@ public final class PipeliningTransport: HTTPTransport {
         var error = error
         if case PipelinedExchange.Failure.failed(let cause) = error { error = cause }
         if case PipelinedExchange.Failure.unanswered(_) = error {
-            return TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
+            return TransportError.serverClosed(url)
         }
         if var transportError = error as? TransportError {
             transportError.url = url
