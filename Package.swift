@@ -115,15 +115,17 @@ let package = Package(
             path: "Benchmarks/FleetDevices",
             swiftSettings: strict
         ),
+        // What both test targets share: seeded bytes, and a thread of its own for a test (`.ownThread`).
+        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(
             name: "FreshAirTests",
-            dependencies: ["FreshAir", "FreshAirTesting"],
+            dependencies: ["FreshAir", "FreshAirTesting", "TestSupport"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "FreshAir", "FreshAirAsyncHTTPClient", "BreezeKit",
+                "FreshAir", "FreshAirAsyncHTTPClient", "BreezeKit", "TestSupport",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FreshAir
 
-@Suite("A version's files merged from sorted runs as the record is written, without a table")
+@Suite("A version's files merged from sorted runs as the record is written, without a table", .backgroundThread)
 struct FileListingTests {
     func record(_ byte: UInt8, size: Int64 = 1) -> FileRecord {
         FileRecord(hash: ContentHash.of([byte], using: .sha256), size: size)

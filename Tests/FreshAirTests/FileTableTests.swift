@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FreshAir
 
-@Suite("A version's files: one array sorted by path, looked up by binary search")
+@Suite("A version's files: one array sorted by path, looked up by binary search", .backgroundThread)
 struct FileTableTests {
     func record(_ byte: UInt8, size: Int64 = 1) -> FileRecord {
         FileRecord(hash: ContentHash.of([byte], using: .sha256), size: size)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FreshAir
@@ -9,7 +10,7 @@ import Glibc
 import Darwin
 #endif
 
-@Suite("Flush ahead: the disk starts on a version's files every so many, one flush at a time")
+@Suite("Flush ahead: the disk starts on a version's files every so many, one flush at a time", .backgroundThread)
 struct FlushAheadTests {
     @Test("A flush starts at every step-th file, and none while one runs")
     func everyStepOneAtATime() {

@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FreshAir
 
-@Suite("What an Apple device flushes before a version goes live, decided on Linux")
+@Suite("What an Apple device flushes before a version goes live, decided on Linux", .backgroundThread)
 struct FlushPlanTests {
     @Test("Only what the update wrote, then the record; every folder deepest first; F_FULLFSYNC once, last")
     func plan() throws {

@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FreshAir
 
-@Suite("A large version record is read a piece at a time, never whole, and reads as one read whole")
+@Suite("A large version record is read a piece at a time, never whole, and reads as one read whole", .backgroundThread)
 struct LargeRecordTests {
     func sha(_ n: Int) -> ContentHash { .of(Array(String(n).utf8), using: .sha256) }
 

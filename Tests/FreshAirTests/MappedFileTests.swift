@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FreshAir
 
-@Suite("A large root manifest read from its file, mapped, its pages let go behind the reader")
+@Suite("A large root manifest read from its file, mapped, its pages let go behind the reader", .backgroundThread)
 struct MappedFileTests {
     /// A manifest of `count` entries with digests and sizes, as `breeze generate` writes one.
     func manifestText(entries count: Int) -> Data {

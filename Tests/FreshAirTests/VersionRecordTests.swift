@@ -1,9 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FreshAir
 
-@Suite("Version records: typed fields over the metadata every version of FreshAir has written")
+@Suite("Version records: typed fields over the metadata every version of FreshAir has written", .backgroundThread)
 struct VersionRecordTests {
     /// A record as stores written before the typed fields have it, with a key from the future.
     static let stored = #"""

@@ -1,6 +1,7 @@
 import BreezeKit
 import Foundation
 import FreshAir
+import TestSupport
 import Testing
 
 /// What an app writes: one `FreshAirContent`, a `ContentModel` for SwiftUI, images by scale.
@@ -56,7 +57,7 @@ struct AppEntryPointTests {
     func bundledCopyThenServer() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let app = try TemporaryFolder("app")
-            let blob = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7919 >> 3) })
+            let blob = SeededBytes(seed: 7919).bytesOnce(1 << 20)
             try await Self.makeBundle(at: app.path("AppResources/App.freshair"), title: "Bundled", blob: blob)
             let content = Self.content(
                 from: server.url.appendingPathComponent("App.freshair/"),

@@ -1,6 +1,7 @@
 import BreezeKit
 import Foundation
 import FreshAir
+import TestSupport
 import Testing
 
 /// One delivery mode, published and signed as a publisher would and updated as a device would,
@@ -273,7 +274,7 @@ struct AttackMatrixTests {
             let deployment = try SignedDeployment(mode, on: server, key: key)
             // Incompressible, so that waiting the content out at 100 bytes/s would take over
             // half an hour in every mode (a small package would arrive whole within seconds).
-            let message = Data((0..<196_608).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+            let message = SeededBytes.random(196_608).base64EncodedString()
             try await deployment.publish(message)
             let started = ContinuousClock.now
             do {

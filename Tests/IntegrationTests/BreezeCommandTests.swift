@@ -2,6 +2,7 @@ import BreezeKit
 import Foundation
 import FreshAir
 import FreshAirAsyncHTTPClient
+import TestSupport
 import Testing
 
 @Suite("The breeze command, run as a user runs it")
@@ -129,8 +130,7 @@ struct BreezeCommandTests {
             let url = server.url.appendingPathComponent("slow/Big.freshair/").absoluteString
             #expect(try await BreezeBinary.run(["sync", url, directory]).status == 0)
 
-            var generator = SystemRandomNumberGenerator()
-            let big = Data((0..<(6 << 20)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let big = SeededBytes.random(6 << 20)
             try big.write(to: bundle.appendingPathComponent("big.bin"))
             let digest = ContentHash.of(big, using: .sha256)
             try PublishedText.write(

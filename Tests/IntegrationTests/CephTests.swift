@@ -6,6 +6,7 @@ import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import TestSupport
 #endif
 
 /// `breeze publish` against a real distributed store: Ceph's S3 gateway (radosgw), which

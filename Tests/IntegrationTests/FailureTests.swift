@@ -1,6 +1,7 @@
 import BreezeKit
 import Foundation
 import FreshAir
+import TestSupport
 import Testing
 
 @Suite("Failures are clear and never cost the live version")
@@ -308,7 +309,7 @@ struct FailureTests {
     ) throws -> (big: Data, proxy: FaultProxy, client: ExampleClient, sync: BundleSync) {
         let bundle = server.root.appendingPathComponent("Big.freshair")
         try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
-        let big = Data((0..<size).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        let big = SeededBytes(seed: 7).bytesOnce(size)
         try big.write(to: bundle.appendingPathComponent("big.bin"))
         try PublishedText.write(#"[{"filename": "big.bin"}]"#, to: bundle.appendingPathComponent("manifest.json"))
         let proxy = try FaultProxy(upstream: server.url)

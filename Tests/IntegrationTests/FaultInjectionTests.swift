@@ -2,6 +2,7 @@ import BreezeKit
 import Foundation
 import FreshAir
 import FreshAirAsyncHTTPClient
+import TestSupport
 import Testing
 
 /// Every fault `scripts/fault-proxy` injects, between a device and nginx: each ends in a clean
@@ -460,34 +461,6 @@ struct FaultInjectionTests {
                 .compactMap { $0 as? String }.filter { $0.hasSuffix("root.manifest.json") }
             #expect(left == [], "a spilled root is moved into the version or removed")
         }
-    }
-}
-
-/// Reproducible pseudo-random bytes (SplitMix64), so a test can publish and later recognise
-/// a version's content without keeping it.
-struct SeededBytes {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 &+ 1 }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> Data {
-        var data = Data(capacity: count + 8)
-        while data.count < count { withUnsafeBytes(of: next().littleEndian) { data.append(contentsOf: $0) } }
-        return data.prefix(count)
-    }
-
-    /// The first `count` bytes of this seed's stream.
-    func bytesOnce(_ count: Int) -> Data {
-        var copy = self
-        return copy.bytes(count)
     }
 }
 

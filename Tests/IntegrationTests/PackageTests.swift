@@ -2,6 +2,7 @@ import BreezeKit
 import Foundation
 import FreshAir
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite("Packages: one archive at a fixed URL, a bundled default, conditional GET")
@@ -389,7 +390,7 @@ struct RepositoryTests {
             try await repo.update()
             // Random bytes, which gzip cannot shrink: half the archive is half the content.
             let big = sources.path("dogs")
-            try Data((0..<200_000).map { _ in UInt8.random(in: 0...255) }).write(
+            try SeededBytes.random(200_000).write(
                 to: big.appendingPathComponent("noise.bin")
             )
             try Data("dog v2".utf8).write(to: big.appendingPathComponent("item.txt"))

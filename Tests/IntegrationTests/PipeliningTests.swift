@@ -2,6 +2,7 @@ import Foundation
 import FreshAir
 import FreshAirAsyncHTTPClient
 import Synchronization
+import TestSupport
 import Testing
 
 /// `PipeliningTransport` against nginx: small answers asked for several at a time on one
@@ -18,9 +19,9 @@ struct PipeliningTests {
 
         init(count: Int) throws {
             folder = try TemporaryFolder("pipelining")
-            files = (0..<count).map { _ in Data((0..<1000).map { _ in UInt8.random(in: 0...255) }) }
+            files = (0..<count).map { _ in SeededBytes.random(1000) }
             for (index, data) in files.enumerated() { try data.write(to: folder.path(Self.name(index))) }
-            try Data((0..<(4 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: folder.path("large.bin"))
+            try SeededBytes.random(4 << 20).write(to: folder.path("large.bin"))
             nginx = try Nginx(serving: folder.url)
         }
 
@@ -173,6 +174,45 @@ struct PipeliningTests {
         // server's refusal as much as one it closed with the request in hand. One this side
         // closed idle (on a loaded machine) is not, and may add one.
         #expect((4...5).contains(server.hungUpOn()))
+    }
+
+    @Test(
+        "Twenty requests to a server that closes every connection at once: each fails in words, none waits for ever"
+    )
+    func manyClosedBeforeReading() async throws {
+        let server = try HangUpServer(readsTheRequest: false)
+        defer { server.stop() }
+        let transport = PipeliningTransport(connectionsPerHost: 2, depth: 8)
+        let outcomes = Outcomes()
+        // Alone this takes 0.1 s. On the shared threads, at the start of a full run, its tasks'
+        // turns came seconds apart and 30 s were not enough. (`Task {}` does not inherit a
+        // preference, so `.backgroundThread` would not reach them.)
+        let executor = DedicatedThreadExecutor(name: "many-closed")
+        defer { executor.stop() }
+        // Unstructured, so that a request left waiting cannot hold the test: the pool's shutdown
+        // below fails whatever still waits.
+        let requests = (0..<20).map { index in
+            Task(executorPreference: executor) {
+                do {
+                    try await transport.get(HTTPGetRequest(url: server.url("\(index).bin"), expectedBodySize: 10)) {
+                        _,
+                        _ in
+                    }
+                    outcomes.list.withLock { $0.append("answered") }
+                } catch {
+                    outcomes.list.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        await pollOffThePool(until: Date() + 30, { outcomes.list.withLock { $0.count } == 20 })
+        let settled = outcomes.list.withLock { $0 }
+        await transport.shutdown()
+        for request in requests { await request.value }
+        // A connection closed before the pool registered it once stayed in the pool, holding
+        // one of the origin's places with requests counted in flight on it for ever; two such
+        // left every request waiting.
+        #expect(settled.count == 20, "\(20 - settled.count) requests still waiting after 30 s")
+        #expect(settled.allSatisfy { $0.contains("the server closed the connection before answering") }, "\(settled)")
     }
 
     @Test("An HTTP/1.0 server that closes after every answer (python3 -m http.server): every file arrives")
@@ -329,6 +369,11 @@ private final class HangUpServer: @unchecked Sendable {
     /// it against the server.
     func hungUpOn() -> Int { Int(home.path("count").text ?? "") ?? 0 }
     func stop() { process.terminate() }
+}
+
+/// What each of several requests came to, as they end.
+private final class Outcomes: Sendable {
+    let list = Mutex<[String]>([])
 }
 
 /// A continuation resumed by whichever answer comes first; later ones are dropped.

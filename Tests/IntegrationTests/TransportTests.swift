@@ -4,6 +4,7 @@ import Foundation
 import FreshAir
 import FreshAirAsyncHTTPClient
 import NIOSSL
+import TestSupport
 import Testing
 
 /// The transports FreshAir ships, held to one contract against nginx: what ``Fetcher`` relies
@@ -67,7 +68,7 @@ struct TransportTests {
 
         init(large: Bool = false) throws {
             folder = try TemporaryFolder("transport")
-            data = Data((0..<TransportTests.size).map { _ in UInt8.random(in: 0...255) })
+            data = SeededBytes.random(TransportTests.size)
             try data.write(to: folder.path("a.bin"))
             if large {
                 let random = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/dev/urandom"))
