@@ -115,7 +115,7 @@ let package = Package(
             path: "Benchmarks/FleetDevices",
             swiftSettings: strict
         ),
-        // What both test targets share: seeded bytes, and a thread of its own for a test (`.ownThread`).
+        // What both test targets share: seeded bytes, and a thread of its own for a test (`.backgroundThread`).
         .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: strict),
         .testTarget(
             name: "FreshAirTests",
