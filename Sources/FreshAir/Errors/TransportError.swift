@@ -30,17 +30,17 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
 
     /// A failure of `kind` for `url`; transports write `detail` for people and keep their own
     /// error as `underlying`.
-    /// The server closed the connection before the answer was whole: every transport's words
-    /// for it, so that retry rules and messages read one way.
-    package static func serverClosed(_ url: URL) -> TransportError {
-        TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
-    }
-
     package init(kind: Kind, url: URL, detail: String, underlying: (any Error)? = nil) {
         self.kind = kind
         self.url = url
         self.detail = detail
         self.underlying = underlying
+    }
+
+    /// The server closed the connection before the answer was whole: every transport's words
+    /// for it, so that retry rules and messages read one way.
+    package static func serverClosed(_ url: URL) -> TransportError {
+        TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
     }
 
     /// `translated` (a transport's reading of `error`) with `error` kept as its ``underlying``.
