@@ -17,6 +17,7 @@ import Tracing
 /// which does.
 public final class AsyncHTTPClientTransport: HTTPTransport {
     private let client: HTTPClient
+    private let idleTimeout: TimeAmount
 
     /// Runs `body` with a new transport and shuts it down afterwards, whether `body` returns or throws.
     ///
@@ -42,7 +43,10 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
     /// - Parameters:
     ///   - connectionsPerHost: how many connections may be open to one host; match it to
     ///     the download concurrency.
-    ///   - idleTimeout: the longest silence tolerated while a body streams.
+    ///   - idleTimeout: the longest silence tolerated while a body streams: a wait for the
+    ///     server's next bytes that lasts this long fails with a ``TransportError/Kind/timeout``.
+    ///     Time the reader takes between chunks does not count. The wait for the response head
+    ///     is bounded by the request's own timeout.
     ///   - tlsConfiguration: how `https` servers are verified; `nil`: the system's trust
     ///     roots and full certificate checks. Pass one to pin a private CA (a staging server,
     ///     a company network), never to switch verification off for production content.
@@ -58,6 +62,11 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             idleTimeout: idleTimeout
         )
         if let tlsConfiguration { configuration.tlsConfiguration = tlsConfiguration }
+        // AsyncHTTPClient's read timer counts on while a slow reader holds the body back, so
+        // bodies keep a timer of their own (``IdleWatchedBody``). The head's wait is bounded by
+        // each request's timeout.
+        configuration.timeout.read = nil
+        self.idleTimeout = TimeAmount(idleTimeout)
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -121,14 +130,12 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             status: Int(response.status.code),
             headers: response.headers.map { ($0.name, $0.value) }
         )
-        let iterator = IteratorBox(response.body.makeAsyncIterator())
-        let body = ResponseBody {
-            do {
-                return try await iterator.next().map(ByteBufferBytes.init)
-            } catch {
-                throw Self.translate(error, url: url)
-            }
-        }
+        let body = IdleWatchedBody.reading(
+            response.body,
+            idleTimeout: idleTimeout,
+            on: client.eventLoopGroup.any(),
+            url: url
+        ) { Self.translate($0, url: url) }
         return (head, body)
     }
 
@@ -257,14 +264,6 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         }
         return text
     }
-}
-
-/// Lets the body closure advance AsyncHTTPClient's iterator. Unchecked `Sendable`: used by one
-/// task at a time, the one reading the body, never concurrently.
-private final class IteratorBox<Base: AsyncIteratorProtocol>: @unchecked Sendable where Base.Element == ByteBuffer {
-    private var base: Base
-    init(_ base: Base) { self.base = base }
-    func next() async throws -> ByteBuffer? { try await base.next() }
 }
 
 extension TimeAmount {

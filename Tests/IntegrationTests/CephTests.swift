@@ -234,7 +234,7 @@ struct CephTests {
         let target = try await bucket("large", on: ceph)
         let author = try TemporaryFolder("ceph-large")
         _ = try await shell(
-            "mkdir -p Big.freshair && head -c 209715200 /dev/urandom > Big.freshair/big.bin "
+            "mkdir -p Big.freshair && openssl rand -out Big.freshair/big.bin 209715200 "
                 + "&& echo '[{\"filename\": \"big.bin\"}]' > Big.freshair/manifest.json",
             in: author.url
         )

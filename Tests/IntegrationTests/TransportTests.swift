@@ -209,6 +209,67 @@ struct TransportTests {
         }
     }
 
+    @Test(
+        "A reader that pauses longer than the idle timeout, on a server that is fine, is not timed out",
+        .timeLimit(.minutes(1)),
+        arguments: TransportKind.allCases
+    )
+    func slowReaderIsNotIdle(kind: TransportKind) async throws {
+        let served = try Served(large: true)
+        let transport = kind.make(idleTimeout: .seconds(1))
+        // 24 MB: more than the socket buffers and the transport's own hold while the reader
+        // pauses, so the server is held back, and the connection is silent, for 2.5 s.
+        let count = try await transport.get(HTTPGetRequest(url: served.url("large.bin"))) { _, body in
+            var count = 0
+            var paused = false
+            for try await chunk in body {
+                count += chunk.count
+                if !paused {
+                    paused = true
+                    try await Task.sleep(for: .milliseconds(2500))
+                }
+            }
+            return count
+        }
+        #expect(count == 24 << 20)
+    }
+
+    @Test(
+        "AsyncHTTPClient: a body let go of early gives its only connection back: read ahead, unread, or stalled",
+        .timeLimit(.minutes(1))
+    )
+    func abandonedBodyFreesConnection() async throws {
+        let served = try Served(large: true)
+        let proxy = try FaultProxy(upstream: served.nginx.url)
+        defer { withExtendedLifetime(served) { proxy.stop() } }
+        // The first answer stalls after 1,000 bytes, for longer than the test may take.
+        try proxy.rules([["path": "/large.bin", "fault": "stall", "offset": 1000, "seconds": 300, "times": 1]])
+        try await AsyncHTTPClientTransport.withTransport(connectionsPerHost: 1) { transport in
+            struct Enough: Error {}
+            // Let go after a chunk with the server stalled, after a chunk with more read ahead, and
+            // without reading: each time the read-ahead task must stop and the connection close,
+            // or the next request waits for the only connection (and fails at its 5 s timeout).
+            for chunksRead in [1, 1, 0] {
+                await #expect(throws: Enough.self) {
+                    try await transport.get(HTTPGetRequest(url: proxy.url.appendingPathComponent("large.bin"))) {
+                        _,
+                        body in
+                        var iterator = body.makeAsyncIterator()
+                        for _ in 0..<chunksRead { _ = try await iterator.next() }
+                        throw Enough()
+                    }
+                }
+                let (head, small) = try await get(
+                    transport,
+                    proxy.url.appendingPathComponent("a.bin"),
+                    timeout: .seconds(5)
+                )
+                #expect(head.status == 200)
+                #expect(small == served.data)
+            }
+        }
+    }
+
     @Test("A connection reset in the body is an interrupted transfer", arguments: TransportKind.allCases)
     func resetBody(kind: TransportKind) async throws {
         let served = try Served()
@@ -365,7 +426,7 @@ struct TransportTests {
     )
     func largeBodyReadSlowly(kind: TransportKind) async throws {
         let folder = try TemporaryFolder("transport-large")
-        try await shell("head -c 209715200 /dev/urandom > large.bin", in: folder.url)
+        try await shell("openssl rand -out large.bin 209715200", in: folder.url)
         let expected = try ContentHash.ofFile(at: folder.path("large.bin"), using: .sha256)
         let server = try await StaticFileServer(root: folder.url).start()
         defer { Task { await server.stop() } }
