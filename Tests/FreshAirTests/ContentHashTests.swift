@@ -34,6 +34,9 @@ struct ContentHashTests {
                 let hash = try #require(ContentHash(hex: text), "seed \(generator.seed)")
                 #expect(hash == ContentHash(algorithm: algorithm, digest: bytes), "seed \(generator.seed)")
                 #expect(hash.bytes == bytes && hash.hex == text, "seed \(generator.seed)")
+                var appended: [UInt8] = [7, 7]
+                hash.appendHex(to: &appended)
+                #expect(appended == [7, 7] + Array(text.utf8), "seed \(generator.seed)")
             }
         }
     }

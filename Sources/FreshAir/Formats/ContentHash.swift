@@ -132,17 +132,46 @@ package struct ContentHash: Sendable, Hashable, Comparable, CustomStringConverti
 
     /// Lowercase hexadecimal digest.
     package var hex: String {
-        String(unsafeUninitializedCapacity: 2 * algorithm.size) { text in
-            for index in 0..<algorithm.size {
-                let byte = byte(index)
-                text[2 * index] = Self.hexDigits[Int(byte >> 4)]
-                text[2 * index + 1] = Self.hexDigits[Int(byte & 0x0F)]
-            }
-            return 2 * algorithm.size
-        }
+        String(unsafeUninitializedCapacity: 2 * algorithm.size) { writeHex(into: $0) }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
+    /// Appends the lowercase hexadecimal digest to `output`, with no string made on the way: a
+    /// version record writes one per file.
+    func appendHex(to output: inout [UInt8]) {
+        let start = output.count
+        output.append(contentsOf: repeatElement(0, count: 2 * algorithm.size))
+        output.withUnsafeMutableBufferPointer { _ = writeHex(into: UnsafeMutableBufferPointer(rebasing: $0[start...])) }
+    }
+
+    /// Writes the 40 or 64 hex digits at the start of `text`; answers how many.
+    private func writeHex(into text: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        let raw = UnsafeMutableRawBufferPointer(text)
+        // Eight digits (four bytes, half a word) at a time: 5 for a SHA-1, 8 for a SHA-256.
+        for group in 0..<algorithm.size / 4 {
+            let word =
+                switch group / 2 {
+                case 0: words.0
+                case 1: words.1
+                case 2: words.2
+                default: words.3
+                }
+            let half = UInt32(truncatingIfNeeded: group % 2 == 0 ? word >> 32 : word)
+            raw.storeBytes(of: Self.hexDigits(of: half).bigEndian, toByteOffset: group * 8, as: UInt64.self)
+        }
+        return 2 * algorithm.size
+    }
+
+    /// The eight hex digits of `value` as ASCII, the first digit in the highest byte: each
+    /// nibble spread into a byte of its own, then "0" added to each, and 39 more to a letter's.
+    private static func hexDigits(of value: UInt32) -> UInt64 {
+        var spread = UInt64(value)
+        spread = (spread & 0xFFFF_0000) << 16 | spread & 0x0000_FFFF
+        spread = (spread & 0x0000_FF00_0000_FF00) << 8 | spread & 0x0000_00FF_0000_00FF
+        spread = (spread & 0x00F0_00F0_00F0_00F0) << 4 | spread & 0x000F_000F_000F_000F
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let letters = ((spread &+ ones &* 6) >> 4) & ones  // 1 in each byte whose nibble is 10...15
+        return spread &+ ones &* 0x30 &+ letters &* 0x27
+    }
 
     package static func == (left: ContentHash, right: ContentHash) -> Bool {
         left.algorithm == right.algorithm && left.words == right.words

@@ -263,9 +263,9 @@ extension VersionRecord {
             // A digest's algorithm and hex are ASCII letters and digits: nothing to escape.
             writer.output.append(contentsOf: file.hash.algorithm.rawValue.utf8)
             writer.output.append(UInt8(ascii: ":"))
-            writer.output.append(contentsOf: file.hash.hex.utf8)
+            file.hash.appendHex(to: &writer.output)
             writer.output.append(contentsOf: #"","s":"#.utf8)
-            writer.output.append(contentsOf: String(file.size).utf8)
+            writer.decimal(file.size)
             writer.output.append(UInt8(ascii: "}"))
             if writer.output.count >= piece {
                 try writer.output.withUnsafeBytes(write)

@@ -88,6 +88,16 @@ struct JSONWriter {
 
     mutating func quote(_ text: String) {
         output.append(UInt8(ascii: "\""))
+        // Most text needs no escape (a version record's 100,000 paths, say): appended whole.
+        var text = text
+        let plain = text.withUTF8 { bytes in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return false
+            }
+            output.append(contentsOf: bytes)
+            return true
+        }
+        if plain { return output.append(UInt8(ascii: "\"")) }
         for byte in text.utf8 {
             switch byte {
             case UInt8(ascii: "\""): output.append(contentsOf: #"\""#.utf8)
@@ -106,4 +116,20 @@ struct JSONWriter {
     }
 
     static let hexDigits = Array("0123456789abcdef".utf8)
+
+    /// Appends `value` in decimal, with no string made on the way.
+    mutating func decimal(_ value: Int64) {
+        guard value >= 0 else { return output.append(contentsOf: String(value).utf8) }
+        var rest = UInt64(value)
+        var room: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes; the largest value has 19 digits
+        withUnsafeMutableBytes(of: &room) { room in
+            var start = room.count
+            repeat {
+                start -= 1
+                room[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            output.append(contentsOf: room[start...])
+        }
+    }
 }
