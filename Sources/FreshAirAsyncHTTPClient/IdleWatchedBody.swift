@@ -16,8 +16,8 @@ import Synchronization
 /// once one wait has lasted the idle timeout. A wait while the read-ahead buffer is full is the
 /// reader's, and is not counted.
 ///
-/// What it costs: one task per response, a hand-over per chunk between it and the reader, and a
-/// timer that fires once per idle timeout while the body streams.
+/// What it costs: one task per response (on an event loop's thread), a hand-over per chunk
+/// between it and the reader, and a timer that fires once per idle timeout while the body streams.
 enum IdleWatchedBody {
     /// Chunks read ahead before the read-ahead task waits for the reader: AsyncHTTPClient holds
     /// a few more of its own.
@@ -46,7 +46,7 @@ enum IdleWatchedBody {
         )
         let source = made.source
         watch.start(
-            Task {
+            Task(executorPreference: EventLoopExecutor(eventLoop)) {
                 var iterator = body.makeAsyncIterator()
                 do {
                     while watch.beginWaitingForServer() {
@@ -71,6 +71,20 @@ enum IdleWatchedBody {
         )
         let reader = Reader(made.sequence.makeAsyncIterator())
         return ResponseBody { try await reader.next().map(ByteBufferBytes.init) }
+    }
+
+    /// Runs the read-ahead task on an event loop's thread, so that it takes each chunk as it
+    /// arrives: on the cooperative threads, which a busy process can hold for seconds, bytes that
+    /// had arrived sat unread while the timer counted the wait as the server's (seen in the test
+    /// suite, with a 1 s idle timeout). Its work per chunk is a hand-over, never a wait.
+    private final class EventLoopExecutor: TaskExecutor {
+        let eventLoop: any EventLoop
+        init(_ eventLoop: any EventLoop) { self.eventLoop = eventLoop }
+
+        func enqueue(_ job: consuming ExecutorJob) {
+            let job = UnownedJob(job)
+            eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        }
     }
 
     /// Lets the body's closure advance the iterator. Unchecked `Sendable`: used by one task at a
