@@ -57,8 +57,13 @@ extension BundleSync {
             progress: progress,
             report: report
         )
-        // Read as each job starts, not made into a list of 200,000.
-        let remaining = jobs.indices.lazy.filter { fromPack.isEmpty || !fromPack[$0] }
+        // Read as each job starts, not made into a list of 200,000; from eight stretches of the
+        // list at once, so that the files being created are in different folders (fewer where
+        // few folders may stay open, so that a folder is not opened again for each file).
+        let lanes = min(8, max(1, ConfinedFolder.maxOpenFolders / 2))
+        let remaining = InterleavedOrder(count: jobs.count, lanes: lanes).lazy.filter {
+            fromPack.isEmpty || !fromPack[$0]
+        }
         // A pipelining transport sends several small files' requests on a connection at once: as
         // many more of them are in flight, a large file counting for that many.
         let depth = max(1, fetcher.transport(for: baseURL).pipelineDepth)

@@ -28,7 +28,7 @@ final class ConfinedFolder: Sendable {
     private let descriptor: Int32
     /// Folders already opened, for the next file in them.
     private let openFolders = OpenFolders(capacity: maxOpenFolders)
-    private static let maxOpenFolders = openFolderCap(openFileLimit: Disk.openFileLimit)
+    static let maxOpenFolders = openFolderCap(openFileLimit: Disk.openFileLimit)
     /// Starts the disk on the files created here while more are being written (Linux).
     let flushAhead: FlushAhead?
 
