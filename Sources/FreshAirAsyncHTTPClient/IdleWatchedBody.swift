@@ -16,8 +16,8 @@ import Synchronization
 /// once one wait has lasted the idle timeout. A wait while the read-ahead buffer is full is the
 /// reader's, and is not counted.
 ///
-/// What it costs: one task per response (on an event loop's thread), a hand-over per chunk
-/// between it and the reader, and a timer that fires once per idle timeout while the body streams.
+/// What it costs: one task per response, a hand-over per chunk between it and the reader, and a
+/// timer that fires once per idle timeout while the body streams.
 enum IdleWatchedBody {
     /// Chunks read ahead before the read-ahead task waits for the reader: AsyncHTTPClient holds
     /// a few more of its own.
@@ -36,7 +36,7 @@ enum IdleWatchedBody {
         url: URL,
         translate: @escaping @Sendable (any Error) -> any Error
     ) -> ResponseBody {
-        let watch = Watch(idleTimeout: idleTimeout, eventLoop: eventLoop, url: url)
+        let watch = Watch(idleTimeout: idleTimeout, eventLoop: eventLoop, url: url, priority: Task.currentPriority)
         let made = NIOThrowingAsyncSequenceProducer.makeSequence(
             elementType: ByteBuffer.self,
             failureType: (any Error).self,
@@ -46,7 +46,7 @@ enum IdleWatchedBody {
         )
         let source = made.source
         watch.start(
-            Task(executorPreference: EventLoopExecutor(eventLoop)) {
+            Task {
                 var iterator = body.makeAsyncIterator()
                 do {
                     while watch.beginWaitingForServer() {
@@ -71,20 +71,6 @@ enum IdleWatchedBody {
         )
         let reader = Reader(made.sequence.makeAsyncIterator())
         return ResponseBody { try await reader.next().map(ByteBufferBytes.init) }
-    }
-
-    /// Runs the read-ahead task on an event loop's thread, so that it takes each chunk as it
-    /// arrives: on the cooperative threads, which a busy process can hold for seconds, bytes that
-    /// had arrived sat unread while the timer counted the wait as the server's (seen in the test
-    /// suite, with a 1 s idle timeout). Its work per chunk is a hand-over, never a wait.
-    private final class EventLoopExecutor: TaskExecutor {
-        let eventLoop: any EventLoop
-        init(_ eventLoop: any EventLoop) { self.eventLoop = eventLoop }
-
-        func enqueue(_ job: consuming ExecutorJob) {
-            let job = UnownedJob(job)
-            eventLoop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-        }
     }
 
     /// Lets the body's closure advance the iterator. Unchecked `Sendable`: used by one task at a
@@ -113,11 +99,14 @@ enum IdleWatchedBody {
         private let idleTimeout: TimeAmount
         private let eventLoop: any EventLoop
         private let url: URL
+        /// The read-ahead task's: the jobs that confirm a silence queue behind it.
+        private let priority: TaskPriority
 
-        init(idleTimeout: TimeAmount, eventLoop: any EventLoop, url: URL) {
+        init(idleTimeout: TimeAmount, eventLoop: any EventLoop, url: URL, priority: TaskPriority) {
             self.idleTimeout = idleTimeout
             self.eventLoop = eventLoop
             self.url = url
+            self.priority = priority
         }
 
         fileprivate func start(
@@ -190,10 +179,11 @@ enum IdleWatchedBody {
             var source: Source?
         }
 
-        /// Ends the watch, once: the timer stops and a waiting read-ahead task is told to stop.
-        private func end() -> Ended? {
+        /// Ends the watch, once, if `condition` holds: the timer stops and a waiting read-ahead task
+        /// is told to stop.
+        private func end(if condition: (State) -> Bool = { _ in true }) -> Ended? {
             let (ended, waiting): (Ended?, CheckedContinuation<Bool, Never>?) = state.withLock { state in
-                guard !state.ended else { return (nil, nil) }
+                guard !state.ended, condition(state) else { return (nil, nil) }
                 state.ended = true
                 state.timer?.cancel()
                 let ended = Ended(readAhead: state.readAhead, source: state.source)
@@ -214,20 +204,39 @@ enum IdleWatchedBody {
             if ended { timer.cancel() }
         }
 
-        /// The timer: fails the body once a wait for the server has lasted the idle timeout, else
-        /// looks again when the current wait (or one that starts now) would.
+        /// The timer: once a wait for the server has lasted the idle timeout, has it confirmed;
+        /// else looks again when the current wait (or one that starts now) would.
         private func check() {
             let now = NIODeadline.now()
             let since: NIODeadline? = state.withLock { state in state.ended ? nil : state.waitingSince ?? now }
             guard let since else { return }
-            if now - since >= idleTimeout, let ended = end() {
-                ended.source?.finish(
-                    TransportError(kind: .timeout, url: url, detail: "the server sent nothing within the idle timeout")
-                )
-                ended.readAhead?.cancel()
-            } else {
-                arm(at: since + idleTimeout)
+            guard now - since >= idleTimeout else { return arm(at: since + idleTimeout) }
+            // The read-ahead task may be waiting not for the server but for a thread: bytes that
+            // arrived resume it, on the cooperative threads, which a busy process can hold for
+            // seconds (the full test run did, and failed a 1 s timeout so). Jobs queued behind it,
+            // at its priority, answer: if that wait is still on when the second runs (the first
+            // may run beside it), the server sent nothing.
+            confirmSilence(since: since, checks: 2)
+        }
+
+        /// Fails the body if the wait that began at `since` is still on after `checks` jobs queued
+        /// one after the other; else looks again later.
+        private func confirmSilence(since: NIODeadline, checks: Int) {
+            if checks > 0 {
+                Task.detached(priority: priority) { [self] in confirmSilence(since: since, checks: checks - 1) }
+                return
             }
+            guard let ended = end(if: { $0.waitingSince == since }) else {
+                let next: NIODeadline? = state.withLock { state in
+                    state.ended ? nil : (state.waitingSince ?? .now()) + idleTimeout
+                }
+                if let next { arm(at: next) }
+                return
+            }
+            ended.source?.finish(
+                TransportError(kind: .timeout, url: url, detail: "the server sent nothing within the idle timeout")
+            )
+            ended.readAhead?.cancel()
         }
     }
 }

@@ -235,6 +235,39 @@ struct TransportTests {
     }
 
     @Test(
+        "With every cooperative thread busy for longer than the idle timeout, a server that is fine is not timed out",
+        .timeLimit(.minutes(1)),
+        // Not URLSession on Linux: FoundationNetworking drives its transfers on libdispatch's
+        // threads, the ones the cooperative pool runs on, and timed out in the full run. On
+        // Apple platforms the system's networking runs apart from the app's threads.
+        arguments: [TransportKind.asyncHTTPClient, .pipelining]
+    )
+    func busyThreadsAreNotIdle(kind: TransportKind) async throws {
+        let served = try Served(large: true)
+        let transport = kind.make(idleTimeout: .milliseconds(500))
+        let count = try await transport.get(HTTPGetRequest(url: served.url("large.bin"))) { _, body in
+            var count = 0
+            var busy: [Task<Void, Never>] = []
+            for try await chunk in body {
+                count += chunk.count
+                if busy.isEmpty {
+                    // Bytes keep arriving while no task of this process runs for 2 s: what a
+                    // transport counts then is its own wait for a thread, not the server's silence.
+                    busy = (0..<ProcessInfo.processInfo.activeProcessorCount).map { _ in
+                        Task.detached {
+                            let end = ContinuousClock.now + .seconds(2)
+                            while ContinuousClock.now < end {}
+                        }
+                    }
+                }
+            }
+            for task in busy { await task.value }
+            return count
+        }
+        #expect(count == 24 << 20)
+    }
+
+    @Test(
         "AsyncHTTPClient: a body let go of early gives its only connection back: read ahead, unread, or stalled",
         .timeLimit(.minutes(1))
     )

@@ -57,13 +57,7 @@ extension BundleSync {
             progress: progress,
             report: report
         )
-        // Read as each job starts, not made into a list of 200,000; from eight stretches of the
-        // list at once, so that the files being created are in different folders (fewer where
-        // few folders may stay open, so that a folder is not opened again for each file).
-        let lanes = min(8, max(1, ConfinedFolder.maxOpenFolders / 2))
-        let remaining = InterleavedOrder(count: jobs.count, lanes: lanes).lazy.filter {
-            fromPack.isEmpty || !fromPack[$0]
-        }
+        let remaining = Self.startOrder(of: jobs, except: fromPack)
         // A pipelining transport sends several small files' requests on a connection at once: as
         // many more of them are in flight, a large file counting for that many.
         let depth = max(1, fetcher.transport(for: baseURL).pipelineDepth)
@@ -88,6 +82,15 @@ extension BundleSync {
             )
         }
         return landed
+    }
+
+    /// The jobs not landed from a pack, in the order they start: read as each job starts, not
+    /// made into a list of 200,000; from eight stretches of the list at once, so that the files
+    /// being created are in different folders (fewer where few folders may stay open, so that a
+    /// folder is not opened again for each file).
+    static func startOrder(of jobs: DownloadJobs, except fromPack: [Bool]) -> some Sequence<Int> {
+        let lanes = min(8, max(1, ConfinedFolder.maxOpenFolders / 2))
+        return InterleavedOrder(count: jobs.count, lanes: lanes).lazy.filter { fromPack.isEmpty || !fromPack[$0] }
     }
 
     /// Lands the jobs the root manifest's pack brings, when it is worth a request
