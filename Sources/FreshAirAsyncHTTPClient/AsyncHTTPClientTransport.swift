@@ -153,11 +153,7 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             case .connectTimeout:
                 return TransportError(kind: .timeout, url: url, detail: "no connection within the connect timeout")
             case .readTimeout:
-                return TransportError(
-                    kind: .timeout,
-                    url: url,
-                    detail: "the server sent nothing within the idle timeout"
-                )
+                return TransportError.serverSilent(url)
             case .deadlineExceeded:
                 return TransportError(kind: .timeout, url: url, detail: "no response within the request timeout")
             case .remoteConnectionClosed:

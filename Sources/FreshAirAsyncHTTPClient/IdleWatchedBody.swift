@@ -223,22 +223,14 @@ enum IdleWatchedBody {
         }
 
         /// Fails the body if the wait that began at `since` is still on after `checks` jobs queued
-        /// one after the other; else looks again later.
+        /// one after the other; else looks again as the timer does.
         private func confirmSilence(since: NIODeadline, checks: Int) {
             if checks > 0 {
                 Task.detached(priority: priority) { [self] in confirmSilence(since: since, checks: checks - 1) }
                 return
             }
-            guard let ended = end(if: { $0.waitingSince == since }) else {
-                let next: NIODeadline? = state.withLock { state in
-                    state.ended ? nil : (state.waitingSince ?? .now()) + idleTimeout
-                }
-                if let next { arm(at: next) }
-                return
-            }
-            ended.source?.finish(
-                TransportError(kind: .timeout, url: url, detail: "the server sent nothing within the idle timeout")
-            )
+            guard let ended = end(if: { $0.waitingSince == since }) else { return check() }
+            ended.source?.finish(TransportError.serverSilent(url))
             ended.readAhead?.cancel()
         }
     }

@@ -43,6 +43,12 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
         TransportError(kind: .interrupted, url: url, detail: "the server closed the connection")
     }
 
+    /// The server sent nothing for the idle timeout while more of its answer was awaited: every
+    /// transport's words for it.
+    package static func serverSilent(_ url: URL) -> TransportError {
+        TransportError(kind: .timeout, url: url, detail: "the server sent nothing within the idle timeout")
+    }
+
     /// `translated` (a transport's reading of `error`) with `error` kept as its ``underlying``.
     package static func keeping(_ error: any Error, in translated: any Error) -> any Error {
         guard var transportError = translated as? TransportError, transportError.underlying == nil else {

@@ -119,7 +119,7 @@ package final class URLSessionTransport: HTTPTransport {
         case .cancelled:
             return CancellationError()
         case .timedOut:
-            return TransportError(kind: .timeout, url: url, detail: "the server sent nothing within the idle timeout")
+            return TransportError.serverSilent(url)
         case .cannotConnectToHost:
             return TransportError(
                 kind: .connect,

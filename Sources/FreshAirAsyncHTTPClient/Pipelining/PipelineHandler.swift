@@ -200,14 +200,7 @@ final class PipelineHandler: ChannelDuplexHandler {
             if queue.isEmpty {
                 close(because: ChannelError.ioOnClosedChannel, retryFirst: true)
             } else if !stalled, queue.first?.exchange.hasHead == true {
-                close(
-                    because: TransportError(
-                        kind: .timeout,
-                        url: url,
-                        detail: "the server sent nothing within the idle timeout"
-                    ),
-                    retryFirst: false
-                )
+                close(because: TransportError.serverSilent(url), retryFirst: false)
             }
             return
         }
