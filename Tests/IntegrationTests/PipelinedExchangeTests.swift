@@ -122,4 +122,50 @@ struct PipelineHandlerTests {
             return false
         }
     }
+
+    @Test(
+        "A chunk that fills less than half its read's buffer is copied: what is held keeps at most twice what is counted"
+    )
+    func sparseChunksCopied() async throws {
+        let channel = EmbeddedChannel()
+        let ready = channel.eventLoop.makePromise(of: Void.self)
+        let handler = PipelineHandler(
+            url: URL(string: "http://127.0.0.1/a.bin")!,
+            held: HeldBytes(depth: 8),
+            ready: ready,
+            waitsForTLS: false,
+            events: .init(answered: {}, retired: { _ in })
+        )
+        try channel.pipeline.syncOperations.addHandler(handler)
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80)).get()
+        try await ready.futureResult.get()
+        let exchange = PipelinedExchange { _ in }
+        handler.send(
+            HTTPRequestHead(version: .http1_1, method: .GET, uri: "/a.bin"),
+            for: exchange,
+            timeout: .seconds(5)
+        )
+
+        /// A read of `count` bytes into a buffer of 512 KB, as the socket fills it.
+        func read(_ count: Int) -> ByteBuffer {
+            var buffer = ByteBufferAllocator().buffer(capacity: 512 << 10)
+            buffer.writeRepeatingByte(7, count: count)
+            return buffer
+        }
+        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "\(500 << 10)"])
+        try channel.writeInbound(HTTPClientResponsePart.head(head))
+        for count in [100 << 10, 300 << 10, 100 << 10] {
+            try channel.writeInbound(HTTPClientResponsePart.body(read(count)))
+        }
+        try channel.writeInbound(HTTPClientResponsePart.end(nil))
+        _ = try await exchange.head()
+        var chunks: [ByteBuffer] = []
+        while let chunk = try await exchange.nextChunk() { chunks.append(chunk) }
+        #expect(chunks.map(\.readableBytes) == [100 << 10, 300 << 10, 100 << 10])
+        for chunk in chunks {
+            #expect(chunk.storageCapacity < 2 * chunk.readableBytes, "\(chunk.readableBytes) bytes")
+        }
+        // A read more than half full is passed on as it came: no copy where the memory is used.
+        #expect(chunks[1].storageCapacity >= 512 << 10)
+    }
 }

@@ -144,10 +144,11 @@ final class PipelineHandler: ChannelDuplexHandler {
             )
         case .body(var chunk):
             guard let first = queue.first else { return }
-            // A small body is a slice of a read of up to 64 KB, which it keeps whole until its
-            // task takes it; with answers waiting for their tasks, the event loop's pool of read
-            // buffers could not reuse them and made new ones. A copy of the few bytes frees it.
-            if chunk.readableBytes <= 16 << 10, chunk.storageCapacity >= 4 * chunk.readableBytes {
+            // A chunk is a slice of its read's buffer (up to 512 KB, `ReadSizing`) and keeps it
+            // whole until written. What is held here, and the file writer's queues, count bytes,
+            // not buffers: copying a chunk that fills less than half its buffer (a small answer,
+            // a read that came back half empty) keeps memory within twice their count.
+            if chunk.storageCapacity >= 2 * chunk.readableBytes {
                 chunk = context.channel.allocator.buffer(buffer: chunk)
             }
             if first.exchange.receive(chunk: chunk) {

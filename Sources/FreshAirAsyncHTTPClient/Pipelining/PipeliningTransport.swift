@@ -25,6 +25,8 @@ public final class PipeliningTransport: HTTPTransport {
     /// Made for the first https connection: loading the system's trust roots costs some 4 MB,
     /// which a sync over plain http should not pay.
     private let tlsContext = Mutex<Result<NIOSSLContext, any Error>?>(nil)
+    /// How much a read may bring, shared by the connections.
+    let readSizing = ReadSizing()
 
     /// Runs `body` with a new transport and shuts it down afterwards, whether `body` returns or throws.
     ///
@@ -87,6 +89,16 @@ public final class PipeliningTransport: HTTPTransport {
     }
 
     package func get<Result: Sendable>(
+        _ request: HTTPGetRequest,
+        handle: (FreshAir.HTTPResponseHead, ResponseBody) async throws -> Result
+    ) async throws -> Result {
+        // A small answer comes in a read shared with others: only large ones count for the size of reads.
+        if request.isPipelinable { return try await exchange(request, handle: handle) }
+        return try await readSizing.streaming { try await exchange(request, handle: handle) }
+    }
+
+    /// `get`'s request and redirects, its exchanges finished when it returns.
+    private func exchange<Result: Sendable>(
         _ request: HTTPGetRequest,
         handle: (FreshAir.HTTPResponseHead, ResponseBody) async throws -> Result
     ) async throws -> Result {
@@ -181,12 +193,17 @@ public final class PipeliningTransport: HTTPTransport {
 
     private func connect(to target: RequestTarget, id: Int) async throws -> PipelinedConnection {
         let (tls, idleTimeout, pool) = (target.isTLS ? try tls() : nil, idleTimeout, pool)
+        let readAllocator = SharedReadAllocator(sizing: readSizing)
         let url = target.url
         let held = HeldBytes(depth: pool.depth)
         let (channel, handler, ready) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.autoRead, value: false)
+            .channelOption(.recvAllocator, value: readAllocator)
+            // One read between two looks at what the callers hold (NIO's default is up to 4):
+            // a connection stops within one read of its high-water mark.
+            .channelOption(.maxMessagesPerRead, value: 1)
             .connect(host: target.host, port: target.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
