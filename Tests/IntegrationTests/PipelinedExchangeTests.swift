@@ -86,10 +86,9 @@ struct PipelinedExchangeTests {
 /// ``PipelineHandler`` on an `EmbeddedChannel`: time is the test's to move.
 @Suite("A pipelined connection's handler, with the clock in the test's hands")
 struct PipelineHandlerTests {
-    @Test(
-        "A connection closed idle before a request's turn fails it as never sent, not as a server that answered nothing"
-    )
-    func closedIdleBeforeTheRequest() async throws {
+    /// A handler on a connected `EmbeddedChannel`, behind `first` when given.
+    func connectedHandler(behind first: (any ChannelHandler)? = nil) async throws -> (EmbeddedChannel, PipelineHandler)
+    {
         let channel = EmbeddedChannel()
         let ready = channel.eventLoop.makePromise(of: Void.self)
         let handler = PipelineHandler(
@@ -99,10 +98,18 @@ struct PipelineHandlerTests {
             waitsForTLS: false,
             events: .init(answered: {}, retired: { _ in })
         )
-        try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: .milliseconds(50)))
+        if let first { try channel.pipeline.syncOperations.addHandler(first) }
         try channel.pipeline.syncOperations.addHandler(handler)
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80)).get()
         try await ready.futureResult.get()
+        return (channel, handler)
+    }
+
+    @Test(
+        "A connection closed idle before a request's turn fails it as never sent, not as a server that answered nothing"
+    )
+    func closedIdleBeforeTheRequest() async throws {
+        let (channel, handler) = try await connectedHandler(behind: IdleStateHandler(readTimeout: .milliseconds(50)))
         // The task that leased this connection has not sent its request within the idle timeout
         // (on a busy machine, it waited that long for a thread): the connection closes idle.
         // `IdleStateHandler` measures the silence on the real clock, its timer on the loop's.
@@ -127,18 +134,7 @@ struct PipelineHandlerTests {
         "A chunk that fills less than half its read's buffer is copied: what is held keeps at most twice what is counted"
     )
     func sparseChunksCopied() async throws {
-        let channel = EmbeddedChannel()
-        let ready = channel.eventLoop.makePromise(of: Void.self)
-        let handler = PipelineHandler(
-            url: URL(string: "http://127.0.0.1/a.bin")!,
-            held: HeldBytes(depth: 8),
-            ready: ready,
-            waitsForTLS: false,
-            events: .init(answered: {}, retired: { _ in })
-        )
-        try channel.pipeline.syncOperations.addHandler(handler)
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 80)).get()
-        try await ready.futureResult.get()
+        let (channel, handler) = try await connectedHandler()
         let exchange = PipelinedExchange { _ in }
         handler.send(
             HTTPRequestHead(version: .http1_1, method: .GET, uri: "/a.bin"),

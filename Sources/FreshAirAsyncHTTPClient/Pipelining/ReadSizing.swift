@@ -6,13 +6,12 @@ import Synchronization
 /// stays about the same.
 ///
 /// A read's buffer travels whole: it is the chunk a body's task takes, and the chunk waits in
-/// the file writer's queues (`BodySink`, three or four chunks a body). Measured on a fresh ext4
-/// in RAM, medians of 5:
-/// - one 1 GB file, reads of up to 512 KB instead of NIO's 64 KB: 1.71 → 1.29 s, system time
-///   1.46 → 0.94 s (fewer reads, writes and chunks to pass along); 1 MB: 1.20 s but 32 MB peak;
-///   2 MB: slower (1.51 s);
-/// - 16 files of 64 MB at once, 256 KB reads: 1.50 → 1.13 s, but 45 MB peak against 36; 128 KB
-///   reads: 1.27 s and 38 MB. Hence the budget shared by the streaming answers.
+/// the file writer's queues (`BodySink`, three or four chunks a body). On a fresh ext4 in RAM:
+/// - one 1 GB file: 1.74 → 1.56 s (medians of 15, old and new taking turns). Fixed caps, 5
+///   rounds: 512 KB 1.23 s against 1.71 s at 64 KB (fewer reads, writes and chunks to pass
+///   along); 1 MB 1.20 s but a 32 MB peak; 2 MB slower (1.51 s);
+/// - 16 files of 64 MB at once: 256 KB reads 1.13 s but a 45 MB peak (36 MB at 64 KB); 128 KB
+///   reads 1.27 s and 38 MB. Hence a budget shared by the streaming answers.
 final class ReadSizing: Sendable {
     /// The smallest and largest reads it allows: NIO's default largest, and the size past which
     /// larger reads measured slower.
