@@ -87,13 +87,15 @@ struct PipelinedExchangeTests {
 @Suite("A pipelined connection's handler, with the clock in the test's hands")
 struct PipelineHandlerTests {
     /// A handler on a connected `EmbeddedChannel`, behind `first` when given.
-    func connectedHandler(behind first: (any ChannelHandler)? = nil) async throws -> (EmbeddedChannel, PipelineHandler)
-    {
+    func connectedHandler(
+        behind first: (any ChannelHandler)? = nil,
+        sizing: ReadSizing = ReadSizing()
+    ) async throws -> (EmbeddedChannel, PipelineHandler) {
         let channel = EmbeddedChannel()
         let ready = channel.eventLoop.makePromise(of: Void.self)
         let handler = PipelineHandler(
             url: URL(string: "http://127.0.0.1/a.bin")!,
-            held: HeldBytes(depth: 8),
+            held: HeldBytes(depth: 8, sizing: sizing),
             ready: ready,
             waitsForTLS: false,
             events: .init(answered: {}, retired: { _ in })
@@ -163,5 +165,57 @@ struct PipelineHandlerTests {
         }
         // A read more than half full is passed on as it came: no copy where the memory is used.
         #expect(chunks[1].storageCapacity >= 512 << 10)
+    }
+
+    /// Counts the reads the handler asks of the channel.
+    final class ReadCounter: ChannelOutboundHandler, @unchecked Sendable {
+        typealias OutboundIn = Any
+        var reads = 0
+        func read(context: ChannelHandlerContext) {
+            reads += 1
+            context.read()
+        }
+    }
+
+    @Test(
+        "With 16 large answers streaming, a connection stops reading at 128 KB held, one read's share; a line of small answers at 256 KB"
+    )
+    func heldLimitFollowsTheShare() async throws {
+        let sizing = ReadSizing()
+        /// Runs `body` with `count` large answers counted as streaming.
+        func streaming(_ count: Int, _ body: () async throws -> Void) async throws {
+            guard count > 0 else { return try await body() }
+            try await sizing.streaming { try await streaming(count - 1, body) }
+        }
+        /// How many 64 KB chunks arrive, not taken, before the connection stops reading.
+        func chunksUntilStalled(wholeUpTo: Int) async throws -> Int {
+            let counter = ReadCounter()
+            let (channel, handler) = try await connectedHandler(behind: counter, sizing: sizing)
+            let exchange = PipelinedExchange(wholeUpTo: wholeUpTo) { _ in }
+            handler.send(
+                HTTPRequestHead(version: .http1_1, method: .GET, uri: "/a.bin"),
+                for: exchange,
+                timeout: .seconds(5)
+            )
+            let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "\(1 << 20)"])
+            try channel.writeInbound(HTTPClientResponsePart.head(head))
+            for chunk in 1...16 {
+                let before = counter.reads
+                try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(repeating: 7, count: 64 << 10)))
+                if counter.reads == before { return chunk }
+            }
+            return 16
+        }
+        try await streaming(16) {
+            #expect(sizing.largestRead == 128 << 10)
+            let large = try await chunksUntilStalled(wholeUpTo: 0)
+            #expect(large == 2)
+            // A line of small answers (here one larger than it said) keeps room for every one queued.
+            let small = try await chunksUntilStalled(wholeUpTo: 32 << 10)
+            #expect(small == 4)
+        }
+        // With no other answer streaming, a large one holds what a line of small ones does.
+        let alone = try await chunksUntilStalled(wholeUpTo: 0)
+        #expect(alone == 4)
     }
 }

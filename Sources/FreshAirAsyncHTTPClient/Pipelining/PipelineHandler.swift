@@ -135,6 +135,7 @@ final class PipelineHandler: ChannelDuplexHandler {
                 )
             }
             headDeadline = nil
+            held.receivingLarge.store(first.exchange.mayBeLarge, ordering: .relaxed)
             if !head.isKeepAlive { retire(afterOneAnswer: answers == 0) }
             first.exchange.receive(
                 head: FreshAir.HTTPResponseHead(
@@ -155,6 +156,7 @@ final class PipelineHandler: ChannelDuplexHandler {
                 held.count.add(chunk.readableBytes, ordering: .relaxed)
             }
         case .end:
+            held.receivingLarge.store(false, ordering: .relaxed)
             guard let first = queue.popFirst() else { return }
             first.exchange.receiveEnd()
             answers += 1

@@ -11,12 +11,25 @@ import Synchronization
 final class HeldBytes: Sendable {
     let count = Atomic<Int>(0)
     let paused = Atomic<Bool>(false)
-    /// The count past which the connection stops reading: at least every small answer that
-    /// may be queued on it, so that none of them waits for a caller to read another.
-    let highWater: Int
+    /// A large answer is being received: nothing is queued behind it (``PipelineSchedule``).
+    let receivingLarge = Atomic<Bool>(false)
+    /// At least every small answer that may be queued on the connection, so that none of them
+    /// waits for a caller to read another.
+    private let forSmallAnswers: Int
+    private let sizing: ReadSizing
 
-    init(depth: Int) {
-        highWater = max(256 << 10, Int(HTTPGetRequest.pipelinableBodySize) * depth)
+    init(depth: Int, sizing: ReadSizing = ReadSizing()) {
+        forSmallAnswers = max(256 << 10, Int(HTTPGetRequest.pipelinableBodySize) * depth)
+        self.sizing = sizing
+    }
+
+    /// The count past which the connection stops reading. While a large answer streams, one
+    /// read's share (``ReadSizing``) when that is less, so that what is held does not grow with
+    /// the connections: the socket's own buffer keeps the data coming. 16 files of 64 MB at once
+    /// peaked at 35.3 MB with 256 KB each, 33.2 MB with 128 KB, in the same time (medians of 9;
+    /// with 1 MB each, 53 MB).
+    var highWater: Int {
+        receivingLarge.load(ordering: .relaxed) ? min(forSmallAnswers, sizing.largestRead) : forSmallAnswers
     }
 }
 

@@ -174,6 +174,9 @@ final class PipelinedExchange: Sendable {
 
     var hasHead: Bool { state.withLock { $0.head != nil } }
 
+    /// Its answer may be large: nothing is sent behind it on its connection.
+    var mayBeLarge: Bool { wholeUpTo == 0 }
+
     /// Whether ``head()`` would return now, without waiting (for tests).
     var isHeadReady: Bool { state.withLock { $0.headIsReady(wholeUpTo: wholeUpTo) } }
 

@@ -195,7 +195,7 @@ public final class PipeliningTransport: HTTPTransport {
         let (tls, idleTimeout, pool) = (target.isTLS ? try tls() : nil, idleTimeout, pool)
         let readAllocator = SharedReadAllocator(sizing: readSizing)
         let url = target.url
-        let held = HeldBytes(depth: pool.depth)
+        let held = HeldBytes(depth: pool.depth, sizing: readSizing)
         let (channel, handler, ready) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
