@@ -57,13 +57,8 @@ extension Breeze {
         // at 2 MB (buffers of 1 MB stay in the heap, reused). That leaves the trim threshold at
         // 128 KB: while the transport copied every body chunk into an array, a 1 GB sync gave the
         // heap's top back and took it again about a thousand times (a trim threshold of 4 MB
-        // saved 0.1 s).
+        // saved 0.1 s). Without that copy it makes 52, and the trim threshold is left alone.
         freshair_fix_mmap_threshold(2 << 20)
-        // Reads of up to 512 KB (`ReadSizing`), freed at a heap's top, gave it back and faulted it
-        // in again: a 1 GB sync made about 400 madvise calls and 40,000-63,000 page faults; with
-        // 4 MB kept, 1 and 2,200, and 1.32 -> 1.22 s (medians of 11). It cost 16 files of 64 MB
-        // at once 0.6 MB of peak (33.4 -> 34.0 MB).
-        freshair_set_trim_threshold(4 << 20)
         if let typo = UnknownCommand(CommandLine.arguments.dropFirst().first) {
             FileHandle.standardError.write(Data("breeze: error: \(typo)\n".utf8))
             if JSONError.requested { JSONError(message: "\(typo)", exitStatus: 64).print() }
