@@ -8,9 +8,9 @@ import Testing
 /// How much one socket read of the pipelining client may bring (``ReadSizing``).
 @Suite("Read sizes: up to 512 KB while few large answers stream, less as more do")
 struct ReadSizingTests {
-    @Test("The share: 512 KB for up to four streaming answers, halved as they double, never under 64 KB")
+    @Test("The share: 512 KB for up to two streaming answers, halved as they double, never under 64 KB")
     func shares() {
-        let kilobytes = [0: 512, 1: 512, 4: 512, 5: 256, 8: 256, 9: 128, 16: 128, 17: 64, 32: 64, 1000: 64]
+        let kilobytes = [0: 512, 1: 512, 2: 512, 3: 256, 4: 256, 5: 128, 8: 128, 9: 64, 16: 64, 1000: 64]
         for (streaming, size) in kilobytes.sorted(by: { $0.key < $1.key }) {
             #expect(ReadSizing.largestRead(streaming: streaming) == size << 10, "\(streaming) streaming")
         }
@@ -31,8 +31,8 @@ struct ReadSizingTests {
             guard count > 0 else { return grown.nextBufferSize()! }
             return await sizing.streaming { await sizeWhile(streaming: count - 1) }
         }
-        #expect(await sizeWhile(streaming: 8) == 256 << 10)
-        #expect(await sizeWhile(streaming: 16) == 128 << 10)
+        #expect(await sizeWhile(streaming: 4) == 256 << 10)
+        #expect(await sizeWhile(streaming: 8) == 128 << 10)
         #expect(sizing.streamingNow == 0)
         #expect(allocator.nextBufferSize() == 512 << 10)
     }

@@ -26,8 +26,8 @@ final class HeldBytes: Sendable {
     /// The count past which the connection stops reading. While a large answer streams, one
     /// read's share (``ReadSizing``) when that is less, so that what is held does not grow with
     /// the connections: the socket's own buffer keeps the data coming. 16 files of 64 MB at once
-    /// peaked at 35.3 MB with 256 KB each, 33.2 MB with 128 KB, in the same time (medians of 9;
-    /// with 1 MB each, 53 MB).
+    /// peaked at 35.3 MB holding 256 KB each, 33.2 MB holding 128 KB, in the same time (medians
+    /// of 9; with 1 MB each, 53 MB).
     var highWater: Int {
         receivingLarge.load(ordering: .relaxed) ? min(forSmallAnswers, sizing.largestRead) : forSmallAnswers
     }

@@ -10,15 +10,17 @@ import Synchronization
 /// - one 1 GB file: 1.74 → 1.56 s (medians of 15, old and new taking turns). Fixed caps, 5
 ///   rounds: 512 KB 1.23 s against 1.71 s at 64 KB (fewer reads, writes and chunks to pass
 ///   along); 1 MB 1.20 s but a 32 MB peak; 2 MB slower (1.51 s);
-/// - 16 files of 64 MB at once: 256 KB reads 1.13 s but a 45 MB peak (36 MB at 64 KB); 128 KB
-///   reads 1.27 s and 38 MB. Hence a budget shared by the streaming answers.
+/// - a budget of 2 MB (256 KB reads for 8 answers, 128 KB for 16) took 16 files of 64 MB from
+///   1.51 to 1.33 s, but four packages unpacking at once, whose chunks wait for the inflater,
+///   peaked at 36-39 MB against 31 MB. With 1 MB they peak at 33 MB, and the 16 files take
+///   their old time.
 final class ReadSizing: Sendable {
     /// The smallest and largest reads it allows: NIO's default largest, and the size past which
     /// larger reads measured slower.
     static let smallest = 64 << 10
     static let largest = 512 << 10
     /// What one read of each streaming answer may add up to.
-    static let budget = 2 << 20
+    static let budget = 1 << 20
 
     /// Large (or unknown) answers asked for and not yet read to their end.
     private let streamingCount = Atomic<Int>(0)
