@@ -15,8 +15,9 @@ import Synchronization
 ///   peaked at 36-39 MB against 31 MB. With 1 MB they peak at 33 MB, and the 16 files take
 ///   their old time.
 final class ReadSizing: Sendable {
-    /// The smallest and largest reads it allows: NIO's default largest, and the size past which
-    /// larger reads measured slower.
+    /// The smallest and largest reads it allows: NIO's default largest, and a size past which
+    /// reads cost more memory than they save time (1 MB: 1.20 s against 1.29 s, 32 MB against
+    /// 29 MB peak; 2 MB: slower).
     static let smallest = 64 << 10
     static let largest = 512 << 10
     /// What one read of each streaming answer may add up to.
