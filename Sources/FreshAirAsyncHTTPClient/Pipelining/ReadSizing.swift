@@ -37,7 +37,7 @@ final class ReadSizing: Sendable {
     /// The largest read now.
     var largestRead: Int { Self.largestRead(streaming: streamingNow) }
 
-    /// Large answers streaming now (for tests).
+    /// Large answers streaming now.
     var streamingNow: Int { streamingCount.load(ordering: .relaxed) }
 
     /// Runs `body`, a request whose answer may be large, counted as streaming while it runs.
