@@ -89,13 +89,16 @@ struct PipelineHandlerTests {
     /// A handler on a connected `EmbeddedChannel`, behind `first` when given.
     func connectedHandler(
         behind first: (any ChannelHandler)? = nil,
-        sizing: ReadSizing = ReadSizing()
+        sizing: ReadSizing = ReadSizing(),
+        held: HeldBytes? = nil,
+        idleTimeout: TimeAmount = .seconds(30)
     ) async throws -> (EmbeddedChannel, PipelineHandler) {
         let channel = EmbeddedChannel()
         let ready = channel.eventLoop.makePromise(of: Void.self)
         let handler = PipelineHandler(
             url: URL(string: "http://127.0.0.1/a.bin")!,
-            held: HeldBytes(depth: 8, sizing: sizing),
+            held: held ?? HeldBytes(depth: 8, sizing: sizing),
+            idleTimeout: idleTimeout,
             ready: ready,
             waitsForTLS: false,
             events: .init(answered: {}, retired: { _ in })
@@ -129,6 +132,57 @@ struct PipelineHandlerTests {
         } throws: { error in
             if case PipelinedExchange.Failure.notSent = error { return true }
             return false
+        }
+    }
+
+    @Test(
+        "After its callers stalled it for longer than the idle timeout, a connection gives the server a whole timeout again before calling it silent"
+    )
+    func stallIsNotSilence() async throws {
+        let held = HeldBytes(depth: 8)
+        let timeout = TimeAmount.milliseconds(50)
+        let (channel, handler) = try await connectedHandler(
+            behind: IdleStateHandler(readTimeout: timeout),
+            held: held,
+            idleTimeout: timeout
+        )
+        let exchange = PipelinedExchange { held.count.subtract($0, ordering: .relaxed) }
+        handler.send(
+            HTTPRequestHead(version: .http1_1, method: .GET, uri: "/a.bin"),
+            for: exchange,
+            timeout: .seconds(5)
+        )
+        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "\(6 << 16)"])
+        try channel.writeInbound(HTTPClientResponsePart.head(head))
+        for _ in 1...4 {
+            try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(repeating: 7, count: 64 << 10)))
+        }
+        #expect(held.count.load(ordering: .relaxed) >= held.highWater, "the connection stopped reading")
+        _ = try await exchange.head()
+
+        /// `IdleStateHandler` measures the silence on the real clock, its timer on the loop's.
+        func silence(_ time: TimeAmount) async throws {
+            try await Task.sleep(for: .nanoseconds(time.nanoseconds))
+            channel.embeddedEventLoop.advanceTime(by: time)
+        }
+        // The caller is away (its threads busy) for twice the timeout: not the server's silence.
+        try await silence(timeout * 2)
+        #expect(channel.isActive)
+        // It takes what waited and the connection reads again; the idle timer fires before that
+        // read brings anything. The server has been sending all along: not silent either.
+        for _ in 1...4 { _ = try await exchange.nextChunk() }
+        handler.caughtUp()
+        channel.embeddedEventLoop.advanceTime(by: timeout)
+        #expect(channel.isActive, "closed as silent by a stall of this side's own")
+        try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(repeating: 7, count: 64 << 10)))
+        // A server that does stop, once reading has started again, is still found out.
+        try await silence(timeout * 2)
+        #expect(!channel.isActive)
+        await #expect {
+            while try await exchange.nextChunk() != nil {}
+        } throws: { error in
+            guard case PipelinedExchange.Failure.failed(let failure) = error else { return false }
+            return (failure as? TransportError)?.kind == .timeout
         }
     }
 

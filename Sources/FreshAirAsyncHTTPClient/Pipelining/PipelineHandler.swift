@@ -36,6 +36,12 @@ final class PipelineHandler: ChannelDuplexHandler {
     private var reading = false
     /// Reading stopped until the callers catch up.
     private var stalled = false
+    /// When reading last started again after a stall. The idle clock counts from the last read,
+    /// so right after a long stall it would call the server silent before the first read had
+    /// the chance to bring what it kept sending meanwhile.
+    private var resumed: NIODeadline?
+    /// The silence after which the server is taken to have stopped (``IdleStateHandler``'s).
+    private let idleTimeout: TimeAmount
     private var retired = false
     /// This side began closing the connection (idle, timed out, abandoned).
     private var closing = false
@@ -52,8 +58,16 @@ final class PipelineHandler: ChannelDuplexHandler {
     private var ready: EventLoopPromise<Void>?
     private let waitsForTLS: Bool
 
-    init(url: URL, held: HeldBytes, ready: EventLoopPromise<Void>, waitsForTLS: Bool, events: Events) {
+    init(
+        url: URL,
+        held: HeldBytes,
+        idleTimeout: TimeAmount,
+        ready: EventLoopPromise<Void>,
+        waitsForTLS: Bool,
+        events: Events
+    ) {
         self.url = url
+        self.idleTimeout = idleTimeout
         self.ready = ready
         self.waitsForTLS = waitsForTLS
         self.held = held
@@ -175,6 +189,7 @@ final class PipelineHandler: ChannelDuplexHandler {
 
     private func readIfCaughtUp() {
         guard let context, !reading else { return }
+        if stalled { resumed = .now() }
         stalled = false
         if held.count.load(ordering: .relaxed) >= held.highWater {
             // Callers that take bytes from now on see the flag and call `caughtUp()`; one that
@@ -199,10 +214,12 @@ final class PipelineHandler: ChannelDuplexHandler {
             return
         }
         if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
-            // A connection with nothing asked, or whose callers have not caught up, is not late.
+            // A connection with nothing asked, or whose callers have not caught up (or only just
+            // have), is not late.
+            let justResumed = resumed.map { .now() - $0 < idleTimeout } ?? false
             if queue.isEmpty {
                 close(because: ChannelError.ioOnClosedChannel, retryFirst: true)
-            } else if !stalled, queue.first?.exchange.hasHead == true {
+            } else if !stalled, !justResumed, queue.first?.exchange.hasHead == true {
                 close(because: TransportError.serverSilent(url), retryFirst: false)
             }
             return

@@ -217,6 +217,7 @@ public final class PipeliningTransport: HTTPTransport {
                     let handler = PipelineHandler(
                         url: url,
                         held: held,
+                        idleTimeout: idleTimeout,
                         ready: ready,
                         waitsForTLS: tls != nil,
                         events: .init(
