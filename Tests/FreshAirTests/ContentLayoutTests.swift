@@ -28,6 +28,27 @@ struct ContentLayoutTests {
         )
     }
 
+    @Test(
+        "A path's URL is the base's with the path percent-encoded where it must be, the same as Foundation appends it",
+        arguments: [
+            "Child.freshair/a.md", "d000/f00001.bin", "t~/-_.x", "a b/c.txt", "x%y", "é/ü.png", "a?b#c", "s;c=e+f&g",
+        ]
+    )
+    func pathURLs(path: String) throws {
+        let bundlePath = try BundlePath(path)
+        for base in [base, URL(string: "http://127.0.0.1:8080/x/")!, URL(string: "http://h/b/?v=1")!] {
+            #expect(
+                bundlePath.url(relativeTo: base).absoluteString == base.appendingPathComponent(path).absoluteString
+            )
+        }
+        let expected = [
+            "a b/c.txt": "a%20b/c.txt", "x%y": "x%25y", "é/ü.png": "%C3%A9/%C3%BC.png", "a?b#c": "a%3Fb%23c",
+        ]
+        #expect(
+            bundlePath.url(relativeTo: base).absoluteString == base.absoluteString + (expected[path] ?? path)
+        )
+    }
+
     @Test("\"objects\": files by SHA-256, in objects/ or the relative folder the manifest names")
     func objectURLs() throws {
         let hash = ContentHash(hex: sha256)!

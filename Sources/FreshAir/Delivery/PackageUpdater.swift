@@ -221,6 +221,7 @@ public struct PackageUpdater: Sendable {
             validators: installed.known ?? HTTPValidators()
         )
         job.isTransient = true
+        job.returnsValidators = true  // stored, for the next check to be conditional
         var result = Result(
             outcome: .notModified,
             installedBundled: false,

@@ -44,12 +44,12 @@ final class OpenFolders: Sendable {
     /// `folder`'s kept descriptor, marked in use until ``release(_:)``; `nil` when none is kept.
     func take(_ folder: BundlePath) -> Int32? {
         state.withLock { state in
-            guard var entry = state.entries[folder] else { return nil }
+            // Found once, then changed through its index: one hash of the path, not two.
+            guard let index = state.entries.index(forKey: folder) else { return nil }
             state.clock += 1
-            entry.users += 1
-            entry.lastUse = state.clock
-            state.entries[folder] = entry
-            return entry.descriptor
+            state.entries.values[index].users += 1
+            state.entries.values[index].lastUse = state.clock
+            return state.entries.values[index].descriptor
         }
     }
 

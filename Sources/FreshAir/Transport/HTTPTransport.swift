@@ -91,8 +91,10 @@ package struct HTTPResponseHead: Sendable {
     }
 
     /// Header names are ASCII: compare them byte by byte, folding case (Foundation's
-    /// locale-aware comparison cost several percent of a many-file sync).
+    /// locale-aware comparison cost several percent of a many-file sync). Lengths first: a
+    /// lookup passes every other header of the response, and most differ in length.
     static func namesMatch(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
         var left = a.utf8.makeIterator()
         var right = b.utf8.makeIterator()
         while true {

@@ -59,6 +59,11 @@ struct DownloadJob: Sendable {
     var limit: Int64
     /// Makes the request conditional (packages); `nil` for files covered by a manifest hash.
     var validators: HTTPValidators?
+    /// Whether ``FetchOutcome/fetched(_:_:)`` carries the answer's validators (a package stores
+    /// them for its next request); else it carries none. Files a manifest lists never use
+    /// them, and reading them (two lookups and a date parsed, for the check against future
+    /// dates) was 3% of the instructions of a 10,000-file sync.
+    var returnsValidators = false
     /// Whether an interrupted download may be resumed from `partialPath`. Small files are
     /// written straight to their place in the staged version and simply fetched again.
     var resumable = true
@@ -358,7 +363,7 @@ struct Fetcher: Sendable {
                 teedWholeBody: teeing != nil,
                 contentEncoding: encoding
             ),
-            self.validators(head)
+            job.returnsValidators ? self.validators(head) : HTTPValidators()
         )
     }
 
