@@ -110,6 +110,22 @@ struct PipelineHandlerTests {
         return (channel, handler)
     }
 
+    /// Sends a GET for `exchange` on `handler`, and answers it with a `200` announcing `length` bytes.
+    func answer(
+        _ exchange: PipelinedExchange,
+        on handler: PipelineHandler,
+        in channel: EmbeddedChannel,
+        length: Int
+    ) throws {
+        handler.send(
+            HTTPRequestHead(version: .http1_1, method: .GET, uri: "/a.bin"),
+            for: exchange,
+            timeout: .seconds(5)
+        )
+        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "\(length)"])
+        try channel.writeInbound(HTTPClientResponsePart.head(head))
+    }
+
     @Test(
         "A connection closed idle before a request's turn fails it as never sent, not as a server that answered nothing"
     )
@@ -147,13 +163,7 @@ struct PipelineHandlerTests {
             idleTimeout: timeout
         )
         let exchange = PipelinedExchange { held.count.subtract($0, ordering: .relaxed) }
-        handler.send(
-            HTTPRequestHead(version: .http1_1, method: .GET, uri: "/a.bin"),
-            for: exchange,
-            timeout: .seconds(5)
-        )
-        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "\(6 << 16)"])
-        try channel.writeInbound(HTTPClientResponsePart.head(head))
+        try answer(exchange, on: handler, in: channel, length: 6 << 16)
         for _ in 1...4 {
             try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(repeating: 7, count: 64 << 10)))
         }
@@ -192,11 +202,7 @@ struct PipelineHandlerTests {
     func sparseChunksCopied() async throws {
         let (channel, handler) = try await connectedHandler()
         let exchange = PipelinedExchange { _ in }
-        handler.send(
-            HTTPRequestHead(version: .http1_1, method: .GET, uri: "/a.bin"),
-            for: exchange,
-            timeout: .seconds(5)
-        )
+        try answer(exchange, on: handler, in: channel, length: 500 << 10)
 
         /// A read of `count` bytes into a buffer of 512 KB, as the socket fills it.
         func read(_ count: Int) -> ByteBuffer {
@@ -204,8 +210,6 @@ struct PipelineHandlerTests {
             buffer.writeRepeatingByte(7, count: count)
             return buffer
         }
-        let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "\(500 << 10)"])
-        try channel.writeInbound(HTTPClientResponsePart.head(head))
         for count in [100 << 10, 300 << 10, 100 << 10] {
             try channel.writeInbound(HTTPClientResponsePart.body(read(count)))
         }
@@ -246,13 +250,7 @@ struct PipelineHandlerTests {
             let counter = ReadCounter()
             let (channel, handler) = try await connectedHandler(behind: counter, sizing: sizing)
             let exchange = PipelinedExchange(wholeUpTo: wholeUpTo) { _ in }
-            handler.send(
-                HTTPRequestHead(version: .http1_1, method: .GET, uri: "/a.bin"),
-                for: exchange,
-                timeout: .seconds(5)
-            )
-            let head = HTTPResponseHead(version: .http1_1, status: .ok, headers: ["Content-Length": "\(1 << 20)"])
-            try channel.writeInbound(HTTPClientResponsePart.head(head))
+            try answer(exchange, on: handler, in: channel, length: 1 << 20)
             for chunk in 1...16 {
                 let before = counter.reads
                 try channel.writeInbound(HTTPClientResponsePart.body(ByteBuffer(repeating: 7, count: 64 << 10)))
