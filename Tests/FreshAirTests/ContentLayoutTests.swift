@@ -36,7 +36,10 @@ struct ContentLayoutTests {
     )
     func pathURLs(path: String) throws {
         let bundlePath = try BundlePath(path)
-        for base in [base, URL(string: "http://127.0.0.1:8080/x/")!, URL(string: "http://h/b/?v=1")!] {
+        for base in [
+            base, URL(string: "http://127.0.0.1:8080/x/")!, URL(string: "http://h/b/?v=1")!,
+            URL(fileURLWithPath: "/srv/Main.freshair", isDirectory: true),
+        ] {
             #expect(
                 bundlePath.url(relativeTo: base).absoluteString == base.appendingPathComponent(path).absoluteString
             )
