@@ -84,6 +84,16 @@ static inline void freshair_return_freed_memory(void) {
 #endif
 }
 
+/// mallopt(M_TRIM_THRESHOLD, `bytes`): free memory at the top of a heap is given back to the
+/// system only past `bytes`. Does nothing where the C library is not glibc.
+static inline void freshair_set_trim_threshold(int bytes) {
+#if defined(__GLIBC__)
+    mallopt(M_TRIM_THRESHOLD, bytes);
+#else
+    (void)bytes;
+#endif
+}
+
 /// mallopt(M_MMAP_THRESHOLD, `bytes`): every block of at least `bytes` gets pages of its own,
 /// returned when freed. Setting it also stops glibc raising it to the largest block freed so
 /// far, after which such blocks come from the heap, whose holes are kept; the trim threshold
