@@ -63,8 +63,8 @@ extension Breeze {
         // in again: a 1 GB sync made about 400 madvise calls and 40,000-63,000 page faults (1 and
         // 2,200 with 4 MB kept). Measured on the 1 MB read budget, the same binary with and
         // without (glibc's tunable), medians: 1 GB 1.425 -> 1.310 s, the repository of four
-        // packages 2.35 -> 2.26 s at 33.3 -> 33.5 MB, 16 x 64 MB, the package and 10,000 files
-        // unchanged within 0.6 MB. (On the 2 MB budget it had taken the repository to 40.7 MB.)
+        // packages 2.35 -> 2.26 s at 33.3 -> 33.5 MB; 16 x 64 MB, the package and 10,000 files no
+        // slower; every peak within 0.6 MB. (On the 2 MB budget it took the repository to 40.7 MB.)
         freshair_set_trim_threshold(4 << 20)
         if let typo = UnknownCommand(CommandLine.arguments.dropFirst().first) {
             FileHandle.standardError.write(Data("breeze: error: \(typo)\n".utf8))
