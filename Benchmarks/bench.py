@@ -12,6 +12,7 @@ from loopback import Nginx, free_port, throwaway_ca  # noqa: E402  (the same ngi
 from corpora import small_files  # noqa: E402
 from quiet_disk import deleted, wait_after_deletes  # noqa: E402
 from page_cache import forget, start_empty  # noqa: E402
+from machine import cpu_model  # noqa: E402
 
 
 def sh(command, **kwargs):
@@ -353,12 +354,7 @@ class Bench:
 
     # ---- report -----------------------------------------------------------------------------
     def report(self):
-        cpu = "unknown"
-        try:
-            cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
-        except Exception:
-            pass
-        machine = f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), {round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB"
+        machine = f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu_model()}), {round(os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30)} GiB"
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         lines = [f"Measured {when} by `Benchmarks/run{' --quick' if self.quick else ''}` ({self.runs} run{'s' if self.runs > 1 else ''} per tool, median; "
                  f"7 for the sub-second no-change and small-file hash cases; an untimed warm-up run first for those and the 10,000-file sync), on {machine}.",

@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 sys.path.insert(0, os.path.join(ROOT, "Benchmarks"))
 from loopback import Nginx  # noqa: E402
 from bench import Bench  # noqa: E402  (the same corpora as Benchmarks/run)
+from machine import cpu_model  # noqa: E402
 
 
 class Harness:
@@ -93,9 +94,7 @@ class Harness:
         self.write()
 
     def write(self):
-        cpu = subprocess.run("grep -m1 'model name' /proc/cpuinfo", shell=True, capture_output=True,
-                             text=True).stdout.split(":")[-1].strip()
-        machine = f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}), root file system"
+        machine = f"{platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu_model()}), root file system"
         lines = [
             "# Issue #33's second harness (hyperfine, output deleted before each run)", "",
             f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by `Benchmarks/run --hyperfine"

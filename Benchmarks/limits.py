@@ -19,6 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from loopback import Nginx  # noqa: E402
 from corpora import small_files  # noqa: E402
+from machine import cpu_model  # noqa: E402
 
 
 def sh(command):
@@ -109,7 +110,7 @@ class Limits:
         self.report()
 
     def report(self):
-        cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "unknown")
+        cpu = cpu_model()
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         lines = [f"Measured {when} by `Benchmarks/run --limits{' --quick' if self.args.quick else ''}` ({self.runs} runs, median; "
                  f"fastest and slowest beside it), on {platform.system()} {platform.machine()}, {os.cpu_count()} cores ({cpu}).", "",

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import FreshAir
 
 /// AWS credentials, read the way the AWS tools read them.
 package struct S3Credentials: Sendable {
@@ -119,9 +120,7 @@ struct S3RequestSigner: Sendable {
         var result = ""
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+            case _ where URIBytes.isUnreserved(byte):
                 result.unicodeScalars.append(Unicode.Scalar(byte))
             case UInt8(ascii: "/") where keepingSlash:
                 result.append("/")

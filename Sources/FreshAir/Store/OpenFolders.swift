@@ -27,6 +27,16 @@ final class OpenFolders: Sendable {
     private struct State {
         var entries: [BundlePath: Entry] = [:]
         var clock: UInt64 = 0
+
+        /// `folder`'s kept descriptor, marked in use now; `nil` when none is kept. Found once,
+        /// then changed through its index: one hash of the path, not two.
+        mutating func use(_ folder: BundlePath) -> Int32? {
+            guard let index = entries.index(forKey: folder) else { return nil }
+            clock += 1
+            entries.values[index].users += 1
+            entries.values[index].lastUse = clock
+            return entries.values[index].descriptor
+        }
     }
 
     private let state = Mutex(State())
@@ -43,14 +53,7 @@ final class OpenFolders: Sendable {
 
     /// `folder`'s kept descriptor, marked in use until ``release(_:)``; `nil` when none is kept.
     func take(_ folder: BundlePath) -> Int32? {
-        state.withLock { state in
-            // Found once, then changed through its index: one hash of the path, not two.
-            guard let index = state.entries.index(forKey: folder) else { return nil }
-            state.clock += 1
-            state.entries.values[index].users += 1
-            state.entries.values[index].lastUse = state.clock
-            return state.entries.values[index].descriptor
-        }
+        state.withLock { state in state.use(folder) }
     }
 
     /// Keeps `opened`, a descriptor just opened for `folder`, marked in use until
@@ -59,13 +62,8 @@ final class OpenFolders: Sendable {
     /// descriptor is in use: `opened` stays the caller's, to close.
     func keep(_ opened: Int32, for folder: BundlePath) -> Int32? {
         let (kept, evicted): (Int32?, Int32?) = state.withLock { state in
+            if let earlier = state.use(folder) { return (earlier, nil) }
             state.clock += 1
-            if var earlier = state.entries[folder] {
-                earlier.users += 1
-                earlier.lastUse = state.clock
-                state.entries[folder] = earlier
-                return (earlier.descriptor, nil)
-            }
             var evicted: Int32?
             if state.entries.count >= capacity {
                 guard
