@@ -123,4 +123,53 @@ struct PipelineScheduleTests {
         #expect(schedule.assign(small: true, askingAgain: false) != .wait)
         #expect(schedule.assign(small: true, askingAgain: false) == .wait)
     }
+
+    @Test("A connection opened ahead: the first request adopts it, the next opens its own; unclaimed, it is idle")
+    func openedAhead() {
+        var schedule = PipelineSchedule(connectionsPerHost: 2, depth: 4)
+        let opens = schedule.openAhead()
+        #expect(opens)
+        let opensASecond = schedule.openAhead()
+        #expect(!opensASecond, "one at a time")
+        #expect(schedule.assign(small: false, askingAgain: false) == .adoptAhead)
+        #expect(schedule.assign(small: true, askingAgain: false) == .open, "the second does not wait for it")
+        let lent = schedule.aheadOpened(1)
+        #expect(lent)
+        #expect(
+            schedule.connections[1] == .init(inFlight: 1, large: true),
+            "in flight for the large request that adopted it"
+        )
+        #expect(schedule.ahead == nil)
+        let opensAgain = schedule.openAhead()
+        #expect(!opensAgain, "not to an origin with connections")
+
+        var unclaimed = PipelineSchedule(connectionsPerHost: 2, depth: 4)
+        let opensIdle = unclaimed.openAhead()
+        #expect(opensIdle)
+        let idleLent = unclaimed.aheadOpened(1)
+        #expect(idleLent)
+        #expect(unclaimed.connections[1] == .init(inFlight: 0, large: false))
+        #expect(unclaimed.assign(small: true, askingAgain: false) == .use(1), "idle, so lent first")
+    }
+
+    @Test("A connection opened ahead that fails fails its adopter alone; one that closes while opening is not lent")
+    func aheadFailedOrClosed() {
+        var schedule = PipelineSchedule(connectionsPerHost: 1, depth: 4)
+        let opensForOne = schedule.openAhead()
+        #expect(opensForOne)
+        #expect(schedule.assign(small: true, askingAgain: false) == .adoptAhead)
+        #expect(schedule.assign(small: true, askingAgain: false) == .wait, "the one connection is opening")
+        schedule.aheadFailed(1)
+        #expect(schedule.ahead == nil)
+        #expect(schedule.assign(small: true, askingAgain: true) == .open, "the waiter opens one of its own")
+
+        var closed = PipelineSchedule(connectionsPerHost: 1, depth: 4)
+        let opensToClose = closed.openAhead()
+        #expect(opensToClose)
+        closed.retired(1)
+        let closedLent = closed.aheadOpened(1)
+        #expect(!closedLent)
+        #expect(closed.connections.isEmpty)
+        #expect(closed.assign(small: true, askingAgain: false) == .open)
+    }
 }

@@ -325,6 +325,88 @@ struct PipeliningTests {
         #expect(Set(log.map(\.connection)).count == 2, "the abandoned answer's connection closed, another opened")
         #expect(log.filter { $0.path.hasPrefix("/f") }.count == 8)
     }
+
+    @Test("A connection opened ahead carries the first request: one connection, however often it was asked for")
+    func connectedAhead() async throws {
+        let server = try CountingServer()
+        defer { server.stop() }
+        try await PipeliningTransport.withTransport(connectionsPerHost: 4, depth: 8) { transport in
+            transport.connectAhead(to: server.url("a"))
+            transport.connectAhead(to: server.url("b"))
+            // At once, while it may still be opening (adopted), then once it is idle (lent).
+            for path in ["c", "d"] {
+                let body = try await transport.get(HTTPGetRequest(url: server.url(path))) { head, body in
+                    #expect(head.status == 200)
+                    return try await body.collect(upTo: 1 << 10)
+                }
+                #expect(body == Data("ok".utf8))
+            }
+        }
+        #expect(server.accepted() == 1, "\(server.accepted()) connections")
+    }
+
+    @Test("A connection opened ahead that is refused: the first request fails once, as it would have alone")
+    func refusedAhead() async throws {
+        let offline = try LoopbackSocket(listening: false)
+        defer { offline.close() }
+        let url = offline.url("x")
+        let started = ContinuousClock.now
+        try await PipeliningTransport.withTransport(connectionsPerHost: 4, depth: 8) { transport in
+            transport.connectAhead(to: url)
+            await #expect(throws: TransportError.self) {
+                try await transport.get(HTTPGetRequest(url: url)) { _, _ in }
+            }
+        }
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+}
+
+/// An HTTP/1.1 server that keeps connections open and answers every request `ok`, counting the
+/// connections it accepted.
+private final class CountingServer: @unchecked Sendable {
+    private let process: Process
+    let port: Int
+    private let home: TemporaryFolder
+
+    init() throws {
+        home = try TemporaryFolder("counting")
+        (process, port) = try Process.portPrintingServer(
+            "/usr/bin/python3",
+            [
+                "-c",
+                """
+                import socket, sys, threading
+                server = socket.socket()
+                server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                server.bind(("127.0.0.1", 0))
+                server.listen(16)
+                print(server.getsockname()[1], flush=True)
+                count = 0
+                def answer(connection):
+                    pending = b""
+                    while True:
+                        data = connection.recv(65536)
+                        if not data:
+                            return
+                        pending += data
+                        while b"\\r\\n\\r\\n" in pending:
+                            _, pending = pending.split(b"\\r\\n\\r\\n", 1)
+                            connection.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\n\\r\\nok")
+                while True:
+                    connection, _ = server.accept()
+                    count += 1
+                    open(sys.argv[1], "w").write(str(count))
+                    threading.Thread(target=answer, args=(connection,), daemon=True).start()
+                """,
+                home.path("count").path,
+            ],
+            name: "the counting server"
+        )
+    }
+
+    func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(path)")! }
+    func accepted() -> Int { Int(home.path("count").text ?? "") ?? 0 }
+    func stop() { process.terminate() }
 }
 
 /// A server that closes every connection unanswered, counting them: after taking its request,

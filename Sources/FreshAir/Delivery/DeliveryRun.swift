@@ -21,6 +21,10 @@ struct DeliveryRun: Sendable {
     ) async throws -> SyncSummary {
         let started = ContinuousClock.now
         let configuration = source.configuration
+        // Every mode's first request goes to the root's origin, after the store is read.
+        if ["http", "https"].contains(source.rootURL.scheme?.lowercased()) {
+            source.transport.connectAhead(to: source.rootURL)
+        }
         let run = DeliveryRun(
             fetcher: Fetcher(transport: source.transport, configuration: configuration, localRoot: source.localRoot),
             report: report,

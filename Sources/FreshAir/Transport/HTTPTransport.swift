@@ -26,11 +26,19 @@ package protocol HTTPTransport: Sendable {
     /// connection before the first is answered; 1 when it sends one at a time. A sync keeps
     /// this many times ``SyncConfiguration/concurrency`` small files in flight.
     var pipelineDepth: Int { get }
+
+    /// A hint that requests to `url`'s origin are about to come: a transport may start
+    /// connecting now, so that connecting overlaps what the caller does first (a sync reads its
+    /// store), and the first request adopts the connection. Returns at once.
+    func connectAhead(to url: URL)
 }
 
 extension HTTPTransport {
     /// One request at a time on a connection: URLSession's and AsyncHTTPClient's way.
     package var pipelineDepth: Int { 1 }
+
+    /// Nothing ahead: URLSession and AsyncHTTPClient connect when the request goes out.
+    package func connectAhead(to url: URL) {}
 }
 
 /// A GET request.

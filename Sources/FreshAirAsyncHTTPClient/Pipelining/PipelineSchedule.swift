@@ -7,6 +7,9 @@
 /// A large or unknown answer never has anything sent behind it, so a small file never waits
 /// for a large one; it waits for a connection of its own, and while it waits no small request
 /// is queued anywhere, or a steady stream of them could keep every connection busy for ever.
+///
+/// A connection may be opened ahead of any request (``openAhead()``): the first request that
+/// comes while it opens adopts it, as if it had opened it itself, instead of opening another.
 struct PipelineSchedule: Sendable {
     /// What a request is to do.
     enum Decision: Equatable {
@@ -17,6 +20,17 @@ struct PipelineSchedule: Sendable {
         case open
         /// Wait, and ask again when the schedule changes.
         case wait
+        /// Take the connection opened ahead (``openAhead()``) when it is open, or its failure to
+        /// open: counted as in flight there once ``aheadOpened(_:)`` reports it.
+        case adoptAhead
+    }
+
+    /// The connection opened ahead of any request, while it opens.
+    enum Ahead: Equatable {
+        /// No request has come for it yet: it will be idle when open.
+        case unclaimed
+        /// A request adopted it, small or not.
+        case adopted(small: Bool)
     }
 
     struct Connection: Equatable {
@@ -37,6 +51,8 @@ struct PipelineSchedule: Sendable {
     private(set) var retiredWhileOpening: Set<Int> = []
     /// Large requests told to wait, and not yet asking again.
     private(set) var largeWaiting = 0
+    /// The connection opening ahead of any request, if one is.
+    private(set) var ahead: Ahead?
 
     init(connectionsPerHost: Int, depth: Int) {
         self.connectionsPerHost = max(1, connectionsPerHost)
@@ -56,6 +72,10 @@ struct PipelineSchedule: Sendable {
         if let idle = connections.first(where: { $0.value.inFlight == 0 })?.key {
             connections[idle] = Connection(inFlight: 1, large: !small)
             return .use(idle)
+        }
+        if ahead == .unclaimed {
+            ahead = .adopted(small: small)
+            return .adoptAhead
         }
         if connections.count + opening < connectionsPerHost {
             opening += 1
@@ -84,6 +104,37 @@ struct PipelineSchedule: Sendable {
     mutating func openFailed(_ id: Int) {
         opening -= 1
         retiredWhileOpening.remove(id)
+    }
+
+    /// Whether to open a connection ahead of any request: only to an origin with none, open or
+    /// opening. Report it with ``aheadOpened(_:)`` or ``aheadFailed(_:)``.
+    mutating func openAhead() -> Bool {
+        guard connections.isEmpty, opening == 0, ahead == nil else { return false }
+        opening += 1
+        ahead = .unclaimed
+        return true
+    }
+
+    /// The connection opened ahead is open as `id`: idle, or in flight for the request that
+    /// adopted it. `false`, as ``opened(_:small:)``, when it closed meanwhile.
+    @discardableResult
+    mutating func aheadOpened(_ id: Int) -> Bool {
+        let adopter = ahead
+        ahead = nil
+        guard case .adopted(let small) = adopter else {
+            opening -= 1
+            if retiredWhileOpening.remove(id) != nil { return false }
+            connections[id] = Connection(inFlight: 0, large: false)
+            return true
+        }
+        return opened(id, small: small)
+    }
+
+    /// The connection opened ahead, `id`, could not be opened; a request that adopted it fails
+    /// as if it had opened it.
+    mutating func aheadFailed(_ id: Int) {
+        ahead = nil
+        openFailed(id)
     }
 
     /// A response on connection `id` ended. Answers whom to wake: every waiter while a large

@@ -71,6 +71,7 @@ final class PipelinedConnectionPool: Sendable {
     private enum Lease {
         case use(PipelinedConnection)
         case open(id: Int)
+        case adopt(Task<PipelinedConnection, any Error>)
         case wait
         case askAgain
         case shutDown
@@ -80,6 +81,8 @@ final class PipelinedConnectionPool: Sendable {
         var schedule: PipelineSchedule
         var connections: [Int: PipelinedConnection] = [:]
         var waiters: [CheckedContinuation<Lease, Never>] = []
+        /// The connection opening ahead of any request (``openAhead(to:connect:)``), while it opens.
+        var ahead: Task<PipelinedConnection, any Error>?
 
         mutating func takeWaiters(_ wake: PipelineSchedule.Wake) -> [CheckedContinuation<Lease, Never>] {
             switch wake {
@@ -121,7 +124,13 @@ final class PipelinedConnectionPool: Sendable {
             case .use(let connection):
                 return connection
             case .open(let id):
-                return try await open(id, to: origin, small: small, connect: connect)
+                return try await open(id, to: origin, connect: connect) {
+                    $0.schedule.opened(id, small: small)
+                } failed: {
+                    $0.schedule.openFailed(id)
+                }
+            case .adopt(let ahead):
+                return try await ahead.value
             case .wait, .askAgain:
                 askingAgain = true
             case .shutDown:
@@ -162,6 +171,7 @@ final class PipelinedConnectionPool: Sendable {
         // In place: a copy of the origin would make each change copy its tables.
         switch state.origins[origin]!.schedule.assign(small: small, askingAgain: askingAgain) {
         case .use(let id): return .use(state.origins[origin]!.connections[id]!)
+        case .adoptAhead: return .adopt(state.origins[origin]!.ahead!)
         case .wait: return .wait
         case .open:
             state.nextID += 1
@@ -169,11 +179,38 @@ final class PipelinedConnectionPool: Sendable {
         }
     }
 
+    /// Opens a connection to `origin` ahead of any request, when it has none: connecting then
+    /// overlaps what the caller does before its first request (a sync reads its store). The first
+    /// request that comes meanwhile adopts it (``PipelineSchedule/openAhead()``).
+    func openAhead(to origin: String, connect: @escaping @Sendable (_ id: Int) async throws -> PipelinedConnection) {
+        let schedule = PipelineSchedule(connectionsPerHost: connectionsPerHost, depth: depth)
+        state.withLock { state in
+            guard !state.isShutDown else { return }
+            if state.origins[origin] == nil { state.origins[origin] = Origin(schedule: schedule) }
+            guard state.origins[origin]!.schedule.openAhead() else { return }
+            state.nextID += 1
+            let id = state.nextID
+            // Made under the lock, so that a request adopting it finds it.
+            state.origins[origin]!.ahead = Task {
+                try await self.open(id, to: origin, connect: connect) {
+                    $0.ahead = nil
+                    return $0.schedule.aheadOpened(id)
+                } failed: {
+                    $0.ahead = nil
+                    $0.schedule.aheadFailed(id)
+                }
+            }
+        }
+    }
+
+    /// Opens connection `id` with `connect`, reporting to the origin with `opened` (whether to
+    /// lend it) or `failed`, and wakes the requests that waited.
     private func open(
         _ id: Int,
         to origin: String,
-        small: Bool,
-        connect: (_ id: Int) async throws -> PipelinedConnection
+        connect: (_ id: Int) async throws -> PipelinedConnection,
+        opened: (inout Origin) -> Bool,
+        failed: (inout Origin) -> Void
     ) async throws -> PipelinedConnection {
         let connection: PipelinedConnection
         do {
@@ -181,8 +218,9 @@ final class PipelinedConnectionPool: Sendable {
         } catch {
             wake(
                 state.withLock { state in
-                    state.origins[origin]?.schedule.openFailed(id)
-                    return state.origins[origin]?.takeWaiters(.all) ?? []
+                    guard state.origins[origin] != nil else { return [] }
+                    failed(&state.origins[origin]!)
+                    return state.origins[origin]!.takeWaiters(.all)
                 }
             )
             throw error
@@ -190,7 +228,7 @@ final class PipelinedConnectionPool: Sendable {
         let (added, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Lease, Never>]) in
             guard !state.isShutDown else { return (false, []) }
             // One that closed already is not lent again; its request learns that it closed.
-            if state.origins[origin]!.schedule.opened(id, small: small) {
+            if opened(&state.origins[origin]!) {
                 state.origins[origin]!.connections[id] = connection
             }
             // Requests that waited for a connection may now be sent on this one.

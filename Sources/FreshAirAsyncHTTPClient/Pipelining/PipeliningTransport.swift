@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 public import FreshAir
 import NIOCore
 import NIOHTTP1
@@ -90,6 +90,13 @@ public final class PipeliningTransport: HTTPTransport {
 
     /// Requests of small files sent on a connection before the first is answered.
     package var pipelineDepth: Int { pool.depth }
+
+    /// Opens a connection to `url`'s origin now, when there is none: the first request adopts
+    /// it. A no-change check connects while it reads its store (measured in docs/BENCHMARKS.md).
+    package func connectAhead(to url: URL) {
+        guard let target = try? RequestTarget(url) else { return }
+        pool.openAhead(to: target.origin) { id in try await self.connect(to: target, id: id) }
+    }
 
     /// Closes every connection. Call once, when the transport is no longer needed.
     public func shutdown() async {
@@ -204,7 +211,7 @@ public final class PipeliningTransport: HTTPTransport {
         let readAllocator = SharedReadAllocator(sizing: readSizing)
         let url = target.url
         let held = HeldBytes(depth: pool.depth, sizing: readSizing)
-        let (channel, handler, ready) = try await ClientBootstrap(group: Self.loops)
+        let bootstrap = ClientBootstrap(group: Self.loops)
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelOption(.autoRead, value: false)
@@ -212,7 +219,10 @@ public final class PipeliningTransport: HTTPTransport {
             // One read between two looks at what the callers hold (NIO's default is up to 4):
             // a connection stops within one read of its high-water mark.
             .channelOption(.maxMessagesPerRead, value: 1)
-            .connect(host: target.host, port: target.port) { channel in
+        let initialize:
+            @Sendable (any Channel) -> EventLoopFuture<
+                (any Channel, NIOLoopBound<PipelineHandler>, EventLoopFuture<Void>)
+            > = { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls {
@@ -236,6 +246,14 @@ public final class PipeliningTransport: HTTPTransport {
                     try pipeline.addHandler(handler)
                     return (channel, NIOLoopBound(handler, eventLoop: channel.eventLoop), ready.futureResult)
                 }
+            }
+        // An IP address is connected to as it is: `connect(host:)` would still ask the resolver,
+        // on a thread of its own, and race IPv4 against IPv6 (Happy Eyeballs) for it.
+        let (channel, handler, ready) =
+            if let address = try? SocketAddress(ipAddress: target.host, port: target.port) {
+                try await bootstrap.connect(to: address, channelInitializer: initialize)
+            } else {
+                try await bootstrap.connect(host: target.host, port: target.port, channelInitializer: initialize)
             }
         // Open means ready for requests: over TLS, once the handshake is done, so that a
         // certificate refused is a failure to connect, in its own words.
