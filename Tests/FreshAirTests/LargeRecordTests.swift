@@ -140,4 +140,54 @@ struct LargeRecordTests {
         #expect(try VersionRecord(largeFileAt: path) == nil)
         #expect(try VersionRecord(json: Disk.readBytes(path)).fileTable == record.fileTable)
     }
+
+    @Test(
+        "A large record that counts its files is not walked when read: an entry out of shape ends its files there; one without a count is checked at once"
+    )
+    func countedRecordIsCheckedWhenDecoded() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("1.json").path
+        var record = VersionRecord(id: 1, source: "https://cdn.example.com/b/", created: Date(timeIntervalSince1970: 9))
+        record.fileTable = FileTable(
+            sorting: (0..<12_000).map { .init(path: "file-\($0).bin", record: FileRecord(hash: sha($0), size: 1)) }
+        )
+        var bytes = record.jsonBytes
+        #expect(String(decoding: bytes.prefix(400), as: UTF8.self).contains(#""fileCount":12000"#))
+        // One digest past the middle gets a letter that is not hex: the entries before it stay good.
+        let split = try #require(RecordFiles.split(bytes))
+        let tag = Array(#""h":"sha256:"#.utf8)
+        let middle = (split.filesStart + split.end) / 2
+        let damaged = try #require(
+            bytes[middle...].withUnsafeBytes { ByteSearch.firstOffset(of: tag, in: $0) }.map { middle + $0 + tag.count }
+        )
+        bytes[damaged] = UInt8(ascii: "g")
+        let before = bytes[..<damaged].withUnsafeBytes { buffer in
+            var count = 0
+            var from = 0
+            while let at = ByteSearch.firstOffset(of: tag, in: UnsafeRawBufferPointer(rebasing: buffer[from...])) {
+                count += 1
+                from += at + tag.count
+            }
+            return count - 1
+        }
+        #expect(before > 5_000 && before < 7_000)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let read = try #require(try VersionRecord(largeFileAt: path))
+        #expect(read.fileCount == 12_000, "the head's count, taken at its word")
+        #expect(read.fileTable.count == before, "decoded up to the entry out of shape")
+        #expect(read.file(at: record.fileTable.path(at: before - 1)) != nil)
+        #expect(read.file(at: record.fileTable.path(at: 11_999)) == nil, "never trusted past it")
+
+        // Without the count (an older FreshAir's record), or with one no record could hold, the
+        // files are checked at once, and this one is not in shape.
+        for replacement in [#""#, #","fileCount":999999999999"#] {
+            let text = String(decoding: bytes, as: UTF8.self)
+                .replacingOccurrences(of: #","fileCount":12000"#, with: replacement)
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            #expect(try VersionRecord(largeFileAt: path) == nil, "\(replacement)")
+        }
+    }
 }

@@ -23,13 +23,20 @@ struct RecordFiles: Sendable, Hashable {
 
     init(_ table: FileTable) { box = Box(.decoded(table), count: table.count) }
 
-    /// The `files` member at `member` of a large record's `file`, or `nil` when it is not in
-    /// the shape FreshAir writes: checked now and decoded when first read, a piece at a time
-    /// each time (``RecordScanner/walkEntries(of:capacity:read:visit:)``), never held whole.
-    /// The file is held open: a record rewritten meanwhile (a launch counted) is a new file,
-    /// and this one still reads as it was.
-    init?(file: InputFile, member: Range<Int>) {
-        guard let entries = Self.walk(file, member, visit: { $0.skipEntry() }) else { return nil }
+    /// The `files` member at `member` of a large record's `file`, decoded when first read, a
+    /// piece at a time each time (``RecordScanner/walkEntries(of:capacity:read:visit:)``), never
+    /// held whole. The file is held open: a record rewritten meanwhile (a launch counted) is a
+    /// new file, and this one still reads as it was.
+    ///
+    /// With the count the record's head `listed`, the member is not walked now: an entry out of
+    /// shape ends the decoding there, as a file changed in place does, and the files after it
+    /// are downloaded again, never trusted. Without one (a record of an older FreshAir), it is
+    /// checked now, and `nil` when it is not in the shape FreshAir writes.
+    init?(file: InputFile, member: Range<Int>, listed: Int? = nil) {
+        // No entry is shorter than 32 bytes (`"":{"h":"a:` and 40 hex digits): a count past that
+        // is not the record's own, and is checked as if absent.
+        let listed = listed.flatMap { (0...member.count / 32).contains($0) ? $0 : nil }
+        guard let entries = listed ?? Self.walk(file, member, visit: { $0.skipEntry() }) else { return nil }
         box = Box(.onDisk(file, member), count: entries)
     }
 
