@@ -8,6 +8,14 @@ import Testing
 struct LargeRecordTests {
     func sha(_ n: Int) -> ContentHash { .of(Array(String(n).utf8), using: .sha256) }
 
+    /// Runs `body` with a new empty folder and the path of a record in it, then removes the folder.
+    func inNewFolder(_ body: (_ folder: URL, _ recordPath: String) throws -> Void) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try body(folder, folder.appendingPathComponent("1.json").path)
+    }
+
     /// The member's entries walked in pieces of `capacity`, counted or read.
     func walk(_ bytes: [UInt8], _ member: Range<Int>, capacity: Int) -> (count: Int?, entries: [FileTable.Entry]) {
         var entries: [FileTable.Entry] = []
@@ -101,10 +109,10 @@ struct LargeRecordTests {
         "A store's record of 12,000 files: read in pieces, the same files, and still its own after it is replaced on disk"
     )
     func largeRecordInAStore() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("1.json").path
+        try inNewFolder { folder, path in try largeRecordInAStore(folder: folder, path: path) }
+    }
+
+    func largeRecordInAStore(folder: URL, path: String) throws {
         var record = VersionRecord(id: 1, source: "https://cdn.example.com/b/", created: Date(timeIntervalSince1970: 9))
         record.plannedFor = "fp"
         record.fileTable = FileTable(
@@ -145,10 +153,10 @@ struct LargeRecordTests {
         "A large record that counts its files is not walked when read: an entry out of shape ends its files there; one without a count is checked at once"
     )
     func countedRecordIsCheckedWhenDecoded() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("record-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("1.json").path
+        try inNewFolder { _, path in try countedRecordIsCheckedWhenDecoded(path: path) }
+    }
+
+    func countedRecordIsCheckedWhenDecoded(path: String) throws {
         var record = VersionRecord(id: 1, source: "https://cdn.example.com/b/", created: Date(timeIntervalSince1970: 9))
         record.fileTable = FileTable(
             sorting: (0..<12_000).map { .init(path: "file-\($0).bin", record: FileRecord(hash: sha($0), size: 1)) }
