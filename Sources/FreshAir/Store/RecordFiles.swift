@@ -28,10 +28,10 @@ struct RecordFiles: Sendable, Hashable {
     /// held whole. The file is held open: a record rewritten meanwhile (a launch counted) is a
     /// new file, and this one still reads as it was.
     ///
-    /// With the count the record's head `listed`, the member is not walked now: an entry out of
-    /// shape ends the decoding there, as a file changed in place does, and the files after it
-    /// are downloaded again, never trusted. Without one (a record of an older FreshAir), it is
-    /// checked now, and `nil` when it is not in the shape FreshAir writes.
+    /// Given `listed`, the count in the record's head, the member is not walked now: an entry
+    /// out of shape ends the decoding there, as a file changed in place does, and the files
+    /// after it are downloaded again, never trusted. Without a count (a record of an older
+    /// FreshAir), it is checked now, and `nil` when it is not in the shape FreshAir writes.
     init?(file: InputFile, member: Range<Int>, listed: Int? = nil) {
         // No entry is shorter than 32 bytes (`"":{"h":"a:` and 40 hex digits): a count past that
         // is not the record's own, and is checked as if absent.
