@@ -25,8 +25,8 @@ from machine import cpu_model  # noqa: E402
 
 def journal(path):
     """Whether `path`'s ext4 keeps a journal: without one, ext4 skips inodes deleted in the last
-    60 s on every create (`recently_deleted`), scanning past each, so a create after `rm -rf` of
-    10,000 files costs some 100 times what it costs on a journaled one."""
+    60 s on every create (`recently_deleted`), scanning past each. Measured 2026-12-05: three
+    syncs of 10,000 files, each after `rm -rf` of the last, took 1.00, 2.25 and 4.34 s."""
     device = os.stat(path).st_dev
     name = os.path.basename(os.path.realpath(f"/sys/dev/block/{os.major(device)}:{os.minor(device)}"))
     if not os.path.isdir(f"/proc/fs/ext4/{name}"):
@@ -85,7 +85,7 @@ class Harness:
                 "rclone copy --transfers 16": f"rclone copy :http: {o}/small-rclone --http-url {u}/{bench.small_name}/ "
                                               "--transfers 16 -q",
                 # The file system's own cost: the same files from a local tar, no network, no hash.
-                # On an ext4 without a journal it is most of the case (see `journal` below).
+                # On an ext4 without a journal it is most of the case (see `journal` above).
                 "floor: tar -xf; sync -f": f"mkdir -p {o}/small-floor && tar -xf {bench.www}/{bench.packed_name}/"
                                            f"{bench.pack_file} -C {o}/small-floor && sync -f {o}/small-floor",
             }, prepare=clean("small-breeze", "small-rclone", "small-floor"), goal="≥ 2.5")

@@ -21,15 +21,14 @@ struct DeliveryRun: Sendable {
     ) async throws -> SyncSummary {
         let started = ContinuousClock.now
         let configuration = source.configuration
-        // Every mode's first request goes to the root's origin, after the store is read.
-        if ["http", "https"].contains(source.rootURL.scheme?.lowercased()) {
-            source.transport.connectAhead(to: source.rootURL)
-        }
         let run = DeliveryRun(
             fetcher: Fetcher(transport: source.transport, configuration: configuration, localRoot: source.localRoot),
             report: report,
             configuration: configuration
         )
+        // Every mode's first request goes to the root, once the store is read: its transport may
+        // connect meanwhile.
+        run.fetcher.transport(for: source.rootURL).connectAhead(to: source.rootURL)
         var summary = try await withDeadline(configuration.deadline, url: source.rootURL) {
             try await source.runStore.update { update in try await source.deliver(&update, run: run) }
         }

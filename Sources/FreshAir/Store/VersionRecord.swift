@@ -117,12 +117,12 @@ extension VersionRecord {
             lazyFiles = files
             head = bytes[..<(filesStart - #","files":"#.utf8.count)] + [UInt8(ascii: "}")]
         }
-        try self.init(head: head, lazyFiles: lazyFiles)
+        try self.init(head: Self.parse(head), lazyFiles: lazyFiles)
     }
 
     /// A record of ``largeSize`` bytes or more, in the shape FreshAir writes: its small members
-    /// read and parsed now, its files checked a piece at a time and decoded when first read,
-    /// never held whole (``RecordFiles/init(file:member:)``). `nil` for a smaller record or
+    /// read and parsed now, its files decoded a piece at a time when first read, never held
+    /// whole (``RecordFiles/init(file:member:listed:)``). `nil` for a smaller record or
     /// another shape: read those whole.
     init?(largeFileAt path: String) throws {
         let file = try InputFile(path: path)
@@ -138,11 +138,11 @@ extension VersionRecord {
         guard last.last == UInt8(ascii: "}"),
             let comma = first.withUnsafeBytes({ ByteSearch.firstOffset(of: marker, in: $0) })
         else { return nil }
-        let head = first[..<comma] + [UInt8(ascii: "}")]
+        let head = try Self.parse(first[..<comma] + [UInt8(ascii: "}")])
         // A record that says how many files it lists (FreshAir writes the count) is taken at its
         // word, its files checked as they are decoded: a no-change check of 10,000 files spent
         // 1.5 ms walking them here (9.6 M of its 62 M instructions) to learn their number.
-        let listed = (try? JSONReader.parse(head))?[Self.fileCountKey]?.integer.flatMap { Int(exactly: $0) }
+        let listed = head[Self.fileCountKey]?.integer.flatMap { Int(exactly: $0) }
         guard
             let files = RecordFiles(
                 file: file,
@@ -159,11 +159,14 @@ extension VersionRecord {
     /// The size from which a record is read in pieces: 1 MB, about 9,000 files.
     static let largeSize = 1 << 20
 
-    /// The record whose members other than `files` are `head`, a JSON object, and whose files
-    /// are `lazyFiles` (read later), or `head`'s own `files` member when it is `nil`.
-    private init(head: ArraySlice<UInt8>, lazyFiles: RecordFiles?) throws(VersionRecordError) {
-        let document: JSONValue
-        do { document = try JSONReader.parse(head) } catch { throw VersionRecordError(detail: "\(error)") }
+    /// A record's members other than `files` (or all of them), as JSON.
+    private static func parse(_ head: ArraySlice<UInt8>) throws(VersionRecordError) -> JSONValue {
+        do { return try JSONReader.parse(head) } catch { throw VersionRecordError(detail: "\(error)") }
+    }
+
+    /// The record whose members other than `files` are `document`, a parsed head, and whose
+    /// files are `lazyFiles` (read later), or `document`'s own `files` member when it is `nil`.
+    private init(head document: JSONValue, lazyFiles: RecordFiles?) throws(VersionRecordError) {
         guard let id = document["id"]?.integer.flatMap({ Int(exactly: $0) }), let source = document["source"]?.string
         else {
             throw VersionRecordError(detail: "\"id\" or \"source\" is missing")
