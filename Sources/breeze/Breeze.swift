@@ -71,8 +71,9 @@ extension Breeze {
             if JSONError.requested { JSONError(message: "\(typo)", exitStatus: 64).print() }
             Foundation.exit(64)
         }
+        var command: any ParsableCommand
+        do { command = try parseAsRoot() } catch { fail(error) }
         do {
-            var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -81,15 +82,48 @@ extension Breeze {
         } catch let failure as CommandFailure {
             if JSONError.requested { failure.json.print() }
             failure.exit()
+        } catch let invalid as ValidationError {
+            // An option checked only once the command runs (a key, a header, a certificate).
+            // ArgumentParser would print the root's usage with it: the command's is the one
+            // that helps.
+            let text = """
+                Error: \(invalid.message)
+                Usage: \(usageString(for: type(of: command)))
+                  See '\(path(to: type(of: command)).joined(separator: " ")) --help' for more information.
+
+                """
+            FileHandle.standardError.write(Data(text.utf8))
+            if JSONError.requested { JSONError(message: invalid.message, exitStatus: 64).print() }
+            Foundation.exit(ExitCode.validationFailure.rawValue)
         } catch {
-            // ArgumentParser's own: usage errors, --help and --version (exit 0, nothing to report),
-            // and a command's deliberate exit status, whose report it has already printed.
-            let status = exitCode(for: error).rawValue
-            if JSONError.requested, status != 0, !(error is ExitCode) {
-                JSONError(message: message(for: error), exitStatus: status).print()
-            }
-            exit(withError: error)
+            fail(error)
         }
+    }
+
+    /// The names from `breeze` down to `command` (`["breeze", "keys", "create"]`).
+    static func path(
+        to command: any ParsableCommand.Type,
+        from root: any ParsableCommand.Type = Breeze.self
+    )
+        -> [String]
+    {
+        let name = root.configuration.commandName ?? "breeze"
+        if root == command { return [name] }
+        for child in root.configuration.subcommands {
+            let below = path(to: command, from: child)
+            if !below.isEmpty { return [name] + below }
+        }
+        return []
+    }
+
+    /// ArgumentParser's own: usage errors, --help and --version (exit 0, nothing to report),
+    /// and a command's deliberate exit status, whose report it has already printed.
+    private static func fail(_ error: any Error) -> Never {
+        let status = exitCode(for: error).rawValue
+        if JSONError.requested, status != 0, !(error is ExitCode) {
+            JSONError(message: message(for: error), exitStatus: status).print()
+        }
+        exit(withError: error)
     }
 }
 

@@ -42,6 +42,22 @@ struct AuthoringTests {
         )
     }
 
+    @Test("breeze init prints the release command of the quick start, which a shell runs as printed, quotes included")
+    func initPrintsARunnableNextStep() async throws {
+        let breeze = try BreezeBinary.path
+        let run = try await BreezeBinary.run(["init", work.path("Our 'Content'.freshair").path])
+        #expect(run.status == 0, "\(run.error)")
+        let release = try #require(
+            run.output.split(separator: "\n").first { $0.hasPrefix("  breeze release ") },
+            "\(run.output)"
+        )
+        #expect(run.output.contains("`breeze keygen release.key` once"), "\(run.output)")
+        _ = try await BreezeBinary.run(["keygen", work.path("release.key").path])
+        let command = release.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "breeze ", with: "")
+        try await shell("'\(breeze)' \(command)", in: work.url)
+        #expect(FileManager.default.fileExists(atPath: work.path("site/Our 'Content'.freshair/manifest.json").path))
+    }
+
     @Test("breeze init never overwrites an author's files: a folder that holds anything is refused, untouched")
     func initRefusesAFolderWithFiles() async throws {
         try write("Mine.freshair/en.lproj/Feature.strings", "\"welcome.title\" = \"Hello\";\n")

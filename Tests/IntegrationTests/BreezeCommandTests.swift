@@ -377,6 +377,42 @@ struct BreezeCommandTests {
         #expect(!FileManager.default.fileExists(atPath: work.path("live").path))
     }
 
+    @Test(
+        "An option checked only as the command runs is refused with the usage of that command, not the root's",
+        arguments: [
+            (["sync", "http://127.0.0.1:9/B.freshair/", "LIVE", "--trusted-key", "K8ghK8xuo"], "breeze sync"),
+            (["sign", "IN", "--key", "KEY", "--objects", "../objects"], "breeze sign"),
+        ]
+    )
+    func lateOptionErrorsShowTheirCommand(arguments: [String], command: String) async throws {
+        let work = try TemporaryFolder("late-options")
+        let folders = ["LIVE": "live", "IN": "in", "KEY": "key"]
+        let run = try await BreezeBinary.run(arguments.map { folders[$0].map { work.path($0).path } ?? $0 })
+        #expect(run.status == 64, "\(run.status): \(run.error)")
+        #expect(run.error.hasPrefix("Error: --"), "\(run.error)")
+        #expect(run.error.contains("\nUsage: \(command) "), "\(run.error)")
+        #expect(run.error.contains("See '\(command) --help'"), "\(run.error)")
+        #expect(!FileManager.default.fileExists(atPath: work.path("live").path))
+    }
+
+    @Test(
+        "A source that is neither a URL breeze reads nor a folder: a server's address without its scheme, s3://",
+        arguments: [
+            ("127.0.0.1:8080/C.freshair/", "a server's URL starts with its scheme: http://127.0.0.1:8080/C.freshair/"),
+            ("localhost/C.freshair/", "http://localhost/C.freshair/"),
+            ("s3://bucket/C.freshair/", "not s3://. A device reads a bucket over https"),
+        ]
+    )
+    func sourceWithoutAScheme(source: String, said: String) async throws {
+        let work = try TemporaryFolder("sync-source")
+        let run = try await BreezeBinary.run(["sync", source, work.path("live").path])
+        #expect(run.status == 64 && run.error.contains(said), "\(run.status): \(run.error)")
+        #expect(run.error.contains("Usage: breeze sync"), "\(run.error)")
+        // A folder's name with dots is a folder's: missing, it is named as one (66).
+        let missing = try await BreezeBinary.run(["sync", work.path("C.freshair").path, work.path("live").path])
+        #expect(missing.status == 66 && missing.error.contains("no such file or folder"), "\(missing.error)")
+    }
+
     @Test("Missing folders and files are named in words, with exit 66, never NSCocoaErrorDomain")
     func missingPathsInWords() async throws {
         let work = try TemporaryFolder("missing-paths")

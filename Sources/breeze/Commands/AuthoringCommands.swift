@@ -22,10 +22,24 @@ struct InitCommand: AsyncParsableCommand {
                 var files: [String]
             }
             if json { return print(try JSONOutput.encode(Created(bundle: bundle.path, files: report.added))) }
+            // The next steps as README's quick start gives them, with this bundle's name.
             print(
-                "Created \(bundle.path) with \(report.added.count) files listed in manifest.json. Next: edit, then `breeze generate` and `breeze validate`."
+                """
+                Created \(bundle.path) with \(report.added.count) files listed in manifest.json.
+                Next: edit it; `breeze keygen release.key` once; then after each edit
+                  breeze release \(Self.quoted(directory)) \(Self.quoted("site/" + bundle.lastPathComponent)) --key release.key
+                (generate, sign, validate and publish to a folder; `breeze serve site` serves it).
+                """
             )
         } catch { throw CommandFailure(error) }
+    }
+
+    /// `path` as a shell reads it back: single-quoted unless it is plain.
+    static func quoted(_ path: String) -> String {
+        let plain = path.unicodeScalars.allSatisfy {
+            CharacterSet.alphanumerics.contains($0) || "._/-+".unicodeScalars.contains($0)
+        }
+        return plain && !path.isEmpty ? path : "'" + path.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }
 

@@ -220,10 +220,30 @@ struct SyncCommand: AsyncParsableCommand {
             if scheme == "http" || scheme == "https" { return url }
             if scheme == "file" { return URL(fileURLWithPath: url.path).standardizedFileURL }
         }
-        guard FileManager.default.fileExists(atPath: text) else {
-            throw CommandFailure(CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: text]))
+        if FileManager.default.fileExists(atPath: text) { return URL(fileURLWithPath: text).standardizedFileURL }
+        if let separator = text.range(of: "://") {
+            let scheme = text[..<separator.lowerBound]
+            let s3 =
+                scheme.lowercased() == "s3"
+                ? " A device reads a bucket over https: its endpoint's URL, or its CDN's." : ""
+            throw ValidationError(
+                "\(text): breeze syncs from http://, https:// and file:// URLs and from folders, not \(scheme)://.\(s3)"
+            )
         }
-        return URL(fileURLWithPath: text).standardizedFileURL
+        if looksLikeHost(text.split(separator: "/", omittingEmptySubsequences: false).first ?? "") {
+            throw ValidationError("\(text): no such folder; a server's URL starts with its scheme: http://\(text)")
+        }
+        throw CommandFailure(CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: text]))
+    }
+
+    /// `127.0.0.1:8080`, `localhost`, `www.example.com`: a server's address typed without
+    /// `http://`, not a folder's name (which `Content.freshair` could be).
+    static func looksLikeHost(_ component: Substring) -> Bool {
+        let host = component.split(separator: ":", maxSplits: 1)
+        if host.count == 2, !host[1].isEmpty, host[1].allSatisfy(\.isNumber) { return true }
+        let labels = component.split(separator: ".", omittingEmptySubsequences: false)
+        let ipv4 = labels.count == 4 && labels.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isNumber) }
+        return component == "localhost" || ipv4 || component.hasPrefix("www.")
     }
 
     static func parseHeader(_ text: String) throws -> (name: String, value: String) {
