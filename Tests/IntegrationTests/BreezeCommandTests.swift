@@ -305,7 +305,7 @@ struct BreezeCommandTests {
         let process = try BreezeBinary.start(["serve", folder.url.path, "--port", String(busy.port)])
         let deadline = Date().addingTimeInterval(30)
         while process.isRunning, Date() < deadline { try await Task.sleep(for: .milliseconds(50)) }
-        if process.isRunning { process.terminate() }
+        process.stopNow()
         let error = String(
             decoding: (process.standardError as! Pipe).fileHandleForReading.readDataToEndOfFile(),
             as: UTF8.self

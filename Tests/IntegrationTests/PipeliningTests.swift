@@ -227,7 +227,7 @@ struct PipeliningTests {
         server.standardOutput = FileHandle.nullDevice
         server.standardError = FileHandle.nullDevice
         try server.run()
-        defer { server.terminate() }
+        defer { server.stopNow() }
         let deadline = ContinuousClock.now + .seconds(10)
         while !isListening(port: port), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         let base = try #require(URL(string: "http://127.0.0.1:\(port)/"))
@@ -406,7 +406,7 @@ private final class CountingServer: @unchecked Sendable {
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(path)")! }
     func accepted() -> Int { Int(home.path("count").text ?? "") ?? 0 }
-    func stop() { process.terminate() }
+    func stop() { process.stopNow() }
 }
 
 /// A server that closes every connection unanswered, counting them: after taking its request,
@@ -450,7 +450,7 @@ private final class HangUpServer: @unchecked Sendable {
     /// loaded machine) brings nothing, and the client sends that request again without counting
     /// it against the server.
     func hungUpOn() -> Int { Int(home.path("count").text ?? "") ?? 0 }
-    func stop() { process.terminate() }
+    func stop() { process.stopNow() }
 }
 
 /// What each of several requests came to, as they end.

@@ -34,7 +34,7 @@ final class MotoS3: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(50))
         }
         guard isListening(port: port) else {
-            process.terminate()
+            process.stopNow()
             throw TestSetupError("moto_server did not start on port \(port)")
         }
         let setup = """
@@ -54,7 +54,7 @@ final class MotoS3: @unchecked Sendable {
         try setup.write(to: folder.path("setup.py"), atomically: true, encoding: .utf8)
         let output: String
         do { output = try await shell("python3 setup.py", in: folder.url) } catch {
-            process.terminate()
+            process.stopNow()
             throw error
         }
         let words = output.split(whereSeparator: \.isWhitespace).suffix(2).map(String.init)
@@ -68,8 +68,7 @@ final class MotoS3: @unchecked Sendable {
     }
 
     func stop() {
-        // moto's handler threads outlive SIGTERM while a client holds a keep-alive connection.
-        kill(process.processIdentifier, SIGKILL)
+        process.stopNow()  // SIGTERM would stay pending: see stopNow()
         process.waitUntilExit()
     }
 

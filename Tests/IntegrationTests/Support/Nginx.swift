@@ -71,7 +71,7 @@ final class Nginx: @unchecked Sendable {
                 self.process = process
                 return
             }
-            process.terminate()
+            process.stopNow()
             process.waitUntilExit()
             lastError = home.path("error.log").text ?? "no error log"
         }

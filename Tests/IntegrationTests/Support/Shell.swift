@@ -94,6 +94,18 @@ extension Pipe {
 }
 
 extension Process {
+    /// Stops a server this test started, with SIGKILL.
+    ///
+    /// Not `terminate()`: a child started from one of this process's threads that block
+    /// signals (NIO's, Dispatch's) keeps their mask, Foundation does not reset it, and its
+    /// SIGTERM stays pending for ever. `python3 -m http.server` and the tests' socket servers
+    /// outlived every run of the suite, five of them a run, until they were killed this way.
+    /// Foundation reaps the process.
+    func stopNow() {
+        guard isRunning else { return }
+        kill(processIdentifier, SIGKILL)
+    }
+
     /// Starts a server that prints the port it listens on as its first line (`scripts/fault-proxy`,
     /// a test's own Python server): the process, running, and that port.
     static func portPrintingServer(_ executable: String, _ arguments: [String], name: String) throws -> (Process, Int) {
@@ -112,7 +124,7 @@ extension Process {
             line.append(first)
         }
         guard let port = Int(String(decoding: line, as: UTF8.self)) else {
-            process.terminate()
+            process.stopNow()
             throw TestSetupError("\(name) did not start")
         }
         return (process, port)
