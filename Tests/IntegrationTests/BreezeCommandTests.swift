@@ -531,6 +531,47 @@ struct BreezeCommandTests {
         #expect(typo.status == 64 && (typo.body["message"] as? String)?.contains("did you mean 'sync'?") == true)
     }
 
+    @Test(
+        "Signed content synced with no key pinned: breeze says its signatures were not checked, naming only real keys"
+    )
+    func signedButNotPinned() async throws {
+        let work = try TemporaryFolder("unpinned")
+        #expect(try await BreezeBinary.run(["init", work.path("C.freshair").path]).status == 0)
+        let keygen = try await BreezeBinary.run(["keygen", work.path("release.key").path])
+        let publicKey = try #require(keygen.output.split(separator: "\n").last.map(String.init))
+        let site = work.path("site/C.freshair").path
+        let release = try await BreezeBinary.run([
+            "release", work.path("C.freshair").path, site, "--key", work.path("release.key").path,
+        ])
+        #expect(release.status == 0, "\(release.error)")
+
+        let unpinned = try await BreezeBinary.run(["sync", site, work.path("a").path])
+        #expect(unpinned.status == 0 && unpinned.output.hasPrefix("Updated to version 1"), "\(unpinned.error)")
+        #expect(unpinned.error.contains("breeze: note: this version is signed (by \(publicKey)), but no key is pinned"))
+        // Nothing new: nothing said.
+        let again = try await BreezeBinary.run(["sync", site, work.path("a").path])
+        #expect(again.status == 0 && again.error.isEmpty, "\(again.error)")
+        let pinned = try await BreezeBinary.run(["sync", site, work.path("b").path, "--trusted-key", publicKey])
+        #expect(pinned.status == 0 && pinned.error.isEmpty, "\(pinned.error)")
+
+        // A signature whose key is an escape sequence: the content is still said to be signed,
+        // and the server's text never reaches the terminal.
+        let unsigned = try await BreezeBinary.run(["init", work.path("D.freshair").path])
+        #expect(unsigned.status == 0)
+        let bare = try await BreezeBinary.run(["sync", work.path("D.freshair").path, work.path("c").path])
+        #expect(bare.status == 0 && bare.error.isEmpty, "\(bare.error)")
+        let manifest = work.path("D.freshair/manifest.json")
+        let files = try JSONSerialization.jsonObject(with: Data(contentsOf: manifest))
+        let document: [String: Any] = ["files": files, "signatures": [["key": "\u{1B}[2J", "sig": "AAAA"]]]
+        try JSONSerialization.data(withJSONObject: document).write(to: manifest)
+        let hostile = try await BreezeBinary.run(["sync", work.path("D.freshair").path, work.path("d").path])
+        #expect(
+            hostile.status == 0 && hostile.error.contains("this version is signed, but no key is pinned"),
+            "\(hostile.error)"
+        )
+        #expect(!hostile.error.contains("\u{1B}"))
+    }
+
     @Test("whatsnew and check-update name the releases this environment left out, and why")
     func releasesLeftOutAreNamed() async throws {
         let work = try TemporaryFolder("left-out")

@@ -65,6 +65,8 @@ struct ManifestTree {
         var layout = ContentLayout.paths
         /// The root manifest's pack of small files, if it names one.
         var pack: FilePack?
+        /// The keys the root manifest names in its signatures, checked only when keys are pinned.
+        var signers: [String] = []
 
         /// A selected path's place, as the set of names keeps it: its position in ``files``,
         /// or, with this bit, in the live version's table (``sameAsLive``).
@@ -153,6 +155,7 @@ struct ManifestTree {
             (selection.sequence, selection.expires, selection.identity, selection.layout, selection.pack) = (
                 manifest.sequence, manifest.expires, manifest.identity, manifest.layout, manifest.pack
             )
+            selection.signers = manifest.signatures.map(\.key)
         }
         let layout = depth == 0 ? manifest.layout : rootLayout
         let applicable = try entries(of: manifest, applyingHere: layout, source: source, intake: intake)

@@ -59,6 +59,10 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     var downloadedPaths: PathsByPosition
     /// The paths no longer present.
     public var removed: [String]
+    /// The keys a new version's root manifest says signed it, when no key was pinned
+    /// (``SyncConfiguration/trustedKeys``, ``SyncConfiguration/keyRotation``): signatures that
+    /// were not checked, which breeze points out. Empty when keys were pinned, or nothing signed.
+    package var unverifiedSigners: [String] = []
     /// A package update's details (``PackageUpdater``).
     package var package: PackageUpdater.Result?
     /// A repository update's details (``Repository``).

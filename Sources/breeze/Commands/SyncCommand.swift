@@ -205,12 +205,27 @@ struct SyncCommand: AsyncParsableCommand {
                     if case .planned = event { freshair_return_freed_memory() }
                     progress.show(event)
                 }
+                if let note = Self.unverifiedNote(summary.unverifiedSigners) {
+                    FileHandle.standardError.write(Data("breeze: note: \(note)\n".utf8))
+                }
                 return json ? try JSONOutput.encode(summary) : summary.oneLine
             } catch {
                 throw CommandFailure(error)
             }
         }
         print(output)
+    }
+
+    /// Signed content synced with no key pinned: its signatures were not checked, which a
+    /// newcomer who signed everything would not guess.
+    /// Only keys that are keys are named: the names are the server's, and reach a terminal.
+    static func unverifiedNote(_ signers: [String]) -> String? {
+        guard !signers.isEmpty else { return nil }
+        let keys = signers.filter { (try? TrustedKey(base64: $0)) != nil }
+        let more = signers.count > 1 ? " and \(signers.count - 1) more" : ""
+        let by = keys.first.map { " (by \($0)\(more))" } ?? ""
+        return "this version is signed\(by), but no key is pinned, so no signature was checked. "
+            + "Pass the publisher's public key with --trusted-key (or a key document with --keys) to refuse content anyone else signed."
     }
 
     /// An http(s) URL, a `file://` URL, or a path to a local folder or archive (read as a
