@@ -138,26 +138,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     func run() async throws {
         let remote = try Self.sourceURL(url)
-        var configuration = SyncConfiguration()
-        configuration.concurrency = max(1, concurrency)
-        configuration.retry = RetryPolicy(maxAttempts: attempts)
-        // breeze names itself first; the library adds FreshAir/VERSION after it. A --header
-        // User-Agent of the caller's own replaces breeze's.
-        configuration.headers = [("User-Agent", BreezeVersion.userAgent)] + (try headers.map(Self.parseHeader))
-        do { configuration.trustedKeys = try trustedKeys.map { try TrustedKey(base64: $0) } } catch {
-            throw ValidationError("--trusted-key: \(error)")
-        }
-        if allowLinks { configuration.extraction.symbolicLinks = .allowInside }
-        configuration.chunkDeltas.isEnabled = !noChunkDeltas
-        if let keyDocument {
-            let pinned: KeyDocument
-            do {
-                pinned = try KeyDocument(data: Data(contentsOf: URL(fileURLWithPath: keyDocument)), source: keyDocument)
-            } catch {
-                throw ValidationError("--keys: \(error)")
-            }
-            configuration.keyRotation = KeyRotation(pinned: pinned, updates: try keyUpdates.map(Self.sourceURL))
-        }
+        let configuration = try syncConfiguration()
         let cdn = try cdn.map(Self.sourceURL)
         let environment = try EnvironmentOptions.apply(environment, to: .current())
         let store = StoreLocation.store(for: directory, explicit: store)
@@ -205,15 +186,44 @@ struct SyncCommand: AsyncParsableCommand {
                     if case .planned = event { freshair_return_freed_memory() }
                     progress.show(event)
                 }
-                if let note = Self.unverifiedNote(summary.unverifiedSigners) {
-                    FileHandle.standardError.write(Data("breeze: note: \(note)\n".utf8))
-                }
-                return json ? try JSONOutput.encode(summary) : summary.oneLine
+                return (
+                    summary: json ? try JSONOutput.encode(summary) : summary.oneLine,
+                    unverifiedSigners: summary.unverifiedSigners
+                )
             } catch {
                 throw CommandFailure(error)
             }
         }
-        print(output)
+        // After the progress line is cleared, before the summary.
+        if let note = Self.unverifiedNote(output.unverifiedSigners) {
+            FileHandle.standardError.write(Data("breeze: note: \(note)\n".utf8))
+        }
+        print(output.summary)
+    }
+
+    /// The library's settings from the options: a key or header that does not parse is a usage error.
+    private func syncConfiguration() throws -> SyncConfiguration {
+        var configuration = SyncConfiguration()
+        configuration.concurrency = max(1, concurrency)
+        configuration.retry = RetryPolicy(maxAttempts: attempts)
+        // breeze names itself first; the library adds FreshAir/VERSION after it. A --header
+        // User-Agent of the caller's own replaces breeze's.
+        configuration.headers = [("User-Agent", BreezeVersion.userAgent)] + (try headers.map(Self.parseHeader))
+        do { configuration.trustedKeys = try trustedKeys.map { try TrustedKey(base64: $0) } } catch {
+            throw ValidationError("--trusted-key: \(error)")
+        }
+        if allowLinks { configuration.extraction.symbolicLinks = .allowInside }
+        configuration.chunkDeltas.isEnabled = !noChunkDeltas
+        if let keyDocument {
+            let pinned: KeyDocument
+            do {
+                pinned = try KeyDocument(data: Data(contentsOf: URL(fileURLWithPath: keyDocument)), source: keyDocument)
+            } catch {
+                throw ValidationError("--keys: \(error)")
+            }
+            configuration.keyRotation = KeyRotation(pinned: pinned, updates: try keyUpdates.map(Self.sourceURL))
+        }
+        return configuration
     }
 
     /// Signed content synced with no key pinned: its signatures were not checked, which a
