@@ -212,21 +212,23 @@ class Bench:
         # in the last minutes (see JournaledFilesystem), and the 10,000-file case measured the
         # last run's deletions as much as the tools. Unmounting deletes it all at once.
         filesystem = None if self.args.in_place else JournaledFilesystem(os.path.join(self.work, "disk"), 48)
-        if filesystem and filesystem.device:
+        journaled = bool(filesystem and filesystem.device)
+        leftovers = [self.out] + [os.path.join(self.work, n) for n in os.listdir(self.work) if n.startswith("trash-")]
+        if journaled:
             # What runs before this one left on the root file system: deleting it slows only
             # creates there, and no tool writes there now.
-            for leftover in [self.out, self.trash] + [os.path.join(self.work, n) for n in os.listdir(self.work) if n.startswith("trash-")]:
+            for leftover in leftovers + [self.trash]:
                 shutil.rmtree(leftover, ignore_errors=True)
             self.out, self.trash = os.path.join(filesystem.work, "out"), os.path.join(filesystem.work, "trash")
-        self.where = (filesystem.description if filesystem and filesystem.device
-                      else f"{self.out} as it is" + ("" if self.args.in_place else " (no journaled file system could be made)"))
-        # Whatever an earlier run left goes to the trash too, deleted only after the last case.
-        os.makedirs(self.trash, exist_ok=True)
-        for leftover in [self.out] + [os.path.join(self.work, n) for n in os.listdir(self.work) if n.startswith("trash-")]:
-            if os.path.lexists(leftover):
-                self.trashed += 1
-                os.rename(leftover, os.path.join(self.trash, f"old-{self.trashed}"))
-        if not (filesystem and filesystem.device):
+            self.where = filesystem.description
+        else:
+            self.where = f"{self.out} as it is" + ("" if self.args.in_place else " (no journaled file system could be made)")
+            # Whatever an earlier run left goes to the trash too, deleted only after the last case.
+            os.makedirs(self.trash, exist_ok=True)
+            for leftover in leftovers:
+                if os.path.lexists(leftover):
+                    self.trashed += 1
+                    os.rename(leftover, os.path.join(self.trash, f"old-{self.trashed}"))
             wait_after_deletes()
         start_empty()  # every run starts with free memory, whatever ran before it
         # https from a CA made for this run, trusted by each tool's own option, never by the system.
@@ -236,7 +238,7 @@ class Bench:
             self.cases()
         finally:
             self.nginx.stop()
-            if filesystem and filesystem.device:
+            if journaled:
                 filesystem.unmount()
             else:
                 self.empty_trash()
