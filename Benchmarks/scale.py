@@ -12,16 +12,22 @@ into a folder that has the rest (each run is set back to the old content first, 
 (`breeze generate --pack`), rclone fetching them one by one as ever. The "resume" axis is a
 sync killed after it verified every file, before its switch, run again: each run first syncs
 the bundle (untimed) and removes the live link, so that the timed run finds the whole version
-among the interrupted work and links every file from there (no peer does this). Before the first point the run waits until five minutes have passed since a benchmark last deleted its trash (scripts/lib/quiet_disk.py). `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
+among the interrupted work and links every file from there (no peer does this). Every tool
+writes to an ext4 of its own, with a journal, made for the run (scripts/lib/journaled_fs.py, as
+`Benchmarks/run` and `--delta` do); `--in-place` writes to `--work` as it is, after waiting until
+five minutes have passed since a benchmark last deleted its trash (scripts/lib/quiet_disk.py).
+Times are the wall clock around each command (GNU time's own is to the hundredth of a second,
+coarser than a no-change check); CPU and peak RSS come from GNU time. `--report-only` writes the tables and chart again from the saved scale.json. The growth exponent is the slope of a least-squares line through the points on log-log axes:
 1 grows in proportion, 0 does not grow. Results: Benchmarks/results/scale.md, scale.json, scale.png.
 """
-import argparse, datetime, json, math, os, shutil, statistics, subprocess, sys
+import argparse, datetime, json, math, os, shutil, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from loopback import Nginx  # noqa: E402
 from corpora import small_files  # noqa: E402
 from quiet_disk import deleted, wait_after_deletes  # noqa: E402
+from journaled_fs import JournaledFilesystem  # noqa: E402
 from page_cache import forget, start_empty  # noqa: E402
 
 
@@ -30,11 +36,14 @@ def sh(command):
 
 
 def timed(command, stats):
-    """Runs `command` under GNU time: (wall seconds, user + system CPU seconds, peak RSS in MB)."""
-    subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", "-o", stats, "/bin/sh", "-c", command], check=True,
+    """Runs `command` under GNU time: (wall seconds, user + system CPU seconds, peak RSS in MB).
+    The wall clock is this script's: GNU time gives it in hundredths of a second."""
+    start = time.perf_counter()
+    subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", stats, "/bin/sh", "-c", command], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wall, user, system, rss = open(stats).read().strip().splitlines()[-1].split()
-    return float(wall), float(user) + float(system), int(rss) / 1024
+    wall = time.perf_counter() - start
+    user, system, rss = open(stats).read().strip().splitlines()[-1].split()
+    return wall, float(user) + float(system), int(rss) / 1024
 
 
 def exponent(xs, ys):
@@ -112,7 +121,7 @@ class Scale:
         for label, runs in samples.items():
             point = {"axis": axis, "x": x, "tool": label, "seconds": statistics.median(r[0] for r in runs),
                      "spread": [min(r[0] for r in runs), max(r[0] for r in runs)],
-                     "cpu": statistics.median(r[1] for r in runs), "rss": max(r[2] for r in runs)}
+                     "cpu": statistics.median(r[1] for r in runs), "rss": max(r[2] for r in runs), "where": self.where}
             self.points.append(point)
             print(f"  {axis} {x:>7}  {label:<24} {point['seconds']:7.3f} s  cpu {point['cpu']:6.2f} s  {point['rss']:7.1f} MB", flush=True)
 
@@ -136,7 +145,8 @@ class Scale:
     def check_space(self, mb):
         """Stops with what to do when the disk cannot hold a point of `mb` MB: breeze's version
         and curl's copy side by side, and a margin."""
-        free = shutil.disk_usage(self.work).free >> 20
+        # The journaled file system is a sparse image on the disk under --work: both must have room.
+        free = min(shutil.disk_usage(self.work).free, shutil.disk_usage(self.out).free) >> 20
         needed = 2 * mb + 1024
         if free < needed:
             sys.exit(f"Benchmarks/run --scale: the {mb} MB point needs {needed} MB free in {self.work}, "
@@ -144,16 +154,26 @@ class Scale:
 
     def run(self):
         self.trashed, self.deletes_outputs = 0, False
-        self.trash = os.path.join(self.work, "trash")
-        if os.path.exists(self.trash) or os.path.exists(self.out):  # a killed run's
-            shutil.rmtree(self.trash, ignore_errors=True)
-            shutil.rmtree(self.out, ignore_errors=True)
-            deleted()
-        os.makedirs(self.trash)
-        os.makedirs(self.out, exist_ok=True)
         print(f"Corpora in {self.www} ...", flush=True)
         self.corpora()
-        wait_after_deletes()
+        # Every tool writes to an ext4 of its own, with a journal, made for this run (unless
+        # --in-place): on a root file system without one, each create scans the inodes deleted in
+        # the last minutes, and a point measured the deletions before it as much as the tools
+        # (see JournaledFilesystem). Unmounting deletes it all at once.
+        filesystem = None if self.args.in_place else JournaledFilesystem(os.path.join(self.work, "disk"), 48)
+        self.journaled = bool(filesystem and filesystem.device)
+        for leftover in (os.path.join(self.work, "trash"), self.out):  # a killed run's
+            if os.path.exists(leftover):
+                shutil.rmtree(leftover)
+                deleted()
+        if self.journaled:
+            self.out, self.where = os.path.join(filesystem.work, "out"), filesystem.description
+        else:
+            self.where = f"{self.out} as it is" + ("" if self.args.in_place else " (no journaled file system could be made)")
+            wait_after_deletes()
+        self.trash = os.path.join(os.path.dirname(self.out), "trash")
+        os.makedirs(self.trash)
+        os.makedirs(self.out)
         start_empty()  # every run starts with free memory, whatever ran before it
         self.nginx = Nginx(self.www, os.path.join(self.work, "nginx"))
         b, u, o = self.breeze, self.nginx.url, self.out
@@ -188,7 +208,8 @@ class Scale:
             # One large file per tool from here: deleted between runs, not kept in the trash.
             self.deletes_outputs = True
             shutil.rmtree(self.trash, ignore_errors=True)
-            deleted()
+            if not self.journaled:
+                deleted()
             os.makedirs(self.trash)
             for mb in self.sizes:
                 self.check_space(mb)
@@ -198,9 +219,12 @@ class Scale:
                 }, os.path.join(self.www, f"size-{mb}"))
         finally:
             self.nginx.stop()
-            shutil.rmtree(self.out, ignore_errors=True)
-            shutil.rmtree(self.trash, ignore_errors=True)
-            deleted()
+            if self.journaled:
+                filesystem.unmount()
+            else:
+                shutil.rmtree(self.out, ignore_errors=True)
+                shutil.rmtree(self.trash, ignore_errors=True)
+                deleted()
         self.report()
 
     def report(self):
@@ -210,7 +234,8 @@ class Scale:
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         lines = [f"Measured {when} by `Benchmarks/run --scale{' --quick' if self.args.quick else ''}`: cold syncs into an empty folder "
                  f"from nginx on 127.0.0.1, {self.runs} run{'s' if self.runs > 1 else ''} per point taking turns (median, fastest–slowest); "
-                 "peak RSS is the largest run's. Exponent: the slope on log-log axes (1 grows in proportion, 0 not at all).", "",
+                 "peak RSS is the largest run's. Exponent: the slope on log-log axes (1 grows in proportion, 0 not at all)."
+                 + (f" Every tool wrote to {self.points[0]['where']}." if self.points and "where" in self.points[0] else ""), "",
                  "| axis | size | tool | seconds | fastest–slowest | CPU s | peak RSS MB | peer's time ÷ breeze's (above 1: breeze faster) |",
                  "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |"]
         for p in self.points:
@@ -266,6 +291,8 @@ if __name__ == "__main__":
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--work", default="/tmp/freshair-scale")
     parser.add_argument("--report-only", action="store_true", help="report again from the saved scale.json")
+    parser.add_argument("--in-place", action="store_true",
+                        help="write the outputs in --work as it is, not on a journaled ext4 of its own (scripts/lib/journaled_fs.py)")
     scale = Scale(parser.parse_args())
     if scale.args.report_only:
         suffix = "-quick" if scale.args.quick else ""

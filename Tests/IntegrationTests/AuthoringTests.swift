@@ -273,6 +273,58 @@ struct AuthoringTests {
         #expect(generatedProblems.isEmpty, "\(generatedProblems)")
     }
 
+    @Test("validate checks a package as a device installs it, with its .sig and .meta; package makes its folder")
+    func validatePackage() async throws {
+        try write("content/message.txt", "hello")
+        let package = work.path("site/content.tgz").path  // site/ is not there yet
+        let packed = try await BreezeBinary.run(["package", work.path("content").path, "-o", package, "--meta"])
+        #expect(packed.status == 0, "\(packed.error)")
+        let unsigned = try await BreezeBinary.run(["validate", package])
+        #expect(unsigned.status == 0 && unsigned.output == "Valid: 1 file, 5 B, unsigned.\n", "\(unsigned.output)")
+        let keygen = try await BreezeBinary.run(["keygen", work.path("k.key").path])
+        let publicKey = try #require(keygen.output.split(separator: "\n").last.map(String.init))
+        #expect(try await BreezeBinary.run(["sign", package, "--key", work.path("k.key").path]).status == 0)
+        let signed = try await BreezeBinary.run(["validate", package])
+        #expect(signed.output == "Valid: 1 file, 5 B, signed by \(publicKey).\n", "\(signed.output) \(signed.error)")
+        // Written whole beside the old one, then renamed over it: nothing else is left in site/.
+        let listed = try FileManager.default.contentsOfDirectory(atPath: work.path("site").path).sorted()
+        #expect(listed == ["content.tgz", "content.tgz.meta", "content.tgz.sig"])
+
+        // Packed again after it was signed: the .sig vouches for other bytes.
+        try write("content/message.txt", "hello, world")
+        #expect(try await BreezeBinary.run(["package", work.path("content").path, "-o", package]).status == 0)
+        let stale = try await BreezeBinary.run(["validate", package])
+        #expect(stale.status == 1, "\(stale.output)")
+        #expect(stale.output.contains("error: content.tgz.sig: signed for other bytes"), "\(stale.output)")
+        #expect(stale.output.contains("it changed after `breeze sign`"))
+
+        // Cut short with a .meta that says no date; a link, made by GNU tar: refused as a device refuses them.
+        let whole = try Data(contentsOf: URL(fileURLWithPath: package))
+        try whole.prefix(40).write(to: work.path("cut.tgz"))
+        try write("cut.tgz.meta", "{}")
+        let cut = try await BreezeBinary.run(["validate", work.path("cut.tgz").path])
+        #expect(cut.status == 1 && cut.output.contains("error: cut.tgz:"), "\(cut.output)")
+        #expect(cut.output.contains("error: cut.tgz.meta: not {\"Last-Modified\": \"<HTTP date>\"}"))
+        try FileManager.default.createDirectory(at: work.path("linked"), withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(
+            atPath: work.path("linked/passwd").path,
+            withDestinationPath: "/etc/passwd"
+        )
+        _ = try await shell("tar -czf linked.tgz linked", in: work.url)
+        let linked = try await BreezeBinary.run(["validate", work.path("linked.tgz").path])
+        #expect(linked.status == 1 && linked.output.contains("symbolic links are refused"), "\(linked.output)")
+
+        // A file where a folder is needed is a usage error, not "no such file".
+        let file = try await BreezeBinary.run(["validate", work.path("content/message.txt").path])
+        #expect(file.status == 64 && file.error.contains("message.txt is a file; this command takes a folder"))
+        // A package into the folder it packs would hold its own earlier copy: refused, nothing written.
+        let inside = try await BreezeBinary.run([
+            "package", work.path("content").path, "-o", work.path("content/c.tgz").path,
+        ])
+        #expect(inside.status != 0 && inside.error.contains("the folder being packed"), "\(inside.error)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("content").path) == ["message.txt"])
+    }
+
     @Test("validate lists every problem with its file, key, language and position")
     func validateFindsEverything() async throws {
         _ = try await BreezeBinary.run(["init", work.path("V.freshair").path])

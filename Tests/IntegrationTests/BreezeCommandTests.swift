@@ -570,6 +570,28 @@ struct BreezeCommandTests {
             "\(hostile.error)"
         )
         #expect(!hostile.error.contains("\u{1B}"))
+
+        // A repository whose index is signed: the same note, naming the index.
+        try FileManager.default.createDirectory(at: work.path("cats"), withIntermediateDirectories: true)
+        try Data("meow".utf8).write(to: work.path("cats/cat.txt"))
+        let added = try await BreezeBinary.run([
+            "repo", "add", work.path("cats").path, work.path("repos/com.example.signed").path,
+            "--key", work.path("release.key").path,
+        ])
+        #expect(added.status == 0, "\(added.error)")
+        let repository = ["sync", work.path("repos").path, "--repo", "com.example.signed"]
+        let repo = try await BreezeBinary.run(repository + [work.path("r").path])
+        #expect(repo.status == 0 && work.path("r/cats/cat.txt").text == "meow", "\(repo.error)")
+        #expect(
+            repo.error.contains(
+                "breeze: note: this repository's index is signed (by \(publicKey)), but no key is pinned"
+            ),
+            "\(repo.error)"
+        )
+        let repoAgain = try await BreezeBinary.run(repository + [work.path("r").path])
+        #expect(repoAgain.status == 0 && repoAgain.error.isEmpty, "\(repoAgain.error)")
+        let repoPinned = try await BreezeBinary.run(repository + [work.path("r2").path, "--trusted-key", publicKey])
+        #expect(repoPinned.status == 0 && repoPinned.error.isEmpty, "\(repoPinned.error)")
     }
 
     @Test("whatsnew and check-update name the releases this environment left out, and why")

@@ -147,15 +147,16 @@ package enum BundleValidator {
         folder.isEmpty ? name : "\(folder)/\(name)"
     }
 
-    /// Devices refuse an expired root manifest: an error then, and a week's notice before.
-    static func expiryProblems(_ expires: Date, file: String, now: Date) -> [Problem] {
+    /// Devices refuse an expired root manifest (or package document): an error then, and a
+    /// week's notice before. `renewal` says what to do (a manifest's words when `nil`).
+    static func expiryProblems(_ expires: Date, file: String, now: Date, renewal: String? = nil) -> [Problem] {
         if expires < now {
             return [
                 Problem(
                     severity: .error,
                     file: file,
                     message:
-                        "expired at \(expires.formatted(.iso8601)): devices will refuse it; set a later \"expires\""
+                        "expired at \(expires.formatted(.iso8601)): devices will refuse it; \(renewal ?? "set a later \"expires\"")"
                 )
             ]
         }
@@ -165,7 +166,7 @@ package enum BundleValidator {
                 severity: .warning,
                 file: file,
                 message:
-                    "expires at \(expires.formatted(.iso8601)), within a week: publish a fresh manifest before then"
+                    "expires at \(expires.formatted(.iso8601)), within a week: \(renewal ?? "publish a fresh manifest") before then"
             )
         ]
     }

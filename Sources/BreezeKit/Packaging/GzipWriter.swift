@@ -8,10 +8,7 @@ final class GzipWriter {
     private let file: FileHandle
 
     init(path: String, level: Int32 = 6) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw PackagingError("could not create \(path)")
-        }
-        file = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        file = try PackageWriter.createFile(path)
         stream.initialize(to: z_stream())
         guard
             deflateInit2_(

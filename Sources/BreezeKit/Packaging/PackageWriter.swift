@@ -14,7 +14,10 @@ package enum PackageWriter {
         package var lastModified: String
     }
 
-    /// Packs `folder` into `output` (`.tgz`/`.tar.gz`, or `.tar` uncompressed).
+    /// Packs `folder` into `output` (`.tgz`/`.tar.gz`, or `.tar` uncompressed), making the
+    /// folder it goes in. The package is written beside `output` and renamed over it when
+    /// whole: a server publishing that folder never serves half of one, and a failure leaves
+    /// the earlier package as it was.
     /// - Parameter topLevelFolder: a folder name to put everything under (`cats-3/`), or `nil`.
     @discardableResult
     package static func write(
@@ -23,9 +26,55 @@ package enum PackageWriter {
         topLevelFolder: String? = nil,
         meta: Bool = false
     ) throws -> Summary {
+        let output = output.standardizedFileURL
+        let destination = output.deletingLastPathComponent()
+        do {
+            try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        } catch {
+            throw PackagingError("could not create the folder \(destination.path) for \(output.lastPathComponent)")
+        }
+        let source = folder.standardizedFileURL.resolvingSymlinksInPath().path
+        if (destination.resolvingSymlinksInPath().path + "/").hasPrefix(source + "/") {
+            throw PackagingError(
+                "\(output.path) is inside \(folder.path), the folder being packed: each package would hold the one before; write it elsewhere, such as site/\(output.lastPathComponent)"
+            )
+        }
         let files = try BundleFolder.files(in: folder)
-        let compress = !output.lastPathComponent.lowercased().hasSuffix(".tar")
-        let sink: TarSink = compress ? .gzip(try GzipWriter(path: output.path)) : .plain(try plainFile(output.path))
+        let partial = destination.appendingPathComponent(".\(output.lastPathComponent).\(getpid()).partial").path
+        let summary: Summary
+        do {
+            summary = try pack(
+                files,
+                of: folder,
+                into: partial,
+                compressed: !output.lastPathComponent.lowercased().hasSuffix(".tar"),
+                topLevelFolder: topLevelFolder
+            )
+            guard rename(partial, output.path) == 0 else {
+                throw PackagingError(
+                    "could not move the package into place at \(output.path): \(String(cString: strerror(errno)))"
+                )
+            }
+        } catch {
+            unlink(partial)
+            throw error
+        }
+        if meta {
+            let data = try JSONSerialization.data(withJSONObject: ["Last-Modified": summary.lastModified])
+            try data.write(to: URL(fileURLWithPath: output.path + ".meta"), options: .atomic)
+        }
+        return summary
+    }
+
+    /// Writes `files` of `folder` as a tar archive (gzipped when `compressed`) at `path`.
+    private static func pack(
+        _ files: [BundleFolder.File],
+        of folder: URL,
+        into path: String,
+        compressed: Bool,
+        topLevelFolder: String?
+    ) throws -> Summary {
+        let sink: TarSink = compressed ? .gzip(try GzipWriter(path: path)) : .plain(try createFile(path))
         var writer = TarWriter(sink: sink)
         var latest = Date(timeIntervalSince1970: 0)
         var bytes: Int64 = 0
@@ -51,19 +100,16 @@ package enum PackageWriter {
             bytes += file.size
         }
         try writer.finish()
-        let lastModified = HTTPDate.format(latest)
-        if meta {
-            let data = try JSONSerialization.data(withJSONObject: ["Last-Modified": lastModified])
-            try data.write(to: URL(fileURLWithPath: output.path + ".meta"))
-        }
-        return Summary(files: files.count, bytes: bytes, lastModified: lastModified)
+        return Summary(files: files.count, bytes: bytes, lastModified: HTTPDate.format(latest))
     }
 
-    private static func plainFile(_ path: String) throws -> FileHandle {
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw PackagingError("could not create \(path)")
+    /// Creates (or empties) `path` for writing, saying why when it cannot.
+    static func createFile(_ path: String) throws -> FileHandle {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            throw PackagingError("could not create \(path): \(String(cString: strerror(errno)))")
         }
-        return try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
 }
 

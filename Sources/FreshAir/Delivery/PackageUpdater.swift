@@ -496,11 +496,12 @@ public struct PackageUpdater: Sendable {
 }
 
 /// The `<package>.meta` sidecar of a bundled package: `{"Last-Modified": "<HTTP date>"}`.
-struct BundledPackageMeta {
-    var lastModified: String
-    var date: Date
+package struct BundledPackageMeta {
+    package var lastModified: String
+    package var date: Date
 
-    init?(package: URL) {
+    /// Reads `<package>.meta`; `nil` when there is none, or it does not say a date.
+    package init?(package: URL) {
         let url = URL(fileURLWithPath: package.path + ".meta")
         guard let data = try? Data(contentsOf: url),
             let text = (try? JSONReader.parse(data))?["Last-Modified"]?.string, let date = HTTPDate.parse(text)

@@ -185,8 +185,12 @@ public struct Repository: Sendable {
     }
 
     /// One pass of an update under the repository's lock: the index, then the bundles it
-    /// changed, then the bundles it dropped, then the index kept for the next check.
-    private func updateHoldingLock(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> Result {
+    /// changed, then the bundles it dropped, then the index kept for the next check. Also the
+    /// keys a new index says signed it when no key is pinned (``SyncSummary/unverifiedSigners``).
+    private func updateHoldingLock(
+        _ update: inout StoreUpdate,
+        run: DeliveryRun
+    ) async throws -> (Result, unverifiedSigners: [String]) {
         let saved = try await savedIndex(update)
         let current = try await currentIndex(saved: saved, update: update, run: run)
         let index = current.index
@@ -196,7 +200,7 @@ public struct Repository: Sendable {
         }
         let removed = try await removeDropped(keeping: Set(index.bundles.keys))
         try await keep(current, over: saved, in: &update)
-        return Result(
+        let result = Result(
             indexNotModified: current.fetched == nil,
             updated: Dictionary(uniqueKeysWithValues: plan.changed.map { ($0, index.bundles[$0]!.version) }),
             unchanged: index.bundles.keys.filter { !plan.moved.contains($0) }.sorted(),
@@ -204,6 +208,7 @@ public struct Repository: Sendable {
             removed: removed.sorted(),
             bytesDownloaded: bytes
         )
+        return (result, current.unverifiedSigners)
     }
 
     private var indexURL: URL { source.appendingPathComponent(id).appendingPathComponent("index.json") }
@@ -227,6 +232,8 @@ public struct Repository: Sendable {
         var index: RepositoryIndex
         /// Its bytes and validators when fetched; `nil` on `304` (the saved one).
         var fetched: (data: Data, validators: HTTPValidators)?
+        /// The keys a fetched index says signed it, when no key was pinned to check them.
+        var unverifiedSigners: [String] = []
     }
 
     /// The index to install from: fetched and verified, or the saved one on `304` (when not
@@ -258,7 +265,14 @@ public struct Repository: Sendable {
             do throws(ManifestError) {
                 index = try RepositoryIndex(data: data, source: indexURL.absoluteString)
             } catch { throw FreshAirError.manifest(error) }
-            if let keys { try verify(index, data: data, keys: keys, liveSequence: trustedSaved?.record.sequence) }
+            guard let keys else {
+                return CurrentIndex(
+                    index: index,
+                    fetched: (data, validators),
+                    unverifiedSigners: index.release.signatures.map(\.key)
+                )
+            }
+            try verify(index, data: data, keys: keys, liveSequence: trustedSaved?.record.sequence)
             return CurrentIndex(index: index, fetched: (data, validators))
         }
     }
@@ -471,8 +485,10 @@ extension Repository: ContentUpdater, DeliverySource {
     var localRoot: URL? { source.isFileURL ? source : nil }
 
     func deliver(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> SyncSummary {
-        let result = try await updateHoldingLock(&update, run: run)
+        let (result, unverifiedSigners) = try await updateHoldingLock(&update, run: run)
         if result.indexNotModified { run.report(.notModified) }
-        return SyncSummary(result)
+        var summary = SyncSummary(result)
+        summary.unverifiedSigners = unverifiedSigners
+        return summary
     }
 }

@@ -236,7 +236,7 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         case .transport(let error):
             return "\(error). Check the network and the URL, then sync again; downloads resume where they stopped."
         case .manifest(let error):
-            return "\(error). The publisher must fix the manifest and publish it again."
+            return "\(error). The publisher must fix this document and publish it again."
         case .hashMismatch(let path, let url, let expected, let actual):
             return
                 "\(path): downloaded content does not match its manifest (expected \(expected.hex), got \(actual.hex) from \(url)). "

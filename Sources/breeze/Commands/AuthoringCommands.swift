@@ -170,25 +170,37 @@ struct GenerateCommand: AsyncParsableCommand {
 struct ValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check a bundle: JSON, shapes, digests, conditions, paths, translations and images."
+        abstract:
+            "Check a bundle (JSON, shapes, digests, conditions, paths, translations, images) or a package (installed as a device would, with its .sig and .meta)."
     )
 
-    @Argument(help: "The bundle folder.") var bundle = "."
+    @Argument(help: "The bundle folder, or a package file (.tgz, .tar.gz, .tar, .gz, .zip).") var bundle = "."
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        try CommandFailure.requireFolder(bundle)
-        let problems = await BundleValidator.run(bundle: URL(fileURLWithPath: bundle))
+        var isFolder: ObjCBool = false
+        let isPackage =
+            FileManager.default.fileExists(atPath: bundle, isDirectory: &isFolder) && !isFolder.boolValue
+            && ArchiveFormat(fileName: bundle) != nil
+        if !isPackage { try CommandFailure.requireFolder(bundle) }
+        let (problems, contents) =
+            isPackage
+            ? await PackageValidator.run(package: URL(fileURLWithPath: bundle))
+            : (await BundleValidator.run(bundle: URL(fileURLWithPath: bundle)), nil)
         if json {
             print(try JSONOutput.encode(problems))
         } else {
             for problem in problems { print(problem) }
             let errors = problems.filter { $0.severity == .error }.count
-            print(
-                errors == 0 && problems.isEmpty
-                    ? "Valid."
-                    : "\(errors) error\(errors == 1 ? "" : "s"), \(problems.count - errors) warning\(problems.count - errors == 1 ? "" : "s")."
-            )
+            let warnings = problems.count - errors
+            if let contents, errors == 0 {
+                let more = contents.signers.count > 1 ? " and \(contents.signers.count - 1) more" : ""
+                let signed = contents.signers.first.map { "signed by \($0)\(more)" } ?? "unsigned"
+                let noted = warnings > 0 ? " (\(counted(warnings, "warning")))" : ""
+                print("Valid\(noted): \(counted(contents.files, "file")), \(ByteCount(contents.bytes)), \(signed).")
+            } else {
+                print(problems.isEmpty ? "Valid." : "\(counted(errors, "error")), \(counted(warnings, "warning")).")
+            }
         }
         if problems.contains(where: { $0.severity == .error }) { throw ExitCode(1) }
     }

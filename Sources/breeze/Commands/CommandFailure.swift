@@ -77,17 +77,22 @@ struct CommandFailure: Error, CustomStringConvertible {
             return "`breeze hash BUNDLE` recomputes every digest and size; publish the manifests with the files."
         }
         guard let manifestError = error.manifestError else { return nil }
+        // What `breeze sign` is given: the document's own kind, read from where it came from.
+        let signed =
+            manifestError.source.hasSuffix(PackageSignature.suffix)
+            ? "PACKAGE" : manifestError.source.hasSuffix("/index.json") ? "REPOSITORY" : "BUNDLE"
         switch manifestError.problem {
         case .entry(_, _, .invalidHash), .entry(_, _, .invalidSize), .entry(_, _, .noDigestInSignedBundle):
             return "`breeze hash BUNDLE` recomputes every digest and size (then `breeze sign` when it is signed)."
         case .invalidJSON, .unexpectedShape, .entry, .pathConflict, .unsafePath, .tooDeep:
             return "`breeze validate BUNDLE` lists every problem of a bundle before it is published."
         case .missingSignedField, .replayedSequence, .unsigned, .signatureInvalid, .expired, .olderSequence:
-            return "`breeze sign BUNDLE --key KEY` signs a new release: identity, a higher sequence, a new expiry."
+            return "`breeze sign \(signed) --key KEY` signs a new release: identity, a higher sequence, a new expiry."
         case .wrongIdentity(let expected, _):
-            return "`breeze sign BUNDLE --key KEY --identity \(expected)` names the identity this device expects."
+            return "`breeze sign \(signed) --key KEY --identity \(expected)` names the identity this device expects."
         case .belowThreshold, .untrustedSigner:
-            return "`breeze sign BUNDLE --key A --key B` (or `--cosign`) adds signatures of the keys the device pins."
+            return
+                "`breeze sign \(signed) --key A --key B` (or `--cosign`) adds signatures of the keys the device pins."
         case .tooLarge, .treeTooLarge, .tooManyEntries:
             return nil
         }
@@ -150,10 +155,12 @@ extension CommandFailure {
     /// folder" (66), not a report about what the missing folder lacks.
     static func requireFolder(_ path: String) throws {
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
             let url = URL(fileURLWithPath: path)
             throw CommandFailure(CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: url.path]))
         }
+        // There, but a file: not "no such file", which would send the user looking for it.
+        guard isFolder.boolValue else { throw ValidationError("\(path) is a file; this command takes a folder.") }
     }
 
     /// Refuses a file or folder argument that is not there, before any work (66).

@@ -195,7 +195,8 @@ struct SyncCommand: AsyncParsableCommand {
             }
         }
         // After the progress line is cleared, before the summary.
-        if let note = Self.unverifiedNote(output.unverifiedSigners) {
+        let signed = repo == nil ? "this version" : "this repository's index"
+        if let note = Self.unverifiedNote(output.unverifiedSigners, of: signed) {
             FileHandle.standardError.write(Data("breeze: note: \(note)\n".utf8))
         }
         print(output.summary)
@@ -229,12 +230,12 @@ struct SyncCommand: AsyncParsableCommand {
     /// Signed content synced with no key pinned: its signatures were not checked, which a
     /// newcomer who signed everything would not guess.
     /// Only keys that are keys are named: the names are the server's, and reach a terminal.
-    static func unverifiedNote(_ signers: [String]) -> String? {
+    static func unverifiedNote(_ signers: [String], of signed: String) -> String? {
         guard !signers.isEmpty else { return nil }
         let keys = signers.filter { (try? TrustedKey(base64: $0)) != nil }
         let more = signers.count > 1 ? " and \(signers.count - 1) more" : ""
         let by = keys.first.map { " (by \($0)\(more))" } ?? ""
-        return "this version is signed\(by), but no key is pinned, so no signature was checked. "
+        return "\(signed) is signed\(by), but no key is pinned, so no signature was checked. "
             + "Pass the publisher's public key with --trusted-key (or a key document with --keys) to refuse content anyone else signed."
     }
 
