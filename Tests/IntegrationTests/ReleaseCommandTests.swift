@@ -326,6 +326,48 @@ struct ReleaseCommandTests {
         let after = try await breeze(["release", bundle.path, site.path])
         #expect(after.status == 69 && after.error.contains("largest"), "\(after.status): \(after.error)")
     }
+
+    @Test(
+        "A package or repository released again unchanged keeps its signature; a package a device would refuse is not published"
+    )
+    func packageAndRepositoryReleasedAgain() async throws {
+        let work = try TemporaryFolder("release-package")
+        let keyPath = work.path("release.key").path
+        #expect(try await BreezeBinary.run(["keygen", keyPath]).status == 0)
+        try FileManager.default.createDirectory(at: work.path("content"), withIntermediateDirectories: true)
+        try Data("hello".utf8).write(to: work.path("content/message.txt"))
+        let package = work.path("build/content.tgz").path
+        #expect(try await BreezeBinary.run(["package", work.path("content").path, "-o", package]).status == 0)
+        let site = work.path("site").path
+        let first = try await BreezeBinary.run(["release", package, site, "--key", keyPath])
+        #expect(first.status == 0 && first.output.contains("Signed sequence 1"), "\(first.output) \(first.error)")
+        let signature = try Data(contentsOf: work.path("site/content.tgz.sig"))
+        let again = try await BreezeBinary.run(["release", package, site, "--key", keyPath])
+        #expect(again.status == 0 && again.output.contains("its signatures are kept"), "\(again.output)")
+        #expect(again.output.contains("0 uploaded"))
+        #expect(try Data(contentsOf: work.path("site/content.tgz.sig")) == signature)
+
+        // Packed again after it was signed, then released without a key: its .sig names other
+        // bytes, and nothing is published.
+        try Data("hello, world".utf8).write(to: work.path("content/message.txt"))
+        #expect(try await BreezeBinary.run(["package", work.path("content").path, "-o", package]).status == 0)
+        let stale = try await BreezeBinary.run(["release", package, site])
+        #expect(stale.status != 0 && stale.error.contains("signed for other bytes"), "\(stale.error)")
+        #expect(try Data(contentsOf: work.path("site/content.tgz.sig")) == signature)
+        let next = try await BreezeBinary.run(["release", package, site, "--key", keyPath])
+        #expect(next.status == 0 && next.output.contains("Signed sequence 2"), "\(next.output) \(next.error)")
+
+        // A repository: the same.
+        let repository = work.path("repos/com.example.zoo").path
+        #expect(try await BreezeBinary.run(["repo", "add", work.path("content").path, repository]).status == 0)
+        let published = work.path("site/com.example.zoo").path
+        let signedIndex = try await BreezeBinary.run(["release", repository, published, "--key", keyPath])
+        #expect(signedIndex.status == 0 && signedIndex.output.contains("Signed sequence 1"), "\(signedIndex.output)")
+        let index = try Data(contentsOf: work.path("site/com.example.zoo/index.json"))
+        let indexAgain = try await BreezeBinary.run(["release", repository, published, "--key", keyPath])
+        #expect(indexAgain.status == 0 && indexAgain.output.contains("its signatures are kept"), "\(indexAgain.output)")
+        #expect(try Data(contentsOf: work.path("site/com.example.zoo/index.json")) == index)
+    }
 }
 
 /// An author's edit of a `breeze init` starter: its English welcome title set to another.

@@ -418,6 +418,19 @@ struct SignedPackageAndRepositoryTests {
             #expect(synced.status == 0, "\(synced.error)")
             #expect(work.path("Package/message.txt").text == "hello")
 
+            // Packed again after it was signed: a new device refuses it, in the words of a package
+            // and its .sig (one that has the package installed finds the .sig unchanged: a 304).
+            try await pack("hello again", in: server)
+            let stale = try await BreezeBinary.run([
+                "sync", url, work.path("NewDevice").path, "--trusted-key", publicKey,
+            ])
+            #expect(stale.status == 65 && !FileManager.default.fileExists(atPath: work.path("NewDevice").path))
+            #expect(
+                stale.error.contains("not the one its signed document (content.tgz.sig) describes"),
+                "\(stale.error)"
+            )
+            #expect(stale.error.contains("hint: `breeze sign PACKAGE --key KEY`"), "\(stale.error)")
+
             // A repository: the index is signed as bundles are added; each archive is checked against it.
             try FileManager.default.createDirectory(at: work.path("cats"), withIntermediateDirectories: true)
             try Data("meow".utf8).write(to: work.path("cats/cat.txt"))
@@ -456,6 +469,7 @@ struct SignedPackageAndRepositoryTests {
                 "--trusted-key", publicKey,
             ])
             #expect(tampered.status == 65, "\(tampered.output) \(tampered.error)")
+            #expect(tampered.error.contains("the repository's signed index"), "\(tampered.error)")
             #expect(work.path("Bundles/cats/cat.txt").text == "meow")
 
             // An unsigned index is refused where keys are pinned.

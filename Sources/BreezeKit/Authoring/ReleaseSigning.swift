@@ -118,3 +118,17 @@ enum ReleaseSigning {
         return report
     }
 }
+
+extension ReleaseFields {
+    /// Whether every key of `keys` signed this release over the document as it is now, and it
+    /// stays valid past `renewal` from `now`: publishing it again needs no new signature, and
+    /// devices see no new release.
+    package func isSignedAsIs(by keys: [TrustedKey], now: Date, renewal: TimeInterval) -> Bool {
+        guard !keys.isEmpty, let message = signedMessage, let expires, identity != nil, sequence != nil,
+            expires.timeIntervalSince(now) >= renewal
+        else { return false }
+        return keys.allSatisfy { key in
+            signatures.contains { $0.key == key.base64 && key.verifies($0.signature, for: message) }
+        }
+    }
+}

@@ -1,5 +1,5 @@
 package import Foundation
-import FreshAir
+package import FreshAir
 
 /// `breeze sign PACKAGE`: writes the package's signed document, `<package>.sig` beside it
 /// (see ``PackageSignature``): its SHA-256 and size, and the release fields. Devices that pin
@@ -56,6 +56,34 @@ package enum PackageSigner {
         report.file = signatureURL.path
         if chunkIndex != nil { report.chunkIndex = package.path + ChunkIndex.suffix }
         return report
+    }
+
+    /// Whether `package`'s `.sig` already names it as it is (digest, size, and the chunk index
+    /// signing would give it), signed by every key of `keys` and valid past `renewal`: a
+    /// release of it then keeps the document instead of making a new release of the same bytes.
+    package static func isSignedAsIs(
+        package: URL,
+        by keys: [TrustedKey],
+        options: SigningOptions,
+        now: Date,
+        renewal: TimeInterval
+    ) -> Bool {
+        let signatureURL = URL(fileURLWithPath: package.path + PackageSignature.suffix)
+        guard let data = try? Data(contentsOf: signatureURL),
+            let document = try? PackageSignature(data: data, source: signatureURL.path),
+            document.release.isSignedAsIs(by: keys, now: now, renewal: renewal),
+            let (digest, size) = try? ContentHash.ofFile(at: package, using: .sha256),
+            digest == document.sha256, size == document.size
+        else { return false }
+        let indexed =
+            ArchiveFormat(fileName: package.lastPathComponent) == .tar
+            && options.chunkThreshold.map { size >= $0 } == true
+        guard let chunkIndex = document.chunkIndex else { return !indexed }
+        let indexURL = URL(fileURLWithPath: package.path + ChunkIndex.suffix)
+        guard indexed, let (indexDigest, indexSize) = try? ContentHash.ofFile(at: indexURL, using: .sha256) else {
+            return false
+        }
+        return indexDigest == chunkIndex.sha256 && indexSize == chunkIndex.size
     }
 
     /// A `.tar` package of at least `threshold` bytes gets `<package>.freshair-chunks` beside

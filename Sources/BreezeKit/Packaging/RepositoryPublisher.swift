@@ -1,5 +1,5 @@
 package import Foundation
-import FreshAir
+package import FreshAir
 
 /// Adds a folder as the next version of a bundle in a repository folder (the layout
 /// ``Repository`` reads: `<repo>/index.json` and `<repo>/<name>-<version>.tar.gz`), bumping
@@ -92,6 +92,22 @@ package enum RepositoryPublisher {
         try writeIndex(document, to: indexURL)
         report.file = indexURL.path
         return report
+    }
+
+    /// Whether `repository`'s `index.json` is signed as it is by every key of `keys`, valid past
+    /// `renewal`, and names each archive beside it by its digest and size: a release of it then
+    /// keeps the index instead of making a new release of the same bundles.
+    package static func isSignedAsIs(repository: URL, by keys: [TrustedKey], now: Date, renewal: TimeInterval) -> Bool {
+        let indexURL = repository.appendingPathComponent("index.json")
+        guard let data = try? Data(contentsOf: indexURL),
+            let index = try? RepositoryIndex(data: data, source: indexURL.path),
+            index.release.isSignedAsIs(by: keys, now: now, renewal: renewal)
+        else { return false }
+        return index.bundles.allSatisfy { name, bundle in
+            let archive = repository.appendingPathComponent("\(name)-\(bundle.version).tar.gz")
+            guard let (sha256, size) = try? ContentHash.ofFile(at: archive, using: .sha256) else { return false }
+            return bundle.sha256 == sha256.hex && bundle.size == size
+        }
     }
 
     private static func readIndex(_ url: URL) throws -> RepositoryIndex {

@@ -88,10 +88,33 @@ package enum ReleasePipeline {
                 )
             }
         case "package":
-            if !keys.isEmpty { report.signed = try PackageSigner.sign(package: working, with: keys, options: options) }
+            let trusted = keys.map(\.publicKey)
+            if !keys.isEmpty {
+                if PackageSigner.isSignedAsIs(
+                    package: working,
+                    by: trusted,
+                    options: options,
+                    now: Date(),
+                    renewal: renewalWindow
+                ) {
+                    report.signaturesKept = true
+                } else {
+                    report.signed = try PackageSigner.sign(package: working, with: keys, options: options)
+                }
+            }
+            try await checkAsDevice(package: working)
         default:
             if !keys.isEmpty {
-                report.signed = try RepositoryPublisher.sign(repository: working, with: keys, options: options)
+                if RepositoryPublisher.isSignedAsIs(
+                    repository: working,
+                    by: keys.map(\.publicKey),
+                    now: Date(),
+                    renewal: renewalWindow
+                ) {
+                    report.signaturesKept = true
+                } else {
+                    report.signed = try RepositoryPublisher.sign(repository: working, with: keys, options: options)
+                }
             }
         }
         if let signed = report.signed { (report.sequence, report.expires) = (signed.sequence, signed.expires) }
@@ -220,6 +243,18 @@ package enum ReleasePipeline {
             } catch {
                 throw PublishError("a device pinning the key would refuse this release: \(error.detail)")
             }
+        }
+    }
+
+    /// Refuses a package a device would refuse (its archive, or its `.sig`, checked under the
+    /// keys it names; see ``PackageValidator``): nothing is published then.
+    private static func checkAsDevice(package: URL) async throws {
+        let errors = await PackageValidator.run(package: package).problems.filter { $0.severity == .error }
+        guard errors.isEmpty else {
+            throw PublishError(
+                "\(errors.count) problem\(errors.count == 1 ? "" : "s") would reach devices; nothing was published:\n"
+                    + errors.map { "  \($0)" }.joined(separator: "\n")
+            )
         }
     }
 

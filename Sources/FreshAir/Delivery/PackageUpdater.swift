@@ -244,6 +244,7 @@ public struct PackageUpdater: Sendable {
             case .newPackage(let release):
                 job.expectedHash = release.document.sha256
                 job.expectedSize = release.document.size
+                job.listedIn = .packageSignature
                 job.limit = configuration.maxFileSize
                 job.validators = nil
                 signed = release

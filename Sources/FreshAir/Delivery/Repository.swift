@@ -428,6 +428,7 @@ public struct Repository: Sendable {
                         validators: nil
                     )
                     job.isTransient = true
+                    job.listedIn = .repositoryIndex
                     let archive = ArchiveDownload(installer: installer, format: format, source: url.absoluteString)
                     let streaming = archive.streaming(into: staged)
                     let file: DownloadedFile

@@ -90,7 +90,37 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
     }
 
     private let reason: Reason
+    /// The document that lists the file of a digest or size failure, which the words name.
+    package private(set) var listing: Listing = .manifest
     private init(_ reason: Reason) { self.reason = reason }
+
+    /// What lists a file with its digest and size: a device checks the file against it.
+    package enum Listing: Sendable, Hashable {
+        /// A bundle's manifest.
+        case manifest
+        /// A package's signed document, `<package>.sig`.
+        case packageSignature
+        /// A repository's signed `index.json`.
+        case repositoryIndex
+
+        /// The document, as the words of a failure name it.
+        func document(of url: URL) -> String {
+            switch self {
+            case .manifest: return "its manifest"
+            case .packageSignature: return "its signed document (\(url.lastPathComponent)\(PackageSignature.suffix))"
+            case .repositoryIndex: return "the repository's signed index"
+            }
+        }
+
+        /// What the publisher does when a file is not the one its document describes.
+        var remedy: String {
+            switch self {
+            case .manifest: return "the publisher must recompute the digests and publish the manifest again"
+            case .packageSignature: return "the publisher must sign the package as it is published, and publish both"
+            case .repositoryIndex: return "the publisher must publish the archive with the index that lists it"
+            }
+        }
+    }
 
     /// What kind of failure this is.
     public var code: Code {
@@ -238,19 +268,22 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         case .manifest(let error):
             return "\(error). The publisher must fix this document and publish it again."
         case .hashMismatch(let path, let url, let expected, let actual):
+            let stale =
+                listing == .manifest
+                ? "The file or the manifest on the server is stale: the publisher must recompute the digests and publish both"
+                : "The file on the server is not the one \(listing.document(of: url)) describes: \(listing.remedy)"
             return
-                "\(path): downloaded content does not match its manifest (expected \(expected.hex), got \(actual.hex) from \(url)). "
-                + "The file or the manifest on the server is stale: the publisher must recompute the digests and publish both."
+                "\(path): downloaded content does not match \(listing.document(of: url)) (expected \(expected.hex), got \(actual.hex) from \(url)). "
+                + "\(stale)."
         case .sizeMismatch(let path, let url, let expected, let actual):
             return
                 "\(path): \(url) sent more than the \(expected) bytes listed for it (\(actual) had arrived when it was stopped). "
-                + "The file on the server is not the one its manifest describes: the publisher must recompute the digests and "
-                + "publish the manifest again."
+                + "The file on the server is not the one \(listing.document(of: url)) describes: \(listing.remedy)."
         case .declaredSizeMismatch(let path, let url, let expected, let declared):
             return
                 "\(path): \(url) announces \(declared) bytes (Content-Length), but \(expected) are listed for it; nothing was read. "
-                + "The file on the server is not the one its manifest describes (or an error page stands in its place): "
-                + "the publisher must recompute the digests and publish the manifest again."
+                + "The file on the server is not the one \(listing.document(of: url)) describes (or an error page stands in its place): "
+                + "\(listing.remedy)."
         case .unrequestedEncoding(let url, let encoding):
             return
                 "\(url) came with Content-Encoding: \(encoding), which FreshAir does not ask for (it sends Accept-Encoding: identity), "
@@ -324,14 +357,37 @@ extension FreshAirError {
     package static func httpStatus(_ status: Int, url: URL) -> Self { Self(.httpStatus(status, url: url)) }
     package static func transport(_ error: TransportError) -> Self { Self(.transport(error)) }
     package static func manifest(_ error: ManifestError) -> Self { Self(.manifest(error)) }
-    package static func hashMismatch(path: String, url: URL, expected: ContentHash, actual: ContentHash) -> Self {
-        Self(.hashMismatch(path: path, url: url, expected: expected, actual: actual))
+    package static func hashMismatch(
+        path: String,
+        url: URL,
+        expected: ContentHash,
+        actual: ContentHash,
+        listedIn listing: Listing = .manifest
+    ) -> Self {
+        Self(.hashMismatch(path: path, url: url, expected: expected, actual: actual)).listed(in: listing)
     }
-    package static func sizeMismatch(path: String, url: URL, expected: Int64, actual: Int64) -> Self {
-        Self(.sizeMismatch(path: path, url: url, expected: expected, actual: actual))
+    package static func sizeMismatch(
+        path: String,
+        url: URL,
+        expected: Int64,
+        actual: Int64,
+        listedIn listing: Listing = .manifest
+    ) -> Self {
+        Self(.sizeMismatch(path: path, url: url, expected: expected, actual: actual)).listed(in: listing)
     }
-    package static func declaredSizeMismatch(path: String, url: URL, expected: Int64, declared: Int64) -> Self {
-        Self(.declaredSizeMismatch(path: path, url: url, expected: expected, declared: declared))
+    package static func declaredSizeMismatch(
+        path: String,
+        url: URL,
+        expected: Int64,
+        declared: Int64,
+        listedIn listing: Listing = .manifest
+    ) -> Self {
+        Self(.declaredSizeMismatch(path: path, url: url, expected: expected, declared: declared)).listed(in: listing)
+    }
+    private func listed(in listing: Listing) -> Self {
+        var error = self
+        error.listing = listing
+        return error
     }
     package static func unrequestedEncoding(url: URL, encoding: String) -> Self {
         Self(.unrequestedEncoding(url: url, encoding: encoding))

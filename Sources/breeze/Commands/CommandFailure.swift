@@ -74,7 +74,16 @@ struct CommandFailure: Error, CustomStringConvertible {
                 "a server whose certificate a private CA signed (a staging server): `--ca-file CA.pem` trusts that CA."
         }
         if [.hashMismatch, .sizeMismatch, .declaredSizeMismatch].contains(error.code) {
-            return "`breeze hash BUNDLE` recomputes every digest and size; publish the manifests with the files."
+            switch error.listing {
+            case .manifest:
+                return "`breeze hash BUNDLE` recomputes every digest and size; publish the manifests with the files."
+            case .packageSignature:
+                return
+                    "`breeze sign PACKAGE --key KEY` signs the package as it is now (`breeze validate PACKAGE` checks the pair); publish both."
+            case .repositoryIndex:
+                return
+                    "`breeze repo add FOLDER REPOSITORY --key KEY` writes an archive and the index that lists it; publish them together."
+            }
         }
         guard let manifestError = error.manifestError else { return nil }
         // What `breeze sign` is given: the document's own kind, read from where it came from.

@@ -77,6 +77,8 @@ struct DownloadJob: Sendable {
     /// bundle's pack, unpacked as it arrives and never read again: on a phone, a second copy of
     /// the small files would take as much space again for the length of the sync).
     var keepsBody = true
+    /// What gave ``expectedHash`` and ``expectedSize``, named when the body does not match them.
+    var listedIn: FreshAirError.Listing = .manifest
 }
 
 /// A file inside a version being assembled.
@@ -392,7 +394,13 @@ struct Fetcher: Sendable {
         guard let total else { return }
         if let expected = job.expectedSize, total != expected {
             if let encoding { throw FreshAirError.unrequestedEncoding(url: job.url, encoding: encoding) }
-            throw FreshAirError.declaredSizeMismatch(path: job.label, url: job.url, expected: expected, declared: total)
+            throw FreshAirError.declaredSizeMismatch(
+                path: job.label,
+                url: job.url,
+                expected: expected,
+                declared: total,
+                listedIn: job.listedIn
+            )
         }
         if total > job.limit { throw FreshAirError.bodyTooLarge(url: job.url, limit: job.limit) }
     }
@@ -473,7 +481,8 @@ struct Fetcher: Sendable {
                         path: job.label,
                         url: job.url,
                         expected: ceiling,
-                        actual: received + count
+                        actual: received + count,
+                        listedIn: job.listedIn
                     )
                 }
                 try await sink.write(chunk)
@@ -507,7 +516,13 @@ struct Fetcher: Sendable {
         }
         if let expected = job.expectedHash, let digest, expected != digest {
             try discard(job, sidecar: sidecar)
-            throw FreshAirError.hashMismatch(path: job.label, url: job.url, expected: expected, actual: digest)
+            throw FreshAirError.hashMismatch(
+                path: job.label,
+                url: job.url,
+                expected: expected,
+                actual: digest,
+                listedIn: job.listedIn
+            )
         }
     }
 
