@@ -325,6 +325,41 @@ struct AuthoringTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("content").path) == ["message.txt"])
     }
 
+    @Test("validate installs a repository as a device would: its bundles, its signed index's identity, its archives")
+    func validateRepository() async throws {
+        try write("cats/cat.txt", "meow")
+        let keygen = try await BreezeBinary.run(["keygen", work.path("k.key").path])
+        let publicKey = try #require(keygen.output.split(separator: "\n").last.map(String.init))
+        let repository = work.path("site/com.example.zoo")
+        let added = try await BreezeBinary.run([
+            "repo", "add", work.path("cats").path, repository.path, "--key", work.path("k.key").path,
+        ])
+        #expect(added.status == 0, "\(added.error)")
+        let valid = try await BreezeBinary.run(["validate", repository.path])
+        #expect(
+            valid.status == 0 && valid.output == "Valid: 1 bundle (cats 1), 1 file, 4 B, signed by \(publicKey).\n",
+            "\(valid.output) \(valid.error)"
+        )
+
+        // Under another folder name, the signed index is another repository's.
+        try FileManager.default.copyItem(at: repository, to: work.path("site/zoo"))
+        let renamed = try await BreezeBinary.run(["validate", work.path("site/zoo").path])
+        #expect(
+            renamed.status == 1 && renamed.output.contains("is signed for \"com.example.zoo\""),
+            "\(renamed.output)"
+        )
+
+        // An archive the index does not describe is named, and a release of it publishes nothing.
+        let archive = repository.appendingPathComponent("cats-1.tar.gz")
+        try Data(try Data(contentsOf: archive).dropLast(1)).write(to: archive)
+        let swapped = try await BreezeBinary.run(["validate", repository.path])
+        #expect(swapped.status == 1 && swapped.output.contains("error: cats-1.tar.gz: "), "\(swapped.output)")
+        #expect(swapped.output.contains("the repository's signed index"))
+        let release = try await BreezeBinary.run(["release", repository.path, work.path("out/com.example.zoo").path])
+        #expect(release.status != 0 && release.error.contains("nothing was published"), "\(release.error)")
+        #expect(!FileManager.default.fileExists(atPath: work.path("out/com.example.zoo/index.json").path))
+    }
+
     @Test("validate lists every problem with its file, key, language and position")
     func validateFindsEverything() async throws {
         _ = try await BreezeBinary.run(["init", work.path("V.freshair").path])

@@ -485,6 +485,10 @@ struct SignedPackageAndRepositoryTests {
                 "--trusted-key", publicKey,
             ])
             #expect(unsigned.status == 65 && unsigned.error.contains("not signed"), "\(unsigned.error)")
+            // What to do, said once, and the hint names what to sign.
+            #expect(unsigned.error.contains("sign it with a key the app pins and publish again.\n"))
+            #expect(!unsigned.error.contains("The publisher must fix"), "\(unsigned.error)")
+            #expect(unsigned.error.contains("hint: `breeze sign REPOSITORY --key KEY`"), "\(unsigned.error)")
         }
     }
 }

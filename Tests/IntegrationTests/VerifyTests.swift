@@ -115,8 +115,8 @@ struct VerifyTests {
             let verify = try await BreezeBinary.run(["verify", directory])
             #expect(verify.status == 1)
             #expect(
-                verify.output.contains("cats: Version 1 is intact")
-                    && verify.output.contains("dogs: Version 1 is damaged: 1 missing"),
+                verify.output.contains("cats: Version 1 is intact: 1 file, 5 B re-hashed.")
+                    && verify.output.contains("dogs: Version 1 is damaged: 1 missing of 1 file;"),
                 "\(verify.output)"
             )
             let repair = try await BreezeBinary.run(["sync", server.url.absoluteString, directory, "--repo", "zoo"])

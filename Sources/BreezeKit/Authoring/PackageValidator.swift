@@ -26,48 +26,25 @@ package enum PackageValidator {
         let package = package.standardizedFileURL
         var (problems, keys) = signatureProblems(package, now: now)
         problems += metaProblems(package)
-        let scratch = FileManager.default.temporaryDirectory
-            .appendingPathComponent("breeze-validate-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: scratch) }
         var configuration = SyncConfiguration()
         configuration.trustedKeys = keys
-        let updater = PackageUpdater(
-            remote: package,
-            store: BundleStore(root: scratch.appendingPathComponent("store")),
-            transport: nil,
-            configuration: configuration
-        )
-        do {
-            try await updater.run()
-        } catch {
-            // The library's words name the package first; the problem already does.
-            let name = package.lastPathComponent
-            let words = "\(error)"
-            let message = words.hasPrefix(name + ": ") ? String(words.dropFirst(name.count + 2)) : words
-            problems.append(Problem(severity: .error, file: name, message: message))
-            return (problems, nil)
-        }
-        var contents = Contents(files: 0, bytes: 0, signers: keys.map(\.description))
-        if let folder = updater.contentDirectory,
-            let walk = FileManager.default.enumerator(
-                at: folder,
-                includingPropertiesForKeys: [.isRegularFileKey, .fileSizeKey]
+        var tally = (files: 0, bytes: Int64(0))
+        let failure = await DeviceInstallCheck.problem(file: package.lastPathComponent) { scratch in
+            let updater = PackageUpdater(
+                remote: package,
+                store: BundleStore(root: scratch.appendingPathComponent("store")),
+                transport: nil,
+                configuration: configuration
             )
-        {
-            for case let file as URL in walk {
-                guard let values = try? file.resourceValues(forKeys: [.isRegularFileKey, .fileSizeKey]),
-                    values.isRegularFile == true
-                else { continue }
-                contents.files += 1
-                contents.bytes += Int64(values.fileSize ?? 0)
-            }
+            try await updater.run()
+            tally = updater.contentDirectory.map(DeviceInstallCheck.tally) ?? tally
         }
-        return (problems, contents)
+        if let failure { return (problems + [failure], nil) }
+        return (problems, Contents(files: tally.files, bytes: tally.bytes, signers: keys.map(\.description)))
     }
 
     /// The `.sig` beside the package, when there is one: its problems, and the keys to install
-    /// it under (those it names, so that a signature that does not verify, or that vouches for
-    /// other bytes, fails as it would on a device pinning them).
+    /// it under (see ``DeviceInstallCheck``).
     private static func signatureProblems(_ package: URL, now: Date) -> ([Problem], [TrustedKey]) {
         let name = package.lastPathComponent + PackageSignature.suffix
         guard let data = try? Data(contentsOf: URL(fileURLWithPath: package.path + PackageSignature.suffix)) else {
@@ -77,24 +54,9 @@ package enum PackageValidator {
         do { document = try PackageSignature(data: data, source: name) } catch {
             return ([Problem(severity: .error, file: name, message: error.detail)], [])
         }
-        var problems: [Problem] = []
-        var keys: [TrustedKey] = []
-        for signature in document.release.signatures {
-            if let key = try? TrustedKey(base64: signature.key) {
-                keys.append(key)
-            } else {
-                problems.append(
-                    Problem(
-                        severity: .error,
-                        file: name,
-                        message: "a signature names \"\(signature.key)\", which is not an Ed25519 public key"
-                    )
-                )
-            }
-        }
         if document.release.signatures.isEmpty {
-            problems.append(
-                Problem(severity: .error, file: name, message: "no signatures: run `breeze sign` on the package")
+            return (
+                [Problem(severity: .error, file: name, message: "no signatures: run `breeze sign` on the package")], []
             )
         }
         // A package changed after it was signed: said in a publisher's words, not a device's
@@ -103,27 +65,16 @@ package enum PackageValidator {
         if let (hash, size) = try? ContentHash.ofFile(at: package, using: .sha256),
             hash != document.sha256 || size != document.size
         {
-            problems.append(
-                Problem(
-                    severity: .error,
-                    file: name,
-                    message:
-                        "signed for other bytes (\(document.size) bytes, SHA-256 \(document.sha256.hex.prefix(12))…); the package is \(size) bytes, SHA-256 \(hash.hex.prefix(12))…: it changed after `breeze sign`, so devices that pin the key refuse it; sign it again"
-                )
-            )
-            return (problems, [])
+            let message =
+                "signed for other bytes (\(document.size) bytes, SHA-256 \(document.sha256.hex.prefix(12))…); the package is \(size) bytes, SHA-256 \(hash.hex.prefix(12))…: it changed after `breeze sign`, so devices that pin the key refuse it; sign it again"
+            return ([Problem(severity: .error, file: name, message: message)], [])
         }
-        if let expires = document.release.expires {
-            problems += BundleValidator.expiryProblems(
-                expires,
-                file: name,
-                now: now,
-                renewal: "sign the package again (`breeze sign`)"
-            )
-            // Said once: installed under its keys, it would fail on the date alone.
-            if expires < now { return (problems, []) }
-        }
-        return (problems, keys)
+        return DeviceInstallCheck.signers(
+            of: document.release,
+            file: name,
+            now: now,
+            renewal: "sign the package again (`breeze sign`)"
+        )
     }
 
     /// The `.meta` beside the package, when there is one: a bundled copy's date, which a device

@@ -47,16 +47,7 @@ package enum ReleasePipeline {
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Report {
         let source = source.standardizedFileURL
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder) else {
-            throw PublishError("\(source.path): no such file or folder")
-        }
-        let kind =
-            !isFolder.boolValue
-            ? "package"
-            : FileManager.default.fileExists(atPath: source.appendingPathComponent("index.json").path)
-                && !FileManager.default.fileExists(atPath: source.appendingPathComponent("manifest.json").path)
-                ? "repository" : "bundle"
+        guard let kind = kind(of: source) else { throw PublishError("\(source.path): no such file or folder") }
         if gate != nil, kind != "bundle" {
             throw PublishError(
                 "--rollout and --channel stage a bundle's release; a \(kind) is released to everyone",
@@ -88,11 +79,10 @@ package enum ReleasePipeline {
                 )
             }
         case "package":
-            let trusted = keys.map(\.publicKey)
             if !keys.isEmpty {
                 if PackageSigner.isSignedAsIs(
                     package: working,
-                    by: trusted,
+                    by: keys.map(\.publicKey),
                     options: options,
                     now: Date(),
                     renewal: renewalWindow
@@ -102,7 +92,7 @@ package enum ReleasePipeline {
                     report.signed = try PackageSigner.sign(package: working, with: keys, options: options)
                 }
             }
-            try await checkAsDevice(package: working)
+            try refuse(await PackageValidator.run(package: working).problems)
         default:
             if !keys.isEmpty {
                 if RepositoryPublisher.isSignedAsIs(
@@ -116,6 +106,7 @@ package enum ReleasePipeline {
                     report.signed = try RepositoryPublisher.sign(repository: working, with: keys, options: options)
                 }
             }
+            try refuse(await RepositoryValidator.run(repository: working).problems)
         }
         if let signed = report.signed { (report.sequence, report.expires) = (signed.sequence, signed.expires) }
         report.published = try await Publisher.run(
@@ -246,10 +237,20 @@ package enum ReleasePipeline {
         }
     }
 
-    /// Refuses a package a device would refuse (its archive, or its `.sig`, checked under the
-    /// keys it names; see ``PackageValidator``): nothing is published then.
-    private static func checkAsDevice(package: URL) async throws {
-        let errors = await PackageValidator.run(package: package).problems.filter { $0.severity == .error }
+    /// What `source` is: `package` (a file), `repository` (a folder with an `index.json` and no
+    /// `manifest.json`) or `bundle` (any other folder); `nil` when there is nothing there.
+    package static func kind(of source: URL) -> String? {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder) else { return nil }
+        guard isFolder.boolValue else { return "package" }
+        let has = { FileManager.default.fileExists(atPath: source.appendingPathComponent($0).path) }
+        return has("index.json") && !has("manifest.json") ? "repository" : "bundle"
+    }
+
+    /// Stops a package or repository a device would refuse (``PackageValidator``,
+    /// ``RepositoryValidator``, which install it as a device does): nothing is published then.
+    private static func refuse(_ problems: [BundleValidator.Problem]) throws {
+        let errors = problems.filter { $0.severity == .error }
         guard errors.isEmpty else {
             throw PublishError(
                 "\(errors.count) problem\(errors.count == 1 ? "" : "s") would reach devices; nothing was published:\n"

@@ -266,7 +266,8 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         case .transport(let error):
             return "\(error). Check the network and the URL, then sync again; downloads resume where they stopped."
         case .manifest(let error):
-            return "\(error). The publisher must fix this document and publish it again."
+            return error.saysWhatToDo
+                ? "\(error)." : "\(error). The publisher must fix this document and publish it again."
         case .hashMismatch(let path, let url, let expected, let actual):
             let stale =
                 listing == .manifest

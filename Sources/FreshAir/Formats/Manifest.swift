@@ -423,6 +423,17 @@ package struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible
     package var description: String { "\(source): \(detail)" }
 
     /// The problem without the document's name, for reports that name it already.
+    /// Whether ``detail`` already says what the publisher does (a signed release's problems,
+    /// the caps): the words of a failure then add nothing of their own.
+    package var saysWhatToDo: Bool {
+        switch problem {
+        case .invalidJSON, .unexpectedShape, .entry, .tooLarge, .tooDeep, .pathConflict, .unsafePath: return false
+        case .treeTooLarge, .tooManyEntries, .olderSequence, .missingSignedField, .wrongIdentity, .replayedSequence,
+            .expired, .unsigned, .untrustedSigner, .belowThreshold, .signatureInvalid:
+            return true
+        }
+    }
+
     package var detail: String {
         switch problem {
         case .invalidJSON(let error): return "\(error)"
@@ -460,7 +471,7 @@ package struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible
                 + "re-signed without moving the sequence on); sign it again with a higher sequence"
         case .expired(let date):
             return
-                "expired at \(date.formatted(.iso8601)); the installed content stays, but the publisher must publish a fresh manifest"
+                "expired at \(date.formatted(.iso8601)); the installed content stays, but the publisher must sign it again and publish it"
         case .unsigned:
             return
                 "not signed, and this app accepts only signed content; sign it with a key the app pins and publish again"

@@ -22,14 +22,16 @@ public struct VerificationReport: Sendable, Hashable, Codable {
     /// One line for a person: "intact" or what is wrong.
     public var oneLine: String {
         if isIntact {
-            return "Version \(version) is intact: \(filesChecked) files, \(ByteCount(bytesChecked)) re-hashed."
+            return "Version \(version) is intact: \(Self.files(filesChecked)), \(ByteCount(bytesChecked)) re-hashed."
         }
         let parts = [("missing", missing), ("changed", changed), ("extra", extra)].filter { !$0.1.isEmpty }.map {
             "\($0.1.count) \($0.0)"
         }
         return
-            "Version \(version) is damaged: \(parts.joined(separator: ", ")) of \(filesChecked) files; the next sync repairs it."
+            "Version \(version) is damaged: \(parts.joined(separator: ", ")) of \(Self.files(filesChecked)); the next sync repairs it."
     }
+
+    private static func files(_ count: Int) -> String { count == 1 ? "1 file" : "\(count) files" }
 }
 
 extension BundleStore {

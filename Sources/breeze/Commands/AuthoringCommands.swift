@@ -171,38 +171,59 @@ struct ValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract:
-            "Check a bundle (JSON, shapes, digests, conditions, paths, translations, images) or a package (installed as a device would, with its .sig and .meta)."
+            "Check a bundle (JSON, shapes, digests, conditions, paths, translations, images), or install a package or repository as a device would."
     )
 
-    @Argument(help: "The bundle folder, or a package file (.tgz, .tar.gz, .tar, .gz, .zip).") var bundle = "."
+    @Argument(help: "The bundle folder, a package file (.tgz, .tar.gz, .tar, .gz, .zip) or a repository folder.")
+    var bundle = "."
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        var isFolder: ObjCBool = false
-        let isPackage =
-            FileManager.default.fileExists(atPath: bundle, isDirectory: &isFolder) && !isFolder.boolValue
-            && ArchiveFormat(fileName: bundle) != nil
-        if !isPackage { try CommandFailure.requireFolder(bundle) }
-        let (problems, contents) =
-            isPackage
-            ? await PackageValidator.run(package: URL(fileURLWithPath: bundle))
-            : (await BundleValidator.run(bundle: URL(fileURLWithPath: bundle)), nil)
+        let source = URL(fileURLWithPath: bundle)
+        let kind = ReleasePipeline.kind(of: source)
+        if kind != "repository", kind != "package" || ArchiveFormat(fileName: bundle) == nil {
+            try CommandFailure.requireFolder(bundle)
+        }
+        let problems: [BundleValidator.Problem]
+        let holds: String?
+        switch kind {
+        case "package":
+            let (found, contents) = await PackageValidator.run(package: source)
+            problems = found
+            holds = contents.map {
+                "\(counted($0.files, "file")), \(ByteCount($0.bytes)), \(Self.signed(by: $0.signers))"
+            }
+        case "repository":
+            let (found, contents) = await RepositoryValidator.run(repository: source)
+            problems = found
+            holds = contents.map { contents in
+                let versions = contents.bundles.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+                return "\(counted(contents.bundles.count, "bundle")) (\(versions.joined(separator: ", "))), "
+                    + "\(counted(contents.files, "file")), \(ByteCount(contents.bytes)), \(Self.signed(by: contents.signers))"
+            }
+        default:
+            problems = await BundleValidator.run(bundle: source)
+            holds = nil
+        }
         if json {
             print(try JSONOutput.encode(problems))
         } else {
             for problem in problems { print(problem) }
             let errors = problems.filter { $0.severity == .error }.count
             let warnings = problems.count - errors
-            if let contents, errors == 0 {
-                let more = contents.signers.count > 1 ? " and \(contents.signers.count - 1) more" : ""
-                let signed = contents.signers.first.map { "signed by \($0)\(more)" } ?? "unsigned"
-                let noted = warnings > 0 ? " (\(counted(warnings, "warning")))" : ""
-                print("Valid\(noted): \(counted(contents.files, "file")), \(ByteCount(contents.bytes)), \(signed).")
+            if let holds, errors == 0 {
+                print("Valid\(warnings > 0 ? " (\(counted(warnings, "warning")))" : ""): \(holds).")
             } else {
                 print(problems.isEmpty ? "Valid." : "\(counted(errors, "error")), \(counted(warnings, "warning")).")
             }
         }
         if problems.contains(where: { $0.severity == .error }) { throw ExitCode(1) }
+    }
+
+    /// "signed by K…=" (and how many more), or "unsigned".
+    static func signed(by signers: [String]) -> String {
+        let more = signers.count > 1 ? " and \(signers.count - 1) more" : ""
+        return signers.first.map { "signed by \($0)\(more)" } ?? "unsigned"
     }
 }
 
