@@ -175,14 +175,14 @@ struct ValidateCommand: AsyncParsableCommand {
     )
 
     @Argument(help: "The bundle folder, a package file (.tgz, .tar.gz, .tar, .gz, .zip) or a repository folder.")
-    var bundle = "."
+    var target = "."
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        let source = URL(fileURLWithPath: bundle)
+        let source = URL(fileURLWithPath: target)
         let kind = ReleasePipeline.kind(of: source)
-        if kind != "repository", kind != "package" || ArchiveFormat(fileName: bundle) == nil {
-            try CommandFailure.requireFolder(bundle)
+        if kind != "repository", kind != "package" || ArchiveFormat(fileName: target) == nil {
+            try CommandFailure.requireFolder(target)
         }
         let problems: [BundleValidator.Problem]
         let holds: String?
