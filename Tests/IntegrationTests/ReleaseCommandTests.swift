@@ -333,7 +333,8 @@ struct ReleaseCommandTests {
     func packageAndRepositoryReleasedAgain() async throws {
         let work = try TemporaryFolder("release-package")
         let keyPath = work.path("release.key").path
-        #expect(try await BreezeBinary.run(["keygen", keyPath]).status == 0)
+        let keygen = try await BreezeBinary.run(["keygen", keyPath])
+        let publicKey = try #require(keygen.output.split(separator: "\n").last.map(String.init))
         try FileManager.default.createDirectory(at: work.path("content"), withIntermediateDirectories: true)
         try Data("hello".utf8).write(to: work.path("content/message.txt"))
         let package = work.path("build/content.tgz").path
@@ -367,6 +368,17 @@ struct ReleaseCommandTests {
         let indexAgain = try await BreezeBinary.run(["release", repository, published, "--key", keyPath])
         #expect(indexAgain.status == 0 && indexAgain.output.contains("its signatures are kept"), "\(indexAgain.output)")
         #expect(try Data(contentsOf: work.path("site/com.example.zoo/index.json")) == index)
+
+        // Published under another name: signed for the id devices read it by, and installed so.
+        let renamed = try await BreezeBinary.run(["release", repository, work.path("site/zoo").path, "--key", keyPath])
+        #expect(
+            renamed.status == 0 && renamed.output.contains("Signed sequence 2"),
+            "\(renamed.output) \(renamed.error)"
+        )
+        let device = try await BreezeBinary.run([
+            "sync", site, work.path("Zoo").path, "--repo", "zoo", "--trusted-key", publicKey,
+        ])
+        #expect(device.status == 0 && work.path("Zoo/content/message.txt").text == "hello, world", "\(device.error)")
     }
 }
 

@@ -22,9 +22,13 @@ package enum RepositoryValidator {
         package var signers: [String]
     }
 
-    /// The problems of the repository folder `repository` (its id is the folder's name), and
-    /// what it holds when a device would install it.
-    package static func run(repository: URL, now: Date = Date()) async -> (problems: [Problem], contents: Contents?) {
+    /// The problems of the repository folder `repository`, read by devices as the repository
+    /// `id` (by default the folder's name), and what it holds when a device would install it.
+    package static func run(
+        repository: URL,
+        as id: String? = nil,
+        now: Date = Date()
+    ) async -> (problems: [Problem], contents: Contents?) {
         let repository = repository.standardizedFileURL
         let indexFile = "index.json"
         let index: RepositoryIndex
@@ -50,6 +54,7 @@ package enum RepositoryValidator {
         }
         var configuration = SyncConfiguration()
         configuration.trustedKeys = keys
+        configuration.expectedIdentity = id
         var tally = (files: 0, bytes: Int64(0))
         let failure = await DeviceInstallCheck.problem(file: repository.lastPathComponent) { scratch in
             let directory = scratch.appendingPathComponent("bundles")

@@ -94,13 +94,21 @@ package enum RepositoryPublisher {
         return report
     }
 
-    /// Whether `repository`'s `index.json` is signed as it is by every key of `keys`, valid past
-    /// `renewal`, and names each archive beside it by its digest and size: a release of it then
-    /// keeps the index instead of making a new release of the same bundles.
-    package static func isSignedAsIs(repository: URL, by keys: [TrustedKey], now: Date, renewal: TimeInterval) -> Bool {
+    /// Whether `repository`'s `index.json` is signed as it is for the repository `id` by every
+    /// key of `keys`, valid past `renewal`, and names each archive beside it by its digest and
+    /// size: a release of it then keeps the index instead of making a new release of the same
+    /// bundles.
+    package static func isSignedAsIs(
+        repository: URL,
+        as id: String,
+        by keys: [TrustedKey],
+        now: Date,
+        renewal: TimeInterval
+    ) -> Bool {
         let indexURL = repository.appendingPathComponent("index.json")
         guard let data = try? Data(contentsOf: indexURL),
             let index = try? RepositoryIndex(data: data, source: indexURL.path),
+            index.release.identity == id,
             index.release.isSignedAsIs(by: keys, now: now, renewal: renewal)
         else { return false }
         return index.bundles.allSatisfy { name, bundle in

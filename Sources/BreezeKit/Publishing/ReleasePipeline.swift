@@ -94,19 +94,25 @@ package enum ReleasePipeline {
             }
             try refuse(await PackageValidator.run(package: working).problems)
         default:
+            // Devices read the repository by the name of the folder it is published to, and a
+            // signed index must name that id, whatever the source folder is called.
+            let id = repositoryID(at: destination, source: source)
             if !keys.isEmpty {
                 if RepositoryPublisher.isSignedAsIs(
                     repository: working,
+                    as: id,
                     by: keys.map(\.publicKey),
                     now: Date(),
                     renewal: renewalWindow
                 ) {
                     report.signaturesKept = true
                 } else {
+                    var options = options
+                    options.identity = id
                     report.signed = try RepositoryPublisher.sign(repository: working, with: keys, options: options)
                 }
             }
-            try refuse(await RepositoryValidator.run(repository: working).problems)
+            try refuse(await RepositoryValidator.run(repository: working, as: id).problems)
         }
         if let signed = report.signed { (report.sequence, report.expires) = (signed.sequence, signed.expires) }
         report.published = try await Publisher.run(
@@ -245,6 +251,15 @@ package enum ReleasePipeline {
         guard isFolder.boolValue else { return "package" }
         let has = { FileManager.default.fileExists(atPath: source.appendingPathComponent($0).path) }
         return has("index.json") && !has("manifest.json") ? "repository" : "bundle"
+    }
+
+    /// The id devices read a repository published to `destination` by: the last part of its
+    /// path (a folder's name, an S3 prefix's last part); the source folder's name when the
+    /// destination is a bucket's root.
+    static func repositoryID(at destination: any PublishDestination, source: URL) -> String {
+        let text = "\(destination)"
+        let path = text.hasPrefix("s3://") ? String(text.dropFirst(5).drop { $0 != "/" }) : text
+        return path.split(separator: "/").last.map(String.init) ?? source.lastPathComponent
     }
 
     /// Stops a package or repository a device would refuse (``PackageValidator``,
