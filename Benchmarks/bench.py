@@ -11,7 +11,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from loopback import Nginx, free_port, throwaway_ca  # noqa: E402  (the same nginx the kill sweep uses)
 from corpora import small_files  # noqa: E402
 from quiet_disk import deleted, wait_after_deletes  # noqa: E402
-from journaled_fs import JournaledFilesystem  # noqa: E402
+from journaled_fs import for_outputs  # noqa: E402
 from page_cache import forget, start_empty  # noqa: E402
 from machine import cpu_model  # noqa: E402
 
@@ -211,8 +211,8 @@ class Bench:
         # --in-place): on a root file system without one, each create scans the inodes deleted
         # in the last minutes (see JournaledFilesystem), and the 10,000-file case measured the
         # last run's deletions as much as the tools. Unmounting deletes it all at once.
-        filesystem = None if self.args.in_place else JournaledFilesystem(os.path.join(self.work, "disk"), 48)
-        journaled = bool(filesystem and filesystem.device)
+        filesystem, self.where = for_outputs(self.work, self.out, self.args.in_place)
+        journaled = filesystem is not None
         leftovers = [self.out] + [os.path.join(self.work, n) for n in os.listdir(self.work) if n.startswith("trash-")]
         if journaled:
             # What runs before this one left on the root file system: deleting it slows only
@@ -220,9 +220,7 @@ class Bench:
             for leftover in leftovers + [self.trash]:
                 shutil.rmtree(leftover, ignore_errors=True)
             self.out, self.trash = os.path.join(filesystem.work, "out"), os.path.join(filesystem.work, "trash")
-            self.where = filesystem.description
         else:
-            self.where = f"{self.out} as it is" + ("" if self.args.in_place else " (no journaled file system could be made)")
             # Whatever an earlier run left goes to the trash too, deleted only after the last case.
             os.makedirs(self.trash, exist_ok=True)
             for leftover in leftovers:

@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from loopback import Nginx  # noqa: E402
 from corpora import small_files  # noqa: E402
 from quiet_disk import deleted, wait_after_deletes  # noqa: E402
-from journaled_fs import JournaledFilesystem  # noqa: E402
+from journaled_fs import for_outputs  # noqa: E402
 from page_cache import forget, start_empty  # noqa: E402
 
 
@@ -160,16 +160,15 @@ class Scale:
         # --in-place): on a root file system without one, each create scans the inodes deleted in
         # the last minutes, and a point measured the deletions before it as much as the tools
         # (see JournaledFilesystem). Unmounting deletes it all at once.
-        filesystem = None if self.args.in_place else JournaledFilesystem(os.path.join(self.work, "disk"), 48)
-        self.journaled = bool(filesystem and filesystem.device)
+        filesystem, self.where = for_outputs(self.work, self.out, self.args.in_place)
+        self.journaled = filesystem is not None
         for leftover in (os.path.join(self.work, "trash"), self.out):  # a killed run's
             if os.path.exists(leftover):
                 shutil.rmtree(leftover)
                 deleted()
         if self.journaled:
-            self.out, self.where = os.path.join(filesystem.work, "out"), filesystem.description
+            self.out = os.path.join(filesystem.work, "out")
         else:
-            self.where = f"{self.out} as it is" + ("" if self.args.in_place else " (no journaled file system could be made)")
             wait_after_deletes()
         self.trash = os.path.join(os.path.dirname(self.out), "trash")
         os.makedirs(self.trash)

@@ -50,3 +50,14 @@ class JournaledFilesystem:
             for line in attached.splitlines():
                 subprocess.run(["losetup", "-d", line.split(":")[0]])
             os.remove(self.image)
+
+
+def for_outputs(work, out, in_place, gigabytes=48):
+    """The journaled file system a benchmark's tools write their outputs to, made in
+    `work`/disk, and the words its results use for where they wrote: `(filesystem, where)`, the
+    file system `None` with `--in-place` or when it cannot be made (the outputs then go to `out`
+    as it is). The caller unmounts it at the end."""
+    filesystem = None if in_place else JournaledFilesystem(os.path.join(work, "disk"), gigabytes)
+    if filesystem and filesystem.device:
+        return filesystem, filesystem.description
+    return None, f"{out} as it is" + ("" if in_place else " (no journaled file system could be made)")

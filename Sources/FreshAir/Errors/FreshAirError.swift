@@ -120,6 +120,12 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
             case .repositoryIndex: return "the publisher must publish the archive with the index that lists it"
             }
         }
+
+        /// That the file at `url` is not the one its document describes (`aside` after the
+        /// document), and what the publisher does.
+        func notDescribed(_ url: URL, aside: String = "") -> String {
+            "The file on the server is not the one \(document(of: url)) describes\(aside): \(remedy)."
+        }
     }
 
     /// What kind of failure this is.
@@ -271,20 +277,19 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         case .hashMismatch(let path, let url, let expected, let actual):
             let stale =
                 listing == .manifest
-                ? "The file or the manifest on the server is stale: the publisher must recompute the digests and publish both"
-                : "The file on the server is not the one \(listing.document(of: url)) describes: \(listing.remedy)"
+                ? "The file or the manifest on the server is stale: the publisher must recompute the digests and publish both."
+                : listing.notDescribed(url)
             return
                 "\(path): downloaded content does not match \(listing.document(of: url)) (expected \(expected.hex), got \(actual.hex) from \(url)). "
-                + "\(stale)."
+                + stale
         case .sizeMismatch(let path, let url, let expected, let actual):
             return
                 "\(path): \(url) sent more than the \(expected) bytes listed for it (\(actual) had arrived when it was stopped). "
-                + "The file on the server is not the one \(listing.document(of: url)) describes: \(listing.remedy)."
+                + listing.notDescribed(url)
         case .declaredSizeMismatch(let path, let url, let expected, let declared):
             return
                 "\(path): \(url) announces \(declared) bytes (Content-Length), but \(expected) are listed for it; nothing was read. "
-                + "The file on the server is not the one \(listing.document(of: url)) describes (or an error page stands in its place): "
-                + "\(listing.remedy)."
+                + listing.notDescribed(url, aside: " (or an error page stands in its place)")
         case .unrequestedEncoding(let url, let encoding):
             return
                 "\(url) came with Content-Encoding: \(encoding), which FreshAir does not ask for (it sends Accept-Encoding: identity), "

@@ -181,7 +181,8 @@ struct ValidateCommand: AsyncParsableCommand {
     func run() async throws {
         let source = URL(fileURLWithPath: target)
         let kind = ReleasePipeline.kind(of: source)
-        if kind != "repository", kind != "package" || ArchiveFormat(fileName: target) == nil {
+        // Nothing there, or a file that is not an archive: said as for any folder argument.
+        if kind == nil || (kind == "package" && ArchiveFormat(fileName: target) == nil) {
             try CommandFailure.requireFolder(target)
         }
         let problems: [BundleValidator.Problem]
