@@ -60,6 +60,38 @@ struct SigningTests {
         }
     }
 
+    @Test("An app that pins no key is told, in its summary and its one line, that signatures went unchecked")
+    func signedButNotPinnedInTheLibrary() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = try ExampleBundle.write(in: server.root)
+            _ = try await BundleHasher.run(bundle: bundle)
+            let key = SigningKey.generate()
+            _ = try await ManifestSigner.sign(bundle: bundle, with: key)
+
+            let unpinned = try ExampleClient(published: server)
+            let summary = try await unpinned.sync.run()
+            #expect(summary.outcome == .updated && summary.unverifiedSigners == [key.publicKey.base64])
+            #expect(
+                summary.oneLine.hasSuffix(
+                    "This version is signed (by \(key.publicKey.base64)), but no key is pinned, so no signature was checked."
+                ),
+                "\(summary.oneLine)"
+            )
+            let decoded = try JSONDecoder().decode(SyncSummary.self, from: JSONEncoder().encode(summary))
+            #expect(decoded.unverifiedSigners == summary.unverifiedSigners)
+            // Nothing new installed: nothing to say.
+            let again = try await unpinned.sync.run()
+            #expect(again.outcome == .alreadyCurrent && again.unverifiedSigners.isEmpty)
+            #expect(!again.oneLine.contains("signed"))
+
+            var pinned = try ExampleClient(published: server)
+            pinned.sync.configuration.trustedKeys = [key.publicKey]
+            let checked = try await pinned.sync.run()
+            #expect(checked.outcome == .updated && checked.unverifiedSigners.isEmpty)
+            #expect(!checked.oneLine.contains("signed"), "\(checked.oneLine)")
+        }
+    }
+
     @Test("breeze keygen, sign, validate and sync --trusted-key, as a publisher and a device run them")
     func commandLine() async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -59,10 +59,14 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     var downloadedPaths: PathsByPosition
     /// The paths no longer present.
     public var removed: [String]
-    /// The keys a new version's root manifest says signed it, when no key was pinned
-    /// (``SyncConfiguration/trustedKeys``, ``SyncConfiguration/keyRotation``): signatures that
-    /// were not checked, which breeze points out. Empty when keys were pinned, or nothing signed.
-    package var unverifiedSigners: [String] = []
+    /// The keys a newly installed version's root manifest (a repository's: its index) says
+    /// signed it, when the app pinned none: signatures that were **not** checked, so whoever can
+    /// change the files on the server could have changed this content too. Pin the publisher's
+    /// public key (``SyncConfiguration/trustedKeys`` or ``SyncConfiguration/keyRotation``) to
+    /// have them checked and content anyone else signed refused; ``oneLine`` says so until then.
+    /// Empty when keys were pinned, when nothing was signed, and when nothing new was installed.
+    /// As the server wrote them: not necessarily keys.
+    public var unverifiedSigners: [String] = []
     /// A package update's details (``PackageUpdater``).
     package var package: PackageUpdater.Result?
     /// A repository update's details (``Repository``).
@@ -71,7 +75,8 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     // `downloadedPaths` is written as "downloaded", as the list of strings it replaced was.
     enum CodingKeys: String, CodingKey {
         case outcome, version, notModified, filesDownloaded, bytesDownloaded, filesReused, filesRemoved, requests
-        case bytesWasted, bytesSaved, filesFromPack, packProblem, seconds, removed, package, repository
+        case bytesWasted, bytesSaved, filesFromPack, packProblem, seconds, removed, unverifiedSigners, package
+        case repository
         case downloadedPaths = "downloaded"
     }
 
@@ -92,8 +97,27 @@ public struct SyncSummary: Sendable, Hashable, Codable {
         )
     }
 
-    /// One line for a terminal: what moved and what it cost.
+    /// One line for a terminal or a log: what moved and what it cost, and whether signatures
+    /// went unchecked (``unverifiedSigners``).
     public var oneLine: String {
+        movement + (unverifiedNote(opening: true).map { " " + $0 } ?? "")
+    }
+
+    /// ``unverifiedSigners`` as a sentence, starting one (`opening`) or following a colon; `nil`
+    /// when there are none. Names only signers that are keys: the names are the server's, and
+    /// reach terminals and logs.
+    package func unverifiedNote(opening: Bool) -> String? {
+        guard !unverifiedSigners.isEmpty else { return nil }
+        let keys = unverifiedSigners.filter { (try? TrustedKey(base64: $0)) != nil }
+        let more = unverifiedSigners.count > 1 ? " and \(unverifiedSigners.count - 1) more" : ""
+        let by = keys.first.map { " (by \($0)\(more))" } ?? ""
+        let signed = repository == nil ? "this version" : "this repository's index"
+        let subject = opening ? signed.prefix(1).uppercased() + signed.dropFirst() : signed
+        return "\(subject) is signed\(by), but no key is pinned, so no signature was checked."
+    }
+
+    /// ``oneLine`` without the note on unchecked signatures: what moved and what it cost.
+    package var movement: String {
         if let package { return package.oneLine(requests: requests, bytesWasted: bytesWasted) }
         if let repository { return repository.oneLine(requests: requests, bytesWasted: bytesWasted) }
         let time = seconds.fixedPoint(2) + "s" + wastedNote(bytesWasted)

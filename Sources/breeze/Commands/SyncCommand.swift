@@ -186,18 +186,20 @@ struct SyncCommand: AsyncParsableCommand {
                     if case .planned = event { freshair_return_freed_memory() }
                     progress.show(event)
                 }
+                // The note on unchecked signatures goes to standard error, with breeze's remedy.
                 return (
-                    summary: json ? try JSONOutput.encode(summary) : summary.oneLine,
-                    unverifiedSigners: summary.unverifiedSigners
+                    summary: json ? try JSONOutput.encode(summary) : summary.movement,
+                    unverifiedNote: summary.unverifiedNote(opening: false)
                 )
             } catch {
                 throw CommandFailure(error)
             }
         }
         // After the progress line is cleared, before the summary.
-        let signed = repo == nil ? "this version" : "this repository's index"
-        if let note = Self.unverifiedNote(output.unverifiedSigners, of: signed) {
-            FileHandle.standardError.write(Data("breeze: note: \(note)\n".utf8))
+        if let note = output.unverifiedNote {
+            let remedy =
+                "Pass the publisher's public key with --trusted-key (or a key document with --keys) to refuse content anyone else signed."
+            FileHandle.standardError.write(Data("breeze: note: \(note) \(remedy)\n".utf8))
         }
         print(output.summary)
     }
@@ -225,18 +227,6 @@ struct SyncCommand: AsyncParsableCommand {
             configuration.keyRotation = KeyRotation(pinned: pinned, updates: try keyUpdates.map(Self.sourceURL))
         }
         return configuration
-    }
-
-    /// Signed content synced with no key pinned: its signatures were not checked, which a
-    /// newcomer who signed everything would not guess.
-    /// Only keys that are keys are named: the names are the server's, and reach a terminal.
-    static func unverifiedNote(_ signers: [String], of signed: String) -> String? {
-        guard !signers.isEmpty else { return nil }
-        let keys = signers.filter { (try? TrustedKey(base64: $0)) != nil }
-        let more = signers.count > 1 ? " and \(signers.count - 1) more" : ""
-        let by = keys.first.map { " (by \($0)\(more))" } ?? ""
-        return "\(signed) is signed\(by), but no key is pinned, so no signature was checked. "
-            + "Pass the publisher's public key with --trusted-key (or a key document with --keys) to refuse content anyone else signed."
     }
 
     /// An http(s) URL, a `file://` URL, or a path to a local folder or archive (read as a
