@@ -380,6 +380,37 @@ struct ReleaseCommandTests {
         ])
         #expect(device.status == 0 && work.path("Zoo/content/message.txt").text == "hello, world", "\(device.error)")
     }
+
+    @Test("strace: a package release reads the package once for its digest, besides installing and copying it")
+    func packageReadOnce() async throws {
+        try DurabilityTests.requireStrace()
+        let work = try TemporaryFolder("release-reads")
+        #expect(try await BreezeBinary.run(["keygen", work.path("release.key").path]).status == 0)
+        try FileManager.default.createDirectory(at: work.path("content"), withIntermediateDirectories: true)
+        try Data("hello".utf8).write(to: work.path("content/message.txt"))
+        let package = work.path("content.tgz").path
+        #expect(try await BreezeBinary.run(["package", work.path("content").path, "-o", package]).status == 0)
+        // Signed, checked, copied to the site: its digest, the install, the copy. Then again,
+        // unchanged: its signature kept, nothing copied.
+        for (run, said, reads) in [(1, "Signed sequence 1", 3), (2, "its signatures are kept", 2)] {
+            let output = try await shell(
+                "strace -f -qq -e trace=open,openat,openat2 -o trace\(run).txt '\(try BreezeBinary.path)' release "
+                    + "'\(package)' '\(work.path("site").path)' --key '\(work.path("release.key").path)'",
+                in: work.url
+            )
+            #expect(output.contains(said), "\(output)")
+            let opens = (work.path("trace\(run).txt").text ?? "").split(separator: "\n").filter {
+                $0.contains("\"\(package)\"") && !$0.contains("ENOENT")
+            }
+            // Each step used to read it for its own digest: signing (or the check that its
+            // signature still holds), validation, publishing, the comparison with the copy
+            // already published.
+            #expect(
+                opens.count == reads,
+                "release \(run) opened the package \(opens.count) times:\n\(opens.joined(separator: "\n"))"
+            )
+        }
+    }
 }
 
 /// An author's edit of a `breeze init` starter: its English welcome title set to another.

@@ -62,7 +62,7 @@ package enum PackageValidator {
         // A package changed after it was signed: said in a publisher's words, not a device's
         // (a device hears that the server's file is not the one described), and then installed
         // without the keys, so that the archive itself is still checked.
-        if let (hash, size) = try? ContentHash.ofFile(at: package, using: .sha256),
+        if let (hash, size) = try? FileDigests.digest(of: package, using: .sha256),
             hash != document.sha256 || size != document.size
         {
             let message =

@@ -12,7 +12,7 @@ package enum PackageSigner {
         options: SigningOptions = SigningOptions()
     ) throws -> SigningReport {
         let signatureURL = URL(fileURLWithPath: package.path + PackageSignature.suffix)
-        let (digest, size) = try ContentHash.ofFile(at: package, using: .sha256)
+        let (digest, size) = try FileDigests.digest(of: package, using: .sha256)
         let previousTime = ServedFileTime.modified(signatureURL)
         var existing: PackageSignature?
         var document: JSONValue
@@ -72,7 +72,7 @@ package enum PackageSigner {
         guard let data = try? Data(contentsOf: signatureURL),
             let document = try? PackageSignature(data: data, source: signatureURL.path),
             document.release.isSignedAsIs(by: keys, now: now, renewal: renewal),
-            let (digest, size) = try? ContentHash.ofFile(at: package, using: .sha256),
+            let (digest, size) = try? FileDigests.digest(of: package, using: .sha256),
             digest == document.sha256, size == document.size
         else { return false }
         let indexed =
@@ -80,7 +80,7 @@ package enum PackageSigner {
             && options.chunkThreshold.map { size >= $0 } == true
         guard let chunkIndex = document.chunkIndex else { return !indexed }
         let indexURL = URL(fileURLWithPath: package.path + ChunkIndex.suffix)
-        guard indexed, let (indexDigest, indexSize) = try? ContentHash.ofFile(at: indexURL, using: .sha256) else {
+        guard indexed, let (indexDigest, indexSize) = try? FileDigests.digest(of: indexURL, using: .sha256) else {
             return false
         }
         return indexDigest == chunkIndex.sha256 && indexSize == chunkIndex.size
@@ -108,7 +108,7 @@ package enum PackageSigner {
             try ChunkIndex.make(fileAt: package.path).serialized().write(to: indexURL, options: .atomic)
             try ServedFileTime.moveForward(indexURL, past: previousTime)
         }
-        let (indexDigest, indexSize) = try ContentHash.ofFile(at: indexURL, using: .sha256)
+        let (indexDigest, indexSize) = try FileDigests.digest(of: indexURL, using: .sha256)
         return PackageSignature.SignedFile(sha256: indexDigest, size: indexSize)
     }
 }

@@ -161,7 +161,7 @@ package enum BundleFolder {
     package static func digest(of folder: URL) throws -> String {
         var hasher = ContentHasher(.sha256)
         for file in try files(in: folder) {
-            let (hash, _) = try ContentHash.ofFile(at: folder.appendingPathComponent(file.path), using: .sha256)
+            let (hash, _) = try FileDigests.digest(of: folder.appendingPathComponent(file.path), using: .sha256)
             hasher.update(Array("\(file.path)\0\(hash.hex)\n".utf8))
         }
         return hasher.finalize().hex

@@ -36,7 +36,7 @@ package enum RepositoryPublisher {
         try FileManager.default.createDirectory(at: repository, withIntermediateDirectories: true)
         let archive = repository.appendingPathComponent("\(name)-\(version).tar.gz")
         try PackageWriter.write(folder: folder, to: archive, topLevelFolder: "\(name)-\(version)")
-        let (sha256, size) = try ContentHash.ofFile(at: archive, using: .sha256)
+        let (sha256, size) = try FileDigests.digest(of: archive, using: .sha256)
         index.bundles[name] = RepositoryIndex.Bundle(version: version, digest: digest, sha256: sha256.hex, size: size)
         // The index goes last: a client never sees a version whose archive is missing.
         var document = index.unsignedJSON
@@ -76,7 +76,7 @@ package enum RepositoryPublisher {
                         "\(archive.lastPathComponent), which index.json names, is not in \(repository.path)"
                     )
                 }
-                let (sha256, size) = try ContentHash.ofFile(at: archive, using: .sha256)
+                let (sha256, size) = try FileDigests.digest(of: archive, using: .sha256)
                 index.bundles[name]?.sha256 = sha256.hex
                 index.bundles[name]?.size = size
             }
@@ -113,7 +113,7 @@ package enum RepositoryPublisher {
         else { return false }
         return index.bundles.allSatisfy { name, bundle in
             let archive = repository.appendingPathComponent("\(name)-\(bundle.version).tar.gz")
-            guard let (sha256, size) = try? ContentHash.ofFile(at: archive, using: .sha256) else { return false }
+            guard let (sha256, size) = try? FileDigests.digest(of: archive, using: .sha256) else { return false }
             return bundle.sha256 == sha256.hex && bundle.size == size
         }
     }

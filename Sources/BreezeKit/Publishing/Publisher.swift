@@ -226,7 +226,7 @@ package enum Publisher {
     static func checkPackageSignature(_ package: URL, _ signature: URL) throws -> URL? {
         guard let data = try? Data(contentsOf: signature) else { return nil }
         let document = try PackageSignature(data: data, source: signature.path)
-        let (digest, size) = try ContentHash.ofFile(at: package, using: .sha256)
+        let (digest, size) = try FileDigests.digest(of: package, using: .sha256)
         guard document.sha256 == digest, document.size == size else {
             throw PublishError(
                 "\(signature.lastPathComponent) describes another \(package.lastPathComponent) (changed since signing): run `breeze sign` again, then publish"
@@ -234,7 +234,7 @@ package enum Publisher {
         }
         guard let signed = document.chunkIndex else { return nil }
         let index = URL(fileURLWithPath: package.path + ChunkIndex.suffix)
-        guard let (indexDigest, indexSize) = try? ContentHash.ofFile(at: index, using: .sha256),
+        guard let (indexDigest, indexSize) = try? FileDigests.digest(of: index, using: .sha256),
             indexDigest == signed.sha256, indexSize == signed.size
         else {
             throw PublishError(
@@ -260,7 +260,7 @@ package enum Publisher {
         for (name, bundle) in index.bundles.sorted(by: { $0.key < $1.key }) {
             guard let expected = bundle.sha256 else { continue }
             let archive = root.appendingPathComponent("\(name)-\(bundle.version).tar.gz")
-            let actual = try? ContentHash.ofFile(at: archive, using: .sha256)
+            let actual = try? FileDigests.digest(of: archive, using: .sha256)
             guard actual?.hash.hex == expected, actual?.size == bundle.size else {
                 throw PublishError(
                     "index.json names \(archive.lastPathComponent) with another digest or size than the file there: run `breeze sign` again"
