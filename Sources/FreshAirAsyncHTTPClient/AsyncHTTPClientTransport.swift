@@ -237,8 +237,18 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
             rest = rest[marker.upperBound...]
         }
         guard !reasons.isEmpty else { return words(error) }
-        let hint = reasons.contains("certificate verify failed") ? ": the server's certificate is not trusted here" : ""
-        return reasons.joined(separator: ", ") + hint
+        return reasons.joined(separator: ", ") + tlsHint(reasons)
+    }
+
+    /// What a handshake failure's reasons usually mean, for the two a user meets first.
+    private static func tlsHint(_ reasons: [String]) -> String {
+        if reasons.contains("certificate verify failed") { return ": the server's certificate is not trusted here" }
+        // The first bytes back were not a TLS record: most often a server of plain HTTP, such as
+        // a development server, asked for over https.
+        if reasons.contains("wrong version number") {
+            return ": the server did not answer in TLS; if it serves plain HTTP, use an http:// URL"
+        }
+        return ""
     }
 
     /// An error's description without what only its programmer can read: the type and case

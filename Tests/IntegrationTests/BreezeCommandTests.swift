@@ -531,6 +531,31 @@ struct BreezeCommandTests {
         #expect(typo.status == 64 && (typo.body["message"] as? String)?.contains("did you mean 'sync'?") == true)
     }
 
+    @Test("A sync counts the files its conditions leave to other devices, in its one line and its JSON")
+    func filesForOtherDevices() async throws {
+        let work = try TemporaryFolder("other-devices")
+        let bundle = work.path("C.freshair").path
+        #expect(try await BreezeBinary.run(["init", bundle]).status == 0)
+        // The starter: a welcome image at 1x, 2x and 3x, strings in English and French.
+        let french = try await BreezeBinary.run([
+            "sync", bundle, work.path("fr").path, "--env", "displayScale=2", "--env", "language=fr",
+        ])
+        #expect(french.status == 0 && french.output.contains(", 2 for other devices;"), "\(french.output)")
+        #expect(
+            work.path("fr/Resources/welcome@2x.png").text != nil && work.path("fr/Resources/welcome.png").text == nil
+        )
+        let english = try await BreezeBinary.run([
+            "sync", bundle, work.path("en").path, "--env", "displayScale=2", "--env", "language=en", "--json",
+        ])
+        let summary = try JSONDecoder().decode(SyncSummary.self, from: Data(english.output.utf8))
+        #expect(summary.filesForOtherDevices == 3 && summary.filesDownloaded == 4, "\(english.output)")
+        // Nothing new: the check says nothing of them.
+        let again = try await BreezeBinary.run([
+            "sync", bundle, work.path("en").path, "--env", "displayScale=2", "--env", "language=en",
+        ])
+        #expect(again.status == 0 && !again.output.contains("other devices"), "\(again.output)")
+    }
+
     @Test(
         "Signed content synced with no key pinned: breeze says its signatures were not checked, naming only real keys"
     )

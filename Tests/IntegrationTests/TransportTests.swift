@@ -303,6 +303,24 @@ struct TransportTests {
         }
     }
 
+    @Test(
+        "https:// to a server of plain HTTP fails to connect, saying to use http://",
+        arguments: TransportKind.allCases
+    )
+    func httpsToPlainServer(kind: TransportKind) async throws {
+        let served = try Served()
+        var components = try #require(URLComponents(url: served.nginx.url, resolvingAgainstBaseURL: false))
+        components.scheme = "https"
+        let url = try #require(components.url).appendingPathComponent("a.bin")
+        await #expect {
+            _ = try await get(kind.make(), url)
+        } throws: { error in
+            let transport = error as? TransportError
+            return transport?.kind == .connect
+                && transport?.detail.contains("serves plain HTTP, use an http:// URL") == true
+        }
+    }
+
     @Test("A connection reset in the body is an interrupted transfer", arguments: TransportKind.allCases)
     func resetBody(kind: TransportKind) async throws {
         let served = try Served()
@@ -394,6 +412,18 @@ struct TransportTests {
             #expect(!run.error.contains(leak), "\(leak) in: \(run.error)")
         }
         #expect(run.error.contains("--ca-file"), "the hint names the option that trusts a private CA: \(run.error)")
+
+        // https:// to a server of plain HTTP (a newcomer's first URL for `breeze serve`): said so.
+        var components = try #require(URLComponents(url: nginx.url, resolvingAgainstBaseURL: false))
+        components.scheme = "https"
+        let plain = try #require(components.url).appendingPathComponent(ExampleBundle.name + "/")
+        let mismatched = try await BreezeBinary.run([
+            "sync", plain.absoluteString, local.path("live").path, "--attempts", "1",
+        ])
+        #expect(
+            mismatched.status == 75 && mismatched.error.contains("if it serves plain HTTP, use an http:// URL"),
+            "\(mismatched.status): \(mismatched.error)"
+        )
 
         // The same server, its certificate trusted with --ca-file: verification on, the sync through.
         let bundle = https.appendingPathComponent(ExampleBundle.name + "/").absoluteString

@@ -409,6 +409,7 @@ public struct BundleSync: ContentUpdater {
         summary.packProblem = downloaded.packProblem
         summary.filesRemoved = plan.removed.count
         summary.removed = plan.removed
+        summary.filesForOtherDevices = tree.otherDevices
         if root.keys == nil { summary.unverifiedSigners = tree.signers }
         return summary
     }

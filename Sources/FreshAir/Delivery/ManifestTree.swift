@@ -67,6 +67,9 @@ struct ManifestTree {
         var pack: FilePack?
         /// The keys the root manifest names in its signatures, checked only when keys are pinned.
         var signers: [String] = []
+        /// Entries of the manifests walked whose conditions this device does not meet (a child
+        /// manifest's counts as one: its own entries are never read).
+        var otherDevices = 0
 
         /// A selected path's place, as the set of names keeps it: its position in ``files``,
         /// or, with this bit, in the live version's table (``sameAsLive``).
@@ -159,6 +162,7 @@ struct ManifestTree {
         }
         let layout = depth == 0 ? manifest.layout : rootLayout
         let applicable = try entries(of: manifest, applyingHere: layout, source: source, intake: intake)
+        selection.otherDevices += (intake?.otherDevices ?? 0) + manifest.entries.count - applicable.count
         // This manifest's children are loaded together; the walk below still takes them in
         // document order, so the result is the same as loading them one by one.
         let children = try await loadAll(

@@ -21,6 +21,8 @@ final class RootIntake: ManifestEntryTaker {
     var seen: PathCollisions
     /// Entries taken (selected, or left to other devices).
     private(set) var taken = 0
+    /// Entries taken whose conditions this device does not meet.
+    private(set) var otherDevices = 0
     /// The index of the first entry left in the manifest, once one is.
     private(set) var keptFrom: Int?
     /// The first selected entry without a SHA-256, by its index.
@@ -59,6 +61,7 @@ final class RootIntake: ManifestEntryTaker {
         guard keptFrom == nil else { return false }
         guard entry.condition.evaluate(in: environment) else {
             taken += 1  // another device's entry, whole or broken
+            otherDevices += 1
             return true
         }
         if entry.isChildManifest {

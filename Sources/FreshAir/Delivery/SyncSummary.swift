@@ -30,6 +30,10 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     public var filesReused: Int
     /// Files the live version had and the new one does not.
     public var filesRemoved: Int
+    /// Entries of the bundle's manifests whose conditions (platform, versions, locale, device,
+    /// scale) this device does not meet: files for other devices, not installed here (a child
+    /// manifest left out counts as one). Set by an update that installs a version.
+    public var filesForOtherDevices = 0
     /// HTTP requests sent, retries included.
     public var requests: Int
     /// Body bytes received and thrown away: attempts cut and not resumable, bodies that failed
@@ -75,8 +79,8 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     // `downloadedPaths` is written as "downloaded", as the list of strings it replaced was.
     enum CodingKeys: String, CodingKey {
         case outcome, version, notModified, filesDownloaded, bytesDownloaded, filesReused, filesRemoved, requests
-        case bytesWasted, bytesSaved, filesFromPack, packProblem, seconds, removed, unverifiedSigners, package
-        case repository
+        case filesForOtherDevices, bytesWasted, bytesSaved, filesFromPack, packProblem, seconds, removed
+        case unverifiedSigners, package, repository
         case downloadedPaths = "downloaded"
     }
 
@@ -131,12 +135,13 @@ public struct SyncSummary: Sendable, Hashable, Codable {
         case .updated:
             let saved = bytesSaved > 0 ? ", \(ByteCount(bytesSaved)) of unchanged chunks kept" : ""
             let packed = filesFromPack > 0 ? ", \(filesFromPack) from the pack" : ""
+            let elsewhere = filesForOtherDevices > 0 ? ", \(filesForOtherDevices) for other devices" : ""
             let packFailed = packProblem.map {
                 " The pack failed, and what it did not bring came one file at a time: \($0)"
             }
             return
                 "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))\(saved)\(packed)), "
-                + "\(filesReused) reused, \(filesRemoved) removed; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
+                + "\(filesReused) reused, \(filesRemoved) removed\(elsewhere); \(requests) request\(requests == 1 ? "" : "s"), \(time)."
                 + (packFailed ?? "")
         }
     }
