@@ -103,8 +103,7 @@ public struct ContentBundle: Sendable {
 
     /// A localized string from `table` (default `Localizable`): `.strings` in each `.lproj`,
     /// then an `.xcstrings` catalog, in localization order. Returns `value` (or the key) when
-    /// no table has it, as `Bundle` does. A malformed table is skipped; ``stringsTable(named:localization:)``
-    /// reports why.
+    /// no table has it, as `Bundle` does. A malformed table is skipped.
     public func localizedString(forKey key: String, value: String? = nil, table: String? = nil) -> String {
         lookUpString(forKey: key, table: table ?? "Localizable") ?? ((value?.isEmpty ?? true) ? key : value!)
     }

@@ -30,12 +30,14 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
 
         /// The server answered with a status that is neither success nor "not modified" (``status``, ``url``).
         public static let httpStatus = Code(base: .httpStatus)
-        /// The network failed below HTTP (refused, reset, timed out) after every retry (``transportError``).
+        /// The network failed below HTTP (refused, reset, timed out) after every retry; ``description``
+        /// says which.
         public static let transport = Code(base: .transport)
-        /// A manifest could not be read or is unsafe (``manifestError``).
+        /// A manifest could not be read or is unsafe; ``description`` says what, and what the publisher
+        /// must do.
         public static let manifest = Code(base: .manifest)
-        /// A downloaded file's digest differs from the one its manifest lists (``expectedDigest``,
-        /// ``receivedDigest``).
+        /// A downloaded file's digest differs from the one its manifest lists (``path``, ``url``;
+        /// ``description`` names both digests).
         public static let hashMismatch = Code(base: .hashMismatch)
         /// A body ran past the size its manifest (or signed document) lists: ``receivedSize`` bytes had
         /// arrived when it was stopped.
@@ -46,8 +48,8 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         /// The server encoded a body (`Content-Encoding: gzip`, say) though FreshAir asks for `identity`,
         /// and the bytes are not the published file's. Nothing was installed or kept.
         public static let unrequestedEncoding = Code(base: .unrequestedEncoding)
-        /// A package could not be unpacked, or holds something unsafe (``archiveError``); nothing of it
-        /// was installed.
+        /// A package could not be unpacked, or holds something unsafe (``description`` names the
+        /// entry); nothing of it was installed.
         public static let archive = Code(base: .archive)
         /// A body was larger than a configured cap (``sizeLimit``).
         public static let bodyTooLarge = Code(base: .bodyTooLarge)
