@@ -202,7 +202,7 @@ struct PublishTests {
         let refused = try await BreezeBinary.run(["publish", bundle, site])
         #expect(refused.status == 65, "\(refused.status)")
         #expect(
-            refused.error.contains("is unsigned, but the published one is signed")
+            refused.error.contains("is unsigned, but the published manifest.json is signed")
                 && refused.error.contains("breeze sign")
         )
         #expect(try Data(contentsOf: work.path("site/B.freshair/manifest.json")) == signed, "the signed release stays")

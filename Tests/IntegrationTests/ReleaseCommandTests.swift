@@ -381,6 +381,53 @@ struct ReleaseCommandTests {
         #expect(device.status == 0 && work.path("Zoo/content/message.txt").text == "hello, world", "\(device.error)")
     }
 
+    @Test(
+        "A release signed only by another key than the published one is refused, the source unchanged; co-signed or with --switch-keys it goes"
+    )
+    func anotherKeyIsRefused() async throws {
+        let work = try TemporaryFolder("switch-keys")
+        for name in ["old", "new"] {
+            #expect(try await BreezeBinary.run(["keygen", work.path("\(name).key").path]).status == 0)
+        }
+        let (old, new) = (work.path("old.key").path, work.path("new.key").path)
+        let bundle = work.path("C.freshair").path
+        let site = work.path("site/C.freshair").path
+        #expect(try await BreezeBinary.run(["init", bundle]).status == 0)
+        #expect(try await BreezeBinary.run(["release", bundle, site, "--key", old]).status == 0)
+        let manifest = try Data(contentsOf: work.path("C.freshair/manifest.json"))
+
+        let refused = try await BreezeBinary.run(["release", bundle, site, "--key", new])
+        #expect(refused.status == 65 && refused.error.contains("--switch-keys"), "\(refused.status): \(refused.error)")
+        #expect(try Data(contentsOf: work.path("C.freshair/manifest.json")) == manifest)  // not signed
+        #expect(try Data(contentsOf: work.path("site/C.freshair/manifest.json")) == manifest)  // not published
+        let both = try await BreezeBinary.run(["release", bundle, site, "--key", old, "--key", new])
+        #expect(both.status == 0, "\(both.error)")
+
+        // `publish` of a bundle signed since by the new key alone (a new release drops the
+        // signatures of earlier ones): the same check, the same way past it.
+        let second = work.path("D.freshair").path
+        let other = work.path("site/D.freshair").path
+        #expect(try await BreezeBinary.run(["init", second]).status == 0)
+        #expect(try await BreezeBinary.run(["release", second, other, "--key", old]).status == 0)
+        #expect(try await BreezeBinary.run(["sign", second, "--key", new]).status == 0)
+        let published = try await BreezeBinary.run(["publish", second, other])
+        #expect(published.status != 0 && published.error.contains("would be signed by"), "\(published.error)")
+        let switched = try await BreezeBinary.run(["publish", second, other, "--switch-keys"])
+        #expect(switched.status == 0, "\(switched.error)")
+
+        // A package: its .sig is the document devices check.
+        try FileManager.default.createDirectory(at: work.path("content"), withIntermediateDirectories: true)
+        try Data("hello".utf8).write(to: work.path("content/message.txt"))
+        let package = work.path("content.tgz").path
+        #expect(try await BreezeBinary.run(["package", work.path("content").path, "-o", package]).status == 0)
+        #expect(try await BreezeBinary.run(["release", package, work.path("site").path, "--key", old]).status == 0)
+        let package2 = try await BreezeBinary.run(["release", package, work.path("site").path, "--key", new])
+        #expect(
+            package2.status == 65 && package2.error.contains("published content.tgz.sig is signed by"),
+            "\(package2.status): \(package2.error)"
+        )
+    }
+
     @Test("strace: a package release reads the package once for its digest, besides installing and copying it")
     func packageReadOnce() async throws {
         try DurabilityTests.requireStrace()

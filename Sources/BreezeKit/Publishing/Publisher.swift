@@ -44,6 +44,8 @@ package enum Publisher {
     ///   - collect: in the object layout, remove objects older versions no longer need.
     ///   - root: in the object layout, the root manifest to publish in place of the bundle's own
     ///     (a staged release's; see ``StagedRelease``).
+    ///   - switchingKeys: publish a document signed only by other keys than the published one
+    ///     (see ``SignerContinuity``): the apps already trust the new key.
     package static func run(
         source: URL,
         to destination: any PublishDestination,
@@ -53,13 +55,20 @@ package enum Publisher {
         dryRun: Bool = false,
         concurrency: Int = 8,
         root: Data? = nil,
+        switchingKeys: Bool = false,
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Report {
+        let resolved = source.standardizedFileURL.resolvingSymlinksInPath()
         if let location = try objectLocation(source, requested: layout) {
-            try await checkBundle(source.standardizedFileURL.resolvingSymlinksInPath())
-            try await refuseDroppedSignatures(source.standardizedFileURL.resolvingSymlinksInPath(), at: destination)
+            try await checkBundle(resolved)
+            try await SignerContinuity.check(
+                resolved,
+                signedBy: SignerContinuity.localSigners(of: resolved),
+                at: destination,
+                switchingKeys: switchingKeys
+            )
             return try await ObjectLayout.publish(
-                bundle: source.standardizedFileURL.resolvingSymlinksInPath(),
+                bundle: resolved,
                 location: location.isEmpty ? nil : location,
                 to: destination,
                 delete: delete,
@@ -83,9 +92,12 @@ package enum Publisher {
             )
         }
         let files = try await filesToPublish(source)
-        if files.contains(where: { $0.path == "manifest.json" }) {
-            try await refuseDroppedSignatures(source.standardizedFileURL.resolvingSymlinksInPath(), at: destination)
-        }
+        try await SignerContinuity.check(
+            resolved,
+            signedBy: SignerContinuity.localSigners(of: resolved),
+            at: destination,
+            switchingKeys: switchingKeys
+        )
         let existing = try await destination.list()
 
         // Comparing reads files (hashes them), so it runs as wide as the uploads; order is kept.
@@ -269,27 +281,8 @@ package enum Publisher {
         }
     }
 
-    /// What devices would refuse is not published: stale digests, missing files, stale signatures.
-    /// A bundle whose published root manifest is signed goes up signed: devices that pin the
-    /// key refuse an unsigned one, so publishing it would strand them (`breeze generate`
-    /// rewrites a manifest without its signatures; `breeze sign` signs it again).
-    static func refuseDroppedSignatures(_ root: URL, at destination: any PublishDestination) async throws {
-        guard let published = try await destination.read("manifest.json"),
-            let publishedManifest = try? Manifest(data: published, source: "published manifest.json"),
-            !publishedManifest.release.signatures.isEmpty
-        else { return }
-        let local = try Manifest(
-            data: Data(contentsOf: root.appendingPathComponent("manifest.json")),
-            source: root.appendingPathComponent("manifest.json").path
-        )
-        guard local.release.signatures.isEmpty else { return }
-        let keys = Set(publishedManifest.release.signatures.map(\.key)).sorted().joined(separator: ", ")
-        throw PublishError(
-            "\(root.lastPathComponent)/manifest.json is unsigned, but the published one is signed (by \(keys)): devices "
-                + "that pin the key would refuse it. Run `breeze sign \(root.path) --key KEY`, then publish"
-        )
-    }
-
+    /// What devices would refuse is not published: stale digests, missing files (and, in
+    /// ``SignerContinuity``, a signature devices do not know).
     static func checkBundle(_ root: URL) async throws {
         let check = try await BundleHasher.run(bundle: root, check: true)
         if !check.stale.isEmpty || !check.missing.isEmpty {

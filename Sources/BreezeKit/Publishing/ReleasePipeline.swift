@@ -44,6 +44,7 @@ package enum ReleasePipeline {
         staged gate: StagedRelease.Gate? = nil,
         dryRun: Bool = false,
         concurrency: Int = 8,
+        switchingKeys: Bool = false,
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Report {
         let source = source.standardizedFileURL
@@ -61,6 +62,16 @@ package enum ReleasePipeline {
         defer { if let scratch { try? FileManager.default.removeItem(at: scratch.deletingLastPathComponent()) } }
         let working = scratch ?? source
         var report = Report(kind: kind, dryRun: dryRun, staged: gate)
+        // Before anything is signed: a release that devices pinning the published key would
+        // refuse stops here, the source unchanged.
+        if !keys.isEmpty {
+            try await SignerContinuity.check(
+                working,
+                signedBy: keys.map(\.publicKey.base64),
+                at: destination,
+                switchingKeys: switchingKeys
+            )
+        }
         let options = SigningOptions(validity: validity, layout: layout)
         var stagedRoot: Data?
         switch kind {
@@ -122,6 +133,7 @@ package enum ReleasePipeline {
             dryRun: dryRun,
             concurrency: concurrency,
             root: stagedRoot,
+            switchingKeys: switchingKeys,
             progress: progress
         )
         return report

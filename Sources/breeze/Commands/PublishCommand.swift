@@ -42,6 +42,7 @@ struct PublishCommand: AsyncParsableCommand {
             "After the root manifest is in place, remove files the source no longer has. Devices that read the old manifest a moment before may then fail that one sync and retry."
     ) var delete = false
     @Flag(help: "Say what would be uploaded and removed; change nothing.") var dryRun = false
+    @Flag(help: SigningKeyOptions.switchKeysHelp) var switchKeys = false
     @Option(
         help:
             "A bundle's layout: paths (as served so far) or objects (objects/<sha256>, cacheable for ever). Default: what its root manifest records, else paths."
@@ -112,6 +113,7 @@ struct PublishCommand: AsyncParsableCommand {
                     delete: delete,
                     dryRun: dryRun,
                     concurrency: concurrency,
+                    switchingKeys: switchKeys,
                     progress: { line.show($0) }
                 )
                 return (report, target.description)

@@ -38,6 +38,7 @@ struct ReleaseCommand: AsyncParsableCommand {
     @Option(help: "Stage a bundle's release: only installs whose rollout bucket (0-99) is below this get it.")
     var rollout: Int?
     @Option(help: "Stage a bundle's release: only apps that set this channel get it.") var channel: String?
+    @Flag(help: SigningKeyOptions.switchKeysHelp) var switchKeys = false
     @OptionGroup var s3: S3DestinationOptions
     @OptionGroup var cache: CacheOptions
     @Option(help: "Uploads at once.") var concurrency = 8
@@ -65,6 +66,7 @@ struct ReleaseCommand: AsyncParsableCommand {
                     staged: gate,
                     dryRun: dryRun,
                     concurrency: concurrency,
+                    switchingKeys: switchKeys,
                     progress: { line.show($0) }
                 )
                 return (report, target.description)

@@ -15,6 +15,13 @@ struct SigningKeyOptions: ParsableArguments {
         if keyFiles.filter({ $0 == "-" }).count > 1 { throw ValidationError("--key - can be given once.") }
     }
 
+    /// `--switch-keys`, of `release` and `publish`: what it allows, and when it is safe.
+    static let switchKeysHelp = ArgumentHelp(
+        "Publish a release signed only by other keys than the published one.",
+        discussion: "Only once the apps trust the new key (an app update, or a key document they follow): "
+            + "devices that pin only the old key refuse the release and keep what they have."
+    )
+
     /// How long a newly signed release is accepted.
     var validity: Duration { .seconds(expires * 86_400) }
 

@@ -1,0 +1,75 @@
+import Foundation
+import FreshAir
+
+/// What a release keeps for the devices that pin keys: a document published signed stays
+/// signed, by at least one key that signed it. A device pinning the published key refuses an
+/// unsigned document, or one signed only by keys it does not know, and keeps what it has until
+/// the app is updated: publishing either strands every such device.
+enum SignerContinuity {
+    /// The document whose signatures devices check, for what `source` publishes: its path at
+    /// the destination and the local file. A bundle's root manifest, a package's `.sig`
+    /// (whether or not there is one yet), a repository's `index.json`.
+    static func document(of source: URL) -> (path: String, local: URL)? {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder) else { return nil }
+        guard isFolder.boolValue else {
+            let path = source.lastPathComponent + PackageSignature.suffix
+            return (path, URL(fileURLWithPath: source.path + PackageSignature.suffix))
+        }
+        for path in ["manifest.json", "index.json"] {
+            let local = source.appendingPathComponent(path)
+            if FileManager.default.fileExists(atPath: local.path) { return (path, local) }
+        }
+        return nil
+    }
+
+    /// The keys that signed `data`, the signed document at `path`; `nil` when it does not read
+    /// as one.
+    static func signers(of path: String, in data: Data) -> [String]? {
+        let signatures: [ManifestSignature]?
+        if path == "manifest.json" {
+            signatures = (try? Manifest(data: data, source: path))?.release.signatures
+        } else if path == "index.json" {
+            signatures = (try? RepositoryIndex(data: data, source: path))?.release.signatures
+        } else {
+            signatures = (try? PackageSignature(data: data, source: path))?.release.signatures
+        }
+        return signatures.map { $0.map(\.key) }
+    }
+
+    /// The keys that signed what `source` would publish as it is now.
+    static func localSigners(of source: URL) -> [String] {
+        guard let (path, local) = document(of: source), let data = try? Data(contentsOf: local) else { return [] }
+        return signers(of: path, in: data) ?? []
+    }
+
+    /// Refuses to publish `source`, to be signed by `signers`, over a published document that
+    /// none of them signed: unsigned over signed always; signed by other keys unless
+    /// `switchingKeys` (the apps already trust the new key).
+    static func check(
+        _ source: URL,
+        signedBy signers: [String],
+        at destination: any PublishDestination,
+        switchingKeys: Bool
+    ) async throws {
+        guard let (path, _) = document(of: source),
+            let published = try await destination.read(path),
+            let before = Self.signers(of: path, in: published), !before.isEmpty
+        else { return }
+        let old = Set(before).sorted().joined(separator: ", ")
+        guard !signers.isEmpty else {
+            throw PublishError(
+                "\(source.lastPathComponent) is unsigned, but the published \(path) is signed (by \(old)): devices that "
+                    + "pin the key would refuse it. Run `breeze sign \(source.path) --key KEY`, then publish"
+            )
+        }
+        guard Set(signers).isDisjoint(with: before), !switchingKeys else { return }
+        let new = Set(signers).sorted().joined(separator: ", ")
+        throw PublishError(
+            "\(source.lastPathComponent) would be signed by \(new), but the published \(path) is signed by \(old): "
+                + "devices that pin \(before.count == 1 ? "that key" : "those keys") would refuse it and keep what "
+                + "they have. Sign with a published key as well (--key OLD --key NEW), or, once the apps trust the new "
+                + "key (an app update, or a key document they follow), pass --switch-keys"
+        )
+    }
+}
