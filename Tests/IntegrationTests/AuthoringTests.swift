@@ -476,6 +476,15 @@ struct AuthoringTests {
             )
             #expect(local.output.contains("\tEmbed2.freshair/zab.md"))
             #expect(local.output.contains("4 files"))
+            // Embed1's manifest, for apps before 1.0: said, as sync says it.
+            #expect(
+                local.output.contains("; 1 for other devices (--env KEY=VALUE plans for another)"),
+                "\(local.output)"
+            )
+            let remoteText = try await BreezeBinary.run(
+                ["plan", server.url.appendingPathComponent(ExampleBundle.name).absoluteString] + env
+            )
+            #expect(remoteText.output.contains("; 1 for other devices"), "\(remoteText.output)")
         }
     }
 

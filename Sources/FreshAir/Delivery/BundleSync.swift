@@ -417,6 +417,12 @@ public struct BundleSync: ContentUpdater {
     /// The files this environment selects from the remote bundle, manifests included, as a
     /// device with nothing installed would download them. Touches no store.
     package func selection() async throws -> [SelectedEntry] {
+        try await devicePlan().files
+    }
+
+    /// ``selection()``, and how many entries the conditions leave to other devices
+    /// (``SyncSummary/filesForOtherDevices``).
+    package func devicePlan() async throws -> (files: [SelectedEntry], otherDevices: Int) {
         let fetcher = Fetcher(transport: transport, configuration: configuration, localRoot: localRoot)
         let manifestURL = baseURL.appendingPathComponent("manifest.json")
         guard
@@ -429,11 +435,12 @@ public struct BundleSync: ContentUpdater {
             throw FreshAirError.httpStatus(304, url: manifestURL)
         }
         let keys = try await KeyRotation.currentKeys(configuration: configuration, statePath: nil, fetcher: fetcher)
-        let selected = try await manifestTree(fetcher: fetcher, live: nil, liveDirectory: nil, keys: keys).select(
+        let selection = try await manifestTree(fetcher: fetcher, live: nil, liveDirectory: nil, keys: keys).select(
             root: root,
             fetched: true
-        ).files
-        return selected.map { SelectedEntry(path: $0.path.string, size: $0.size, hash: $0.hash?.hex) }
+        )
+        let files = selection.files.map { SelectedEntry(path: $0.path.string, size: $0.size, hash: $0.hash?.hex) }
+        return (files, selection.otherDevices)
     }
 }
 

@@ -9,6 +9,16 @@ package enum LocalBundle {
         environment: ConditionEnvironment,
         maxDepth: Int = 8
     ) async throws -> [SelectedEntry] {
+        try await devicePlan(folder: folder, environment: environment, maxDepth: maxDepth).files
+    }
+
+    /// ``selection(folder:environment:maxDepth:)``, and how many entries the conditions leave
+    /// to other devices (``SyncSummary/filesForOtherDevices``).
+    package static func devicePlan(
+        folder: URL,
+        environment: ConditionEnvironment,
+        maxDepth: Int = 8
+    ) async throws -> (files: [SelectedEntry], otherDevices: Int) {
         let root = folder.standardizedFileURL
         let manifestPath = root.appendingPathComponent("manifest.json").path
         let data = try Disk.read(manifestPath)
@@ -27,12 +37,14 @@ package enum LocalBundle {
             }
             return (childData, false)
         }
-        return try await tree.select(root: data, fetched: false).files.map { file in
+        let selection = try await tree.select(root: data, fetched: false)
+        let files = selection.files.map { file in
             SelectedEntry(
                 path: file.path.string,
                 size: file.size ?? Disk.status(root.appendingPathComponent(file.path.string).path)?.size,
                 hash: file.hash?.hex
             )
         }
+        return (files, selection.otherDevices)
     }
 }

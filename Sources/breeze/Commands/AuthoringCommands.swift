@@ -246,19 +246,23 @@ struct PlanCommand: AsyncParsableCommand {
         }
         let environment = try EnvironmentOptions.apply(self.environment, to: .current())
         let tls = try trust.tlsConfiguration()
-        let files: [SelectedEntry]
+        let (files, otherDevices): ([SelectedEntry], Int)
         do {
             if let url = URL(string: source), url.scheme == "http" || url.scheme == "https" {
-                files = try await PipeliningTransport.withTransport(tlsConfiguration: tls) { transport in
+                (files, otherDevices) = try await PipeliningTransport.withTransport(tlsConfiguration: tls) {
+                    transport in
                     try await BundleSync(
                         remote: url,
                         store: BundleStore(root: FileManager.default.temporaryDirectory),
                         environment: environment,
                         transport: transport
-                    ).selection()
+                    ).devicePlan()
                 }
             } else {
-                files = try await LocalBundle.selection(folder: URL(fileURLWithPath: source), environment: environment)
+                (files, otherDevices) = try await LocalBundle.devicePlan(
+                    folder: URL(fileURLWithPath: source),
+                    environment: environment
+                )
             }
         } catch { throw CommandFailure(error) }
         if json {
@@ -271,6 +275,7 @@ struct PlanCommand: AsyncParsableCommand {
         print(
             "\(counted(files.count, "file")), \(ByteCount(known.reduce(0, +)))"
                 + (unknown > 0 ? " (+\(unknown) of undeclared size)" : "")
+                + (otherDevices > 0 ? "; \(otherDevices) for other devices (--env KEY=VALUE plans for another)" : "")
         )
     }
 }
