@@ -184,6 +184,28 @@ struct PublishTests {
         }
     }
 
+    @Test("A package given as a link goes up under the link's name, as the bytes it points to")
+    func packageThroughALink() async throws {
+        let work = try TemporaryFolder("package-link")
+        try FileManager.default.createDirectory(at: work.path("content"), withIntermediateDirectories: true)
+        try Data("hello".utf8).write(to: work.path("content/message.txt"))
+        let package = work.path("content-1.2.tgz")
+        #expect(try await BreezeBinary.run(["package", work.path("content").path, "-o", package.path]).status == 0)
+        // Relative, as `ln -s content-1.2.tgz latest.tgz` makes it: copied as a link, it would
+        // point nowhere in the site.
+        try FileManager.default.createSymbolicLink(
+            atPath: work.path("latest.tgz").path,
+            withDestinationPath: "content-1.2.tgz"
+        )
+        let run = try await BreezeBinary.run(["publish", work.path("latest.tgz").path, work.path("site").path])
+        #expect(run.status == 0, "\(run.error)")
+        let published = work.path("site/latest.tgz").path
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: published)[.type] as? FileAttributeType == .typeRegular
+        )
+        #expect(FileManager.default.contents(atPath: published) == FileManager.default.contents(atPath: package.path))
+    }
+
     @Test("A bundle published signed is never replaced by an unsigned one (breeze generate drops signatures)")
     func droppedSignaturesRefused() async throws {
         let work = try TemporaryFolder("dropped-signatures")

@@ -62,8 +62,8 @@ package enum Publisher {
         if let location = try objectLocation(source, requested: layout) {
             try await checkBundle(resolved)
             try await SignerContinuity.check(
-                resolved,
-                signedBy: SignerContinuity.localSigners(of: resolved),
+                source.standardizedFileURL,
+                signedBy: SignerContinuity.localSigners(of: source.standardizedFileURL),
                 at: destination,
                 switchingKeys: switchingKeys
             )
@@ -92,9 +92,10 @@ package enum Publisher {
             )
         }
         let files = try await filesToPublish(source)
+        // By the name it is published under: a package given as a link keeps the link's name.
         try await SignerContinuity.check(
-            resolved,
-            signedBy: SignerContinuity.localSigners(of: resolved),
+            source.standardizedFileURL,
+            signedBy: SignerContinuity.localSigners(of: source.standardizedFileURL),
             at: destination,
             switchingKeys: switchingKeys
         )
@@ -203,10 +204,13 @@ package enum Publisher {
             return [source, chunkIndex, signature].compactMap { $0 }.filter {
                 FileManager.default.fileExists(atPath: $0.path)
             }.map { file in
+                // A package given as a link (`latest.tgz`) goes up under the link's name, with
+                // the bytes it points to: a copy of the link itself would point nowhere there.
+                let bytes = file.resolvingSymlinksInPath()
                 let size =
-                    ((try? FileManager.default.attributesOfItem(atPath: file.path))?[.size] as? NSNumber)?.int64Value
+                    ((try? FileManager.default.attributesOfItem(atPath: bytes.path))?[.size] as? NSNumber)?.int64Value
                     ?? 0
-                return LocalFile(path: file.lastPathComponent, url: file, size: size)
+                return LocalFile(path: file.lastPathComponent, url: bytes, size: size)
             }
         }
         let root = source.standardizedFileURL.resolvingSymlinksInPath()
