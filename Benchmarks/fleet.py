@@ -128,7 +128,7 @@ class Edge:
 EDGE_LINE = re.compile(r'^(\S+) (\d+) (\d+) (\S+) "([^"]*)" "([^"]*)" "(\S+) (\S+) [^"]*" "([^"]*)"$')
 ORIGIN_LINE = re.compile(
     r'beast: \S+ \S+ - \S+ \[([^\]]+)\] "(\S+) (\S+) [^"]*" (\d+) (\d+) - "([^"]*)"')
-AGENT = re.compile(r"fleet-(device|naive)/(\d+)")
+AGENT = re.compile(r"fleet-(device|naive)/(\d+)(?: check/(\d+))?")
 
 
 def read_edge_log(path, start, end, prefix):
@@ -145,7 +145,8 @@ def read_edge_log(path, start, end, prefix):
         who = AGENT.search(agent)
         requests.append({"time": when, "status": int(status), "bytes": int(sent), "verdict": verdict,
                          "upstream": upstream, "uri": uri,
-                         "kind": who.group(1) if who else "other", "device": int(who.group(2)) if who else None})
+                         "kind": who.group(1) if who else "other", "device": int(who.group(2)) if who else None,
+                         "check": int(who.group(3)) if who and who.group(3) else None})
     return requests
 
 
@@ -259,14 +260,11 @@ def measure(options, layout, launched, publish_start, publish_end, v2, outage, c
     for check in sorted(fleet, key=lambda c: c["end"]):
         if check.get("sequence") == v2 and check["device"] not in adopted:
             adopted[check["device"]] = max(0.0, check["end"] - published)
-    # A no-change check is one request in the cache's log: count the device's lines in its window.
-    by_device = defaultdict(list)
-    for request in edge_requests:
-        if request["kind"] == "device":
-            by_device[request["device"]].append(request["time"] - launched)
+    # A no-change check is one request in the cache's log: its requests carry the check's number
+    # (`check/N` in the User-Agent), so they are counted by check, not by a window of time.
+    by_check = Counter((r["device"], r["check"]) for r in edge_requests if r["kind"] == "device")
     no_change = [c for c in fleet if c["outcome"] == "notModified"]
-    one_request = sum(
-        1 for c in no_change if sum(1 for t in by_device[c["device"]] if c["start"] - 0.05 <= t <= c["end"] + 0.05) == 1)
+    one_request = sum(1 for c in no_change if by_check[(c["device"], c["number"])] == 1)
     verdicts = Counter(r["verdict"] for r in edge_requests if r["kind"] == "device")
     naive_verdicts = Counter(r["verdict"] for r in edge_requests if r["kind"] == "naive")
     served_by_edge = sum(verdicts[v] for v in ("HIT", "REVALIDATED", "STALE", "UPDATING"))

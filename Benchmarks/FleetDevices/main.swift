@@ -65,6 +65,9 @@ struct Usage: Error, CustomStringConvertible {
 /// One check, as a line of the events file.
 struct Check: Codable, Sendable {
     var device: Int
+    /// The check's number on its device, sent in its requests' User-Agent (`… check/N`), so that
+    /// the cache's log is matched to checks by request, not by time.
+    var number: Int
     var kind: String
     var start: Double
     var end: Double
@@ -200,17 +203,19 @@ func runDevice(_ device: Int) async {
     configuration.retry = RetryPolicy(maxAttempts: 2, baseDelay: .milliseconds(500), maximumDelay: .seconds(1))
     configuration.requestTimeout = .seconds(10)
     let store = store(device)
-    let sync = BundleSync(
+    var sync = BundleSync(
         remote: options.url,
         store: store,
         transport: Transport(transport),
         configuration: configuration
     )
-    for time in schedules[device] {
+    for (number, time) in schedules[device].enumerated() {
         try? await Task.sleep(until: started + .milliseconds(Int64(time * 1000)), clock: clock)
         let start = elapsed()
+        sync.configuration.headers = [("User-Agent", "\(agent) check/\(number)")]
         var check = Check(
             device: device,
+            number: number,
             kind: naive ? "naive" : "freshair",
             start: start,
             end: 0,
