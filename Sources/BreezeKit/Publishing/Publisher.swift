@@ -61,12 +61,7 @@ package enum Publisher {
         let resolved = source.standardizedFileURL.resolvingSymlinksInPath()
         if let location = try objectLocation(source, requested: layout) {
             try await checkBundle(resolved)
-            try await SignerContinuity.check(
-                source.standardizedFileURL,
-                signedBy: SignerContinuity.localSigners(of: source.standardizedFileURL),
-                at: destination,
-                switchingKeys: switchingKeys
-            )
+            try await SignerContinuity.check(source.standardizedFileURL, at: destination, switchingKeys: switchingKeys)
             return try await ObjectLayout.publish(
                 bundle: resolved,
                 location: location.isEmpty ? nil : location,
@@ -93,12 +88,7 @@ package enum Publisher {
         }
         let files = try await filesToPublish(source)
         // By the name it is published under: a package given as a link keeps the link's name.
-        try await SignerContinuity.check(
-            source.standardizedFileURL,
-            signedBy: SignerContinuity.localSigners(of: source.standardizedFileURL),
-            at: destination,
-            switchingKeys: switchingKeys
-        )
+        try await SignerContinuity.check(source.standardizedFileURL, at: destination, switchingKeys: switchingKeys)
         let existing = try await destination.list()
 
         // Comparing reads files (hashes them), so it runs as wide as the uploads; order is kept.

@@ -10,17 +10,16 @@ enum SignerContinuity {
     /// the destination and the local file. A bundle's root manifest, a package's `.sig`
     /// (whether or not there is one yet), a repository's `index.json`.
     static func document(of source: URL) -> (path: String, local: URL)? {
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder) else { return nil }
-        guard isFolder.boolValue else {
+        switch ReleasePipeline.kind(of: source) {
+        case "package":
             let path = source.lastPathComponent + PackageSignature.suffix
             return (path, URL(fileURLWithPath: source.path + PackageSignature.suffix))
+        case "repository": return ("index.json", source.appendingPathComponent("index.json"))
+        case "bundle":
+            let root = source.appendingPathComponent("manifest.json")
+            return FileManager.default.fileExists(atPath: root.path) ? ("manifest.json", root) : nil
+        default: return nil
         }
-        for path in ["manifest.json", "index.json"] {
-            let local = source.appendingPathComponent(path)
-            if FileManager.default.fileExists(atPath: local.path) { return (path, local) }
-        }
-        return nil
     }
 
     /// The keys that signed `data`, the signed document at `path`; `nil` when it does not read
@@ -43,15 +42,16 @@ enum SignerContinuity {
         return signers(of: path, in: data) ?? []
     }
 
-    /// Refuses to publish `source`, to be signed by `signers`, over a published document that
-    /// none of them signed: unsigned over signed always; signed by other keys unless
-    /// `switchingKeys` (the apps already trust the new key).
+    /// Refuses to publish `source`, to be signed by `signers` (by default those that signed it as
+    /// it is), over a published document that none of them signed: unsigned over signed always;
+    /// signed by other keys unless `switchingKeys` (the apps already trust the new key).
     static func check(
         _ source: URL,
-        signedBy signers: [String],
+        signedBy signers: [String]? = nil,
         at destination: any PublishDestination,
         switchingKeys: Bool
     ) async throws {
+        let signers = signers ?? localSigners(of: source)
         guard let (path, _) = document(of: source),
             let published = try await destination.read(path),
             let before = Self.signers(of: path, in: published), !before.isEmpty
