@@ -224,6 +224,70 @@ struct BreezeCommandTests {
         }
     }
 
+    @Test(
+        "A repository's first mistakes: its index.json URL syncs it, its folder given as a bundle's names the command, and a name devices would refuse is refused before anything is written"
+    )
+    func repositoryFirstMistakes() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let work = try TemporaryFolder("cli-repository-mistakes")
+            try writeSampleContent(in: work.path("emoji"))
+            let repository = server.root.appendingPathComponent("main")
+            let added = try await BreezeBinary.run(["repo", "add", work.path("emoji").path, repository.path])
+            #expect(added.status == 0, "\(added.error)")
+
+            // `--name Emoji` beside `emoji` is one folder on a Mac: every device would refuse that index.
+            let index = try Data(contentsOf: repository.appendingPathComponent("index.json"))
+            let clash = try await BreezeBinary.run([
+                "repo", "add", work.path("emoji").path, repository.path, "--name", "Emoji",
+            ])
+            #expect(clash.status != 0)
+            #expect(
+                clash.error.contains("'Emoji' and 'emoji'") && clash.error.contains("--name emoji"),
+                "\(clash.error)"
+            )
+            #expect(try Data(contentsOf: repository.appendingPathComponent("index.json")) == index)
+            #expect(!FileManager.default.fileExists(atPath: repository.appendingPathComponent("Emoji-1.tar.gz").path))
+            let hidden = try await BreezeBinary.run([
+                "repo", "add", work.path("emoji").path, repository.path, "--name", ".x",
+            ])
+            #expect(hidden.status != 0 && hidden.error.contains("not starting with '.'"), "\(hidden.error)")
+
+            // The repository's folder, as if it were a bundle's: the error, then the command that syncs it.
+            let folderURL = server.url.appendingPathComponent("main/").absoluteString
+            let asBundle = try await BreezeBinary.run(["sync", folderURL, work.path("Live").path])
+            #expect(asBundle.status == 69)
+            #expect(
+                asBundle.error.contains(
+                    "hint: \(folderURL) holds a repository's index.json, not a bundle: `breeze sync \(server.url.absoluteString) --repo main"
+                ),
+                "\(asBundle.error)"
+            )
+            let localFolder = try await BreezeBinary.run(["sync", repository.path, work.path("Live").path])
+            #expect(localFolder.status == 66)
+            #expect(localFolder.error.contains("--repo main"), "\(localFolder.error)")
+            // A folder that holds neither gets no such hint.
+            let nothing = try await BreezeBinary.run([
+                "sync", server.url.appendingPathComponent("none/").absoluteString, work.path("Live").path,
+            ])
+            #expect(nothing.status == 69 && !nothing.error.contains("hint: "), "\(nothing.error)")
+
+            // The index's URL alone is the repository, as a manifest.json URL is its bundle.
+            let byIndex = try await BreezeBinary.run([
+                "sync", server.url.appendingPathComponent("main/index.json").absoluteString, work.path("Live").path,
+            ])
+            #expect(byIndex.status == 0, "\(byIndex.error)")
+            #expect(work.path("Live/emoji/art/cats/cat1.txt").text == "meow\n")
+            let conflicting = try await BreezeBinary.run([
+                "sync", server.url.appendingPathComponent("main/index.json").absoluteString, work.path("Live").path,
+                "--repo", "other",
+            ])
+            #expect(
+                conflicting.status == 64 && conflicting.error.contains("not of --repo other"),
+                "\(conflicting.error)"
+            )
+        }
+    }
+
     @Test("A package download killed midway resumes with Range, and the file is unpacked in full")
     func killedPackageResumes() async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -23,11 +23,14 @@ package enum RepositoryPublisher {
         signingWith keys: [SigningKey] = [],
         options: SigningOptions = SigningOptions()
     ) throws -> Outcome {
-        guard (try? BundlePath(name))?.components.count == 1 else {
-            throw PackagingError("'\(name)' is not a plain bundle name")
+        guard (try? BundlePath(name))?.components.count == 1, !name.hasPrefix(".") else {
+            throw PackagingError(
+                "'\(name)' is not a plain bundle name: each bundle is a folder on devices, so its name is one path component, not starting with '.'"
+            )
         }
         let indexURL = repository.appendingPathComponent("index.json")
         var index = try readIndex(indexURL)
+        try checkDevicesAccept(name, in: index, source: indexURL.path)
         let digest = try BundleFolder.digest(of: folder)
         if let current = index.bundles[name], current.digest == digest {
             return Outcome(name: name, version: current.version, published: false, archive: nil)
@@ -115,6 +118,27 @@ package enum RepositoryPublisher {
             let archive = repository.appendingPathComponent("\(name)-\(bundle.version).tar.gz")
             guard let (sha256, size) = try? FileDigests.digest(of: archive, using: .sha256) else { return false }
             return bundle.sha256 == sha256.hex && bundle.size == size
+        }
+    }
+
+    /// Refuses `name` when devices would refuse the index that lists it beside the bundles
+    /// already there: read back by the device's own reader, before any archive is written. A
+    /// name that differs from one already listed only by case (`Emoji` beside `emoji`) is one
+    /// folder on an Apple device; its message names the bundle already there.
+    static func checkDevicesAccept(_ name: String, in index: RepositoryIndex, source: String) throws {
+        guard index.bundles[name] == nil else { return }
+        var listed = index
+        listed.bundles[name] = RepositoryIndex.Bundle(version: 1, digest: nil, sha256: nil, size: nil)
+        do {
+            _ = try RepositoryIndex(data: Data(listed.unsignedJSON.serializedBytes()), source: source)
+        } catch {
+            let folded = { (text: String) in text.decomposedStringWithCanonicalMapping.lowercased() }
+            if let existing = index.bundles.keys.sorted().first(where: { folded($0) == folded(name) }) {
+                throw PackagingError(
+                    "'\(name)' and '\(existing)', already in \(source), would be one folder on Apple devices (their names differ only by case or accents), so every device would refuse the index. Pass --name \(existing) to add a new version of it, or choose another name."
+                )
+            }
+            throw PackagingError("devices would refuse the index with '\(name)' added: \(error)")
         }
     }
 

@@ -7,15 +7,23 @@ import FreshAir
 /// can act on (see `breeze --help`).
 struct CommandFailure: Error, CustomStringConvertible {
     let underlying: any Error
+    /// What to do about it, found by the command itself (one more look at the server); else
+    /// the hint ``hint(for:)`` reads from the error alone.
+    let foundHint: String?
 
     /// Wraps `underlying`; a failure already wrapped keeps its own error, and so its exit code.
-    init(_ underlying: any Error) { self.underlying = (underlying as? CommandFailure)?.underlying ?? underlying }
+    init(_ underlying: any Error, hint: String? = nil) {
+        self.underlying = (underlying as? CommandFailure)?.underlying ?? underlying
+        foundHint = hint ?? (underlying as? CommandFailure)?.foundHint
+    }
 
     /// The library's message, which an app could show as it is, then what a publisher does
     /// about it with breeze: advice naming breeze commands lives here, not in the library.
     var description: String {
         if let words = Self.fileSystemWords(underlying) { return words }
-        guard let error = underlying as? FreshAirError, let hint = Self.hint(for: error) else { return "\(underlying)" }
+        guard let hint = foundHint ?? (underlying as? FreshAirError).flatMap(Self.hint(for:)) else {
+            return "\(underlying)"
+        }
         return "\(underlying)\nbreeze: hint: \(hint)"
     }
 

@@ -13,7 +13,7 @@ struct SyncCommand: AsyncParsableCommand {
             A bundle URL (…/App.freshair/ or its manifest.json): DIR/<path> is each selected file. \
             A package URL (.tgz, .tar.gz, .tar, .gz, .zip): DIR/<path> is each file of the package; \
             --bundled names the copy an app ships, installed first and when its .meta is newer. \
-            --repo ID with a source URL: DIR/<name>/ is each bundle of <source>/<ID>/index.json.
+            --repo ID with a source URL (or the URL of <source>/<ID>/index.json alone): DIR/<name>/ is each bundle of <source>/<ID>/index.json.
             DIR is a link to the live version, switched atomically; versions are kept in the store \
             folder (default: .<DIR name>.freshair-store beside DIR), with the previous one for rollback.
             """
@@ -21,7 +21,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     @Argument(
         help:
-            "The bundle folder URL, the package URL, or (with --repo) the repository source URL; file:// URLs and local paths too."
+            "The bundle folder URL, the package URL, the repository's index.json URL (or its source URL with --repo); file:// URLs and local paths too."
     )
     var url: String
 
@@ -113,7 +113,13 @@ struct SyncCommand: AsyncParsableCommand {
     /// Flags that make no sense together are refused before any work, not silently ignored.
     func validate() throws {
         let isPackage = ArchiveFormat(fileName: URL(string: url)?.lastPathComponent ?? url) != nil
-        if repo != nil {
+        let named = URL(string: url).flatMap(RepositoryAddress.fromIndexURL)
+        if let named, let repo, repo != named.id {
+            throw ValidationError(
+                "\(url) is the index of repository \(named.id), not of --repo \(repo): give the source URL with --repo, or the index's URL alone."
+            )
+        }
+        if repo != nil || named != nil {
             if store != nil {
                 throw ValidationError("--store applies to a bundle or a package; a repository keeps its state in DIR.")
             }
@@ -137,7 +143,10 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let remote = try Self.sourceURL(url)
+        var remote = try Self.sourceURL(url)
+        var repo = self.repo
+        // `<source>/<ID>/index.json` is the repository ID, as a manifest.json URL is its bundle.
+        if let named = RepositoryAddress.fromIndexURL(remote) { (remote, repo) = (named.source, named.id) }
         let configuration = try syncConfiguration()
         let cdn = try cdn.map(Self.sourceURL)
         let environment = try EnvironmentOptions.apply(environment, to: .current())
@@ -192,7 +201,11 @@ struct SyncCommand: AsyncParsableCommand {
                     unverifiedNote: summary.unverifiedNote(opening: false)
                 )
             } catch {
-                throw CommandFailure(error)
+                // A repository's folder given as a bundle's: the command that syncs it.
+                let hint =
+                    updater is BundleSync
+                    ? await RepositoryAddress.hint(for: error, directory: directory, transport: transport) : nil
+                throw CommandFailure(error, hint: hint)
             }
         }
         // After the progress line is cleared, before the summary.

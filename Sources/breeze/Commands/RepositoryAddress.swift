@@ -1,0 +1,50 @@
+import Foundation
+import FreshAir
+
+/// How `breeze sync` finds a repository from the URL it was given. A repository is synced as
+/// `--repo ID` from its source, `<source>/<ID>/index.json`; a newcomer points at the index, or
+/// at the repository's folder as if it were a bundle's.
+enum RepositoryAddress {
+    /// The source and id of a repository's index URL (`…/<ID>/index.json`), as a bundle's
+    /// `manifest.json` URL names its bundle; `nil` for any other URL.
+    static func fromIndexURL(_ url: URL) -> (source: URL, id: String)? {
+        guard url.lastPathComponent == "index.json" else { return nil }
+        let folder = url.deletingLastPathComponent()
+        let id = folder.lastPathComponent
+        guard !id.isEmpty, id != "/", id != "..", id != "." else { return nil }
+        return (folder.deletingLastPathComponent(), id)
+    }
+
+    /// When a bundle sync failed because its folder has no `manifest.json`, and that folder
+    /// holds a repository's `index.json` instead: the command that syncs it. One more request,
+    /// made only after the failure.
+    static func hint(
+        for error: any Error,
+        directory: String,
+        transport: any HTTPTransport
+    ) async -> String? {
+        guard let error = error as? FreshAirError, error.status == 404, let manifest = error.url,
+            manifest.lastPathComponent == "manifest.json"
+        else { return nil }
+        let folder = manifest.deletingLastPathComponent()
+        let index = folder.appendingPathComponent("index.json")
+        guard let data = await read(index, transport: transport),
+            (try? RepositoryIndex(data: data, source: index.absoluteString)) != nil
+        else { return nil }
+        let source = folder.deletingLastPathComponent()
+        let shownSource = source.isFileURL ? source.path : source.absoluteString
+        return
+            "\(folder.isFileURL ? folder.path : folder.absoluteString) holds a repository's index.json, not a bundle: `breeze sync \(shownSource) --repo \(folder.lastPathComponent) \(directory)` syncs each of its bundles."
+    }
+
+    /// A small document's bytes, or `nil` when it cannot be had (any status but 200).
+    private static func read(_ url: URL, transport: any HTTPTransport) async -> Data? {
+        if url.isFileURL {
+            return FileManager.default.contents(atPath: url.path).flatMap { $0.count <= 1 << 20 ? $0 : nil }
+        }
+        let request = HTTPGetRequest(url: url, timeout: .seconds(10), expectedBodySize: nil)
+        return try? await transport.get(request) { head, body in
+            head.status == 200 ? try await body.collect(upTo: 1 << 20, announced: head.contentLength) : nil
+        }
+    }
+}
