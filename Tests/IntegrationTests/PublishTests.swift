@@ -206,6 +206,38 @@ struct PublishTests {
         #expect(FileManager.default.contents(atPath: published) == FileManager.default.contents(atPath: package.path))
     }
 
+    @Test(
+        "A package's destination may name the package, as a bundle's names its folder; one naming another archive is refused"
+    )
+    func destinationNamingThePackage() async throws {
+        let work = try TemporaryFolder("package-destination")
+        try FileManager.default.createDirectory(at: work.path("content"), withIntermediateDirectories: true)
+        try Data("hello".utf8).write(to: work.path("content/message.txt"))
+        let package = work.path("content.tgz").path
+        let key = work.path("k.key").path
+        for arguments in [["package", work.path("content").path, "-o", package], ["keygen", key]] {
+            #expect(try await BreezeBinary.run(arguments).status == 0, "\(arguments)")
+        }
+        // It went to site/content.tgz/content.tgz, a URL nobody expected.
+        let released = try await BreezeBinary.run([
+            "release", package, work.path("site/content.tgz").path, "--key", key,
+        ])
+        #expect(released.status == 0, "\(released.error)")
+        let published = work.path("site/content.tgz").path
+        #expect(
+            try FileManager.default.attributesOfItem(atPath: published)[.type] as? FileAttributeType == .typeRegular
+        )
+        #expect(FileManager.default.contents(atPath: published) == FileManager.default.contents(atPath: package))
+        #expect(FileManager.default.fileExists(atPath: published + ".sig"))
+        let again = try await BreezeBinary.run(["publish", package, work.path("site/content.tgz").path + "/"])
+        #expect(again.status == 0 && again.output.contains("0 uploaded"), "\(again.output) \(again.error)")
+        // Another archive's name: the package keeps its own, with its signed document beside it.
+        let renamed = try await BreezeBinary.run(["publish", package, work.path("other/latest.tgz").path])
+        #expect(renamed.status == 78)
+        #expect(renamed.error.contains("ln -s content.tgz latest.tgz"), "\(renamed.error)")
+        #expect(!FileManager.default.fileExists(atPath: work.path("other").path))
+    }
+
     @Test("A bundle published signed is never replaced by an unsigned one (breeze generate drops signatures)")
     func droppedSignaturesRefused() async throws {
         let work = try TemporaryFolder("dropped-signatures")

@@ -144,6 +144,33 @@ package enum PublishDestinations {
         )
     }
 
+    /// The folder (or prefix) a package is published into, from a destination that may name the
+    /// package itself: `site/content.tgz` for `content.tgz`, as a bundle's destination names its
+    /// folder, is `site/`. It was published as `site/content.tgz/content.tgz`, a URL nobody
+    /// expected. A destination that names another archive is refused: a package keeps its
+    /// name, as its signed document and chunk index are found beside it by that name.
+    package static func folder(for text: String, publishing source: URL) throws -> String {
+        var isFolder: ObjCBool = false
+        let name = source.lastPathComponent
+        guard ArchiveFormat(fileName: name) != nil,
+            FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder), !isFolder.boolValue
+        else { return text }
+        var trimmed = Substring(text)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        let last = String(trimmed.split(separator: "/", omittingEmptySubsequences: false).last ?? "")
+        let parent = trimmed.dropLast(last.count)
+        if last == name, parent != "s3://" {
+            return parent.isEmpty ? "." : String(parent)
+        }
+        if last != name, ArchiveFormat(fileName: last) != nil, parent != "s3://" {
+            throw PublishError(
+                "\(text) names a package file, but a package is published into a folder under its own name: give \(parent.isEmpty ? "." : String(parent)) to publish \(parent)\(name). To publish it as \(last), name the package so (or link it: ln -s \(name) \(last))",
+                kind: .configuration
+            )
+        }
+        return text
+    }
+
     /// Runs `body` with the destination `text` names: `s3://bucket/prefix` (region from
     /// `region`, `AWS_REGION`, `AWS_DEFAULT_REGION` or the AWS profile's config; an
     /// S3-compatible server from `endpoint`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL` or the

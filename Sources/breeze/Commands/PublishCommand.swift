@@ -35,7 +35,8 @@ struct PublishCommand: AsyncParsableCommand {
     )
 
     @Argument(help: "The bundle folder, package file or repository folder.") var source: String
-    @Argument(help: "A folder, or s3://BUCKET/PREFIX.") var destination: String
+    @Argument(help: "A folder, or s3://BUCKET/PREFIX; for a package, the folder it goes into, or its own path there.")
+    var destination: String
     @OptionGroup var s3: S3DestinationOptions
     @Flag(
         help:
@@ -104,7 +105,10 @@ struct PublishCommand: AsyncParsableCommand {
         let line = ProgressLine(enabled: !json && !dryRun && ProgressLine.isTerminal)
         defer { line.clear() }
         do {
-            (report, target) = try await s3.with(destination, options: options) { target in
+            (report, target) = try await s3.with(
+                PublishDestinations.folder(for: destination, publishing: URL(fileURLWithPath: source)),
+                options: options
+            ) { target in
                 let report = try await Publisher.run(
                     source: URL(fileURLWithPath: source),
                     to: target,

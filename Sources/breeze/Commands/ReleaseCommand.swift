@@ -30,7 +30,8 @@ struct ReleaseCommand: AsyncParsableCommand {
     )
 
     @Argument(help: "The bundle folder, package file or repository folder.") var source: String
-    @Argument(help: "A folder, or s3://BUCKET/PREFIX.") var destination: String
+    @Argument(help: "A folder, or s3://BUCKET/PREFIX; for a package, the folder it goes into, or its own path there.")
+    var destination: String
     @OptionGroup var keys: SigningKeyOptions
     @Flag(help: "Say what would be signed and uploaded; change nothing, the source included.") var dryRun = false
     @Option(help: "A bundle's layout: paths or objects (see `breeze publish --help`).")
@@ -56,7 +57,10 @@ struct ReleaseCommand: AsyncParsableCommand {
                 rollout == nil && channel == nil ? nil : try StagedRelease.Gate(percent: rollout, channel: channel)
             var options = s3.options
             options.cachePolicy = cache.policy
-            (report, target) = try await s3.with(destination, options: options) { target in
+            (report, target) = try await s3.with(
+                PublishDestinations.folder(for: destination, publishing: URL(fileURLWithPath: source)),
+                options: options
+            ) { target in
                 let report = try await ReleasePipeline.run(
                     source: URL(fileURLWithPath: source),
                     to: target,
