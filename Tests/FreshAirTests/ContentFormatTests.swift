@@ -39,8 +39,9 @@ struct ContentFormatTests {
             )
         } throws: { error in
             guard let error = error as? StringsTable.SyntaxError else { return false }
-            return error.line == 3 && "\(error)".contains("fr.lproj/Feature.strings")
-                && error.message.contains("expected ';'")
+            // The ';' is missing on line 2, where the fix goes; the reader finds out on line 3.
+            return error.line == 2 && "\(error)".contains("fr.lproj/Feature.strings")
+                && error.message == "expected ';' after the value of \"c\", found '\"' on line 3"
         }
     }
 

@@ -401,6 +401,17 @@ struct AuthoringTests {
         #expect(second.contains { $0.key == "ghost.title" && $0.language == "en" })
         #expect(second.contains { $0.key == "ghost" && $0.message.contains("no image") })
 
+        // A table that does not parse is one problem, on the line to fix, not also every key it
+        // holds reported missing.
+        try write(
+            "V.freshair/fr.lproj/Feature.strings",
+            "\"welcome.title\" = \"Bienvenue\"\n\"welcome.description\" = \"…\";\n"
+        )
+        let unreadable = await BundleValidator.run(bundle: work.path("V.freshair"))
+        let french = unreadable.filter { $0.file == "fr.lproj/Feature.strings" }
+        #expect(french.count == 1, "\(french)")
+        #expect(french.first?.message.contains("line 1: expected ';' after the value of \"welcome.title\"") == true)
+
         // A truncated manifest names its line and column.
         let manifestText = try String(contentsOf: work.path("V.freshair/manifest.json"), encoding: .utf8)
         try write("V.freshair/manifest.json", String(manifestText.prefix(manifestText.count / 2)))

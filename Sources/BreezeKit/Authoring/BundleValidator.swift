@@ -337,9 +337,16 @@ package enum BundleValidator {
         let content = ContentBundle(root: root, preferredLocalizations: [])
         for key in Set(notes.releases.flatMap(\.features)).sorted() {
             for language in languages {
-                let tables = ["Feature", "Localizable"].compactMap {
-                    try? content.stringsTable(named: $0, localization: language)
+                var unreadable = false
+                let tables = ["Feature", "Localizable"].compactMap { name -> StringsTable? in
+                    do { return try content.stringsTable(named: name, localization: language) } catch {
+                        unreadable = true
+                        return nil
+                    }
                 }
+                // A table that does not parse is reported once, where it fails; its keys are not
+                // also reported missing.
+                if unreadable { continue }
                 for suffix in ["title", "description"]
                 where !tables.contains(where: { $0.strings["\(key).\(suffix)"] != nil }) {
                     problems.append(

@@ -98,8 +98,18 @@ private struct StringsParser {
             try expect("=")
             try skipSpaceAndComments()
             let value = try token("a value")
+            // A forgotten ';' is found on the next line; the line to fix is the value's.
+            let valueLine = line
             try skipSpaceAndComments()
-            try expect(";")
+            guard peek == ";" else {
+                let found = peek.map { line > valueLine ? ", found '\($0)' on line \(line)" : ", found '\($0)'" }
+                throw StringsTable.SyntaxError(
+                    source: source,
+                    line: valueLine,
+                    message: "expected ';' after the value of \"\(key)\"" + (found ?? " before the end")
+                )
+            }
+            index += 1
             strings[key] = value
         }
     }
