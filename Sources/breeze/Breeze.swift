@@ -71,6 +71,11 @@ extension Breeze {
             if JSONError.requested { JSONError(message: "\(typo)", exitStatus: 64).print() }
             Foundation.exit(64)
         }
+        if let mistake = VersionValueMistake(Array(CommandLine.arguments.dropFirst())) {
+            FileHandle.standardError.write(Data("breeze: error: \(mistake)\n".utf8))
+            if JSONError.requested { JSONError(message: "\(mistake)", exitStatus: 64).print() }
+            Foundation.exit(64)
+        }
         var command: any ParsableCommand
         do { command = try parseAsRoot() } catch { fail(error) }
         do {
@@ -163,5 +168,39 @@ struct UnknownCommand: CustomStringConvertible {
             }
         }
         return a.isEmpty ? b.count : row[b.count]
+    }
+}
+
+/// `breeze check-update C --version 0.9`: ArgumentParser answers `--version` anywhere with
+/// breeze's own version and exit 0, so the check a script meant never ran and nothing said so.
+/// A `--version` given a value after a command is refused, with the option that command takes.
+struct VersionValueMistake: CustomStringConvertible {
+    let command: String
+    let value: String
+
+    init?(_ arguments: [String]) {
+        guard let command = arguments.first, !command.hasPrefix("-"),
+            let position = arguments.firstIndex(where: { $0 == "--version" || $0.hasPrefix("--version=") })
+        else { return nil }
+        let flag = arguments[position]
+        if flag.hasPrefix("--version=") {
+            value = String(flag.dropFirst("--version=".count))
+        } else if position + 1 < arguments.count, arguments[position + 1].first?.isNumber == true {
+            value = arguments[position + 1]
+        } else {
+            return nil
+        }
+        self.command = command
+    }
+
+    var description: String {
+        let instead =
+            switch command {
+            case "check-update": "the app's version is --app-version \(value)"
+            case "whatsnew": "the versions a user upgrades between are --from VERSION --to VERSION"
+            case "sync", "plan": "a device's app version is --env appVersion=\(value)"
+            default: "it takes no value"
+            }
+        return "--version prints breeze's own version; \(instead) (`breeze \(command) --help` lists the options)"
     }
 }

@@ -119,6 +119,25 @@ struct ConditionTests {
         #expect(environment["appVersion"] == "3.0")
     }
 
+    @Test("Setting language moves a locale of another language to it, so texts follow the files conditions chose")
+    func languageMovesTheLocale() {
+        var environment = ConditionEnvironment()
+        environment["locale"] = "en_US"
+        environment["language"] = "de"
+        #expect(environment["locale"] == "de_US" && environment["region"] == "US")
+        environment["language"] = "de"  // the same language: the locale stays as it is
+        environment["locale"] = "de_AT"
+        environment["language"] = "de"
+        #expect(environment["locale"] == "de_AT")
+        var noRegion = ConditionEnvironment()
+        noRegion["locale"] = "fr"
+        noRegion["language"] = "it"
+        #expect(noRegion["locale"] == "it")
+        var noLocale = ConditionEnvironment()
+        noLocale["language"] = "it"
+        #expect(noLocale["locale"] == nil)
+    }
+
     @Test("Lists nested past the limit are refused, not recursed into until the stack runs out")
     func nestedLists() {
         #expect {

@@ -413,6 +413,28 @@ struct BreezeCommandTests {
         #expect(run.error.contains("'\(word)' is not a breeze command") && run.error.contains(said), "\(run.error)")
     }
 
+    @Test(
+        "--version with a value after a command is refused (64) with the option meant, not answered with breeze's version and exit 0",
+        arguments: [
+            (["check-update", "C.freshair", "--version", "0.9"], "--app-version 0.9"),
+            (["whatsnew", "C.freshair", "--version=1.0"], "--from VERSION --to VERSION"),
+            (["sync", "http://127.0.0.1:1/A.freshair/", "live", "--version", "2.1"], "--env appVersion=2.1"),
+        ]
+    )
+    func versionGivenAValue(arguments: [String], said: String) async throws {
+        let run = try await BreezeBinary.run(arguments)
+        #expect(run.status == 64)
+        #expect(run.output.isEmpty && run.error.contains(said), "\(run.output) \(run.error)")
+    }
+
+    @Test("--version alone prints breeze's version, after a command too")
+    func versionAlone() async throws {
+        for arguments in [["--version"], ["sync", "--version"]] {
+            let run = try await BreezeBinary.run(arguments)
+            #expect(run.status == 0 && run.output == BreezeVersion.current + "\n", "\(arguments): \(run.output)")
+        }
+    }
+
     @Test("Help groups the subcommands by task")
     func helpGroups() async throws {
         let help = try await BreezeBinary.run(["--help"]).output

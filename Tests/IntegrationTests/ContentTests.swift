@@ -161,6 +161,11 @@ struct ContentTests {
         #expect(whatsNew.status == 0, "\(whatsNew.error)")
         #expect(whatsNew.output.contains("4 features"))
         #expect(whatsNew.output.contains("- Calendrier (1.1): Les événements vont droit dans votre calendrier."))
+        // The language alone, as `breeze sync --env language=fr` chose the files: the texts follow.
+        let byLanguage = try await BreezeBinary.run(
+            ["whatsnew", bundleURL.path, "--from", "1.0", "--to", "1.2", "--env", "language=fr"] + env
+        )
+        #expect(byLanguage.output.contains("- Calendrier (1.1)"), "\(byLanguage.output)")
         let json = try await BreezeBinary.run(
             ["whatsnew", bundleURL.path, "--from", "1.2", "--to", "2.1", "--json"] + env
         )

@@ -20,7 +20,10 @@ public struct ConditionEnvironment: Sendable, Hashable {
         self.values = values
     }
 
-    /// Reads or sets a key. Setting `appVersion` or `version` sets both.
+    /// Reads or sets a key. Setting `appVersion` or `version` sets both. Setting `locale` sets
+    /// `language` and `region` from it; setting `language` to another than the locale's moves
+    /// the locale to it (`en_US`, then `language` `de`: `de_US`), so that texts are looked up in
+    /// the language the conditions chose files for.
     public subscript(key: String) -> ConditionValue? {
         get { values[key] }
         set {
@@ -31,6 +34,12 @@ public struct ConditionEnvironment: Sendable, Hashable {
                 let (language, region) = Self.split(locale: identifier)
                 values["language"] = .string(language)
                 values["region"] = region.map(ConditionValue.string)
+            }
+            if key == "language", case .string(let language)? = newValue, case .string(let locale)? = values["locale"],
+                Self.split(locale: locale).language != language
+            {
+                let region = Self.split(locale: locale).region
+                values["locale"] = .string(region.map { "\(language)_\($0)" } ?? language)
             }
         }
     }
@@ -84,9 +93,11 @@ public struct ConditionEnvironment: Sendable, Hashable {
             preferred: Locale.preferredLanguages,
             development: MainBundle.info("CFBundleDevelopmentRegion")
         ) {
+            // The app's language beside the system's locale, both kept (values, not the
+            // subscript, which would move the locale to the language).
             let (language, region) = split(locale: localization)
-            environment["language"] = .string(language)
-            if let region { environment["region"] = .string(region) }
+            environment.values["language"] = .string(language)
+            if let region { environment.values["region"] = .string(region) }
         }
         return environment
     }
