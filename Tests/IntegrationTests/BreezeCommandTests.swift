@@ -72,7 +72,7 @@ struct BreezeCommandTests {
         let server = try BreezeBinary.start(["serve", folder.url.path, "--port", "0"])
         defer { kill(server.processIdentifier, SIGKILL) }
         let firstLine = (server.standardOutput as! Pipe).fileHandleForReading.availableData
-        let announced = String(decoding: firstLine, as: UTF8.self)
+        let announced = String(decoding: firstLine, as: UTF8.self).prefix { $0 != "\n" }
         let base = try #require(
             announced.split(separator: " ").last.flatMap {
                 URL(string: $0.trimmingCharacters(in: .whitespacesAndNewlines))

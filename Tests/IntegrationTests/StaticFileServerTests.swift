@@ -166,4 +166,38 @@ struct StaticFileServerTests {
     func byteRange(header: String, size: Int64, expected: ByteRange) {
         #expect(ByteRange.resolve(header, size: size) == expected)
     }
+
+    @Test("breeze serve names what a device can sync from the folder: bundles, repositories by their index, packages")
+    func servedContent() throws {
+        let site = try TemporaryFolder("served-content")
+        let files = [
+            "C.freshair/manifest.json", "apps/D.freshair/manifest.json", "repos/main/index.json",
+            "repos/main/emoji-1.tar.gz", "content.tgz", "content.tgz.sig", "notes.txt",
+            ".hidden.freshair/manifest.json",
+            "apps/readme.txt", "apps/old.zip",
+        ]
+        for path in files {
+            try FileManager.default.createDirectory(
+                at: site.path(path).deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try Data("[]".utf8).write(to: site.path(path))
+        }
+        let base = URL(string: "http://127.0.0.1:8080/")!
+        let items = ServedContent.items(in: site.url, servedAt: base)
+        #expect(
+            items.map { "\($0.kind) \($0.url.absoluteString)" } == [
+                "bundle http://127.0.0.1:8080/C.freshair/", "bundle http://127.0.0.1:8080/apps/D.freshair/",
+                "package http://127.0.0.1:8080/apps/old.zip", "package http://127.0.0.1:8080/content.tgz",
+                "repository http://127.0.0.1:8080/repos/main/index.json",
+            ]
+        )
+        // A bundle served as the root is the root's URL.
+        let bundle = ServedContent.items(in: site.path("C.freshair"), servedAt: base)
+        #expect(bundle.map(\.kind) == [.bundle] && bundle.map(\.url) == [base])
+        let lines = ServedContent.syncLines(items, limit: 2)
+        #expect(lines.count == 4 && lines[1] == "  breeze sync http://127.0.0.1:8080/C.freshair/ DIR    (a bundle)")
+        #expect(lines.last == "  … and 3 more")
+        #expect(ServedContent.syncLines(ServedContent.items(in: site.path("repos/main/.."), servedAt: base)).count == 2)
+    }
 }

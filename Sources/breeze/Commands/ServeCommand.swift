@@ -52,6 +52,9 @@ struct ServeCommand: AsyncParsableCommand {
         } catch { throw CommandFailure(error) }
         print("Serving \(root.path) at \(server.url)")
         fflush(nil)
+        let lines = ServedContent.syncLines(ServedContent.items(in: root, servedAt: server.url))
+        if !lines.isEmpty { print(lines.joined(separator: "\n")) }
+        fflush(nil)
         try await server.wait()
     }
 }
