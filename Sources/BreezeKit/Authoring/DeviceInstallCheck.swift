@@ -24,13 +24,7 @@ enum DeviceInstallCheck {
             if let key = try? TrustedKey(base64: signature.key) {
                 keys.append(key)
             } else {
-                problems.append(
-                    Problem(
-                        severity: .error,
-                        file: file,
-                        message: "a signature names \"\(signature.key)\", which is not an Ed25519 public key"
-                    )
-                )
+                problems.append(Problem(severity: .error, file: file, message: ManifestSigner.notAKey(signature.key)))
             }
         }
         if let expires = release.expires {

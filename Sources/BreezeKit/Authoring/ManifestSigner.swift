@@ -153,6 +153,11 @@ package enum ManifestSigner {
 }
 
 extension ManifestSigner {
+    /// A signature whose `key` no device can read as a key: every check that reads signers says so in these words.
+    static func notAKey(_ name: String) -> String {
+        "a signature names \"\(name)\", which is not an Ed25519 public key"
+    }
+
     /// What devices pinning the signers' keys would refuse in a signed root manifest: a
     /// signature that no longer matches the content, or an entry without a digest.
     static func signatureProblems(_ manifest: Manifest) -> [String] {
@@ -160,7 +165,7 @@ extension ManifestSigner {
         var problems: [String] = []
         for signature in manifest.signatures {
             guard let key = try? TrustedKey(base64: signature.key) else {
-                problems.append("a signature names \"\(signature.key)\", which is not an Ed25519 public key")
+                problems.append(notAKey(signature.key))
                 continue
             }
             if !key.verifies(signature.signature, for: message) {
