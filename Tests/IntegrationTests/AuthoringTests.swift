@@ -187,7 +187,11 @@ struct AuthoringTests {
             "\"a\" = \"d\"; \"peek_pop.title\" = \"P\"; \"peek_pop.description\" = \"Q\";"
         )
         try write("G.freshair/Base.lproj/Main.storyboard", "<xml/>")
-        for name in ["logo.png", "logo@2x.png", "logo@3x.png", "logo~ipad@2x.png"] {
+        // Apple's order is scale, then device (badge@2x~ipad.png); logo's is the other.
+        for name in [
+            "logo.png", "logo@2x.png", "logo@3x.png", "logo~ipad@2x.png", "badge.png", "badge@2x.png",
+            "badge@2x~ipad.png",
+        ] {
             try write("G.freshair/\(name)", name)
         }
         try write("G.freshair/Images.xcassets/Contents.json", #"{"info": {"version": 1}}"#)
@@ -230,6 +234,8 @@ struct AuthoringTests {
         #expect(condition("logo@2x.png") == "device != 'ipad' && displayScale >= 2 && displayScale < 3")
         #expect(condition("logo@3x.png") == "displayScale >= 3")
         #expect(condition("logo~ipad@2x.png") == "device == 'ipad'")
+        #expect(condition("badge@2x.png") == "device != 'ipad' && displayScale >= 2")
+        #expect(condition("badge@2x~ipad.png") == "device == 'ipad'")
         #expect(condition("fr.lproj/Localizable.strings") == "language == 'fr'")
         #expect(condition("pt-BR.lproj/Localizable.strings") == "language == 'pt' && region == 'BR'")
         #expect(condition("en.lproj/Localizable.strings") == nil, "the development language is every device's fallback")

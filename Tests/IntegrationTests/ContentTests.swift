@@ -87,6 +87,13 @@ struct ContentTests {
             ContentBundle(root: bundleURL, environment: device(scale: 2)).imageURL(named: "apple_pay")?
                 .lastPathComponent == "apple_pay@2x.png"
         )
+        // Apple's order, scale then device, is the same image.
+        try ExampleFeatureBundle.writeImage(to: resources.appendingPathComponent("apple_pay@3x~ipad.png"))
+        pad["displayScale"] = 3
+        #expect(
+            ContentBundle(root: bundleURL, environment: pad).imageURL(named: "apple_pay")?.lastPathComponent
+                == "apple_pay@3x~ipad.png"
+        )
         // Only a 1x image: a 3x display still gets it (the largest smaller one).
         try FileManager.default.createDirectory(
             at: bundleURL.appendingPathComponent("only"),

@@ -33,18 +33,21 @@ enum ConditionInference {
             return clauses.isEmpty ? nil : clauses.joined(separator: " && ")
         }
         let folder = components.dropLast().joined(separator: "/")
-        func sibling(_ name: String) -> Bool { siblings.contains(folder.isEmpty ? name : "\(folder)/\(name)") }
+        /// Whether the folder has this image for `device` at `scale`, under either spelling.
+        func sibling(device: String?, scale: Int) -> Bool {
+            image.variants(device: device, scale: scale).contains {
+                siblings.contains(folder.isEmpty ? $0 : "\(folder)/\($0)")
+            }
+        }
         if let device = image.device {
             clauses.append("device == '\(device)'")
-        } else if ["ipad", "iphone"].contains(where: { sibling(image.variant(device: $0, scale: image.scale)) }) {
+        } else if ["ipad", "iphone"].contains(where: { sibling(device: $0, scale: image.scale) }) {
             // The plain file is for every device that has no variant of its own.
-            for device in ["ipad", "iphone"] where sibling(image.variant(device: device, scale: image.scale)) {
+            for device in ["ipad", "iphone"] where sibling(device: device, scale: image.scale) {
                 clauses.append("device != '\(device)'")
             }
         }
-        let scales = Set(
-            [1, 2, 3].filter { $0 == image.scale || sibling(image.variant(device: image.device, scale: $0)) }
-        )
+        let scales = Set([1, 2, 3].filter { $0 == image.scale || sibling(device: image.device, scale: $0) })
         clauses += scaleClauses(image.scale, available: scales)
         return clauses.isEmpty ? nil : clauses.joined(separator: " && ")
     }

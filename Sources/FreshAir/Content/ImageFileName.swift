@@ -1,5 +1,6 @@
 /// An image file name read into the parts lookup and authoring care about:
-/// `icon~ipad@2x.png` is image `icon` for device `ipad` at scale 2.
+/// `icon@2x~ipad.png` (Apple's order: scale, then device) and `icon~ipad@2x.png` are both image
+/// `icon` for device `ipad` at scale 2.
 ///
 /// One reading serves both sides: ``ContentBundle/imageURL(named:subdirectory:)`` picks a
 /// variant by it, and `breeze generate` infers conditions from it.
@@ -24,21 +25,33 @@ package struct ImageFileName: Sendable, Hashable {
         ext = String(fileName[fileName.index(after: dot)...])
         guard Self.extensions.contains(ext.lowercased()) else { return nil }
         var stem = String(fileName[..<dot])
-        scale = 1
-        for candidate in [3, 2, 1] where stem.hasSuffix("@\(candidate)x") {
-            stem.removeLast(3)
-            scale = candidate
-        }
+        var scale = Self.removeScale(from: &stem)
         if let tilde = stem.lastIndex(of: "~") {
             device = stem[stem.index(after: tilde)...].lowercased()
             stem = String(stem[..<tilde])
         }
+        if scale == nil { scale = Self.removeScale(from: &stem) }  // `icon@2x~ipad`
+        self.scale = scale ?? 1
         self.fileName = fileName
         base = stem
     }
 
-    /// The file name of this image for another device or scale.
-    package func variant(device: String?, scale: Int) -> String {
-        base + (device.map { "~\($0)" } ?? "") + (scale > 1 ? "@\(scale)x" : "") + "." + ext
+    /// The scale a stem ends with (`@2x`), removed from it; `nil` when it ends with none.
+    private static func removeScale(from stem: inout String) -> Int? {
+        for candidate in [3, 2, 1] where stem.hasSuffix("@\(candidate)x") {
+            stem.removeLast(3)
+            return candidate
+        }
+        return nil
+    }
+
+    /// The file names this image has for another device or scale, in either order of the two
+    /// (`icon@2x~ipad.png`, `icon~ipad@2x.png`); one name when there is no device or no scale.
+    package func variants(device: String?, scale: Int) -> [String] {
+        let scaleSuffix = scale > 1 ? "@\(scale)x" : ""
+        guard let device else { return [base + scaleSuffix + "." + ext] }
+        let apple = base + scaleSuffix + "~\(device)." + ext
+        let deviceFirst = base + "~\(device)" + scaleSuffix + "." + ext
+        return apple == deviceFirst ? [apple] : [apple, deviceFirst]
     }
 }
