@@ -71,6 +71,69 @@ struct AuthoringTests {
         #expect(try await BreezeBinary.run(["init", work.path("Empty.freshair").path]).status == 0)
     }
 
+    @Test(
+        "generate, package and repo add name at once every file name devices would refuse (case, normalization, control characters, backslashes), and write nothing"
+    )
+    func namesDevicesRefuse() async throws {
+        let names = ["Logo.png", "logo.png", "tab\tname.txt", "back\\slash.txt", "cafe\u{301}.txt", "caf\u{E9}.txt"]
+        // Written by their bytes: Foundation would compare the two cafés as one name.
+        for (index, name) in names.enumerated() {
+            try write("N.freshair/fine.txt", "fine")
+            let path = work.path("N.freshair").path + "/" + name
+            #expect(FileManager.default.createFile(atPath: path, contents: Data("\(index)".utf8)))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path("N.freshair").path).count == 7)
+        for arguments in [
+            ["generate", work.path("N.freshair").path],
+            ["package", work.path("N.freshair").path, "-o", work.path("n.tgz").path],
+            ["repo", "add", work.path("N.freshair").path, work.path("repo/main").path],
+            ["release", work.path("N.freshair").path, work.path("site/N.freshair").path],
+        ] {
+            let run = try await BreezeBinary.run(arguments)
+            #expect(run.status == 65, "\(arguments[0]): \(run.status) \(run.error)")
+            #expect(run.error.contains("4 file names in"), "\(arguments[0]): \(run.error)")
+            for said in [
+                #""logo.png" and "Logo.png" differ only by case"#,
+                #""tab\u{9}name.txt": it contains a control character"#,
+                #""back\slash.txt": it contains a backslash"#, #""cafe\u{301}.txt" and "café.txt" differ"#,
+            ] {
+                #expect(run.error.contains(said), "\(arguments[0]) does not say \(said): \(run.error)")
+            }
+        }
+        for written in ["N.freshair/manifest.json", "n.tgz", "repo", "site"] {
+            #expect(!FileManager.default.fileExists(atPath: work.path(written).path), "\(written) was written")
+        }
+    }
+
+    @Test(
+        "Hidden files (.git, .env) are never listed, packed or published: publish left them out, so devices failed on them"
+    )
+    func hiddenFilesLeftOut() async throws {
+        try write("H.freshair/a/z.txt", "z")
+        try write("H.freshair/.env", "SECRET=1")
+        try write("H.freshair/.git/config", "[core]")
+        try write("H.freshair/a/.hidden/inner.txt", "inner")
+        let generated = try await BreezeBinary.run(["generate", work.path("H.freshair").path])
+        #expect(generated.status == 0, "\(generated.error)")
+        #expect(try manifest("H.freshair/manifest.json").compactMap { $0["filename"] as? String } == ["a/z.txt"])
+        let packed = try await BreezeBinary.run([
+            "package", work.path("H.freshair").path, "-o", work.path("h.tgz").path,
+        ])
+        #expect(packed.status == 0, "\(packed.error)")
+        let listing = try await shell("tar -tzf h.tgz", in: work.url)
+        #expect(listing.split(separator: "\n").filter { !$0.hasSuffix("/") }.sorted() == ["a/z.txt", "manifest.json"])
+        // Released and synced: every file the manifest lists was published.
+        let released = try await BreezeBinary.run([
+            "release", work.path("H.freshair").path, work.path("site/H.freshair").path,
+        ])
+        #expect(released.status == 0, "\(released.error)")
+        let synced = try await BreezeBinary.run([
+            "sync", work.path("site/H.freshair").path, work.path("live").path,
+        ])
+        #expect(synced.status == 0, "\(synced.error)")
+        #expect(work.path("live/a/z.txt").text == "z")
+    }
+
     @Test("From hero.png and hero@2x.png, every screen gets a hero: a 3x device the @2x, as UIKit falls back")
     func everyScaleGetsAnImage() async throws {
         try write("H.freshair/hero.png", "1x")

@@ -32,6 +32,7 @@ package enum ManifestGenerator {
         pack: Bool? = nil
     ) async throws -> Report {
         let root = bundle.standardizedFileURL
+        try DeviceFileNames.check(try BundleFolder.files(in: root), in: root)
         var report = Report()
         try generate(root: root, folder: "", developmentLanguage: developmentLanguage, report: &report)
         report.hash = try await BundleHasher.run(bundle: root, sha256: sha256, movesSequence: movesSequence)

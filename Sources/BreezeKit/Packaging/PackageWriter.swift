@@ -40,6 +40,7 @@ package enum PackageWriter {
             )
         }
         let files = try BundleFolder.files(in: folder)
+        try DeviceFileNames.check(files, in: folder)
         let partial = destination.appendingPathComponent(".\(output.lastPathComponent).\(getpid()).partial").path
         let summary: Summary
         do {
@@ -114,7 +115,7 @@ package enum PackageWriter {
 }
 
 /// The files of a content folder, as authoring commands see them: sorted, regular files
-/// only, junk (`.DS_Store`, editor backups) skipped.
+/// only, junk (`.DS_Store`, editor backups) and hidden names (`.git/`, `.env`) skipped.
 package enum BundleFolder {
     package struct File: Sendable {
         package var path: String
@@ -128,7 +129,11 @@ package enum BundleFolder {
             || name == "Thumbs.db"
     }
 
-    package static func files(in folder: URL) throws -> [File] {
+    /// - Parameter includingHidden: list names that start with `.` too (a published folder's
+    ///   own leftovers); authoring never does: `breeze generate` listed `.git/config` and
+    ///   `.env`, which `publish` then left out, so every device's sync failed on them, and
+    ///   `breeze package` packed them.
+    package static func files(in folder: URL, includingHidden: Bool = false) throws -> [File] {
         let root = folder.standardizedFileURL.resolvingSymlinksInPath()
         guard
             let walker = FileManager.default.enumerator(
@@ -140,6 +145,10 @@ package enum BundleFolder {
         else { throw PackagingError("cannot read \(folder.path)") }
         var files: [File] = []
         while let url = walker.nextObject() as? URL {
+            if !includingHidden, url.lastPathComponent.hasPrefix(".") {
+                walker.skipDescendants()
+                continue
+            }
             let values = try url.resourceValues(forKeys: [
                 .isRegularFileKey, .fileSizeKey, .contentModificationDateKey, .isExecutableKey,
             ])

@@ -36,6 +36,7 @@ package enum RepositoryPublisher {
             return Outcome(name: name, version: current.version, published: false, archive: nil)
         }
         let version = (index.bundles[name]?.version ?? 0) + 1
+        try DeviceFileNames.check(try BundleFolder.files(in: folder), in: folder)  // before the folder is made
         try FileManager.default.createDirectory(at: repository, withIntermediateDirectories: true)
         let archive = repository.appendingPathComponent("\(name)-\(version).tar.gz")
         try PackageWriter.write(folder: folder, to: archive, topLevelFolder: "\(name)-\(version)")

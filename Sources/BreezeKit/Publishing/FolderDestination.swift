@@ -20,7 +20,7 @@ package struct FolderDestination: PublishDestination {
     package func list() async throws -> [String: PublishedObject] {
         guard FileManager.default.fileExists(atPath: root.path) else { return [:] }
         var objects: [String: PublishedObject] = [:]
-        for file in try BundleFolder.files(in: root) {
+        for file in try BundleFolder.files(in: root, includingHidden: true) {
             guard !file.path.contains(Self.temporaryMarker) else {
                 // Left by a publish that was killed mid-copy: never live, and not to be served.
                 try? FileManager.default.removeItem(at: root.appendingPathComponent(file.path))

@@ -210,7 +210,6 @@ package enum Publisher {
             try checkRepository(root)
         }
         let files = try BundleFolder.files(in: root)
-            .filter { !$0.path.split(separator: "/").contains { $0.hasPrefix(".") } }
             .map { LocalFile(path: $0.path, url: root.appendingPathComponent($0.path), size: $0.size) }
         if let key = files.first(where: isSigningKey) {
             throw PublishError("\(key.path) is a signing key: it must never be published. Keep it outside the bundle")
