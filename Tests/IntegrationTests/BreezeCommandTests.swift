@@ -744,5 +744,59 @@ struct BreezeCommandTests {
         #expect(signed.contains("Signed manifest.json (B.freshair, sequence 1"), "\(signed)")
         let piped = try await shell("cat k.key | '\(breeze)' sign B.freshair --key /dev/stdin", in: work.url)
         #expect(piped.contains("sequence 2"), "\(piped)")
+        // As `release` takes it: `--key -` and `--key-env`, for `sign` and `repo add` too.
+        let dash = try await shell("'\(breeze)' sign B.freshair --key - < k.key", in: work.url)
+        #expect(dash.contains("sequence 3"), "\(dash)")
+        let fromEnvironment = try await shell(
+            "K=\"$(cat k.key)\" '\(breeze)' sign B.freshair --key-env K",
+            in: work.url
+        )
+        #expect(fromEnvironment.contains("sequence 4"), "\(fromEnvironment)")
+        let added = try await shell(
+            "K=\"$(cat k.key)\" '\(breeze)' repo add B.freshair repo/main --key-env K --json",
+            in: work.url
+        )
+        #expect(added.contains("\"published\" : true"), "\(added)")
+        let index = try Data(contentsOf: work.path("repo/main/index.json"))
+        #expect(String(decoding: index, as: UTF8.self).contains("\"signatures\""))
+        let none = try await BreezeBinary.run(["sign", work.path("B.freshair").path])
+        #expect(none.status == 64 && none.error.contains("--key-env NAME"), "\(none.error)")
+    }
+
+    @Test(
+        "A public key given where its private key belongs is refused: its 32 bytes would sign with a secret everyone has"
+    )
+    func publicKeyAsSigningKey() async throws {
+        let work = try TemporaryFolder("public-as-private")
+        #expect(try await BreezeBinary.run(["init", work.path("B.freshair").path]).status == 0)
+        let keygen = try await BreezeBinary.run(["keygen", work.path("k.key").path])
+        let publicKey = try #require(keygen.output.split(separator: "\n").last.map(String.init))
+        #expect(
+            try await BreezeBinary.run(["sign", work.path("B.freshair").path, "--key", work.path("k.key").path]).status
+                == 0
+        )
+        let signed = try Data(contentsOf: work.path("B.freshair/manifest.json"))
+        try Data((publicKey + "\n").utf8).write(to: work.path("public.txt"))
+        for command in ["sign", "release"] {
+            let arguments =
+                command == "sign"
+                ? ["sign", work.path("B.freshair").path]
+                : ["release", work.path("B.freshair").path, work.path("site/B").path]
+            let run = try await BreezeBinary.run(arguments + ["--key", work.path("public.txt").path])
+            #expect(run.status == 65, "\(command): \(run.status) \(run.error)")
+            #expect(run.error.contains("is \(publicKey), the public key that signed this release"), "\(run.error)")
+        }
+        #expect(try Data(contentsOf: work.path("B.freshair/manifest.json")) == signed, "the release is as it was")
+        #expect(!FileManager.default.fileExists(atPath: work.path("site").path))
+        // A key file whose private key was pasted over: its '# public:' line no longer matches.
+        let lines = try String(contentsOf: work.path("k.key"), encoding: .utf8).split(separator: "\n")
+        let other = try await BreezeBinary.run(["keygen", work.path("other.key").path])
+        #expect(other.status == 0)
+        let otherSecret = try String(contentsOf: work.path("other.key"), encoding: .utf8).split(separator: "\n")[2]
+        try Data((lines[0...1] + [otherSecret]).joined(separator: "\n").utf8).write(to: work.path("pasted.key"))
+        let pasted = try await BreezeBinary.run([
+            "sign", work.path("B.freshair").path, "--key", work.path("pasted.key").path,
+        ])
+        #expect(pasted.status == 65 && pasted.error.contains("its '# public:' line names"), "\(pasted.error)")
     }
 }

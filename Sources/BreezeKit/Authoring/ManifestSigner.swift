@@ -56,7 +56,20 @@ package struct SigningKey: Sendable {
             let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed)
         else { throw SigningError("\(origin) is not a signing key written by `breeze keygen`") }
         self.init(privateKey: key)
+        // A key file names its public half: a private key that is not its pair was edited or
+        // pasted over (a public key in its place signs with a secret everyone has).
+        if let named = lines.first(where: { $0.hasPrefix("# public:") })?.dropFirst("# public:".count)
+            .trimmingCharacters(in: .whitespaces), named != publicKey.base64
+        {
+            throw SigningError(
+                "\(origin) holds a private key whose public key is \(publicKey.base64), not the \(named) its '# public:' line names: the file was changed; use the key file `breeze keygen` wrote"
+            )
+        }
     }
+
+    /// Whether this key's 32 secret bytes are, in base64, `publicKey`: a public key given where
+    /// its private key belongs, which would sign with a secret anyone can read from the release.
+    func isPublicKey(_ publicKey: String) -> Bool { seed.base64EncodedString() == publicKey }
 
     private init(privateKey: Curve25519.Signing.PrivateKey) { seed = privateKey.rawRepresentation }
 

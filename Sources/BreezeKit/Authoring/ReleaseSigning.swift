@@ -71,6 +71,13 @@ enum ReleaseSigning {
         defaultIdentity: String
     ) throws -> SigningReport {
         guard !keys.isEmpty else { throw SigningError("no signing key given") }
+        for key in keys {
+            if let signer = existing.signatures.first(where: { key.isPublicKey($0.key) }) {
+                throw SigningError(
+                    "the signing key given is \(signer.key), the public key that signed this release, not its private key: give the key file `breeze keygen` wrote (its first line is \"\(SigningKey.fileHeader)\"); apps pin the public one"
+                )
+            }
+        }
         var report = SigningReport(keys: keys.map(\.publicKey.base64))
         var signatures: [ManifestSignature] = []
         if options.cosign {

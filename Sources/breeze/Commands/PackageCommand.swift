@@ -74,14 +74,8 @@ struct RepositoryCommand: ParsableCommand {
         @Option(help: "The bundle's name (default: the folder's name).")
         var name: String?
 
-        @Option(
-            name: .customLong("key"),
-            help: "Sign the index with this private key (from `breeze keygen`); repeat for several."
-        )
-        var keys: [String] = []
-
-        @Option(help: "With --key: days until devices refuse the index.")
-        var expires = 30
+        /// Signs the index: `--key FILE` (repeat for several), `--key -`, `--key-env NAME`, `--expires`.
+        @OptionGroup var keys: SigningKeyOptions
 
         @Flag(help: "Print JSON: {\"name\", \"version\", \"published\", \"archive\"}.") var json = false
 
@@ -91,15 +85,16 @@ struct RepositoryCommand: ParsableCommand {
             let source = URL(fileURLWithPath: folder)
             let outcome: RepositoryPublisher.Outcome
             do {
-                let signingKeys = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
+                let signingKeys: [SigningKey]
+                do { signingKeys = try keys.signingKeys() } catch let error as ValidationError { throw error }
                 outcome = try RepositoryPublisher.add(
                     folder: source,
                     as: name ?? source.lastPathComponent,
                     to: URL(fileURLWithPath: repository),
                     signingWith: signingKeys,
-                    options: SigningOptions(validity: .seconds(max(1, expires) * 86_400))
+                    options: SigningOptions(validity: keys.validity)
                 )
-            } catch { throw CommandFailure(error) }
+            } catch let error as ValidationError { throw error } catch { throw CommandFailure(error) }
             struct Added: Encodable {
                 var name: String
                 var version: Int

@@ -44,9 +44,8 @@ struct SignCommand: AsyncParsableCommand {
     )
 
     @Argument(help: "The bundle folder, package file or repository folder.") var target = "."
-    @Option(name: .customLong("key"), help: "A private key file from `breeze keygen`; repeat for several signers.")
-    var keys: [String]
-    @Option(help: "Days until devices refuse this manifest.") var expires = 30
+    /// `--key FILE` (repeat for several signers), `--key -`, `--key-env NAME` and `--expires`, as `release` takes them.
+    @OptionGroup var keys: SigningKeyOptions
     @Option(
         help:
             "What is signed (default: the bundle folder's, package file's or repository folder's name, which apps expect by default)."
@@ -70,7 +69,6 @@ struct SignCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        guard expires > 0 else { throw ValidationError("--expires takes a number of days above 0.") }
         var recorded: ContentLayout?
         switch layout {
         case .paths?: recorded = .paths
@@ -82,12 +80,20 @@ struct SignCommand: AsyncParsableCommand {
             }
         case nil: if objects != nil { throw ValidationError("--objects goes with --layout objects.") }
         }
+        let signingKeys: [SigningKey]
+        do { signingKeys = try keys.signingKeys() } catch let error as ValidationError { throw error } catch {
+            throw CommandFailure(error)
+        }
+        guard !signingKeys.isEmpty else {
+            throw ValidationError(
+                "Give the key to sign with: --key FILE (from `breeze keygen`), --key - (standard input) or --key-env NAME."
+            )
+        }
         let report: SigningReport
         do {
-            let signingKeys = try keys.map { try SigningKey(contentsOf: URL(fileURLWithPath: $0)) }
             let options = SigningOptions(
                 cosign: cosign,
-                validity: .seconds(expires * 86_400),
+                validity: keys.validity,
                 identity: identity,
                 sequence: sequence,
                 layout: recorded,
