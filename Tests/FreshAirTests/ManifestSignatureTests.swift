@@ -123,6 +123,16 @@ struct ManifestSignatureTests {
             problem(try signed(body, by: stranger), trusting: trusted)
                 == .untrustedSigner([TrustedKey(stranger.publicKey).base64])
         )
+        // The signer's private key pinned in place of its public key (the secret line of its key
+        // file): said so, since the app then ships the secret.
+        let pinnedSecret = try TrustedKey(base64: stranger.rawRepresentation.base64EncodedString())
+        let shipped = problem(try signed(body, by: stranger), trusting: [pinnedSecret])
+        #expect(shipped == .pinnedPrivateKey(publicKey: TrustedKey(stranger.publicKey).base64))
+        #expect(
+            ManifestError(source: "m.json", problem: shipped!).detail.contains(
+                "whose private key this app pins in place of the public one"
+            )
+        )
         // Either of two pinned keys will do (a key rotation).
         try verify(try signed(body, by: stranger), trusting: trusted + [TrustedKey(stranger.publicKey)])
         // A file without a digest could be anything: the signature would not cover it.

@@ -403,6 +403,9 @@ package struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible
         case unsigned
         /// Signed, but by none of the keys the app pins.
         case untrustedSigner([String])
+        /// A key the app pins is the private key of this document's signer `publicKey`: the app
+        /// ships the secret that signs its content.
+        case pinnedPrivateKey(publicKey: String)
         /// A trusted key's signature does not match the manifest's content.
         case signatureInvalid
         /// Fewer trusted keys signed than the app's key document requires.
@@ -429,7 +432,7 @@ package struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible
         switch problem {
         case .invalidJSON, .unexpectedShape, .entry, .tooLarge, .tooDeep, .pathConflict, .unsafePath: return false
         case .treeTooLarge, .tooManyEntries, .olderSequence, .missingSignedField, .wrongIdentity, .replayedSequence,
-            .expired, .unsigned, .untrustedSigner, .belowThreshold, .signatureInvalid:
+            .expired, .unsigned, .untrustedSigner, .pinnedPrivateKey, .belowThreshold, .signatureInvalid:
             return true
         }
     }
@@ -478,6 +481,9 @@ package struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible
         case .untrustedSigner(let keys):
             return
                 "signed by \(keys.joined(separator: ", ")), none of which this app trusts; sign with a key the app pins"
+        case .pinnedPrivateKey(let publicKey):
+            return
+                "signed by \(publicKey), whose private key this app pins in place of the public one: anyone who reads the app can sign content it accepts. Pin \(publicKey) instead, and sign the next release with a new key, since this one is no longer secret"
         case .belowThreshold(let valid, let required):
             return
                 "signed by \(valid) trusted key\(valid == 1 ? "" : "s"), but this app's key document requires \(required); "

@@ -1,3 +1,4 @@
+import Crypto
 package import Foundation
 
 /// What makes a document a signed release, in all three delivery modes: a bundle's root
@@ -78,12 +79,30 @@ package struct ReleaseFields: Sendable, Hashable {
             // Named as far as a reader can use: a few distinct keys, not every entry sent.
             var named: [String] = []
             for key in signatures.map(\.key) where !named.contains(key) && named.count < 4 { named.append(key) }
+            if let signer = pinnedPrivateKey(keys, signedAs: named) {
+                throw ManifestError(source: source, problem: .pinnedPrivateKey(publicKey: signer))
+            }
             throw ManifestError(source: source, problem: .untrustedSigner(named))
         }
         guard tally.valid > 0 else { throw ManifestError(source: source, problem: .signatureInvalid) }
         guard tally.valid >= keys.threshold else {
             throw ManifestError(source: source, problem: .belowThreshold(valid: tally.valid, required: keys.threshold))
         }
+    }
+
+    /// The signer whose private key is pinned in place of its public key (the secret line of a
+    /// `breeze keygen` file, not the public one it prints): an app that ships it lets anyone
+    /// who reads the app sign content. Read only once no pinned key signed: a key derived per
+    /// pinned key.
+    static func pinnedPrivateKey(_ keys: KeySet, signedAs signers: [String]) -> String? {
+        for key in keys.keys {
+            guard let secret = try? Curve25519.Signing.PrivateKey(rawRepresentation: key.rawRepresentation) else {
+                continue
+            }
+            let derived = secret.publicKey.rawRepresentation.base64EncodedString()
+            if signers.contains(derived) { return derived }
+        }
+        return nil
     }
 
     /// The signatures of trusted keys that verify. Each trusted key's first signature only, and

@@ -107,6 +107,8 @@ struct CommandFailure: Error, CustomStringConvertible {
             return "`breeze sign \(signed) --key KEY` signs a new release: identity, a higher sequence, a new expiry."
         case .wrongIdentity(let expected, _):
             return "`breeze sign \(signed) --key KEY --identity \(expected)` names the identity this device expects."
+        case .pinnedPrivateKey:
+            return "`breeze keygen NEW.key` makes a new key; pin the public key it prints, never the key file's lines."
         case .belowThreshold, .untrustedSigner:
             return
                 "`breeze sign \(signed) --key A --key B` (or `--cosign`) adds signatures of the keys the device pins."
