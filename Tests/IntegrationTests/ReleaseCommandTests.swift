@@ -264,6 +264,33 @@ struct ReleaseCommandTests {
     }
 
     @Test(
+        "A signed release in the path layout moves to the object layout with --layout objects (signed again: the signature covers the layout), then stages without the flag"
+    )
+    func pathsToObjectsThenStaged() async throws {
+        let work = try TemporaryFolder("paths-to-objects")
+        let bundle = work.path("Content.freshair")
+        let site = work.path("site/Content.freshair")
+        let keyPath = work.path("release.key").path
+        #expect(try await BreezeBinary.run(["init", bundle.path]).status == 0)
+        #expect(try await BreezeBinary.run(["keygen", keyPath]).status == 0)
+        let retitle = try StarterTitle(bundle: bundle).set
+        func release(_ extra: [String]) async throws -> BreezeBinary.Run {
+            try await BreezeBinary.run(["release", bundle.path, site.path, "--key", keyPath] + extra)
+        }
+        #expect(try await release([]).status == 0)
+        // It said: "manifest.json is signed for the paths layout … run `breeze sign --layout objects`".
+        let moved = try await release(["--layout", "objects"])
+        #expect(moved.status == 0, "\(moved.error)")
+        #expect(moved.output.contains("Signed sequence 2"), "\(moved.output)")
+        let root = try Manifest(data: Data(contentsOf: site.appendingPathComponent("manifest.json")), source: "m")
+        #expect(root.layout == .objects(at: ContentLayout.defaultLocation))
+        try retitle("Two")
+        let staged = try await release(["--rollout", "10"])
+        #expect(staged.status == 0, "\(staged.error)")
+        #expect(staged.output.contains("Staged: 10% of installs"), "\(staged.output)")
+    }
+
+    @Test(
         "Whoever writes to the bucket without the key gets nothing signed: a changed root or history object is refused, a huge sequence is an error"
     )
     func tamperedStoreIsNeverSignedAgain() async throws {

@@ -220,7 +220,10 @@ package enum ReleasePipeline {
             return sequence
         }
         if !keys.isEmpty {
-            if needsSigning(before, by: keys.map(\.publicKey), now: Date()) || published != nil {
+            // The signature covers the layout: a release into another one than the manifest
+            // records (`--layout objects` the first time) is signed again, recording it.
+            let changesLayout = options.layout.map { $0 != before.layout } ?? false
+            if needsSigning(before, by: keys.map(\.publicKey), now: Date()) || published != nil || changesLayout {
                 var options = options
                 if let published {
                     options.sequence = try ReleaseSequence.after(
