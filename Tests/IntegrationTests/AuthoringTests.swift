@@ -134,6 +134,25 @@ struct AuthoringTests {
         #expect(work.path("live/a/z.txt").text == "z")
     }
 
+    @Test("validate warns where a bundle is past what devices accept by default (a file over 8 GiB)")
+    func pastDeviceDefaults() async throws {
+        let digest = String(repeating: "a", count: 64)
+        try write("L.freshair/huge.bin", "small here")
+        try write("L.freshair/manifest.json", #"[{"filename": "huge.bin", "sha": "\#(digest)", "size": 9663676416}]"#)
+        let problems = await BundleValidator.run(bundle: work.path("L.freshair"))
+        #expect(
+            problems.contains {
+                $0.severity == .warning && $0.file == "huge.bin"
+                    && $0.message.contains("unless the app raises SyncConfiguration.maxFileSize")
+            },
+            "\(problems)"
+        )
+        try write("L.freshair/manifest.json", #"[{"filename": "huge.bin", "sha": "\#(digest)", "size": 10}]"#)
+        #expect(
+            !(await BundleValidator.run(bundle: work.path("L.freshair"))).contains { $0.message.contains("raises") }
+        )
+    }
+
     @Test("From hero.png and hero@2x.png, every screen gets a hero: a 3x device the @2x, as UIKit falls back")
     func everyScaleGetsAnImage() async throws {
         try write("H.freshair/hero.png", "1x")

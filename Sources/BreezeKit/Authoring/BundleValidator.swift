@@ -33,7 +33,7 @@ package enum BundleValidator {
         let root = bundle.standardizedFileURL.resolvingSymlinksInPath()
         var walk = ManifestWalk()
         checkManifest(root: root, folder: "", depth: 0, walk: &walk)
-        var problems = walk.problems + walk.defectProblems() + imageGaps(walk.images)
+        var problems = walk.problems + walk.defectProblems() + imageGaps(walk.images) + treeLimits(walk)
         checkReleaseNotes(root: root, problems: &problems)
         checkPresentation(root: root, problems: &problems)
         checkStringsFiles(root: root, problems: &problems)
@@ -52,6 +52,46 @@ package enum BundleValidator {
         return problems
     }
 
+    /// Warnings for a bundle past what a device accepts by default: every device refuses it
+    /// unless its app raises the limit (a warning, since an app may).
+    private static func treeLimits(_ walk: ManifestWalk) -> [Problem] {
+        let limits = SyncConfiguration()
+        var problems: [Problem] = []
+        if walk.entries > limits.maxManifestEntries {
+            problems.append(
+                beyondDefault(
+                    file: "manifest.json",
+                    "and its children list \(walk.entries) entries",
+                    "maxManifestEntries",
+                    limits.maxManifestEntries
+                )
+            )
+        }
+        if walk.manifestBytes > limits.maxManifestTreeSize {
+            problems.append(
+                beyondDefault(
+                    file: "manifest.json",
+                    "and its children are \(walk.manifestBytes) bytes",
+                    "maxManifestTreeSize",
+                    limits.maxManifestTreeSize
+                )
+            )
+        }
+        if let (path, size) = walk.largestFile, size > limits.maxFileSize {
+            problems.append(beyondDefault(file: path, "is \(size) bytes", "maxFileSize", Int(limits.maxFileSize)))
+        }
+        return problems
+    }
+
+    private static func beyondDefault(file: String, _ what: String, _ limit: String, _ value: Int) -> Problem {
+        Problem(
+            severity: .warning,
+            file: file,
+            message:
+                "\(what), past the \(value) devices accept by default: they refuse it unless the app raises SyncConfiguration.\(limit)"
+        )
+    }
+
     /// What the walk over a bundle's manifests gathers before entries can be judged.
     private struct ManifestWalk {
         var problems: [Problem] = []
@@ -64,6 +104,11 @@ package enum BundleValidator {
         var platforms: Set<String> = []
         /// The images listed and the conditions of their variants.
         var images = ImageCoverage()
+        /// The manifests' bytes and entries, and the largest file listed, for the limits a
+        /// device applies by default (``SyncConfiguration``).
+        var manifestBytes = 0
+        var entries = 0
+        var largestFile: (path: String, size: Int64)?
 
         func isUnderUnreadableManifest(_ path: String) -> Bool {
             unreadableFolders.contains { $0.isEmpty || path.hasPrefix($0 + "/") }
@@ -216,6 +261,13 @@ package enum BundleValidator {
             )
             return
         }
+        walk.manifestBytes += data.count
+        let limits = SyncConfiguration()
+        if data.count > limits.maxDocumentSize {
+            walk.problems.append(
+                beyondDefault(file: manifestPath, "is \(data.count) bytes", "maxDocumentSize", limits.maxDocumentSize)
+            )
+        }
         let manifest: Manifest
         do { manifest = try Manifest(data: data, source: manifestPath) } catch {
             walk.problems.append(Problem(severity: .error, file: manifestPath, message: error.detail))
@@ -235,6 +287,8 @@ package enum BundleValidator {
         for (index, entry) in manifest.entries.enumerated() {
             let path = prefix.map { $0.appending(entry.path).string } ?? entry.path.string
             walk.listed.insert(path)
+            walk.entries += 1
+            if let size = entry.size, size > walk.largestFile?.size ?? 0 { walk.largestFile = (path, size) }
             walk.platforms.formUnion(entry.condition.values(comparedWith: "platform"))
             walk.images.add(path: path, condition: entry.condition)
             if entry.defect != nil { walk.defects.append((manifestPath, index, entry)) }
