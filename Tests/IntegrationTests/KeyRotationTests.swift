@@ -138,7 +138,20 @@ struct KeyRotationTests {
                 keys.appendingPathComponent("2.json").path,
                 "--member", work.path("c.key").path, "--key", work.path("a.key").path, "--key", work.path("c.key").path,
             ])
-            #expect(tooFew.status != 0 && tooFew.error.contains("devices would refuse"), "\(tooFew.error)")
+            // Said in the command's terms: which version's keys, and how many more --key.
+            #expect(
+                tooFew.status == 65
+                    && tooFew.error.contains(
+                        "must be signed by 2 of the 2 keys version 1 lists; of the --key keys, only 1"
+                    )
+                    && tooFew.error.contains("add --key with 1 more of them"),
+                "\(tooFew.error)"
+            )
+            let impossible = try await BreezeBinary.run([
+                "keys", "create", work.path("x.json").path, "--threshold", "2", "--key", work.path("a.key").path,
+            ])
+            #expect(impossible.status == 65 && impossible.error.contains("add --member keys"), "\(impossible.error)")
+            #expect(!FileManager.default.fileExists(atPath: work.path("x.json").path))
             let rotated = try await BreezeBinary.run([
                 "keys", "rotate", keys.appendingPathComponent("1.json").path,
                 keys.appendingPathComponent("2.json").path,

@@ -5,6 +5,19 @@ package import FreshAir
 /// version 1 or the one after `previous`, signed by `signers`. What devices would refuse (too
 /// few signers of the previous version or of the new one) is not written.
 package enum KeyDocumentWriter {
+    /// Refuses `signers` when fewer than `set`'s threshold of them are among its keys.
+    private static func requireSigners(_ signers: [SigningKey], of set: KeySet, _ whose: String, url: URL) throws {
+        let counted = Set(signers.map(\.publicKey)).filter { set.keys.contains($0) }
+        guard counted.count < set.threshold else { return }
+        let which =
+            counted.isEmpty
+            ? "none is"
+            : "only \(counted.count) \(counted.count == 1 ? "is" : "are") (\(counted.map(\.base64).sorted().joined(separator: ", ")))"
+        throw SigningError(
+            "\(url.lastPathComponent) must be signed by \(set.threshold) of the \(set.keys.count) keys \(whose); of the --key keys, \(which): add --key with \(set.threshold - counted.count) more of them"
+        )
+    }
+
     package static func write(
         members: [TrustedKey],
         threshold: Int,
@@ -13,6 +26,16 @@ package enum KeyDocumentWriter {
         to url: URL
     ) throws -> KeyDocument {
         let version = (previous?.version ?? 0) + 1
+        guard threshold <= Set(members).count else {
+            throw SigningError(
+                "a threshold of \(threshold) needs at least \(threshold) keys, and \(url.lastPathComponent) would list \(Set(members).count): add --member keys (by default the --key keys are its members)"
+            )
+        }
+        // Said in the terms of the command: which of the --key keys count, and for which version.
+        if let previous {
+            try requireSigners(signers, of: previous.keySet, "version \(previous.version) lists", url: url)
+        }
+        try requireSigners(signers, of: KeySet(keys: members, threshold: threshold), "it lists itself", url: url)
         var json = JSONValue.object([
             ("format", JSONValue(1)), ("type", .string(KeyDocument.type)), ("version", JSONValue(version)),
             ("threshold", JSONValue(threshold)), ("keys", .array(members.map { .string($0.base64) })),
