@@ -288,6 +288,40 @@ struct CephTests {
         )
     }
 
+    @Test(
+        "A fresh server's first hour: --create-bucket makes the bucket; objects put without --acl are given it by the publish that first asks, unchanged"
+    )
+    func freshBucketAndLateACL() async throws {
+        let ceph = try await CephGateway.shared()
+        let author = try TemporaryFolder("ceph-fresh")
+        let bundle = try ExampleBundle.write(in: author.url)
+        _ = try await BundleHasher.run(bundle: bundle)
+        func publish(_ extra: [String]) async throws -> BreezeBinary.Run {
+            try await BreezeBinary.run(
+                ["publish", bundle.path, "s3://fresh/app", "--endpoint", ceph.endpoint] + extra,
+                environment: ceph.credentials
+            )
+        }
+        let noBucket = try await publish([])
+        #expect(noBucket.status == 69 && noBucket.error.contains("--create-bucket"), "\(noBucket.error)")
+        // Without --acl: private objects, which a device is refused.
+        let created = try await publish(["--create-bucket"])
+        #expect(created.status == 0, "\(created.error)")
+        #expect(try await head(ceph.url("fresh", "app/manifest.json")).status == 403)
+        // The hint's remedy, on a publish that uploads nothing: every object is given the ACL.
+        let granted = try await publish(["--acl", "public-read", "--create-bucket"])
+        #expect(granted.status == 0, "\(granted.error)")
+        #expect(granted.output.contains("0 uploaded"), "\(granted.output)")
+        #expect(granted.output.contains("had no public-read access, which devices need: given it"), "\(granted.output)")
+        #expect(try await head(ceph.url("fresh", "app/manifest.json")).status == 200)
+        let local = try TemporaryFolder("ceph-fresh-device")
+        let synced = try await device(ceph.url("fresh", "app/"), in: local).run()
+        #expect(synced.outcome == .updated, "\(synced.oneLine)")
+        // Readable already: one anonymous request, nothing changed.
+        let again = try await publish(["--acl", "public-read"])
+        #expect(again.status == 0 && !again.output.contains("given it"), "\(again.output)")
+    }
+
     @Test("Credentials, region and endpoint from an AWS profile in ~/.aws, as the AWS CLI reads them")
     func awsProfile() async throws {
         let ceph = try await CephGateway.shared()

@@ -159,6 +159,8 @@ enum ObjectLayout {
             counter.finished(bytes: Int64(rootData.count))
         }
         report.uploaded = names
+        report.accessGranted = try await store.grantAccess(to: zip(objects, held).filter(\.1).map(\.0.path))
+        if rootUnchanged { report.accessGranted += try await destination.grantAccess(to: ["manifest.json"]) }
         for path in stale {
             try await destination.delete(path)
             report.deleted.append(path)

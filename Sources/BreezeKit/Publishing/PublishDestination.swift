@@ -22,9 +22,16 @@ package protocol PublishDestination: Sendable, CustomStringConvertible {
     ///
     /// - Throws: ``PublishError`` when `path` climbs above the bucket's or the file system's root.
     func located(at path: String) throws -> any PublishDestination
+    /// Makes files already there, and not uploaded again, readable as an upload now would be,
+    /// when they are not: S3 objects uploaded before `--acl public-read` was given keep their
+    /// private ACL, and a device is refused them. Answers how many were changed.
+    func grantAccess(to unchanged: [String]) async throws -> Int
 }
 
 extension PublishDestination {
+    /// A served folder's files are as readable as the server makes them.
+    package func grantAccess(to unchanged: [String]) async throws -> Int { 0 }
+
     /// Puts `data` at `path` through a temporary file, like any other upload.
     func upload(
         _ data: Data,
@@ -233,7 +240,10 @@ package enum PublishDestinations {
             prefix: prefix
         )
         let result: Result
-        do { result = try await body(destination) } catch {
+        do {
+            if options.createsBucket { try await destination.createBucket() }
+            result = try await body(destination)
+        } catch {
             try? await http.shutdown()
             throw error
         }

@@ -30,6 +30,8 @@ package enum Publisher {
         package var layout = "paths"
         /// Objects removed (or, in a dry run, to remove) by garbage collection, by digest.
         package var collected: [String] = []
+        /// Unchanged files made readable as uploads are (S3 objects put before `--acl`).
+        package var accessGranted = 0
     }
 
     /// Publishes `source` (a folder or one file) to `destination`.
@@ -125,6 +127,7 @@ package enum Publisher {
             report.uploaded.append(file.path)
             counter.finished(bytes: file.size)
         }
+        report.accessGranted = try await destination.grantAccess(to: zip(files, held).filter(\.1).map(\.0.path))
         for path in stale {
             try await destination.delete(path)
             report.deleted.append(path)

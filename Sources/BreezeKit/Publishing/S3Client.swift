@@ -20,6 +20,9 @@ package struct S3Options: Sendable {
     package var acl: String?
     /// The `Cache-Control` each object gets.
     package var cachePolicy = CachePolicy()
+    /// Make the bucket before anything else when it does not exist: a new Ceph, MinIO or R2
+    /// server has none (`--create-bucket`). Off by default: a mistyped name would be created.
+    package var createsBucket = false
     /// The longest wait for a connection; a refused one fails at once.
     package var connectTimeout: Duration = .seconds(10)
     /// The longest silence while a response streams.
@@ -174,6 +177,18 @@ struct S3Client: Sendable {
         // Error documents and listings are small; a body past this is not S3's.
         let body = try await response.body.collect(upTo: 16 << 20)
         return Response(status: Int(response.status.code), headers: response.headers, body: String(buffer: body))
+    }
+
+    /// The status of a GET of `key` sent with no credentials, as a device sends it.
+    func anonymousStatus(ofKey key: String) async throws -> Int {
+        let (base, _, path) = location(ofKey: key)
+        var request = HTTPClientRequest(url: base + S3RequestSigner.encodePath(path))
+        request.method = .GET
+        request.headers.add(name: "user-agent", value: BreezeVersion.userAgent)
+        request.headers.add(name: "range", value: "bytes=0-0")
+        let response = try await http.execute(request, timeout: .seconds(60))
+        _ = try await response.body.collect(upTo: 1 << 20)
+        return Int(response.status.code)
     }
 
     /// S3's way of saying "not now": a throttle, a failure on its side, a request it gave up on.

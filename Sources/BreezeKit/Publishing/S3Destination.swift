@@ -35,7 +35,7 @@ package struct S3Destination: PublishDestination {
             switch code {
             case "SignatureDoesNotMatch", "InvalidAccessKeyId": "; check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
             case "AccessDenied": "; the credentials may not write to this bucket"
-            case "NoSuchBucket": "; create the bucket first, or check its name"
+            case "NoSuchBucket": "; check its name, or create it: --create-bucket makes it first"
             case "AuthorizationHeaderMalformed", "PermanentRedirect": "; check --region"
             case "SlowDown", "ServiceUnavailable", "InternalError":
                 "; S3 kept asking to slow down or failing after \(options.attempts) attempts: publish again later"
@@ -185,9 +185,41 @@ package struct S3Destination: PublishDestination {
         guard response.status == 204 || response.status == 200 else { throw failure("DELETE", path, response) }
     }
 
+    /// With a public `--acl`, asks without credentials for the first unchanged object, as a
+    /// device would; refused, every unchanged object gets the ACL (one request each). One
+    /// request when they are readable already.
+    package func grantAccess(to unchanged: [String]) async throws -> Int {
+        guard let acl = options.acl, acl.hasPrefix("public-read"), let first = unchanged.first else { return 0 }
+        guard try await client.anonymousStatus(ofKey: key(first)) == 403 else { return 0 }
+        _ = try await Publisher.inParallel(unchanged.indices, width: 8) { index in
+            let path = unchanged[index]
+            let response = try await client.send(
+                .PUT,
+                key: key(path),
+                query: [("acl", "")],
+                headers: [("x-amz-acl", acl)],
+                what: "PUT \(description)/\(path)?acl"
+            )
+            guard response.status == 200 else { throw failure("PUT (ACL)", path, response) }
+        }
+        return unchanged.count
+    }
+
     /// Makes the bucket (a new Ceph or MinIO server has none); one that exists and is ours is fine.
+    /// On AWS outside us-east-1 the request names the region, as S3 requires.
     package func createBucket() async throws {
-        let response = try await client.send(.PUT, key: "", what: "PUT s3://\(bucket)")
+        let location =
+            client.endpoint == nil && client.region != "us-east-1"
+            ? Array(
+                "<CreateBucketConfiguration><LocationConstraint>\(client.region)</LocationConstraint></CreateBucketConfiguration>"
+                    .utf8
+            ) : nil
+        let response = try await client.send(
+            .PUT,
+            key: "",
+            payload: location.map { .bytes($0) },
+            what: "PUT s3://\(bucket)"
+        )
         guard response.status == 200 || response.code == "BucketAlreadyOwnedByYou" else {
             throw failure("PUT (create bucket)", "", response)
         }

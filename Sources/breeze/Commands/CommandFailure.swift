@@ -81,6 +81,10 @@ struct CommandFailure: Error, CustomStringConvertible {
             return
                 "a server whose certificate a private CA signed (a staging server): `--ca-file CA.pem` trusts that CA."
         }
+        if error.status == 403 {
+            return
+                "a bucket published to by `breeze publish` or `release` is readable by devices with `--acl public-read`, or a bucket policy that lets everyone read (a CDN in front needs the same)."
+        }
         if [.hashMismatch, .sizeMismatch, .declaredSizeMismatch].contains(error.code) {
             switch error.listing {
             case .manifest:

@@ -38,6 +38,8 @@ struct PublishCommand: AsyncParsableCommand {
     @Argument(help: "A folder, or s3://BUCKET/PREFIX; for a package, the folder it goes into, or its own path there.")
     var destination: String
     @OptionGroup var s3: S3DestinationOptions
+    @Flag(help: "S3: make the bucket first if it does not exist (a new Ceph, MinIO or R2 server has none).")
+    var createBucket = false
     @Flag(
         help:
             "After the root manifest is in place, remove files the source no longer has. Devices that read the old manifest a moment before may then fail that one sync and retry."
@@ -100,6 +102,7 @@ struct PublishCommand: AsyncParsableCommand {
         options.partSize = partSize << 20
         options.partConcurrency = max(1, concurrency / 2)
         options.cachePolicy = cache.policy
+        options.createsBucket = createBucket && !dryRun
         let report: Publisher.Report
         let target: String
         let line = ProgressLine(enabled: !json && !dryRun && ProgressLine.isTerminal)
@@ -134,9 +137,17 @@ struct PublishCommand: AsyncParsableCommand {
         if gc {
             print("\(dryRun ? "Would collect" : "Collected") \(report.collected.count) objects no kept version needs.")
         }
+        if report.accessGranted > 0 { print(PublishCommand.accessLine(report.accessGranted, acl: s3.acl)) }
         print(
             "\(dryRun ? "Dry run for" : "Published to") \(target): \(report.uploaded.count) \(verb) (\(ByteCount(report.bytesUploaded))), "
                 + "\(report.unchanged) unchanged, \(report.deleted.count) \(dryRun ? "to remove" : "removed")."
         )
+    }
+}
+
+extension PublishCommand {
+    /// The line that says unchanged S3 objects were given the ACL uploads get.
+    static func accessLine(_ count: Int, acl: String?) -> String {
+        "\(count) unchanged object\(count == 1 ? "" : "s") had no \(acl ?? "public") access, which devices need: given it."
     }
 }

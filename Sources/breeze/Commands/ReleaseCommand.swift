@@ -41,6 +41,8 @@ struct ReleaseCommand: AsyncParsableCommand {
     @Option(help: "Stage a bundle's release: only apps that set this channel get it.") var channel: String?
     @Flag(help: SigningKeyOptions.switchKeysHelp) var switchKeys = false
     @OptionGroup var s3: S3DestinationOptions
+    @Flag(help: "S3: make the bucket first if it does not exist (a new Ceph, MinIO or R2 server has none).")
+    var createBucket = false
     @OptionGroup var cache: CacheOptions
     @Option(help: "Uploads at once.") var concurrency = 8
     @Flag(help: "Print JSON.") var json = false
@@ -57,6 +59,7 @@ struct ReleaseCommand: AsyncParsableCommand {
                 rollout == nil && channel == nil ? nil : try StagedRelease.Gate(percent: rollout, channel: channel)
             var options = s3.options
             options.cachePolicy = cache.policy
+            options.createsBucket = createBucket && !dryRun
             (report, target) = try await s3.with(
                 PublishDestinations.folder(for: destination, publishing: URL(fileURLWithPath: source)),
                 options: options
@@ -123,6 +126,7 @@ struct ReleaseCommand: AsyncParsableCommand {
             )
         }
         let published = report.published
+        if published.accessGranted > 0 { lines.append(PublishCommand.accessLine(published.accessGranted, acl: nil)) }
         lines.append(
             "\(report.dryRun ? "Dry run for" : "Released to") \(target): \(published.uploaded.count) "
                 + "\(report.dryRun ? "to upload" : "uploaded") (\(ByteCount(published.bytesUploaded))), \(published.unchanged) unchanged."
