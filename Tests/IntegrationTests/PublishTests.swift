@@ -238,6 +238,24 @@ struct PublishTests {
         #expect(!FileManager.default.fileExists(atPath: work.path("other").path))
     }
 
+    @Test("A destination inside the folder being published is refused: each release would publish the one before it")
+    func destinationInsideTheSource() async throws {
+        let work = try TemporaryFolder("inside-source")
+        let bundle = work.path("In.freshair")
+        #expect(try await BreezeBinary.run(["init", bundle.path]).status == 0)
+        let before = try FileManager.default.contentsOfDirectory(atPath: bundle.path).sorted()
+        for command in ["release", "publish"] {
+            let run = try await BreezeBinary.run([
+                command, bundle.path, bundle.appendingPathComponent("site/In.freshair").path,
+            ])
+            #expect(run.status == 78, "\(command): \(run.status) \(run.error)")
+            #expect(run.error.contains("is inside \(bundle.path), the folder being published"), "\(run.error)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: bundle.path).sorted() == before)
+        }
+        // Beside it is fine.
+        #expect(try await BreezeBinary.run(["release", bundle.path, work.path("site/In.freshair").path]).status == 0)
+    }
+
     @Test("A bundle published signed is never replaced by an unsigned one (breeze generate drops signatures)")
     func droppedSignaturesRefused() async throws {
         let work = try TemporaryFolder("dropped-signatures")

@@ -60,6 +60,7 @@ package enum Publisher {
         switchingKeys: Bool = false,
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Report {
+        try refuseDestinationInside(source, destination)
         let resolved = source.standardizedFileURL.resolvingSymlinksInPath()
         if let location = try objectLocation(source, requested: layout) {
             try await checkBundle(resolved)
@@ -181,6 +182,30 @@ package enum Publisher {
             }
             return indices.map { results[$0]! }
         }
+    }
+
+    /// Refuses a folder destination inside the folder being published (`breeze release .
+    /// site/App.freshair` run in the bundle): every release would list and publish the one
+    /// before it, a copy deeper each time.
+    static func refuseDestinationInside(_ source: URL, _ destination: any PublishDestination) throws {
+        guard let folder = destination as? FolderDestination else { return }
+        var isFolder: ObjCBool = false
+        let resolved = source.standardizedFileURL.resolvingSymlinksInPath()
+        guard FileManager.default.fileExists(atPath: resolved.path, isDirectory: &isFolder), isFolder.boolValue else {
+            return
+        }
+        // The destination may not exist yet: resolve its nearest existing folder.
+        var existing = folder.root
+        while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
+            existing.deleteLastPathComponent()
+        }
+        let rest = String(folder.root.path.dropFirst(existing.path.count))
+        let target = existing.resolvingSymlinksInPath().path + rest
+        guard (target + "/").hasPrefix(resolved.path + "/") else { return }
+        throw PublishError(
+            "\(folder.root.path) is inside \(source.path), the folder being published: each release would publish the one before it inside itself. Publish to a folder outside it, such as \(resolved.deletingLastPathComponent().appendingPathComponent("site").appendingPathComponent(resolved.lastPathComponent).path)",
+            kind: .configuration
+        )
     }
 
     /// The files of a folder (hidden ones and editor leftovers skipped) or one file; a bundle
