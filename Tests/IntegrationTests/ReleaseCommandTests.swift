@@ -264,6 +264,37 @@ struct ReleaseCommandTests {
     }
 
     @Test(
+        "A bundle released under another name (site/Content-beta) is signed for that name, which devices there expect; released back, for its own"
+    )
+    func identityOfTheDestination() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let work = try TemporaryFolder("identity-destination")
+            let bundle = work.path("Content.freshair")
+            let keyPath = work.path("release.key").path
+            #expect(try await BreezeBinary.run(["init", bundle.path]).status == 0)
+            let keygen = try await BreezeBinary.run(["keygen", keyPath])
+            let publicKey = try #require(keygen.output.split(separator: "\n").last.map(String.init))
+            for name in ["Content-beta", "Content.freshair"] {
+                let released = try await BreezeBinary.run([
+                    "release", bundle.path, server.root.appendingPathComponent(name).path, "--key", keyPath,
+                ])
+                #expect(released.status == 0, "\(released.error)")
+                let root = try Manifest(
+                    data: Data(contentsOf: server.root.appendingPathComponent("\(name)/manifest.json")),
+                    source: name
+                )
+                #expect(root.identity == name)
+                // A device pinning the key, at that URL, expecting the name in it (the default).
+                let synced = try await BreezeBinary.run([
+                    "sync", server.url.appendingPathComponent(name + "/").absoluteString,
+                    work.path("live-\(name)").path, "--trusted-key", publicKey,
+                ])
+                #expect(synced.status == 0, "\(name): \(synced.error)")
+            }
+        }
+    }
+
+    @Test(
         "A signed release in the path layout moves to the object layout with --layout objects (signed again: the signature covers the layout), then stages without the flag"
     )
     func pathsToObjectsThenStaged() async throws {

@@ -77,6 +77,10 @@ package enum ReleasePipeline {
         var stagedRoot: Data?
         switch kind {
         case "bundle":
+            // Signed for the name devices read it by: `release App.freshair site/App-beta` is
+            // for the devices that expect "App-beta" there, who refuse one signed for "App".
+            var options = options
+            options.identity = publishedName(at: destination, source: source)
             let current = try await StagedRelease.currentRoot(at: destination)
             try await prepareBundle(working, keys: keys, options: options, current: current, report: &report)
             if let gate {
@@ -87,6 +91,7 @@ package enum ReleasePipeline {
                     layout: layout,
                     keys: keys,
                     validity: validity,
+                    identity: options.identity!,
                     report: &report
                 )
             }
@@ -108,7 +113,7 @@ package enum ReleasePipeline {
         default:
             // Devices read the repository by the name of the folder it is published to, and a
             // signed index must name that id, whatever the source folder is called.
-            let id = repositoryID(at: destination, source: source)
+            let id = publishedName(at: destination, source: source)
             if !keys.isEmpty {
                 if RepositoryPublisher.isSignedAsIs(
                     repository: working,
@@ -149,6 +154,7 @@ package enum ReleasePipeline {
         layout: ContentLayout?,
         keys: [SigningKey],
         validity: Duration,
+        identity: String,
         report: inout Report
     ) throws -> Data {
         guard let location = try Publisher.objectLocation(working, requested: layout) else {
@@ -187,7 +193,7 @@ package enum ReleasePipeline {
             after: current.manifest.sequence,
             keys: keys,
             validity: validity,
-            identity: working.lastPathComponent
+            identity: identity
         )
         report.signed = released.signed
         report.signaturesKept = false
@@ -224,7 +230,10 @@ package enum ReleasePipeline {
             // The signature covers the layout: a release into another one than the manifest
             // records (`--layout objects` the first time) is signed again, recording it.
             let changesLayout = options.layout.map { $0 != before.layout } ?? false
-            if needsSigning(before, by: keys.map(\.publicKey), now: Date()) || published != nil || changesLayout {
+            let changesIdentity = options.identity.map { $0 != before.identity } ?? false
+            if needsSigning(before, by: keys.map(\.publicKey), now: Date()) || published != nil || changesLayout
+                || changesIdentity
+            {
                 var options = options
                 if let published {
                     options.sequence = try ReleaseSequence.after(
@@ -269,10 +278,11 @@ package enum ReleasePipeline {
         return has("index.json") && !has("manifest.json") ? "repository" : "bundle"
     }
 
-    /// The id devices read a repository published to `destination` by: the last part of its
-    /// path (a folder's name, an S3 prefix's last part); the source folder's name when the
-    /// destination is a bucket's root.
-    static func repositoryID(at destination: any PublishDestination, source: URL) -> String {
+    /// The name devices read what is published to `destination` by, and expect its signature
+    /// to name (a repository's id, a bundle's identity): the last part of its path (a folder's
+    /// name, an S3 prefix's last part); the source folder's name when the destination is a
+    /// bucket's root.
+    static func publishedName(at destination: any PublishDestination, source: URL) -> String {
         let text = "\(destination)"
         let path = text.hasPrefix("s3://") ? String(text.dropFirst(5).drop { $0 != "/" }) : text
         return path.split(separator: "/").last.map(String.init) ?? source.lastPathComponent
