@@ -291,6 +291,17 @@ struct ReleaseCommandTests {
                 ])
                 #expect(synced.status == 0, "\(name): \(synced.error)")
             }
+            // `publish` cannot sign: it says what devices there would do, and publishes.
+            let published = try await BreezeBinary.run([
+                "publish", bundle.path, server.root.appendingPathComponent("Other").path, "--json",
+            ])
+            #expect(published.status == 0, "\(published.error)")
+            #expect(published.error.contains("devices that read it here expect \"Other\""), "\(published.error)")
+            #expect(published.output.contains("SyncConfiguration.expectedIdentity"), "the JSON report carries it")
+            let same = try await BreezeBinary.run([
+                "publish", bundle.path, server.root.appendingPathComponent("Content.freshair").path,
+            ])
+            #expect(same.status == 0 && !same.error.contains("warning"), "\(same.error)")
         }
     }
 

@@ -32,6 +32,8 @@ package enum Publisher {
         package var collected: [String] = []
         /// Unchanged files made readable as uploads are (S3 objects put before `--acl`).
         package var accessGranted = 0
+        /// What devices may refuse in what was published, said once it is there.
+        package var warnings: [String] = []
     }
 
     /// Publishes `source` (a folder or one file) to `destination`.
@@ -62,10 +64,11 @@ package enum Publisher {
     ) async throws -> Report {
         try refuseDestinationInside(source, destination)
         let resolved = source.standardizedFileURL.resolvingSymlinksInPath()
+        let warnings = root == nil ? identityWarning(resolved, at: destination).map { [$0] } ?? [] : []
         if let location = try objectLocation(source, requested: layout) {
             try await checkBundle(resolved)
             try await SignerContinuity.check(source.standardizedFileURL, at: destination, switchingKeys: switchingKeys)
-            return try await ObjectLayout.publish(
+            var report = try await ObjectLayout.publish(
                 bundle: resolved,
                 location: location.isEmpty ? nil : location,
                 to: destination,
@@ -76,6 +79,8 @@ package enum Publisher {
                 root: root,
                 progress: progress
             )
+            report.warnings = warnings
+            return report
         }
         guard root == nil else {
             throw PublishError(
@@ -100,7 +105,7 @@ package enum Publisher {
             return try await destination.holds(files[index], as: object)
         }
         let changed = zip(files, held).filter { !$0.1 }.map(\.0)
-        var report = Report(unchanged: files.count - changed.count, dryRun: dryRun)
+        var report = Report(unchanged: files.count - changed.count, dryRun: dryRun, warnings: warnings)
         let content = changed.filter { !$0.isPointer }
         let pointers = changed.filter(\.isPointer).sorted {
             let (a, b) = ($0.path.split(separator: "/").count, $1.path.split(separator: "/").count)
@@ -182,6 +187,25 @@ package enum Publisher {
             }
             return indices.map { results[$0]! }
         }
+    }
+
+    /// What a device reading `destination` would say of a signed bundle or repository whose
+    /// signature names another identity than the name it is published under (`breeze sign`
+    /// for "App", published to `site/App-beta`): devices expect the name in their URL unless
+    /// their app sets `SyncConfiguration.expectedIdentity`, so this is a warning, not a refusal.
+    static func identityWarning(_ source: URL, at destination: any PublishDestination) -> String? {
+        let name = ReleasePipeline.publishedName(at: destination, source: source)
+        let release: ReleaseFields? =
+            if let data = try? Data(contentsOf: source.appendingPathComponent("manifest.json")) {
+                (try? Manifest(data: data, source: "manifest.json"))?.release
+            } else if let data = try? Data(contentsOf: source.appendingPathComponent("index.json")) {
+                (try? RepositoryIndex(data: data, source: "index.json"))?.release
+            } else { nil }
+        guard let release, !release.signatures.isEmpty, let identity = release.identity, identity != name else {
+            return nil
+        }
+        return
+            "\(source.lastPathComponent) is signed for \"\(identity)\", but devices that read it here expect \"\(name)\", the name in their URL, and refuse it unless their app sets SyncConfiguration.expectedIdentity. `breeze release` signs it for where it goes (or `breeze sign --identity \(name)`)."
     }
 
     /// Refuses a folder destination inside the folder being published (`breeze release .

@@ -127,6 +127,8 @@ struct PublishCommand: AsyncParsableCommand {
             }
         } catch { throw CommandFailure(error) }
         line.clear()
+        // On standard error, with --json too: standard output stays the report.
+        for warning in report.warnings { FileHandle.standardError.write(Data("breeze: warning: \(warning)\n".utf8)) }
         if json {
             print(try JSONOutput.encode(report))
             return
