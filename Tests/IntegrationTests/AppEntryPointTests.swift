@@ -121,6 +121,27 @@ struct AppEntryPointTests {
         #expect(content.live.localizedString(forKey: "welcome.title", table: "Feature") == "Offline")
     }
 
+    @Test("a package's URL given as a bundle's: the 404 says it is a package, and what syncs one")
+    func packageURLAsBundle() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let app = try TemporaryFolder("app-package-url")
+            let content = FreshAirContent(
+                remote: server.url.appendingPathComponent("content.tgz"),
+                folder: app.path("Store"),
+                bundledIn: nil,
+                configuration: Self.configuration()
+            )
+            do {
+                try await content.run()
+                Issue.record("a package's URL cannot sync as a bundle")
+            } catch let error as FreshAirError {
+                #expect(error.status == 404)
+                #expect("\(error)".contains("content.tgz is a package, not a bundle folder"), "\(error)")
+                #expect("\(error)".contains("PackageUpdater"))
+            }
+        }
+    }
+
     @Test("a damaged bundled copy is passed over for the server's content; installBundledCopy() says what is wrong")
     func damagedBundledCopy() async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -266,6 +266,11 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
                 DeviceClass.hasDataProtectionHere ? " (or closed by Data Protection while the device is locked)" : ""
             let what = status == 403 ? "not readable by this user\(locked)" : "no such file"
             return "\(url.path): \(what). Check the path: a file:// source is a folder or file on this machine."
+        case .httpStatus(404, let url) where Self.namesPackage(url):
+            // `FreshAirContent(remote: …/content.tgz)`: a package asked for as a bundle folder.
+            let package = url.deletingLastPathComponent().lastPathComponent
+            return
+                "HTTP 404 for \(url): \(package) is a package, not a bundle folder; sync a package with PackageUpdater (`breeze sync` of its URL), and a bundle by its folder's URL (…/App.freshair/)."
         case .httpStatus(let status, let url):
             return "HTTP \(status) for \(url): \(Self.advice(forStatus: status))"
         case .transport(let error) where error.kind == .redirect:
@@ -343,6 +348,12 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         case .hashMismatch, .sizeMismatch, .declaredSizeMismatch, .archive: return true
         default: return false
         }
+    }
+
+    /// `…/content.tgz/manifest.json`: a bundle's manifest asked for inside a package's URL.
+    static func namesPackage(_ url: URL) -> Bool {
+        url.lastPathComponent == "manifest.json"
+            && ArchiveFormat(fileName: url.deletingLastPathComponent().lastPathComponent) != nil
     }
 
     /// What a status most likely means for static hosting.
