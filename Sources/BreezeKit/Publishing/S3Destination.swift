@@ -190,7 +190,8 @@ package struct S3Destination: PublishDestination {
     /// request when they are readable already.
     package func grantAccess(to unchanged: [String]) async throws -> Int {
         guard let acl = options.acl, acl.hasPrefix("public-read"), let first = unchanged.first else { return 0 }
-        guard try await client.anonymousStatus(ofKey: key(first)) == 403 else { return 0 }
+        // A probe that fails (the network, after the uploads went up) changes nothing.
+        guard (try? await client.anonymousStatus(ofKey: key(first))) == 403 else { return 0 }
         _ = try await Publisher.inParallel(unchanged.indices, width: 8) { index in
             let path = unchanged[index]
             let response = try await client.send(

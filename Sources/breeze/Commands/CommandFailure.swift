@@ -81,7 +81,7 @@ struct CommandFailure: Error, CustomStringConvertible {
             return
                 "a server whose certificate a private CA signed (a staging server): `--ca-file CA.pem` trusts that CA."
         }
-        if error.status == 403 {
+        if error.status == 403, error.url?.isFileURL == false {
             return
                 "a bucket published to by `breeze publish` or `release` is readable by devices with `--acl public-read`, or a bucket policy that lets everyone read (a CDN in front needs the same)."
         }
