@@ -28,19 +28,19 @@ package enum PackageWriter {
     ) throws -> Summary {
         let output = output.standardizedFileURL
         let destination = output.deletingLastPathComponent()
-        do {
-            try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
-        } catch {
-            throw PackagingError("could not create the folder \(destination.path) for \(output.lastPathComponent)")
-        }
-        let source = folder.standardizedFileURL.resolvingSymlinksInPath().path
-        if (destination.resolvingSymlinksInPath().path + "/").hasPrefix(source + "/") {
+        // Both refusals come before any folder is made (a repository's, say).
+        if BundleFolder.lies(destination, inside: folder) {
             throw PackagingError(
                 "\(output.path) is inside \(folder.path), the folder being packed: each package would hold the one before; write it elsewhere, such as site/\(output.lastPathComponent)"
             )
         }
         let files = try BundleFolder.files(in: folder)
         try DeviceFileNames.check(files, in: folder)
+        do {
+            try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        } catch {
+            throw PackagingError("could not create the folder \(destination.path) for \(output.lastPathComponent)")
+        }
         let partial = destination.appendingPathComponent(".\(output.lastPathComponent).\(getpid()).partial").path
         let summary: Summary
         do {
@@ -164,6 +164,19 @@ package enum BundleFolder {
             )
         }
         return files.sorted { $0.path < $1.path }
+    }
+
+    /// Whether `path` is `folder` or lies inside it, links resolved, `path` made or not yet:
+    /// what a folder would hold if something were written there.
+    package static func lies(_ path: URL, inside folder: URL) -> Bool {
+        let folder = folder.standardizedFileURL.resolvingSymlinksInPath().path
+        // A path not made yet: its nearest existing folder resolved, the rest as written.
+        var existing = path.standardizedFileURL
+        while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
+            existing.deleteLastPathComponent()
+        }
+        let rest = path.standardizedFileURL.path.dropFirst(existing.path.count)
+        return (existing.resolvingSymlinksInPath().path + rest + "/").hasPrefix(folder + "/")
     }
 
     /// SHA-256 over every file's path and digest: equal exactly when the content is equal.

@@ -36,8 +36,7 @@ package enum RepositoryPublisher {
             return Outcome(name: name, version: current.version, published: false, archive: nil)
         }
         let version = (index.bundles[name]?.version ?? 0) + 1
-        try DeviceFileNames.check(try BundleFolder.files(in: folder), in: folder)  // before the folder is made
-        try FileManager.default.createDirectory(at: repository, withIntermediateDirectories: true)
+        // The repository's folder is made by the writer, once the folder's names pass.
         let archive = repository.appendingPathComponent("\(name)-\(version).tar.gz")
         try PackageWriter.write(folder: folder, to: archive, topLevelFolder: "\(name)-\(version)")
         let (sha256, size) = try FileDigests.digest(of: archive, using: .sha256)

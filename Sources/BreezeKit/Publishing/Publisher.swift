@@ -194,16 +194,13 @@ package enum Publisher {
     /// for "App", published to `site/App-beta`): devices expect the name in their URL unless
     /// their app sets `SyncConfiguration.expectedIdentity`, so this is a warning, not a refusal.
     static func identityWarning(_ source: URL, at destination: any PublishDestination) -> String? {
+        // A package keeps its own name wherever it goes (``PublishDestinations/folder(for:publishing:)``).
+        guard ReleasePipeline.kind(of: source) != "package", let (path, local) = SignerContinuity.document(of: source),
+            let data = try? Data(contentsOf: local), let release = SignerContinuity.release(of: path, in: data),
+            !release.signatures.isEmpty, let identity = release.identity
+        else { return nil }
         let name = ReleasePipeline.publishedName(at: destination, source: source)
-        let release: ReleaseFields? =
-            if let data = try? Data(contentsOf: source.appendingPathComponent("manifest.json")) {
-                (try? Manifest(data: data, source: "manifest.json"))?.release
-            } else if let data = try? Data(contentsOf: source.appendingPathComponent("index.json")) {
-                (try? RepositoryIndex(data: data, source: "index.json"))?.release
-            } else { nil }
-        guard let release, !release.signatures.isEmpty, let identity = release.identity, identity != name else {
-            return nil
-        }
+        guard identity != name else { return nil }
         return
             "\(source.lastPathComponent) is signed for \"\(identity)\", but devices that read it here expect \"\(name)\", the name in their URL, and refuse it unless their app sets SyncConfiguration.expectedIdentity. `breeze release` signs it for where it goes (or `breeze sign --identity \(name)`)."
     }
@@ -212,20 +209,11 @@ package enum Publisher {
     /// site/App.freshair` run in the bundle): every release would list and publish the one
     /// before it, a copy deeper each time.
     static func refuseDestinationInside(_ source: URL, _ destination: any PublishDestination) throws {
-        guard let folder = destination as? FolderDestination else { return }
-        var isFolder: ObjCBool = false
+        guard let folder = destination as? FolderDestination,
+            ["bundle", "repository"].contains(ReleasePipeline.kind(of: source)),
+            BundleFolder.lies(folder.root, inside: source)
+        else { return }
         let resolved = source.standardizedFileURL.resolvingSymlinksInPath()
-        guard FileManager.default.fileExists(atPath: resolved.path, isDirectory: &isFolder), isFolder.boolValue else {
-            return
-        }
-        // The destination may not exist yet: resolve its nearest existing folder.
-        var existing = folder.root
-        while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
-            existing.deleteLastPathComponent()
-        }
-        let rest = String(folder.root.path.dropFirst(existing.path.count))
-        let target = existing.resolvingSymlinksInPath().path + rest
-        guard (target + "/").hasPrefix(resolved.path + "/") else { return }
         throw PublishError(
             "\(folder.root.path) is inside \(source.path), the folder being published: each release would publish the one before it inside itself. Publish to a folder outside it, such as \(resolved.deletingLastPathComponent().appendingPathComponent("site").appendingPathComponent(resolved.lastPathComponent).path)",
             kind: .configuration

@@ -22,18 +22,18 @@ enum SignerContinuity {
         }
     }
 
+    /// The release fields of `data`, the signed document at `path` (see ``document(of:)``);
+    /// `nil` when it does not read as one.
+    static func release(of path: String, in data: Data) -> ReleaseFields? {
+        if path == "manifest.json" { return (try? Manifest(data: data, source: path))?.release }
+        if path == "index.json" { return (try? RepositoryIndex(data: data, source: path))?.release }
+        return (try? PackageSignature(data: data, source: path))?.release
+    }
+
     /// The keys that signed `data`, the signed document at `path`; `nil` when it does not read
     /// as one.
     static func signers(of path: String, in data: Data) -> [String]? {
-        let signatures: [ManifestSignature]?
-        if path == "manifest.json" {
-            signatures = (try? Manifest(data: data, source: path))?.release.signatures
-        } else if path == "index.json" {
-            signatures = (try? RepositoryIndex(data: data, source: path))?.release.signatures
-        } else {
-            signatures = (try? PackageSignature(data: data, source: path))?.release.signatures
-        }
-        return signatures.map { $0.map(\.key) }
+        release(of: path, in: data).map { $0.signatures.map(\.key) }
     }
 
     /// The keys that signed what `source` would publish as it is now.

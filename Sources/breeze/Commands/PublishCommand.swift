@@ -139,7 +139,7 @@ struct PublishCommand: AsyncParsableCommand {
         if gc {
             print("\(dryRun ? "Would collect" : "Collected") \(report.collected.count) objects no kept version needs.")
         }
-        if report.accessGranted > 0 { print(PublishCommand.accessLine(report.accessGranted, acl: s3.acl)) }
+        if report.accessGranted > 0 { print(PublishCommand.accessLine(report.accessGranted)) }
         print(
             "\(dryRun ? "Dry run for" : "Published to") \(target): \(report.uploaded.count) \(verb) (\(ByteCount(report.bytesUploaded))), "
                 + "\(report.unchanged) unchanged, \(report.deleted.count) \(dryRun ? "to remove" : "removed")."
@@ -148,8 +148,9 @@ struct PublishCommand: AsyncParsableCommand {
 }
 
 extension PublishCommand {
-    /// The line that says unchanged S3 objects were given the ACL uploads get.
-    static func accessLine(_ count: Int, acl: String?) -> String {
-        "\(count) unchanged object\(count == 1 ? "" : "s") had no \(acl ?? "public") access, which devices need: given it."
+    /// The line that says unchanged S3 objects were given the public ACL uploads get (only a
+    /// `public-read` ACL is given to them: see `S3Destination.grantAccess(to:)`).
+    static func accessLine(_ count: Int) -> String {
+        "\(count) unchanged object\(count == 1 ? "" : "s") had no public-read access, which devices need: given it."
     }
 }

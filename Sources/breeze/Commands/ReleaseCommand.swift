@@ -126,7 +126,7 @@ struct ReleaseCommand: AsyncParsableCommand {
             )
         }
         let published = report.published
-        if published.accessGranted > 0 { lines.append(PublishCommand.accessLine(published.accessGranted, acl: nil)) }
+        if published.accessGranted > 0 { lines.append(PublishCommand.accessLine(published.accessGranted)) }
         lines.append(
             "\(report.dryRun ? "Dry run for" : "Released to") \(target): \(published.uploaded.count) "
                 + "\(report.dryRun ? "to upload" : "uploaded") (\(ByteCount(published.bytesUploaded))), \(published.unchanged) unchanged."
