@@ -121,23 +121,85 @@ struct AppEntryPointTests {
         #expect(content.live.localizedString(forKey: "welcome.title", table: "Feature") == "Offline")
     }
 
-    @Test("a package's URL given as a bundle's: the 404 says it is a package, and what syncs one")
+    /// `content.tgz` in `folder`, made by GNU tar from a strings table saying `title` and an
+    /// image at 2x.
+    static func makePackage(in folder: URL, title: String) async throws {
+        let source = folder.appendingPathComponent("package-source")
+        try? FileManager.default.removeItem(at: source)
+        try FileManager.default.createDirectory(
+            at: source.appendingPathComponent("en.lproj"),
+            withIntermediateDirectories: true
+        )
+        try Data("\"welcome.title\" = \"\(title)\";\n".utf8)
+            .write(to: source.appendingPathComponent("en.lproj/Feature.strings"))
+        try Data("2x".utf8).write(to: source.appendingPathComponent("welcome@2x.png"))
+        try await shell("tar -czf content.tgz -C package-source . && rm -r package-source", in: folder)
+    }
+
+    @Test("a package's URL: its bundled copy first, then the server's, then one request; a damaged copy passed over")
+    func packageContent() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let app = try TemporaryFolder("app-package")
+            try FileManager.default.createDirectory(at: app.path("Res"), withIntermediateDirectories: true)
+            try await Self.makePackage(in: app.path("Res"), title: "Bundled")
+            let remote = server.url.appendingPathComponent("content.tgz")
+            let content = Self.content(from: remote, app: app, resources: "Res")
+            #expect(content.bundled?.lastPathComponent == "content.tgz")
+
+            // Nothing published yet: the bundled package is live, and the server's 404 inside.
+            do {
+                try await content.run()
+                Issue.record("a 404 cannot be a success")
+            } catch let error as FreshAirError {
+                #expect(error.code == .bundledCopyOnly, "\(error)")
+                #expect((error.underlying as? FreshAirError)?.status == 404)
+            }
+            #expect(content.live.localizedString(forKey: "welcome.title", table: "Feature") == "Bundled")
+            #expect(content.live.imageURL(named: "welcome")?.lastPathComponent == "welcome@2x.png")
+
+            try await Self.makePackage(in: server.root, title: "Fresh")
+            let upgrade = try await content.run()
+            #expect(upgrade.outcome == .updated, "\(upgrade.oneLine)")
+            #expect(content.live.localizedString(forKey: "welcome.title", table: "Feature") == "Fresh")
+            let again = try await content.run()
+            #expect(again.notModified && again.requests == 1, "\(again.oneLine)")
+
+            // Another app whose bundled package is cut short: it says why when asked, and is
+            // passed over for the server's package rather than keeping it out.
+            let damaged = try TemporaryFolder("app-package-damaged")
+            try FileManager.default.createDirectory(at: damaged.path("Res"), withIntermediateDirectories: true)
+            try await Self.makePackage(in: damaged.path("Res"), title: "Bundled")
+            let whole = try Data(contentsOf: damaged.path("Res/content.tgz"))
+            try whole.prefix(whole.count / 2).write(to: damaged.path("Res/content.tgz"))
+            let fresh = Self.content(from: remote, app: damaged, resources: "Res")
+            await #expect {
+                try await fresh.installBundledCopy()
+            } throws: { error in
+                "\(error)".contains("Res/content.tgz: the gzip data ends early") && "\(error)".contains("the file itself is damaged")
+            }
+            #expect(fresh.store.liveVersionID == nil)
+            let synced = try await fresh.run()
+            #expect(synced.outcome == .updated, "\(synced.oneLine)")
+            #expect(fresh.live.localizedString(forKey: "welcome.title", table: "Feature") == "Fresh")
+        }
+    }
+
+    @Test("a package's URL given to BundleSync: the 404 says it is a package, and what syncs one")
     func packageURLAsBundle() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let app = try TemporaryFolder("app-package-url")
-            let content = FreshAirContent(
+            let sync = BundleSync(
                 remote: server.url.appendingPathComponent("content.tgz"),
-                folder: app.path("Store"),
-                bundledIn: nil,
+                store: BundleStore(root: app.path("Store")),
                 configuration: Self.configuration()
             )
             do {
-                try await content.run()
+                try await sync.run()
                 Issue.record("a package's URL cannot sync as a bundle")
             } catch let error as FreshAirError {
                 #expect(error.status == 404)
                 #expect("\(error)".contains("content.tgz is a package, not a bundle folder"), "\(error)")
-                #expect("\(error)".contains("PackageUpdater"))
+                #expect("\(error)".contains("FreshAirContent"))
             }
         }
     }

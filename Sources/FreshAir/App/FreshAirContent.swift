@@ -1,7 +1,8 @@
 public import Foundation
 
 /// The content an app keeps current from a static host, in one value: where it lives, the
-/// device it is for, the copy the app ships with, and the sync.
+/// device it is for, the copy the app ships with, and the sync. The content is a bundle folder
+/// (`…/App.freshair/`) or a single package (`…/content.tgz`, `.tar.gz`, `.tar`, `.gz` or `.zip`).
 ///
 /// ```swift
 /// let content = FreshAirContent(remote: URL(string: "https://cdn.example.com/App.freshair/")!)
@@ -12,7 +13,7 @@ public import Foundation
 ///
 /// Everything has a default that is true on the device:
 /// - the content is in `Application Support/FreshAir/<name>` (`<name>` is the remote folder's,
-///   `App` for `…/App.freshair/`), kept across launches and app updates and excluded from
+///   `App` for `…/App.freshair/`, `content` for `…/content.tgz`), kept across launches and app updates and excluded from
 ///   backups, since it can be downloaded again; on tvOS, which keeps no local storage for
 ///   certain, it is in `Caches`. The little that must outlive a purge (install ID,
 ///   anti-rollback marks, rotated keys, what was rolled back from) is in
@@ -24,17 +25,20 @@ public import Foundation
 ///   app versions, the screen's scale, the device class and the app's own localization;
 /// - the app's copy is `<name>.freshair` in `Bundle.main`, installed through the same checks
 ///   as the server's (signatures included) when nothing is live yet, so there is content
-///   before the network answers.
+///   before the network answers. For a package it is the package's own file name
+///   (`content.tgz`), installed when nothing is live or when its `.meta` sidecar
+///   (`{"Last-Modified": "…"}`) dates it after the live version, as ``PackageUpdater`` does.
 ///
 /// A `FreshAirContent` is a value: make one at launch (on the main actor, where the screen can
 /// be read) and pass it to a ``ContentModel`` for SwiftUI, to a `BGAppRefreshTask`, or to a
 /// ``SyncSchedule``.
 public struct FreshAirContent: ContentUpdater {
-    /// The bundle folder on the server (`…/App.freshair/`).
+    /// The bundle folder on the server (`…/App.freshair/`), or a package (`…/content.tgz`).
     public let remote: URL
     /// Where versions are kept; its ``BundleStore/liveLink`` always leads to the live one.
     public let store: BundleStore
-    /// The app's own copy, a `.freshair` folder, installed when nothing is live yet.
+    /// The app's own copy: a `.freshair` folder, or for a package the package file. `nil` when
+    /// the app ships none.
     public let bundled: URL?
     /// What conditions are evaluated against and lookups use.
     public var environment: ConditionEnvironment
@@ -43,11 +47,14 @@ public struct FreshAirContent: ContentUpdater {
     private let transport: (any HTTPTransport)?
 
     /// - Parameters:
-    ///   - remote: the bundle folder on the server (`…/App.freshair/`) or its `manifest.json`.
+    ///   - remote: the bundle folder on the server (`…/App.freshair/`) or its `manifest.json`;
+    ///     or a package's URL (`…/content.tgz`), kept current as ``PackageUpdater`` keeps one.
     ///   - folder: where the store lives, its state included; by default as above. A folder in
     ///     an App Group container lets extensions share the store.
     ///   - bundle: where the app's own copy is, as `<name>.freshair` (a folder reference in
-    ///     Xcode's Copy Bundle Resources); by default `Bundle.main`. `nil` for no bundled copy.
+    ///     Xcode's Copy Bundle Resources), or for a package as a file of the remote's name
+    ///     (`content.tgz`, its `.meta` beside it); by default `Bundle.main`. `nil` for no
+    ///     bundled copy.
     ///   - environment: by default ``ConditionEnvironment/current(appVersion:)``.
     ///   - configuration: retries, limits and trusted keys. With keys pinned, the bundled copy
     ///     must be signed as well.
@@ -68,7 +75,10 @@ public struct FreshAirContent: ContentUpdater {
             let folders = StoragePlan.current.folders(name: name, base: StoragePlan.systemFolder)
             self.store = BundleStore(root: folders.content, stateFolder: folders.state)
         }
-        self.bundled = bundle?.url(forResource: name, withExtension: "freshair")
+        self.bundled =
+            Self.isPackage(remote)
+            ? bundle?.url(forResource: remote.lastPathComponent, withExtension: nil)
+            : bundle?.url(forResource: name, withExtension: "freshair")
         self.environment = environment
         self.configuration = configuration
         self.transport = transport?.base
@@ -101,6 +111,9 @@ public struct FreshAirContent: ContentUpdater {
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         try await BlockingPool.run { [store] in try StoragePlan.current.prepare(store) }
+        // A package's updater takes the same steps: its bundled copy, passed over when it
+        // fails its checks, then the server, with `bundledCopyOnly` when that fails.
+        if let package { return try await package.run(reporting: report) }
         let installedBundled = (try? await installBundledCopy(reporting: report)) ?? false
         do {
             return try await sync(from: remote).run(reporting: report)
@@ -116,6 +129,7 @@ public struct FreshAirContent: ContentUpdater {
     public func installBundledCopy(
         reporting report: @escaping @Sendable (SyncEvent) -> Void = { _ in }
     ) async throws -> Bool {
+        if let package { return try await package.installBundledCopy(reporting: report) }
         guard let bundled, store.liveVersionID == nil else { return false }
         let summary = try await sync(from: bundled).run(reporting: report)
         return summary.outcome == .updated
@@ -132,11 +146,31 @@ public struct FreshAirContent: ContentUpdater {
         )
     }
 
-    /// `App` for `…/App.freshair/` or `…/App.freshair/manifest.json`.
+    /// The package's updater when ``remote`` names a package, sharing this value's store,
+    /// bundled copy, transport and configuration.
+    private var package: PackageUpdater? {
+        guard Self.isPackage(remote) else { return nil }
+        return PackageUpdater(
+            remote: remote,
+            store: store,
+            bundledPackage: bundled,
+            transport: transport,
+            configuration: configuration
+        )
+    }
+
+    /// `…/content.tgz` (any archive ``PackageUpdater`` takes), not a folder's URL.
+    static func isPackage(_ remote: URL) -> Bool {
+        !remote.hasDirectoryPath && ArchiveFormat(fileName: remote.lastPathComponent) != nil
+    }
+
+    /// `App` for `…/App.freshair/` or `…/App.freshair/manifest.json`; `content` for
+    /// `…/content.tgz` or `…/content.tar.gz`.
     static func name(of remote: URL) -> String {
         var folder = remote
         if folder.lastPathComponent == "manifest.json" { folder.deleteLastPathComponent() }
-        let name = folder.deletingPathExtension().lastPathComponent
+        var name = folder.deletingPathExtension().lastPathComponent
+        if isPackage(remote), name.lowercased().hasSuffix(".tar") { name.removeLast(4) }
         return name.isEmpty || name == "/" ? "Content" : name
     }
 

@@ -154,9 +154,22 @@ public struct PackageUpdater: Sendable {
         try await run(reporting: { _ in }).package!
     }
 
+    /// Installs the bundled copy when it should be (nothing usable installed, or its `.meta`
+    /// newer), without the network; `true` when it did. Unlike an update, a bundled copy that
+    /// fails its checks throws here, saying why.
+    package func installBundledCopy(
+        reporting report: @escaping @Sendable (SyncEvent) -> Void = { _ in }
+    ) async throws -> Bool {
+        let version = try await store.update { update in try await installBundledIfNewer(&update) }
+        if let version { report(.activated(version: version)) }
+        return version != nil
+    }
+
     /// One update with the store's lock taken: the bundled copy, then the server.
     private func updateHoldingLock(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> Result {
-        let installedBundled = try await installBundledIfNewer(&update)
+        // A bundled copy that fails its checks is passed over for the server's content, as a
+        // bundle's is: it must not keep the server's from ever being installed.
+        let installedBundled = (try? await installBundledIfNewer(&update)) != nil
         // Once the bundled copy is live, a server that cannot be asked must not read as if
         // nothing were installed.
         do {
@@ -169,10 +182,10 @@ public struct PackageUpdater: Sendable {
     }
 
     /// Installs the bundled copy when nothing usable is installed or its `.meta` is newer;
-    /// `true` when it did.
-    private func installBundledIfNewer(_ update: inout StoreUpdate) async throws -> Bool {
-        guard let bundled = try bundledCandidate(live: update.live) else { return false }
-        _ = try await update.assemble { staged in
+    /// the version it went live as, or `nil` when it was not installed.
+    private func installBundledIfNewer(_ update: inout StoreUpdate) async throws -> Int? {
+        guard let bundled = try bundledCandidate(live: update.live) else { return nil }
+        let activated = try await update.assemble { staged in
             try await record(
                 installing: bundled.file,
                 into: staged,
@@ -181,7 +194,7 @@ public struct PackageUpdater: Sendable {
                 origin: .bundled
             )
         }
-        return true
+        return activated?.id
     }
 
     /// What the device has, as far as asking the server goes.

@@ -267,10 +267,10 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
             let what = status == 403 ? "not readable by this user\(locked)" : "no such file"
             return "\(url.path): \(what). Check the path: a file:// source is a folder or file on this machine."
         case .httpStatus(404, let url) where Self.namesPackage(url):
-            // `FreshAirContent(remote: …/content.tgz)`: a package asked for as a bundle folder.
+            // `BundleSync(remote: …/content.tgz)`: a package asked for as a bundle folder.
             let package = url.deletingLastPathComponent().lastPathComponent
             return
-                "HTTP 404 for \(url): \(package) is a package, not a bundle folder; sync a package with PackageUpdater (`breeze sync` of its URL), and a bundle by its folder's URL (…/App.freshair/)."
+                "HTTP 404 for \(url): \(package) is a package, not a bundle folder; sync a package with FreshAirContent or PackageUpdater (`breeze sync` of its URL), and a bundle by its folder's URL (…/App.freshair/)."
         case .httpStatus(let status, let url):
             return "HTTP \(status) for \(url): \(Self.advice(forStatus: status))"
         case .transport(let error) where error.kind == .redirect:
@@ -302,6 +302,11 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
                 "\(url) came with Content-Encoding: \(encoding), which FreshAir does not ask for (it sends Accept-Encoding: identity), "
                 + "and the bytes are not the published file's. Nothing was installed or kept; turn compression off for this file "
                 + "on the server or CDN (nginx: gzip_types; S3: remove the Content-Encoding metadata)."
+        case .archive(let error, let package) where package.hasPrefix("/"):
+            // A file on this machine: an app's bundled copy, or a `file://` source.
+            return
+                "\(package): \(error). The package was not installed and the installed content stays; the file itself is "
+                + "damaged: make it again (an app's bundled copy: build the app with a whole one)."
         case .archive(let error, let package):
             return
                 "\(package): \(error). The package was not installed and the installed content stays; if this persists, "

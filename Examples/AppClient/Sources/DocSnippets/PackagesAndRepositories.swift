@@ -11,14 +11,18 @@ enum PackagesAndRepositories {
 
     static func modes(appSupport: URL, caches: URL) async throws {
         // snippet: modes
-        // One archive at a fixed URL, with the copy the app ships (Fresh).
-        let package = PackageUpdater(
+        // One archive at a fixed URL, with the copy the app ships (Fresh): `content.tgz` (and its
+        // `.meta`) in the app's resources; the store in Application Support/FreshAir/content.
+        let package = FreshAirContent(remote: URL(string: "https://s3.amazonaws.com/my-bucket/content.tgz")!)
+        try await package.run()  // 304: one request, no body. Offline first launch: the bundled copy.
+        let folder = package.store.liveLink  // the unpacked files; `package.live` looks them up
+
+        // The same with every part named: its store, its bundled file.
+        let explicit = PackageUpdater(
             remote: URL(string: "https://s3.amazonaws.com/my-bucket/content.tgz")!,
             store: BundleStore(root: appSupport.appendingPathComponent("content.store")),
             bundledPackage: Bundle.main.url(forResource: "content", withExtension: "tgz")
         )
-        try await package.run()  // 304: one request, no body. Offline first launch: the bundled copy.
-        let folder = package.contentDirectory
 
         // Versioned bundles in repositories (Asset Distribution Manager); as many as you like.
         let level1 = Repository(
@@ -29,6 +33,6 @@ enum PackagesAndRepositories {
         try await level1.run()  // index.json conditionally; only bundles whose version changed
         let dogs = Repository.bundle(descriptor: "com.adm.level1.dogs", in: [level1])
         // snippet: end
-        _ = (folder, dogs)
+        _ = (folder, explicit, dogs)
     }
 }
