@@ -175,7 +175,8 @@ struct AppEntryPointTests {
             await #expect {
                 try await fresh.installBundledCopy()
             } throws: { error in
-                "\(error)".contains("Res/content.tgz: the gzip data ends early") && "\(error)".contains("the file itself is damaged")
+                "\(error)".contains("Res/content.tgz: the gzip data ends early")
+                    && "\(error)".contains("the file itself is damaged")
             }
             #expect(fresh.store.liveVersionID == nil)
             let synced = try await fresh.run()

@@ -47,6 +47,11 @@ struct VerifyTests {
             let repair = try await client.sync.run()
             #expect(repair.outcome == .updated)
             #expect(Set(repair.downloaded) == ["Embed1.freshair/foo.md", "Embed1.freshair/bar.md"])
+            #expect(repair.filesRepaired == 2)
+            #expect(
+                repair.oneLine.hasPrefix("Repaired 2 damaged files as version 2: 2 downloaded"),
+                "\(repair.oneLine)"
+            )
             let fetched = server.nginxRequests().dropFirst(before).map(\.path)
             #expect(
                 Set(fetched)
@@ -66,6 +71,18 @@ struct VerifyTests {
             // Repaired and remembered: the next check is one 304 again.
             let check = try await client.sync.run()
             #expect(check.requests == 1 && check.notModified)
+
+            // Damage found while a new release is out: the update says it repaired as well.
+            try FileManager.default.removeItem(at: client.live.appendingPathComponent("Embed1.freshair/bar.md"))
+            #expect(try client.sync.store.verify()?.isIntact == false)
+            try ExampleBundle.write(in: server.root, overrides: ["Embed1.freshair/foo.md": "# Foo, edited\n"])
+            let both = try await client.sync.run()
+            // The two manifests, the edited file and the repaired one.
+            #expect(both.filesRepaired == 1 && both.filesDownloaded == 4, "\(both.downloaded)")
+            #expect(
+                both.oneLine.hasPrefix("Updated to version 3, repairing 1 damaged file: 4 downloaded"),
+                "\(both.oneLine)"
+            )
         }
     }
 
@@ -87,7 +104,10 @@ struct VerifyTests {
             #expect(verify.status == 1 && verify.output.contains("changed: data/message.txt"), "\(verify.output)")
             let before = server.nginxRequests().count
             let repair = try await BreezeBinary.run(["sync", remote, local.path("Content").path])
-            #expect(repair.output.hasPrefix("Installed package version 2"), "\(repair.output)\(repair.error)")
+            #expect(
+                repair.output.hasPrefix("Installed package version 2 in place of the damaged one"),
+                "\(repair.output)\(repair.error)"
+            )
             #expect(server.nginxRequests().dropFirst(before).map(\.status) == [200])
             #expect(local.path("Content/data/message.txt").text == "packaged\n")
             #expect(try await BreezeBinary.run(["verify", local.path("Content").path]).status == 0)

@@ -410,6 +410,9 @@ public struct BundleSync: ContentUpdater {
         summary.filesRemoved = plan.removed.count
         summary.removed = plan.removed
         summary.filesForOtherDevices = tree.otherDevices
+        if !state.damaged.isEmpty {
+            summary.filesRepaired = Set(summary.downloaded).intersection(state.damaged).count
+        }
         if root.keys == nil { summary.unverifiedSigners = tree.signers }
         return summary
     }

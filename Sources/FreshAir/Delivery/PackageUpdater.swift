@@ -119,6 +119,9 @@ public struct PackageUpdater: Sendable {
         /// Bytes of the package not downloaded: chunks of the installed package reused (a
         /// signed `.tar` with a chunk index; see `PackageSignature/chunkIndex`).
         package var bytesSaved: Int64 = 0
+        /// The live version was damaged (``BundleStore/verify()``, or its files gone), so the
+        /// package was fetched whole to replace it.
+        package var replacedDamaged = false
         /// The installed content's `Last-Modified`.
         package var lastModified: String?
         /// The server's `Last-Modified`, when its copy was found no newer than the installed one.
@@ -141,8 +144,9 @@ public struct PackageUpdater: Sendable {
                     "Kept version \(version ?? 0): the server still offers the package rolled back from; \(requests)."
             case .downloaded:
                 let saved = bytesSaved > 0 ? ", \(ByteCount(bytesSaved)) reused from the installed package" : ""
+                let damaged = replacedDamaged ? " in place of the damaged one" : ""
                 return
-                    "Installed package version \(version ?? 0) (\(ByteCount(bytesDownloaded)) downloaded\(saved)); \(bundled)\(requests)."
+                    "Installed package version \(version ?? 0)\(damaged) (\(ByteCount(bytesDownloaded)) downloaded\(saved)); \(bundled)\(requests)."
             }
         }
     }
@@ -242,6 +246,7 @@ public struct PackageUpdater: Sendable {
             bytesDownloaded: 0,
             lastModified: live?.validators?.lastModified
         )
+        result.replacedDamaged = live != nil && !intact
         // With keys pinned, the signed `.sig` document is what is checked conditionally; the
         // package is then fetched whole and must match its signed digest and size.
         var signed: SignedPackage?

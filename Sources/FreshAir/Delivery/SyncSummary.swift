@@ -51,6 +51,10 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     /// or how many of its files were missing or failed their digest. Worth a log line: a pack
     /// that never works costs a request and its bytes on every first install.
     public var packProblem: String?
+    /// Files ``BundleStore/verify()`` found missing or changed in the live version that this
+    /// update downloaded again. With nothing else downloaded or removed, the update was a
+    /// repair: the same release, whole again, as a new version.
+    public var filesRepaired = 0
     /// Wall-clock time the update took.
     public var seconds: Double
     /// The paths downloaded, in the order they completed: made when read (a sync of 100,000
@@ -79,7 +83,7 @@ public struct SyncSummary: Sendable, Hashable, Codable {
     // `downloadedPaths` is written as "downloaded", as the list of strings it replaced was.
     enum CodingKeys: String, CodingKey {
         case outcome, version, notModified, filesDownloaded, bytesDownloaded, filesReused, filesRemoved, requests
-        case filesForOtherDevices, bytesWasted, bytesSaved, filesFromPack, packProblem, seconds, removed
+        case filesForOtherDevices, bytesWasted, bytesSaved, filesFromPack, packProblem, filesRepaired, seconds, removed
         case unverifiedSigners, package, repository
         case downloadedPaths = "downloaded"
     }
@@ -139,8 +143,15 @@ public struct SyncSummary: Sendable, Hashable, Codable {
             let packFailed = packProblem.map {
                 " The pack failed, and what it did not bring came one file at a time: \($0)"
             }
+            let damaged = "\(filesRepaired) damaged file\(filesRepaired == 1 ? "" : "s")"
+            let head =
+                filesRepaired == 0
+                ? "Updated to version \(version ?? 0)"
+                : filesRepaired == filesDownloaded && filesRemoved == 0
+                    ? "Repaired \(damaged) as version \(version ?? 0)"
+                    : "Updated to version \(version ?? 0), repairing \(damaged)"
             return
-                "Updated to version \(version ?? 0): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))\(saved)\(packed)), "
+                "\(head): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))\(saved)\(packed)), "
                 + "\(filesReused) reused, \(filesRemoved) removed\(elsewhere); \(requests) request\(requests == 1 ? "" : "s"), \(time)."
                 + (packFailed ?? "")
         }
