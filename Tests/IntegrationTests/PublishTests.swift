@@ -256,6 +256,28 @@ struct PublishTests {
         #expect(try await BreezeBinary.run(["release", bundle.path, work.path("site/In.freshair").path]).status == 0)
     }
 
+    @Test("A destination that is a file (a package published there) is refused before the source is touched")
+    func destinationThatIsAFile() async throws {
+        let work = try TemporaryFolder("destination-file")
+        try FileManager.default.createDirectory(at: work.path("folder/en.lproj"), withIntermediateDirectories: true)
+        try Data("\"a\" = \"b\";\n".utf8).write(to: work.path("folder/en.lproj/Feature.strings"))
+        try FileManager.default.createDirectory(at: work.path("site"), withIntermediateDirectories: true)
+        try Data("a package".utf8).write(to: work.path("site/content.tgz"))
+        for (command, destination) in [("release", "site/content.tgz"), ("publish", "site/content.tgz/sub")] {
+            let run = try await BreezeBinary.run([command, work.path("folder").path, work.path(destination).path])
+            #expect(run.status == 78, "\(command): \(run.status) \(run.error)")
+            #expect(
+                run.error.contains("\(work.path("site/content.tgz").path) is a file, not a folder")
+                    && run.error.contains("such as \(work.path("site/folder").path)"),
+                "\(run.error)"
+            )
+            #expect(
+                !FileManager.default.fileExists(atPath: work.path("folder/manifest.json").path),
+                "nothing generated"
+            )
+        }
+    }
+
     @Test("A bundle published signed is never replaced by an unsigned one (breeze generate drops signatures)")
     func droppedSignaturesRefused() async throws {
         let work = try TemporaryFolder("dropped-signatures")

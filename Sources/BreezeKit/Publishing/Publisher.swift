@@ -62,7 +62,7 @@ package enum Publisher {
         switchingKeys: Bool = false,
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Report {
-        try refuseDestinationInside(source, destination)
+        try refuseUnusableDestination(source, destination)
         let resolved = source.standardizedFileURL.resolvingSymlinksInPath()
         let warnings = root == nil ? identityWarning(resolved, at: destination).map { [$0] } ?? [] : []
         if let location = try objectLocation(source, requested: layout) {
@@ -205,17 +205,40 @@ package enum Publisher {
             "\(source.lastPathComponent) is signed for \"\(identity)\", but devices that read it here expect \"\(name)\", the name in their URL, and refuse it unless their app sets SyncConfiguration.expectedIdentity. `breeze release` signs it for where it goes (or `breeze sign --identity \(name)`)."
     }
 
-    /// Refuses a folder destination inside the folder being published (`breeze release .
-    /// site/App.freshair` run in the bundle): every release would list and publish the one
-    /// before it, a copy deeper each time.
-    static func refuseDestinationInside(_ source: URL, _ destination: any PublishDestination) throws {
-        guard let folder = destination as? FolderDestination,
-            ["bundle", "repository"].contains(ReleasePipeline.kind(of: source)),
+    /// Refuses a folder destination that cannot take the release, before anything is generated
+    /// or written:
+    /// - one inside the folder being published (`breeze release . site/App.freshair` run in the
+    ///   bundle): every release would list and publish the one before it, a copy deeper each
+    ///   time;
+    /// - one that is a file, or lies under one (`site/content.tgz`, a package published there
+    ///   before, given for a bundle): the folder's files cannot be written there.
+    static func refuseUnusableDestination(_ source: URL, _ destination: any PublishDestination) throws {
+        guard let folder = destination as? FolderDestination else { return }
+        try refuseFile(at: folder.root, publishing: source)
+        guard ["bundle", "repository"].contains(ReleasePipeline.kind(of: source)),
             BundleFolder.lies(folder.root, inside: source)
         else { return }
         let resolved = source.standardizedFileURL.resolvingSymlinksInPath()
         throw PublishError(
             "\(folder.root.path) is inside \(source.path), the folder being published: each release would publish the one before it inside itself. Publish to a folder outside it, such as \(resolved.deletingLastPathComponent().appendingPathComponent("site").appendingPathComponent(resolved.lastPathComponent).path)",
+            kind: .configuration
+        )
+    }
+
+    /// Throws when `root`, or the nearest of its folders that exists, is not a folder.
+    private static func refuseFile(at root: URL, publishing source: URL) throws {
+        var existing = root.standardizedFileURL
+        while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
+            existing.deleteLastPathComponent()
+        }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: existing.path, isDirectory: &isFolder), !isFolder.boolValue
+        else { return }
+        let beside = existing.deletingLastPathComponent().appendingPathComponent(
+            source.standardizedFileURL.lastPathComponent
+        )
+        throw PublishError(
+            "\(existing.path) is a file, not a folder: what is published goes into a folder at the destination. Give a folder (such as \(beside.path)), or remove the file first",
             kind: .configuration
         )
     }

@@ -49,7 +49,7 @@ package enum ReleasePipeline {
     ) async throws -> Report {
         let source = source.standardizedFileURL
         guard let kind = kind(of: source) else { throw PublishError("\(source.path): no such file or folder") }
-        try Publisher.refuseDestinationInside(source, destination)
+        try Publisher.refuseUnusableDestination(source, destination)
         if gate != nil, kind != "bundle" {
             throw PublishError(
                 "--rollout and --channel stage a bundle's release; a \(kind) is released to everyone",
