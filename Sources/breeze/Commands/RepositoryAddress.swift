@@ -40,7 +40,12 @@ enum RepositoryAddress {
     /// A small document's bytes, or `nil` when it cannot be had (any status but 200).
     private static func read(_ url: URL, transport: any HTTPTransport) async -> Data? {
         if url.isFileURL {
-            return FileManager.default.contents(atPath: url.path).flatMap { $0.count <= 1 << 20 ? $0 : nil }
+            // Only a regular file of at most 1 MB is read: not a larger one whole, nor a FIFO.
+            guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path),
+                attributes[.type] as? FileAttributeType == .typeRegular,
+                ((attributes[.size] as? NSNumber)?.intValue ?? .max) <= 1 << 20
+            else { return nil }
+            return FileManager.default.contents(atPath: url.path)
         }
         let request = HTTPGetRequest(url: url, timeout: .seconds(10), expectedBodySize: nil)
         return try? await transport.get(request) { head, body in
