@@ -27,7 +27,8 @@ public import Foundation
 ///   as the server's (signatures included) when nothing is live yet, so there is content
 ///   before the network answers. For a package it is the package's own file name
 ///   (`content.tgz`), installed when nothing is live or when its `.meta` sidecar
-///   (`{"Last-Modified": "…"}`) dates it after the live version, as ``PackageUpdater`` does.
+///   (`{"Last-Modified": "…"}`) dates it after the live version, as ``PackageUpdater`` does;
+///   a bundled package is trusted as part of the app, signed or not.
 ///
 /// A `FreshAirContent` is a value: make one at launch (on the main actor, where the screen can
 /// be read) and pass it to a ``ContentModel`` for SwiftUI, to a `BGAppRefreshTask`, or to a
@@ -56,8 +57,8 @@ public struct FreshAirContent: ContentUpdater {
     ///     (`content.tgz`, its `.meta` beside it); by default `Bundle.main`. `nil` for no
     ///     bundled copy.
     ///   - environment: by default ``ConditionEnvironment/current(appVersion:)``.
-    ///   - configuration: retries, limits and trusted keys. With keys pinned, the bundled copy
-    ///     must be signed as well.
+    ///   - configuration: retries, limits and trusted keys. With keys pinned, a bundled
+    ///     bundle must be signed as well (a bundled package is trusted as part of the app).
     ///   - transport: by default a `URLSession` of each sync's own; pass one to share it.
     public init(
         remote: URL,
