@@ -732,6 +732,14 @@ struct BreezeCommandTests {
             "systemVersion=99.0",
         ])
         #expect(beta.output.contains("1 feature") && beta.error.isEmpty, "\(beta.output) \(beta.error)")
+        // The options swapped: a downgrade, where nothing is new, and the line says which way round.
+        let swapped = try await BreezeBinary.run(["whatsnew", bundle.path, "--from", "1.2", "--to", "1.0"])
+        #expect(
+            swapped.output.hasPrefix(
+                "Nothing new from 1.2 to 1.0 (--to is older than --from: did you mean --from 1.0 --to 1.2?)"
+            ),
+            "\(swapped.output)"
+        )
     }
 
     @Test("A signing key can come from standard input or a pipe, so it never has to be a file on disk")

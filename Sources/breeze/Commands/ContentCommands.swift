@@ -103,7 +103,9 @@ struct WhatsNewCommand: ParsableCommand {
         }
         defer { ContentOptions.report(leftOut) }
         if features.isEmpty {
-            print("Nothing new from \(from) to \(to).")
+            // Swapped options read as a downgrade, where nothing is ever new.
+            let swapped = high < low ? " (--to is older than --from: did you mean --from \(to) --to \(from)?)" : ""
+            print("Nothing new from \(from) to \(to)\(swapped).")
         } else {
             print("What's new from \(from) to \(to): \(features.count) feature\(features.count == 1 ? "" : "s")")
             for feature in features {
