@@ -116,6 +116,11 @@ struct AuthoringTests {
         let generated = try await BreezeBinary.run(["generate", work.path("H.freshair").path])
         #expect(generated.status == 0, "\(generated.error)")
         #expect(try manifest("H.freshair/manifest.json").compactMap { $0["filename"] as? String } == ["a/z.txt"])
+        // A file added gets its first digest: not counted as one updated. A file edited is.
+        #expect(generated.output.hasSuffix("1 added, 0 removed, 0 digests updated.\n"), "\(generated.output)")
+        try write("H.freshair/a/z.txt", "edited")
+        let edited = try await BreezeBinary.run(["generate", work.path("H.freshair").path])
+        #expect(edited.output.hasSuffix("0 added, 0 removed, 1 digest updated.\n"), "\(edited.output)")
         let packed = try await BreezeBinary.run([
             "package", work.path("H.freshair").path, "-o", work.path("h.tgz").path,
         ])
@@ -131,7 +136,7 @@ struct AuthoringTests {
             "sync", work.path("site/H.freshair").path, work.path("live").path,
         ])
         #expect(synced.status == 0, "\(synced.error)")
-        #expect(work.path("live/a/z.txt").text == "z")
+        #expect(work.path("live/a/z.txt").text == "edited")
     }
 
     @Test("validate warns where a bundle is past what devices accept by default (a file over 8 GiB)")

@@ -128,6 +128,8 @@ struct GenerateCommand: AsyncParsableCommand {
             )
         } catch { throw CommandFailure(error) }
         let (packed, signaturesRemoved) = (report.pack, report.hash.signaturesRemoved)
+        // Entries added just now get their first digest: not an update.
+        let digestsUpdated = report.hash.stale.filter { $0.recorded != nil }.count
         struct Generated: Encodable {
             var added: [String]
             var removed: [String]
@@ -139,7 +141,7 @@ struct GenerateCommand: AsyncParsableCommand {
             let generated = Generated(
                 added: report.added,
                 removed: report.removed,
-                digestsUpdated: report.hash.stale.count,
+                digestsUpdated: digestsUpdated,
                 signaturesRemoved: signaturesRemoved,
                 pack: packed?.path
             )
@@ -148,7 +150,7 @@ struct GenerateCommand: AsyncParsableCommand {
         for path in report.added { print("added: \(path)") }
         for path in report.removed { print("removed: \(path)") }
         print(
-            "\(report.added.count) added, \(report.removed.count) removed, \(report.hash.stale.count) digests updated."
+            "\(report.added.count) added, \(report.removed.count) removed, \(counted(digestsUpdated, "digest")) updated."
         )
         if let packed, let path = packed.path {
             print("Pack: \(path), \(counted(packed.files, "file")) (\(ByteCount(packed.bytes))).")
