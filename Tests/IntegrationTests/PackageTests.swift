@@ -196,6 +196,26 @@ struct PackageTests {
         }
     }
 
+    @Test("A damaged package on this machine (file://) is named as the file to make again, not the server's")
+    func damagedLocalPackage() async throws {
+        let local = try TemporaryFolder("package-local")
+        let package = try await bundled(in: local, text: "whole", meta: nil)
+        let whole = try Data(contentsOf: package)
+        try whole.prefix(whole.count / 2).write(to: package)
+        func namesTheFile(_ error: any Error) -> Bool {
+            "\(error)".contains("the file itself is damaged") && !"\(error)".contains("on the server")
+        }
+        // As the app's bundled copy, and as a file:// source.
+        let unreachable = URL(string: "http://127.0.0.1:9/content.tgz")!
+        await #expect(
+            performing: {
+                try await updater(unreachable, in: local, bundled: package).installBundledCopy()
+            },
+            throws: namesTheFile
+        )
+        await #expect(performing: { try await updater(package, in: local).update() }, throws: namesTheFile)
+    }
+
     @Test("A custom installer replaces extract-to-folder")
     func customInstaller() async throws {
         /// Loads the package's message into a "database" file instead of unpacking a folder.

@@ -13,9 +13,9 @@ public import Foundation
 ///
 /// Everything has a default that is true on the device:
 /// - the content is in `Application Support/FreshAir/<name>` (`<name>` is the remote folder's,
-///   `App` for `…/App.freshair/`, `content` for `…/content.tgz`), kept across launches and app updates and excluded from
-///   backups, since it can be downloaded again; on tvOS, which keeps no local storage for
-///   certain, it is in `Caches`. The little that must outlive a purge (install ID,
+///   `App` for `…/App.freshair/`, `content` for `…/content.tgz`), kept across launches and app
+///   updates and excluded from backups, since it can be downloaded again; on tvOS, which keeps
+///   no local storage for certain, it is in `Caches`. The little that must outlive a purge (install ID,
 ///   anti-rollback marks, rotated keys, what was rolled back from) is in
 ///   `Application Support/FreshAir/<name>.state` (``BundleStore/stateFolder``). On iOS and
 ///   visionOS both folders have the Data Protection class

@@ -302,7 +302,7 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
                 "\(url) came with Content-Encoding: \(encoding), which FreshAir does not ask for (it sends Accept-Encoding: identity), "
                 + "and the bytes are not the published file's. Nothing was installed or kept; turn compression off for this file "
                 + "on the server or CDN (nginx: gzip_types; S3: remove the Content-Encoding metadata)."
-        case .archive(let error, let package) where package.hasPrefix("/"):
+        case .archive(let error, let package) where package.hasPrefix("/") || package.hasPrefix("file:"):
             // A file on this machine: an app's bundled copy, or a `file://` source.
             return
                 "\(package): \(error). The package was not installed and the installed content stays; the file itself is "
