@@ -310,6 +310,68 @@ struct RepositoryTests {
         return (folder, sources, local, repository(server, id: id, in: local))
     }
 
+    @Test("A repository with the device's defaults: content in FreshAir/<id>, its state apart, both kept across runs")
+    func repositoryDefaults() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let id = "com.example.defaults"
+            let key = SigningKey.generate()
+            let sources = try TemporaryFolder("defaults-sources")
+            let published = server.root.appendingPathComponent(id)
+            for (name, text) in [("cats", "meow"), ("dogs", "woof")] {
+                try RepositoryPublisher.add(
+                    folder: try content(sources.path(name), text),
+                    as: name,
+                    to: published,
+                    signingWith: [key]
+                )
+            }
+            // The system's folders, as the app's container would give them.
+            let container = try TemporaryFolder("defaults-container")
+            var configuration = SyncConfiguration()
+            configuration.retry = RetryPolicy(maxAttempts: 1)
+            configuration.trustedKeys = [key.publicKey]
+            let repository = Repository(
+                source: server.url,
+                id: id,
+                transport: nil,
+                configuration: configuration,
+                base: { container.path($0 == .caches ? "Caches" : "Application Support") }
+            )
+            let content = container.path("Application Support/FreshAir/\(id)")
+            let state = container.path("Application Support/FreshAir/\(id).state")
+            #expect(repository.directory == content)
+            try await repository.run()
+            #expect(content.appendingPathComponent("cats/item.txt").text == "meow")
+            #expect(Repository.bundle(descriptor: "\(id).dogs", in: [repository])?.lastPathComponent != nil)
+            // The anti-rollback floor of the signed index is in the state folder, not the content's.
+            #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("high-water.json").path))
+            let everything = try FileManager.default.subpathsOfDirectory(atPath: content.path)
+            #expect(!everything.contains { $0.hasSuffix("high-water.json") }, "\(everything)")
+
+            // Content lost (tvOS empties Caches), the state kept: installed again, its floor still there.
+            try FileManager.default.removeItem(at: content)
+            let again = try await repository.update()
+            #expect(again.updated == ["cats": 1, "dogs": 1])
+            #expect(content.appendingPathComponent("dogs/item.txt").text == "woof")
+            #expect(try await repository.update().indexNotModified)
+
+            // A bundle dropped from the index goes, with its state.
+            let indexURL = published.appendingPathComponent("index.json")
+            var index = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: indexURL)) as? [String: Any]
+            )
+            var listed = try #require(index["bundles"] as? [String: Any])
+            listed["dogs"] = nil
+            index["bundles"] = listed
+            try JSONSerialization.data(withJSONObject: index).write(to: indexURL)
+            _ = try RepositoryPublisher.sign(repository: published, with: [key])
+            try PublishedText.uploaded(indexURL)
+            let dropped = try await repository.update()
+            #expect(dropped.removed == ["dogs"])
+            #expect(!FileManager.default.fileExists(atPath: state.appendingPathComponent("bundles/dogs").path))
+        }
+    }
+
     @Test("Only the bundle whose version changed is fetched; an unchanged index is one 304")
     func onlyChangedBundlesMove() async throws {
         try await PublishedFolder.with(.nginx) { server in

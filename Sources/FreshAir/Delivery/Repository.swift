@@ -15,11 +15,15 @@ import Synchronization
 /// every bundle, replaced in one step once every bundle of the index is installed.
 ///
 /// ```swift
-/// let level1 = Repository(source: URL(string: "https://s3.amazonaws.com/my-bucket/")!,
-///                         id: "com.adm.level1", directory: caches.appendingPathComponent("level1"))
+/// // In Application Support/FreshAir/com.adm.level1, out of backups, its state apart.
+/// let level1 = Repository(source: URL(string: "https://s3.amazonaws.com/my-bucket/")!, id: "com.adm.level1")
 /// try await level1.run()
 /// let dogs = Repository.bundle(descriptor: "com.adm.level1.dogs", in: [level1])
 /// ```
+///
+/// ``init(source:id:cdn:directory:switching:transport:configuration:)`` installs into a folder
+/// the app chooses, its state inside, and leaves the folder's backup and protection as the app
+/// set them.
 public struct Repository: Sendable {
     /// Where `<id>/index.json` is published.
     public let source: URL
@@ -34,6 +38,10 @@ public struct Repository: Sendable {
     /// How an update's bundles become live.
     public let switching: Switching
     let transport: any HTTPTransport
+    /// The small state that must outlive a purge of ``directory`` (high-water marks, rotated
+    /// keys, what was rolled back from), when it is kept apart: the on-device defaults of
+    /// ``init(source:id:cdn:switching:transport:configuration:)``. `nil`: in ``workFolder``.
+    let keptState: URL?
 
     /// How the bundles of one update become live.
     public enum Switching: Sendable, Hashable {
@@ -79,6 +87,64 @@ public struct Repository: Sendable {
         )
     }
 
+    /// Creates a repository client that keeps its bundles where an app's content belongs on
+    /// this platform, as ``FreshAirContent`` keeps a bundle: in
+    /// `Application Support/FreshAir/<id>` (`Caches` on tvOS), excluded from backups since it
+    /// can be downloaded again, with the state that must outlive a purge (high-water marks,
+    /// rotated keys, what was rolled back from) apart in `Application Support/FreshAir/<id>.state`.
+    /// On iOS and visionOS both have the Data Protection class
+    /// `completeUntilFirstUserAuthentication`. The folders are made and marked by each
+    /// ``run(reporting:)``.
+    ///
+    /// - Parameters:
+    ///   - source: where `<id>/index.json` is published.
+    ///   - id: the repository's identifier, its folder on the server.
+    ///   - cdn: where the archives are, when not beside the index.
+    ///   - switching: each bundle on its own, or the whole repository at once.
+    ///   - transport: how requests are sent; by default a `URLSession` of this value's own.
+    ///   - configuration: retries, limits, keys and timeouts.
+    public init(
+        source: URL,
+        id: String,
+        cdn: URL? = nil,
+        switching: Switching = .perBundle,
+        transport: Transport? = nil,
+        configuration: SyncConfiguration = SyncConfiguration()
+    ) {
+        self.init(
+            source: source,
+            id: id,
+            cdn: cdn,
+            switching: switching,
+            transport: transport?.base,
+            configuration: configuration,
+            base: StoragePlan.systemFolder
+        )
+    }
+
+    /// The same, with the system's folders given by `base` (a test's).
+    package init(
+        source: URL,
+        id: String,
+        cdn: URL? = nil,
+        switching: Switching = .perBundle,
+        transport: (any HTTPTransport)?,
+        configuration: SyncConfiguration = SyncConfiguration(),
+        base: (StoragePlan.Location) -> URL
+    ) {
+        let folders = StoragePlan.current.folders(name: id, base: base)
+        self.init(
+            source: source,
+            id: id,
+            cdn: cdn,
+            directory: folders.content,
+            switching: switching,
+            transport: transport,
+            configuration: configuration,
+            keptState: folders.state
+        )
+    }
+
     /// The same, with any `HTTPTransport` (a test's, AsyncHTTPClient's).
     package init(
         source: URL,
@@ -87,7 +153,8 @@ public struct Repository: Sendable {
         directory: URL,
         switching: Switching = .perBundle,
         transport: (any HTTPTransport)?,
-        configuration: SyncConfiguration = SyncConfiguration()
+        configuration: SyncConfiguration = SyncConfiguration(),
+        keptState: URL? = nil
     ) {
         self.source = source
         self.id = id
@@ -96,10 +163,25 @@ public struct Repository: Sendable {
         self.switching = switching
         self.transport = transport ?? Transport.platformDefault(connectionsPerHost: configuration.concurrency)
         self.configuration = configuration
+        self.keptState = keptState?.standardizedFileURL
     }
 
-    /// The folder holding the repository's own state and each bundle's store.
-    var stateFolder: URL {
+    /// Where the repository's state is: ``keptState`` when it is kept apart, else ``workFolder``.
+    var stateFolder: URL { keptState ?? workFolder }
+
+    /// Creates the folders and applies the platform's plan (backup exclusion on the content,
+    /// the Data Protection class on both) when the state is kept apart; a repository whose
+    /// `directory` the app chose is left as the app made it.
+    private func prepareFolders() throws {
+        guard let keptState else { return }
+        // A whole-repository `directory` is a link the snapshot switch makes: not a folder.
+        let content = switching == .perBundle ? directory : workFolder
+        try StoragePlan.current.prepare(content: [content], state: [keptState])
+    }
+
+    /// The folder holding the index's store, each bundle's store and the snapshots: content,
+    /// and the state too unless ``keptState`` holds it.
+    var workFolder: URL {
         switch switching {
         case .perBundle: directory.appendingPathComponent(".freshair-repository")
         case .wholeRepository:
@@ -111,10 +193,14 @@ public struct Repository: Sendable {
 
     /// The store behind bundle `name`.
     public func store(forBundle name: String) -> BundleStore {
-        let root = stateFolder.appendingPathComponent("bundles/\(name)")
+        let root = workFolder.appendingPathComponent("bundles/\(name)")
         // A whole-repository switch keeps each bundle's own link inside its store; readers go
         // through the snapshot.
-        return BundleStore(root: root, liveLink: switching == .perBundle ? directory.appendingPathComponent(name) : nil)
+        return BundleStore(
+            root: root,
+            liveLink: switching == .perBundle ? directory.appendingPathComponent(name) : nil,
+            stateFolder: keptState?.appendingPathComponent("bundles/\(name)")
+        )
     }
 
     /// The live folder of bundle `name`, or `nil` when it is not installed.
@@ -174,7 +260,7 @@ public struct Repository: Sendable {
     /// repository's (one update at a time), and its state folder is the repository's: the
     /// high-water mark and rotated keys live beside the bundles' stores.
     var indexStore: BundleStore {
-        BundleStore(root: stateFolder.appendingPathComponent("index"), stateFolder: stateFolder)
+        BundleStore(root: workFolder.appendingPathComponent("index"), stateFolder: stateFolder)
     }
 
     /// Runs one update and returns the repository's own account of it (tests read it);
@@ -305,10 +391,10 @@ public struct Repository: Sendable {
             try await BlockingPool.run { [staged] in try staged.write(data, at: BundlePath(trusted: "index.json")) }
             return described(VersionRecord(id: staged.id, source: source, files: ["index.json": file]))
         }
-        try? await BlockingPool.run { [stateFolder] in
+        try? await BlockingPool.run { [workFolder] in
             // FreshAir 0.1.0 kept the index in `state.json`, under a lock of its own; both are
             // replaced by the index store (its first check fetches the index whole, once).
-            for legacy in ["state.json", "lock"] { try Disk.remove(stateFolder.appendingPathComponent(legacy).path) }
+            for legacy in ["state.json", "lock"] { try Disk.remove(workFolder.appendingPathComponent(legacy).path) }
         }
     }
 
@@ -355,10 +441,11 @@ public struct Repository: Sendable {
     private func removeDropped(keeping names: Set<String>) async throws -> [String] {
         try await BlockingPool.run { [self] in
             var removed: [String] = []
-            let bundlesFolder = stateFolder.appendingPathComponent("bundles").path
+            let bundlesFolder = workFolder.appendingPathComponent("bundles").path
             for name in Disk.contentsOfDirectory(bundlesFolder) where !names.contains(name) {
                 if switching == .perBundle { try Disk.remove(directory.appendingPathComponent(name).path) }
                 try Disk.remove(bundlesFolder + "/" + name)
+                if let keptState { try Disk.remove(keptState.appendingPathComponent("bundles/\(name)").path) }
                 removed.append(name)
             }
             if switching == .wholeRepository {
@@ -476,7 +563,8 @@ extension Repository: ContentUpdater, DeliverySource {
     /// the files, and the summary's ``SyncSummary/oneLine`` names each bundle that moved.
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
-        try await DeliveryRun.perform(self, report: report)
+        try await BlockingPool.run { [self] in try prepareFolders() }
+        return try await DeliveryRun.perform(self, report: report)
     }
 
     var rootURL: URL { indexURL }

@@ -11,8 +11,8 @@ import Foundation
 struct RepositorySnapshot {
     let repository: Repository
 
-    private var folder: String { repository.stateFolder.appendingPathComponent("snapshots").path }
-    private var recordPath: String { repository.stateFolder.appendingPathComponent("snapshot.json").path }
+    private var folder: String { repository.workFolder.appendingPathComponent("snapshots").path }
+    private var recordPath: String { repository.workFolder.appendingPathComponent("snapshot.json").path }
 
     /// Builds and switches to a new snapshot when the live one does not hold exactly the live
     /// version of each of `names`; removes every other snapshot. Called with the lock held.

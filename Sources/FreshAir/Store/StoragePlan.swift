@@ -1,7 +1,8 @@
 package import Foundation
 
 /// Where an app's store lives on a platform and how the system should keep it: decided here
-/// from the platform's name, so it is tested on Linux, and applied by ``FreshAirContent``.
+/// from the platform's name, so it is tested on Linux, and applied by ``FreshAirContent`` and by
+/// a ``Repository`` made with its defaults.
 ///
 /// Content is re-downloadable, so it is kept out of backups; the small state that must survive
 /// a purge (``BundleStore/stateFolder``) is kept apart from it and is backed up. tvOS has no
@@ -80,13 +81,21 @@ package struct StoragePlan: Equatable, Sendable {
                 if Disk.exists(old), !Disk.exists(new) { try Disk.rename(old, to: new) }
             }
         }
+        try prepare(content: [store.root], state: [store.stateFolder])
+    }
+
+    /// Creates `content` and `state` and applies the plan to them: the protection class on
+    /// every one, backup exclusion on `content`. Apple platforms only; elsewhere the folders
+    /// are made.
+    package func prepare(content: [URL], state: [URL]) throws {
+        for folder in content + state { try Disk.createDirectory(folder.path) }
         #if canImport(Darwin)
         if let protection {
             let type: FileProtectionType =
                 switch protection {
                 case .completeUntilFirstUserAuthentication: .completeUntilFirstUserAuthentication
                 }
-            for folder in [store.root, store.stateFolder] {
+            for folder in content + state {
                 do {
                     try FileManager.default.setAttributes([.protectionKey: type], ofItemAtPath: folder.path)
                 } catch {
@@ -102,14 +111,16 @@ package struct StoragePlan: Equatable, Sendable {
         if excludeContentFromBackup {
             var values = URLResourceValues()
             values.isExcludedFromBackup = true
-            var root = store.root
-            do { try root.setResourceValues(values) } catch {
-                throw FreshAirError.fileSystem(
-                    operation: "exclude from backup",
-                    path: root.path,
-                    reason: error.localizedDescription,
-                    underlying: error
-                )
+            for folder in content {
+                var folder = folder
+                do { try folder.setResourceValues(values) } catch {
+                    throw FreshAirError.fileSystem(
+                        operation: "exclude from backup",
+                        path: folder.path,
+                        reason: error.localizedDescription,
+                        underlying: error
+                    )
+                }
             }
         }
         #endif

@@ -9,7 +9,7 @@ enum PackagesAndRepositories {
         // snippet: end
     }
 
-    static func modes(appSupport: URL, caches: URL) async throws {
+    static func modes(appSupport: URL) async throws {
         // snippet: modes
         // One archive at a fixed URL, with the copy the app ships (Fresh): `content.tgz` (and its
         // `.meta`) in the app's resources; the store in Application Support/FreshAir/content.
@@ -24,12 +24,9 @@ enum PackagesAndRepositories {
             bundledPackage: Bundle.main.url(forResource: "content", withExtension: "tgz")
         )
 
-        // Versioned bundles in repositories (Asset Distribution Manager); as many as you like.
-        let level1 = Repository(
-            source: URL(string: "https://cdn.example.com/")!,
-            id: "com.adm.level1",
-            directory: caches
-        )
+        // Versioned bundles in repositories (Asset Distribution Manager); as many as you like, each
+        // in Application Support/FreshAir/<id> (out of backups), its state apart, unless given a directory.
+        let level1 = Repository(source: URL(string: "https://cdn.example.com/")!, id: "com.adm.level1")
         try await level1.run()  // index.json conditionally; only bundles whose version changed
         let dogs = Repository.bundle(descriptor: "com.adm.level1.dogs", in: [level1])
         // snippet: end
