@@ -171,12 +171,18 @@ package enum BundleFolder {
     package static func lies(_ path: URL, inside folder: URL) -> Bool {
         let folder = folder.standardizedFileURL.resolvingSymlinksInPath().path
         // A path not made yet: its nearest existing folder resolved, the rest as written.
+        let existing = nearestExisting(path)
+        let rest = path.standardizedFileURL.path.dropFirst(existing.path.count)
+        return (existing.resolvingSymlinksInPath().path + rest + "/").hasPrefix(folder + "/")
+    }
+
+    /// `path` when it exists, else the nearest of its parents that does (`/` at the last).
+    package static func nearestExisting(_ path: URL) -> URL {
         var existing = path.standardizedFileURL
         while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
             existing.deleteLastPathComponent()
         }
-        let rest = path.standardizedFileURL.path.dropFirst(existing.path.count)
-        return (existing.resolvingSymlinksInPath().path + rest + "/").hasPrefix(folder + "/")
+        return existing
     }
 
     /// SHA-256 over every file's path and digest: equal exactly when the content is equal.

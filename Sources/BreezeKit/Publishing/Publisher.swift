@@ -227,10 +227,7 @@ package enum Publisher {
 
     /// Throws when `root`, or the nearest of its folders that exists, is not a folder.
     private static func refuseFile(at root: URL, publishing source: URL) throws {
-        var existing = root.standardizedFileURL
-        while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
-            existing.deleteLastPathComponent()
-        }
+        let existing = BundleFolder.nearestExisting(root)
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: existing.path, isDirectory: &isFolder), !isFolder.boolValue
         else { return }
