@@ -3,7 +3,7 @@ import Testing
 
 @testable import FreshAir
 
-@Suite("A summary's downloaded paths: held as bytes, read and written as the list of strings they were")
+@Suite("A summary read back: its paths held as bytes, and a summary from an earlier FreshAir")
 struct SyncSummaryTests {
     @Test("Paths of any spelling read back as set, and as JSON under \"downloaded\", both ways")
     func downloadedPaths() throws {
@@ -42,5 +42,49 @@ struct SyncSummaryTests {
         let json = try JSONEncoder().encode(byPosition)
         #expect(try JSONDecoder().decode([String].self, from: json) == whole.strings)
         #expect(try JSONDecoder().decode(PathsByPosition.self, from: json) == byPosition)
+    }
+
+    @Test("A summary written by FreshAir 0.1.0 reads back: later fields take their defaults; a mode's details too")
+    func summaryOfTheFirstRelease() throws {
+        // The keys `breeze sync --json` wrote at 0.1.0 (`2c154c4`): none of the fields added since.
+        let bundle = """
+            {"outcome":"updated","version":2,"notModified":false,"filesDownloaded":1,"bytesDownloaded":120,
+             "filesReused":3,"filesRemoved":0,"requests":2,"bytesWasted":0,"bytesSaved":0,"seconds":0.05,
+             "downloaded":["manifest.json","a.txt"],"removed":[]}
+            """
+        let read = try JSONDecoder().decode(SyncSummary.self, from: Data(bundle.utf8))
+        #expect(read.outcome == .updated && read.version == 2 && read.downloaded == ["manifest.json", "a.txt"])
+        #expect(read.filesForOtherDevices == 0 && read.filesFromPack == 0 && read.filesRepaired == 0)
+        #expect(read.packProblem == nil && read.unverifiedSigners.isEmpty && read.package == nil)
+        #expect(read.oneLine.hasPrefix("Updated to version 2: 1 downloaded (120 B), 3 reused, 0 removed; 2 requests"))
+        // 0.1.0's package result held the run's cost too; it is ignored, and what came later defaults.
+        let package = """
+            {"outcome":"updated","version":4,"notModified":false,"filesDownloaded":1,"bytesDownloaded":900,
+             "filesReused":0,"filesRemoved":0,"requests":1,"seconds":0.1,"downloaded":["content.tgz"],"removed":[],
+             "package":{"outcome":"downloaded","installedBundled":false,"version":4,"bytesDownloaded":900,
+                        "requests":1,"bytesWasted":0,"seconds":0.1,"lastModified":"Wed, 25 Nov 2026 10:00:00 GMT"}}
+            """
+        let packageRead = try JSONDecoder().decode(SyncSummary.self, from: Data(package.utf8))
+        let result = try #require(packageRead.package)
+        #expect(
+            result.outcome == .downloaded && result.version == 4 && !result.replacedDamaged && result.bytesSaved == 0
+        )
+        #expect(result.lastModified == "Wed, 25 Nov 2026 10:00:00 GMT")
+        let repository = """
+            {"outcome":"updated","notModified":false,"filesDownloaded":1,"bytesDownloaded":900,"filesReused":0,
+             "filesRemoved":0,"requests":2,"seconds":0.1,"downloaded":["maps"],"removed":[],
+             "repository":{"indexNotModified":false,"updated":{"maps":3},"unchanged":[],"removed":[],
+                           "bytesDownloaded":900}}
+            """
+        let repositoryRead = try JSONDecoder().decode(SyncSummary.self, from: Data(repository.utf8))
+        #expect(repositoryRead.repository?.updated == ["maps": 3] && repositoryRead.repository?.keptAfterRollback == [])
+        // What a summary needs to mean anything stays required.
+        let noOutcome = bundle.replacingOccurrences(of: "\"outcome\":\"updated\",", with: "")
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(SyncSummary.self, from: Data(noOutcome.utf8)) }
+        // And the current shape reads back whole.
+        var current = read
+        current.filesRepaired = 1
+        current.unverifiedSigners = ["key"]
+        #expect(try JSONDecoder().decode(SyncSummary.self, from: JSONEncoder().encode(current)) == current)
     }
 }

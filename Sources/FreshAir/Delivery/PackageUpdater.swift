@@ -554,3 +554,19 @@ extension PackageUpdater: ContentUpdater, DeliverySource {
         return SyncSummary(result, package: remote.lastPathComponent)
     }
 }
+
+extension PackageUpdater.Result {
+    /// Reads a result written by this or an earlier FreshAir: fields added after the first
+    /// release (bytes saved, a damaged copy replaced) take their defaults when absent.
+    package init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        outcome = try values.decode(Outcome.self, forKey: .outcome)
+        installedBundled = try values.decode(Bool.self, forKey: .installedBundled)
+        version = try values.decodeIfPresent(Int.self, forKey: .version)
+        bytesDownloaded = try values.decode(Int64.self, forKey: .bytesDownloaded)
+        bytesSaved = try values.decodeIfPresent(Int64.self, forKey: .bytesSaved) ?? 0
+        replacedDamaged = try values.decodeIfPresent(Bool.self, forKey: .replacedDamaged) ?? false
+        lastModified = try values.decodeIfPresent(String.self, forKey: .lastModified)
+        serverLastModified = try values.decodeIfPresent(String.self, forKey: .serverLastModified)
+    }
+}

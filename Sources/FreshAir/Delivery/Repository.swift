@@ -581,3 +581,17 @@ extension Repository: ContentUpdater, DeliverySource {
         return summary
     }
 }
+
+extension Repository.Result {
+    /// Reads a result written by this or an earlier FreshAir: the bundles kept after a
+    /// rollback, added after the first release, are none when absent.
+    package init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        indexNotModified = try values.decode(Bool.self, forKey: .indexNotModified)
+        updated = try values.decode([String: Int].self, forKey: .updated)
+        unchanged = try values.decode([String].self, forKey: .unchanged)
+        keptAfterRollback = try values.decodeIfPresent([String].self, forKey: .keptAfterRollback) ?? []
+        removed = try values.decode([String].self, forKey: .removed)
+        bytesDownloaded = try values.decode(Int64.self, forKey: .bytesDownloaded)
+    }
+}

@@ -159,6 +159,36 @@ public struct SyncSummary: Sendable, Hashable, Codable {
 }
 
 extension SyncSummary {
+    /// Reads a summary written by this or an earlier FreshAir (an app may keep the last one
+    /// across an app update): every field added after the first release (files for other
+    /// devices, bytes wasted and saved, the pack's, repairs, unchecked signers, a mode's
+    /// details) takes its default when absent.
+    public init(from decoder: any Decoder) throws {
+        let values = try decoder.container(keyedBy: CodingKeys.self)
+        outcome = try values.decode(Outcome.self, forKey: .outcome)
+        version = try values.decodeIfPresent(Int.self, forKey: .version)
+        notModified = try values.decode(Bool.self, forKey: .notModified)
+        filesDownloaded = try values.decode(Int.self, forKey: .filesDownloaded)
+        bytesDownloaded = try values.decode(Int64.self, forKey: .bytesDownloaded)
+        filesReused = try values.decode(Int.self, forKey: .filesReused)
+        filesRemoved = try values.decode(Int.self, forKey: .filesRemoved)
+        requests = try values.decode(Int.self, forKey: .requests)
+        seconds = try values.decode(Double.self, forKey: .seconds)
+        downloadedPaths = try values.decode(PathsByPosition.self, forKey: .downloadedPaths)
+        removed = try values.decode([String].self, forKey: .removed)
+        filesForOtherDevices = try values.decodeIfPresent(Int.self, forKey: .filesForOtherDevices) ?? 0
+        bytesWasted = try values.decodeIfPresent(Int64.self, forKey: .bytesWasted) ?? 0
+        bytesSaved = try values.decodeIfPresent(Int64.self, forKey: .bytesSaved) ?? 0
+        filesFromPack = try values.decodeIfPresent(Int.self, forKey: .filesFromPack) ?? 0
+        packProblem = try values.decodeIfPresent(String.self, forKey: .packProblem)
+        filesRepaired = try values.decodeIfPresent(Int.self, forKey: .filesRepaired) ?? 0
+        unverifiedSigners = try values.decodeIfPresent([String].self, forKey: .unverifiedSigners) ?? []
+        package = try values.decodeIfPresent(PackageUpdater.Result.self, forKey: .package)
+        repository = try values.decodeIfPresent(Repository.Result.self, forKey: .repository)
+    }
+}
+
+extension SyncSummary {
     /// A package update in the terms of every mode: the package is the one file. The run's
     /// cost (requests, bytes wasted, seconds) is filled in by `DeliveryRun`.
     init(_ result: PackageUpdater.Result, package name: String) {
