@@ -323,6 +323,73 @@ struct AppEntryPointTests {
         }
     }
 
+    @Test("a repository's model: idle, current with its bundles, a new version, failed with the bundles kept")
+    @MainActor
+    func repositoryModel() async throws {
+        let server = try await PublishedFolder.start(.nginx)
+        do { try await repositoryModelScenario(server) } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
+    }
+
+    @MainActor
+    func repositoryModelScenario(_ server: PublishedFolder) async throws {
+        do {
+            let id = "com.example.levels"
+            let published = server.root.appendingPathComponent(id)
+            let sources = try TemporaryFolder("levels-sources")
+            func level(_ name: String, _ text: String) throws -> URL {
+                let folder = sources.path(name)
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try Data(text.utf8).write(to: folder.appendingPathComponent("map.txt"))
+                return folder
+            }
+            for (name, text) in [("forest", "trees"), ("desert", "sand")] {
+                try RepositoryPublisher.add(folder: try level(name, text), as: name, to: published)
+            }
+            let container = try TemporaryFolder("levels-container")
+            @MainActor func model() -> RepositoryModel {
+                RepositoryModel(
+                    Repository(
+                        source: server.url,
+                        id: id,
+                        transport: nil,
+                        configuration: Self.configuration(),
+                        base: { container.path($0 == .caches ? "Caches" : "Application Support") }
+                    )
+                )
+            }
+
+            let levels = model()
+            guard case .idle = levels.phase else { throw TestSetupError("a new model is idle: \(levels.phase)") }
+            #expect(levels.bundles.isEmpty && levels.folder(ofBundle: "forest") == nil)
+            await levels.refresh()
+            guard case .current(let version) = levels.phase else { throw TestSetupError("\(levels.phase)") }
+            #expect(version == nil, "a repository has no version of its own")
+            #expect(levels.bundles == ["forest": 1, "desert": 1])
+            #expect(levels.lastSummary?.filesDownloaded == 2)
+            #expect(levels.folder(ofBundle: "forest")?.appendingPathComponent("map.txt").text == "trees")
+
+            // A new version of one level: the model says so, and a model made later sees it at once.
+            try RepositoryPublisher.add(folder: try level("forest", "more trees"), as: "forest", to: published)
+            try PublishedText.uploaded(published.appendingPathComponent("index.json"))
+            await levels.refresh()
+            #expect(levels.bundles == ["forest": 2, "desert": 1])
+            #expect(levels.folder(ofBundle: "forest")?.appendingPathComponent("map.txt").text == "more trees")
+            #expect(model().bundles == ["forest": 2, "desert": 1])
+
+            // A damaged index: failed, and every level still installed and readable.
+            try PublishedText.write("{\"bundles\": ", to: published.appendingPathComponent("index.json"))
+            await levels.refresh()
+            guard case .failed(let error, nil) = levels.phase else { throw TestSetupError("\(levels.phase)") }
+            #expect("\(error)".contains("index.json"), "\(error)")
+            #expect(levels.bundles == ["forest": 2, "desert": 1])
+            #expect(levels.folder(ofBundle: "desert")?.appendingPathComponent("map.txt").text == "sand")
+        }
+    }
+
     @Test(
         "breeze generate gives every scale and device one variant, and a 3x device an image in every case",
         arguments: [

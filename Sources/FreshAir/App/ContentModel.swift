@@ -82,26 +82,11 @@ public final class ContentModel {
     public func refresh() async {
         guard !phase.isBusy else { return }
         phase = .checking
-        let (phases, continuation) = AsyncStream.makeStream(of: Phase.self, bufferingPolicy: .bufferingNewest(1))
-        let source = source
-        // The sync runs off the main actor; only the newest phase reaches it, however fast
-        // files arrive.
-        let sync = Task.detached {
-            defer { continuation.finish() }
-            return try await source.run { event in
-                if let phase = Self.phase(after: event) { continuation.yield(phase) }
-            }
-        }
-        for await next in phases { phase = next }
-        do {
-            let summary = try await withTaskCancellationHandler {
-                try await sync.value
-            } onCancel: {
-                sync.cancel()
-            }
+        switch await observedUpdate(of: source, phase: { phase = $0 }) {
+        case .success(let summary):
             lastSummary = summary
             phase = .current(version: summary.version ?? source.store.liveVersionID)
-        } catch {
+        case .failure(let error):
             phase = .failed(error, liveVersion: source.store.liveVersionID)
         }
         if source.store.liveVersionID != nil {

@@ -218,6 +218,18 @@ public struct Repository: Sendable {
         (try? store(forBundle: name).liveRecord())?.flatMap(\.bundleVersion)
     }
 
+    /// The bundles installed now, by name, with the version each is at: what an app lists
+    /// (levels downloaded, regions available offline). A bundle an interrupted first install
+    /// has not reached yet is not in it.
+    public var installedBundles: [String: Int] {
+        let bundlesFolder = workFolder.appendingPathComponent("bundles").path
+        var installed: [String: Int] = [:]
+        for name in Disk.contentsOfDirectory(bundlesFolder) where bundle(named: name) != nil {
+            installed[name] = installedVersion(of: name)
+        }
+        return installed
+    }
+
     /// Finds `"<repoId>.<name>"` among `repositories`: the last dot-separated part names the
     /// bundle, the rest the repository.
     public static func bundle(descriptor: String, in repositories: [Repository]) -> URL? {

@@ -29,7 +29,20 @@ enum PackagesAndRepositories {
         let level1 = Repository(source: URL(string: "https://cdn.example.com/")!, id: "com.adm.level1")
         try await level1.run()  // index.json conditionally; only bundles whose version changed
         let dogs = Repository.bundle(descriptor: "com.adm.level1.dogs", in: [level1])
+        let installed = level1.installedBundles  // ["cats": 1, "dogs": 3]: what to list
         // snippet: end
-        _ = (folder, explicit, dogs)
+        _ = (folder, explicit, dogs, installed)
+    }
+
+    @MainActor
+    static func model(level1: Repository) async {
+        // snippet: repositoryModel
+        // For SwiftUI: `@State private var levels = RepositoryModel(level1)`.
+        let levels = RepositoryModel(level1)
+        await levels.refresh()  // never throws: `levels.phase` is .current or .failed
+        let names = levels.bundles.keys.sorted()  // a new value after each update: views redraw
+        let forest = levels.folder(ofBundle: "forest")  // nil until installed
+        // snippet: end
+        _ = (names, forest)
     }
 }
