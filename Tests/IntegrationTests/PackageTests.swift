@@ -372,6 +372,62 @@ struct RepositoryTests {
         }
     }
 
+    @Test("A repository in a folder the app chose, its state in another: a purge of the folder keeps the floor")
+    func repositoryStateFolder() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let id = "com.example.shared"
+            let key = SigningKey.generate()
+            let sources = try TemporaryFolder("state-sources")
+            let published = server.root.appendingPathComponent(id)
+            let indexURL = published.appendingPathComponent("index.json")
+            try RepositoryPublisher.add(
+                folder: try content(sources.path("maps"), "v1"),
+                as: "maps",
+                to: published,
+                signingWith: [key]
+            )
+            let firstIndex = try Data(contentsOf: indexURL)
+            try RepositoryPublisher.add(
+                folder: try content(sources.path("maps"), "v2"),
+                as: "maps",
+                to: published,
+                signingWith: [key]
+            )
+            try PublishedText.uploaded(indexURL)
+            // As an app with an App Group might: the bundles where its extension reads them, the
+            // state in a folder of its own.
+            let container = try TemporaryFolder("state-container")
+            var configuration = SyncConfiguration()
+            configuration.retry = RetryPolicy(maxAttempts: 1)
+            configuration.trustedKeys = [key.publicKey]
+            let repository = Repository(
+                source: server.url,
+                id: id,
+                directory: container.path("Shared/maps"),
+                stateFolder: container.path("State/maps"),
+                configuration: configuration
+            )
+            try await repository.run()
+            #expect(repository.bundle(named: "maps")?.appendingPathComponent("item.txt").text == "v2")
+            #expect(FileManager.default.fileExists(atPath: container.path("State/maps/high-water.json").path))
+            let shared = try FileManager.default.subpathsOfDirectory(atPath: container.path("Shared/maps").path)
+            #expect(!shared.contains { $0.hasSuffix("high-water.json") }, "\(shared)")
+
+            // The shared folder emptied, and the older signed index served again: refused, since
+            // the floor outlived the purge (kept inside, it would have gone with it).
+            try FileManager.default.removeItem(at: container.path("Shared"))
+            try firstIndex.write(to: indexURL)
+            try PublishedText.uploaded(indexURL)
+            await #expect {
+                try await repository.run()
+            } throws: { error in
+                guard case .olderSequence = (error as? FreshAirError)?.manifestError?.problem else { return false }
+                return true
+            }
+            #expect(repository.installedBundles.isEmpty, "nothing from the stale index was installed")
+        }
+    }
+
     @Test("Only the bundle whose version changed is fetched; an unchanged index is one 304")
     func onlyChangedBundlesMove() async throws {
         try await PublishedFolder.with(.nginx) { server in

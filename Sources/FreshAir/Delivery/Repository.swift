@@ -21,9 +21,9 @@ import Synchronization
 /// let dogs = Repository.bundle(descriptor: "com.adm.level1.dogs", in: [level1])
 /// ```
 ///
-/// ``init(source:id:cdn:directory:switching:transport:configuration:)`` installs into a folder
-/// the app chooses, its state inside, and leaves the folder's backup and protection as the app
-/// set them.
+/// ``init(source:id:cdn:directory:stateFolder:switching:transport:configuration:)`` installs
+/// into a folder the app chooses (an App Group's container, say), its state inside or in a
+/// `stateFolder` of the app's, and leaves the folders' backup and protection as the app set them.
 public struct Repository: Sendable {
     /// Where `<id>/index.json` is published.
     public let source: URL
@@ -40,8 +40,12 @@ public struct Repository: Sendable {
     let transport: any HTTPTransport
     /// The small state that must outlive a purge of ``directory`` (high-water marks, rotated
     /// keys, what was rolled back from), when it is kept apart: the on-device defaults of
-    /// ``init(source:id:cdn:switching:transport:configuration:)``. `nil`: in ``workFolder``.
+    /// ``init(source:id:cdn:switching:transport:configuration:)``, or the app's `stateFolder`.
+    /// `nil`: in ``workFolder``.
     let keptState: URL?
+    /// The platform's backup and protection plan, applied to the folders before each run: the
+    /// on-device defaults only. Folders the app chose are left as the app set them.
+    let storagePlan: StoragePlan?
 
     /// How the bundles of one update become live.
     public enum Switching: Sendable, Hashable {
@@ -61,6 +65,10 @@ public struct Repository: Sendable {
     ///   - id: the repository's identifier, its folder on the server.
     ///   - cdn: where the archives are, when not beside the index.
     ///   - directory: where the bundles are installed, one folder each.
+    ///   - stateFolder: where the state that must outlive a purge of `directory` is kept (the
+    ///     signed index's anti-rollback floor, rotated keys, what was rolled back from), apart
+    ///     from it: give one when `directory` is excluded from backups or may be emptied (a
+    ///     folder in Caches, say). `nil`: inside `directory`'s work folder.
     ///   - switching: each bundle on its own, or the whole repository at once.
     ///   - transport: how requests are sent; by default a `URLSession` of this value's own,
     ///     with ``SyncConfiguration/concurrency`` connections per host. Pass one to share its
@@ -71,6 +79,7 @@ public struct Repository: Sendable {
         id: String,
         cdn: URL? = nil,
         directory: URL,
+        stateFolder: URL? = nil,
         switching: Switching = .perBundle,
         transport: Transport? = nil,
         configuration: SyncConfiguration = SyncConfiguration()
@@ -83,7 +92,8 @@ public struct Repository: Sendable {
             directory: directory,
             switching: switching,
             transport: base,
-            configuration: configuration
+            configuration: configuration,
+            keptState: stateFolder
         )
     }
 
@@ -141,7 +151,8 @@ public struct Repository: Sendable {
             switching: switching,
             transport: transport,
             configuration: configuration,
-            keptState: folders.state
+            keptState: folders.state,
+            storagePlan: .current
         )
     }
 
@@ -154,7 +165,8 @@ public struct Repository: Sendable {
         switching: Switching = .perBundle,
         transport: (any HTTPTransport)?,
         configuration: SyncConfiguration = SyncConfiguration(),
-        keptState: URL? = nil
+        keptState: URL? = nil,
+        storagePlan: StoragePlan? = nil
     ) {
         self.source = source
         self.id = id
@@ -164,19 +176,20 @@ public struct Repository: Sendable {
         self.transport = transport ?? Transport.platformDefault(connectionsPerHost: configuration.concurrency)
         self.configuration = configuration
         self.keptState = keptState?.standardizedFileURL
+        self.storagePlan = storagePlan
     }
 
     /// Where the repository's state is: ``keptState`` when it is kept apart, else ``workFolder``.
     var stateFolder: URL { keptState ?? workFolder }
 
-    /// Creates the folders and applies the platform's plan (backup exclusion on the content,
-    /// the Data Protection class on both) when the state is kept apart; a repository whose
-    /// `directory` the app chose is left as the app made it.
+    /// Creates the state folder when it is kept apart and, for the on-device defaults, applies
+    /// the platform's plan (backup exclusion on the content, the Data Protection class on both).
     private func prepareFolders() throws {
         guard let keptState else { return }
+        guard let storagePlan else { return try Disk.createDirectory(keptState.path) }
         // A whole-repository `directory` is a link the snapshot switch makes: not a folder.
         let content = switching == .perBundle ? directory : workFolder
-        try StoragePlan.current.prepare(content: [content], state: [keptState])
+        try storagePlan.prepare(content: [content], state: [keptState])
     }
 
     /// The folder holding the index's store, each bundle's store and the snapshots: content,
