@@ -552,7 +552,7 @@ struct RepositoryTests {
         }
     }
 
-    @Test("Two repositories coexist; a bundle dropped from the index is removed; .tar works too")
+    @Test("Two repositories coexist; a bundle dropped from the index is removed; .tar works too; a misplaced source")
     func severalRepositories() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let sources = try TemporaryFolder("sources")
@@ -574,6 +574,20 @@ struct RepositoryTests {
             )
 
             let local = try TemporaryFolder("repo")
+            // The repository's own folder given as its source: the 404 names the source to give.
+            let misplaced = Repository(
+                source: server.url.appendingPathComponent("game.level1/"),
+                id: "game.level1",
+                directory: local.path("misplaced"),
+                configuration: repository(server, id: "game.level1", in: local).configuration
+            )
+            await #expect {
+                try await misplaced.update()
+            } throws: { error in
+                "\(error)".contains(
+                    "a repository's source is the folder that holds game.level1/, not game.level1/ itself. Give \(server.url.absoluteString)"
+                )
+            }
             let one = repository(server, id: "game.level1", in: local)
             let two = repository(server, id: "game.level2", in: local)
             try await one.update()

@@ -271,6 +271,13 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
             let package = url.deletingLastPathComponent().lastPathComponent
             return
                 "HTTP 404 for \(url): \(package) is a package, not a bundle folder; sync a package with FreshAirContent or PackageUpdater (`breeze sync` of its URL), and a bundle by its folder's URL (…/App.freshair/)."
+        case .httpStatus(404, let url) where Self.namesRepositoryTwice(url):
+            // `Repository(source: …/<id>/, id: <id>)`: the source given as the repository's own folder.
+            let given = url.deletingLastPathComponent().deletingLastPathComponent()
+            let id = given.lastPathComponent
+            let source = given.deletingLastPathComponent()
+            return
+                "HTTP 404 for \(url): a repository's source is the folder that holds \(id)/, not \(id)/ itself. Give \(source.absoluteString) as the source, whose \(id)/index.json is \(given.appendingPathComponent("index.json").absoluteString)."
         case .httpStatus(let status, let url):
             return "HTTP \(status) for \(url): \(Self.advice(forStatus: status))"
         case .transport(let error) where error.kind == .redirect:
@@ -353,6 +360,14 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         case .hashMismatch, .sizeMismatch, .declaredSizeMismatch, .archive: return true
         default: return false
         }
+    }
+
+    /// Whether `url` is a repository index under a folder named like the repository
+    /// (`…/<id>/<id>/index.json`): its source given as the repository's own folder.
+    static func namesRepositoryTwice(_ url: URL) -> Bool {
+        let parts = url.pathComponents
+        return parts.count >= 3 && parts[parts.count - 1] == "index.json"
+            && parts[parts.count - 2] == parts[parts.count - 3] && parts[parts.count - 2] != "/"
     }
 
     /// `…/content.tgz/manifest.json`: a bundle's manifest asked for inside a package's URL.
