@@ -58,6 +58,32 @@ struct AuthoringTests {
         #expect(FileManager.default.fileExists(atPath: work.path("site/Our 'Content'.freshair/manifest.json").path))
     }
 
+    @Test(
+        "breeze init inside the served folder, or in the folder it is run in: the printed steps publish outside the bundle",
+        arguments: [
+            (made: "site/Inner.freshair", runIn: "", site: "public"),
+            (made: ".", runIn: "Here.freshair", site: "../site"),
+        ]
+    )
+    func initNextStepsOutsideTheBundle(made: String, runIn: String, site: String) async throws {
+        let breeze = try BreezeBinary.path
+        let folder = work.path(runIn)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let printed = try await shell("'\(breeze)' init \(made)", in: folder)
+        let lines = printed.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let keygen = try #require(lines.first { $0.hasPrefix("Next: edit it") }, "\(printed)")
+        let release = try #require(lines.first { $0.hasPrefix("breeze release ") }, "\(printed)")
+        let name = folder.appendingPathComponent(made).standardizedFileURL.lastPathComponent
+        #expect(release.contains(" \(site)/\(name) "), "\(release)")
+        #expect(printed.contains("`breeze serve \(site)` serves it"), "\(printed)")
+        // Run as printed: the key lands outside the bundle, and the release goes through.
+        let key = try #require(keygen.split(separator: "`").dropFirst().first, "\(keygen)")
+        _ = try await shell("'\(breeze)' \(key.replacingOccurrences(of: "breeze ", with: ""))", in: folder)
+        _ = try await shell("'\(breeze)' \(release.replacingOccurrences(of: "breeze ", with: ""))", in: folder)
+        let published = folder.appendingPathComponent("\(site)/\(name)/manifest.json").standardizedFileURL
+        #expect(FileManager.default.fileExists(atPath: published.path), "\(printed)")
+    }
+
     @Test("breeze init never overwrites an author's files: a folder that holds anything is refused, untouched")
     func initRefusesAFolderWithFiles() async throws {
         try write("Mine.freshair/en.lproj/Feature.strings", "\"welcome.title\" = \"Hello\";\n")

@@ -23,15 +23,34 @@ struct InitCommand: AsyncParsableCommand {
             }
             if json { return print(try JSONOutput.encode(Created(bundle: bundle.path, files: report.added))) }
             // The next steps as README's quick start gives them, with this bundle's name.
+            let (site, key) = Self.quickStartPaths(apartFrom: bundle)
             print(
                 """
                 Created \(bundle.path) with \(report.added.count) files listed in manifest.json.
-                Next: edit it; `breeze keygen release.key` once; then after each edit
-                  breeze release \(Self.quoted(directory)) \(Self.quoted("site/" + bundle.lastPathComponent)) --key release.key
-                (generate, sign, validate and publish to a folder; `breeze serve site` serves it).
+                Next: edit it; `breeze keygen \(key)` once; then after each edit
+                  breeze release \(Self.quoted(directory)) \(Self.quoted(site + "/" + bundle.lastPathComponent)) --key \(key)
+                (generate, sign, validate and publish to a folder; `breeze serve \(site)` serves it).
                 """
             )
         } catch { throw CommandFailure(error) }
+    }
+
+    /// Where the quick start's files go, outside the bundle: the served folder (`site`, unless
+    /// the bundle was made inside it: publishing into the folder being published is refused,
+    /// and serving it would serve the work in progress; then `public`, or `www`) and the key.
+    /// Beside the bundle (`../site`, `../release.key`) when it was made here (`breeze init .`).
+    static func quickStartPaths(apartFrom bundle: URL) -> (site: String, key: String) {
+        var base = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        var up = ""
+        while BundleFolder.lies(base, inside: bundle), base.path != "/" {
+            base.deleteLastPathComponent()
+            up += "../"
+        }
+        let name = ["site", "public", "www"].first { name in
+            let folder = base.appendingPathComponent(name)
+            return !BundleFolder.lies(bundle, inside: folder) && !BundleFolder.lies(folder, inside: bundle)
+        }
+        return (up + (name ?? "site"), up + "release.key")
     }
 
     /// `path` as a shell reads it back: single-quoted unless it is plain.
