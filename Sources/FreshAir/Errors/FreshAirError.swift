@@ -266,18 +266,8 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
                 DeviceClass.hasDataProtectionHere ? " (or closed by Data Protection while the device is locked)" : ""
             let what = status == 403 ? "not readable by this user\(locked)" : "no such file"
             return "\(url.path): \(what). Check the path: a file:// source is a folder or file on this machine."
-        case .httpStatus(404, let url) where Self.namesPackage(url):
-            // `BundleSync(remote: …/content.tgz)`: a package asked for as a bundle folder.
-            let package = url.deletingLastPathComponent().lastPathComponent
-            return
-                "HTTP 404 for \(url): \(package) is a package, not a bundle folder; sync a package with FreshAirContent or PackageUpdater (`breeze sync` of its URL), and a bundle by its folder's URL (…/App.freshair/)."
-        case .httpStatus(404, let url) where Self.namesRepositoryTwice(url):
-            // `Repository(source: …/<id>/, id: <id>)`: the source given as the repository's own folder.
-            let given = url.deletingLastPathComponent().deletingLastPathComponent()
-            let id = given.lastPathComponent
-            let source = given.deletingLastPathComponent()
-            return
-                "HTTP 404 for \(url): a repository's source is the folder that holds \(id)/, not \(id)/ itself. Give \(source.absoluteString) as the source, whose \(id)/index.json is \(given.appendingPathComponent("index.json").absoluteString)."
+        case .httpStatus(404, let url):
+            return "HTTP 404 for \(url): \(Self.misplacedAdvice(url) ?? Self.advice(forStatus: 404))"
         case .httpStatus(let status, let url):
             return "HTTP \(status) for \(url): \(Self.advice(forStatus: status))"
         case .transport(let error) where error.kind == .redirect:
@@ -362,18 +352,29 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         }
     }
 
-    /// Whether `url` is a repository index under a folder named like the repository
-    /// (`…/<id>/<id>/index.json`): its source given as the repository's own folder.
-    static func namesRepositoryTwice(_ url: URL) -> Bool {
+    /// What a 404 means when its URL shows the app's URL in the wrong place, or `nil`:
+    /// `…/content.tgz/manifest.json`, a package asked for as a bundle folder
+    /// (`BundleSync(remote: …/content.tgz)`); `…/<id>/<id>/index.json`, a repository's own
+    /// folder given as its source (`Repository(source: …/<id>/, id: <id>)`).
+    static func misplacedAdvice(_ url: URL) -> String? {
         let parts = url.pathComponents
-        return parts.count >= 3 && parts[parts.count - 1] == "index.json"
-            && parts[parts.count - 2] == parts[parts.count - 3] && parts[parts.count - 2] != "/"
-    }
-
-    /// `…/content.tgz/manifest.json`: a bundle's manifest asked for inside a package's URL.
-    static func namesPackage(_ url: URL) -> Bool {
-        url.lastPathComponent == "manifest.json"
-            && ArchiveFormat(fileName: url.deletingLastPathComponent().lastPathComponent) != nil
+        if url.lastPathComponent == "manifest.json",
+            ArchiveFormat(fileName: url.deletingLastPathComponent().lastPathComponent) != nil
+        {
+            let package = url.deletingLastPathComponent().lastPathComponent
+            return
+                "\(package) is a package, not a bundle folder; sync a package with FreshAirContent or PackageUpdater (`breeze sync` of its URL), and a bundle by its folder's URL (…/App.freshair/)."
+        }
+        if parts.count >= 3, parts[parts.count - 1] == "index.json", parts[parts.count - 2] != "/",
+            parts[parts.count - 2] == parts[parts.count - 3]
+        {
+            let given = url.deletingLastPathComponent().deletingLastPathComponent()
+            let id = given.lastPathComponent
+            let source = given.deletingLastPathComponent()
+            return
+                "a repository's source is the folder that holds \(id)/, not \(id)/ itself. Give \(source.absoluteString) as the source, whose \(id)/index.json is \(given.appendingPathComponent("index.json").absoluteString)."
+        }
+        return nil
     }
 
     /// What a status most likely means for static hosting.
