@@ -552,7 +552,9 @@ struct RepositoryTests {
         }
     }
 
-    @Test("Two repositories coexist; a bundle dropped from the index is removed; .tar works too; a misplaced source")
+    @Test(
+        "Two repositories coexist; a bundle dropped from the index is removed; .tar works too; a source misplaced or given as the index"
+    )
     func severalRepositories() async throws {
         try await PublishedFolder.with(.nginx) { server in
             let sources = try TemporaryFolder("sources")
@@ -588,6 +590,15 @@ struct RepositoryTests {
                     "a repository's source is the folder that holds game.level1/, not game.level1/ itself. Give \(server.url.absoluteString)"
                 )
             }
+            // The index's own URL, as `breeze serve` prints it, stands for its source.
+            let byIndex = Repository(
+                source: server.url.appendingPathComponent("game.level1/index.json"),
+                id: "game.level1",
+                directory: local.path("by-index"),
+                configuration: misplaced.configuration
+            )
+            #expect(byIndex.source.absoluteString == server.url.absoluteString)
+            #expect(try await byIndex.update().updated == ["art": 1])
             let one = repository(server, id: "game.level1", in: local)
             let two = repository(server, id: "game.level2", in: local)
             try await one.update()

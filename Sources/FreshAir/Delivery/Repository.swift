@@ -25,7 +25,7 @@ import Synchronization
 /// into a folder the app chooses (an App Group's container, say), its state inside or in a
 /// `stateFolder` of the app's, and leaves the folders' backup and protection as the app set them.
 public struct Repository: Sendable {
-    /// Where `<id>/index.json` is published.
+    /// Where `<id>/index.json` is published: given as the index's own URL, its folder's parent.
     public let source: URL
     /// Repository ids may contain dots: `com.adm.level1`.
     public let id: String
@@ -61,7 +61,7 @@ public struct Repository: Sendable {
     /// Creates a repository client; nothing happens until ``run(reporting:)``.
     ///
     /// - Parameters:
-    ///   - source: where `<id>/index.json` is published.
+    ///   - source: where `<id>/index.json` is published (or that index's own URL).
     ///   - id: the repository's identifier, its folder on the server.
     ///   - cdn: where the archives are, when not beside the index.
     ///   - directory: where the bundles are installed, one folder each.
@@ -107,7 +107,7 @@ public struct Repository: Sendable {
     /// ``run(reporting:)``.
     ///
     /// - Parameters:
-    ///   - source: where `<id>/index.json` is published.
+    ///   - source: where `<id>/index.json` is published (or that index's own URL).
     ///   - id: the repository's identifier, its folder on the server.
     ///   - cdn: where the archives are, when not beside the index.
     ///   - switching: each bundle on its own, or the whole repository at once.
@@ -168,7 +168,7 @@ public struct Repository: Sendable {
         keptState: URL? = nil,
         storagePlan: StoragePlan? = nil
     ) {
-        self.source = source
+        self.source = Self.source(source, id: id)
         self.id = id
         self.cdn = cdn
         self.directory = directory.standardizedFileURL
@@ -177,6 +177,15 @@ public struct Repository: Sendable {
         self.configuration = configuration
         self.keptState = keptState?.standardizedFileURL
         self.storagePlan = storagePlan
+    }
+
+    /// The source as the repository's layout needs it: the folder that holds `<id>/`. The
+    /// index's own URL (`…/<id>/index.json`, what `breeze serve` prints) stands for that folder.
+    static func source(_ given: URL, id: String) -> URL {
+        guard given.lastPathComponent == "index.json",
+            given.deletingLastPathComponent().lastPathComponent == id
+        else { return given }
+        return given.deletingLastPathComponent().deletingLastPathComponent()
     }
 
     /// Where the repository's state is: ``keptState`` when it is kept apart, else ``workFolder``.
