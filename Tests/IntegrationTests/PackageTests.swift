@@ -288,6 +288,33 @@ struct RepositoryTests {
         return Repository(source: server.url, id: id, directory: local.path(id), configuration: configuration)
     }
 
+    /// Bundle `name`, one `item.txt` saying `text`, added to the repository at `published` as
+    /// its next version, the index signed with `key`.
+    func publish(
+        _ name: String,
+        _ text: String,
+        from sources: TemporaryFolder,
+        to published: URL,
+        signedWith key: SigningKey
+    )
+        throws
+    {
+        try RepositoryPublisher.add(
+            folder: try content(sources.path(name), text),
+            as: name,
+            to: published,
+            signingWith: [key]
+        )
+    }
+
+    /// One attempt per request, `key` pinned.
+    func pinning(_ key: SigningKey) -> SyncConfiguration {
+        var configuration = SyncConfiguration()
+        configuration.retry = RetryPolicy(maxAttempts: 1)
+        configuration.trustedKeys = [key.publicKey]
+        return configuration
+    }
+
     func content(_ folder: URL, _ text: String) throws -> URL {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try Data(text.utf8).write(to: folder.appendingPathComponent("item.txt"))
@@ -318,18 +345,11 @@ struct RepositoryTests {
             let sources = try TemporaryFolder("defaults-sources")
             let published = server.root.appendingPathComponent(id)
             for (name, text) in [("cats", "meow"), ("dogs", "woof")] {
-                try RepositoryPublisher.add(
-                    folder: try content(sources.path(name), text),
-                    as: name,
-                    to: published,
-                    signingWith: [key]
-                )
+                try publish(name, text, from: sources, to: published, signedWith: key)
             }
             // The system's folders, as the app's container would give them.
             let container = try TemporaryFolder("defaults-container")
-            var configuration = SyncConfiguration()
-            configuration.retry = RetryPolicy(maxAttempts: 1)
-            configuration.trustedKeys = [key.publicKey]
+            let configuration = pinning(key)
             let repository = Repository(
                 source: server.url,
                 id: id,
@@ -380,26 +400,14 @@ struct RepositoryTests {
             let sources = try TemporaryFolder("state-sources")
             let published = server.root.appendingPathComponent(id)
             let indexURL = published.appendingPathComponent("index.json")
-            try RepositoryPublisher.add(
-                folder: try content(sources.path("maps"), "v1"),
-                as: "maps",
-                to: published,
-                signingWith: [key]
-            )
+            try publish("maps", "v1", from: sources, to: published, signedWith: key)
             let firstIndex = try Data(contentsOf: indexURL)
-            try RepositoryPublisher.add(
-                folder: try content(sources.path("maps"), "v2"),
-                as: "maps",
-                to: published,
-                signingWith: [key]
-            )
+            try publish("maps", "v2", from: sources, to: published, signedWith: key)
             try PublishedText.uploaded(indexURL)
             // As an app with an App Group might: the bundles where its extension reads them, the
             // state in a folder of its own.
             let container = try TemporaryFolder("state-container")
-            var configuration = SyncConfiguration()
-            configuration.retry = RetryPolicy(maxAttempts: 1)
-            configuration.trustedKeys = [key.publicKey]
+            let configuration = pinning(key)
             let repository = Repository(
                 source: server.url,
                 id: id,
