@@ -1,6 +1,7 @@
-// A SwiftUI app's use of FreshAir: one `ContentModel`, refreshed at launch and whenever the app
-// comes back to the foreground. SwiftUI exists only on Apple platforms: this file is built
-// there, and is empty on Linux, where CI builds the rest of this package.
+// A SwiftUI app's use of FreshAir: one `ContentModel` for the app's content and one
+// `RepositoryModel` for its downloadable levels, refreshed at launch and whenever the app comes
+// back to the foreground. SwiftUI exists only on Apple platforms: this file is built there, and
+// is empty on Linux, where CI builds the rest of this package.
 #if canImport(SwiftUI)
 import FreshAir
 import SwiftUI
@@ -9,15 +10,43 @@ struct ContentApp: App {
     @State private var content = ContentModel(
         FreshAirContent(remote: URL(string: "https://cdn.example.com/App.freshair/")!)
     )
+    @State private var levels = RepositoryModel(
+        Repository(source: URL(string: "https://cdn.example.com/")!, id: "com.example.levels")
+    )
     @Environment(\.scenePhase) private var scenePhase
 
     var body: some Scene {
         WindowGroup {
-            HomeView(content: content)
-                .task { await content.refresh() }
-                .onChange(of: scenePhase) { _, phase in
-                    if phase == .active { Task { await content.refresh() } }
+            TabView {
+                HomeView(content: content).tabItem { Label("Home", systemImage: "house") }
+                LevelsView(levels: levels).tabItem { Label("Levels", systemImage: "square.stack") }
+            }
+            .task {
+                await content.refresh()
+                await levels.refresh()
+            }
+            .onChange(of: scenePhase) { _, phase in
+                guard phase == .active else { return }
+                Task {
+                    await content.refresh()
+                    await levels.refresh()
                 }
+            }
+        }
+    }
+}
+
+/// The levels installed from the repository, each at its version; pull to check for new ones.
+struct LevelsView: View {
+    let levels: RepositoryModel
+
+    var body: some View {
+        VStack {
+            List(levels.bundles.keys.sorted(), id: \.self) { name in
+                LabeledContent(name, value: "version \(levels.bundles[name] ?? 0)")
+            }
+            .refreshable { await levels.refresh() }
+            Text(ContentStatus.text(for: levels.phase, installed: levels.bundles.count)).font(.footnote)
         }
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 import FreshAir
 
-/// The words a status line shows for each phase of a `ContentModel`: plain Swift, so it is
-/// built here too, while the views beside it need SwiftUI.
+/// The words a status line shows for each phase of a `ContentModel` or a `RepositoryModel`:
+/// plain Swift, so it is built here too, while the views beside it need SwiftUI.
 enum ContentStatus {
     static func text(for phase: ContentModel.Phase) -> String {
         switch phase {
@@ -22,6 +22,19 @@ enum ContentStatus {
             return "Could not update; showing version \(live)"
         case .failed(let error, nil):
             return "No content yet: \(error.localizedDescription)"
+        }
+    }
+
+    /// The same for a `RepositoryModel`: a repository has no version of its own (its phases
+    /// carry `nil`), so a current one counts the bundles installed instead.
+    static func text(for phase: ContentModel.Phase, installed: Int) -> String {
+        switch phase {
+        case .current:
+            return installed == 0 ? "Nothing installed yet" : "Up to date (\(installed) installed)"
+        case .failed where installed > 0:
+            return "Could not update; \(installed) still installed"
+        default:
+            return text(for: phase)
         }
     }
 }
