@@ -29,7 +29,8 @@ public final class ContentModel {
         case checking
         /// Downloading: bytes received so far and, when the server declared them, in all.
         case downloading(bytesDone: Int64, bytesTotal: Int64?)
-        /// The live version is the server's newest (its number; `nil` for an empty store).
+        /// The live version is the server's newest (its number; `nil` for an empty store, and
+        /// always for a ``RepositoryModel``, whose bundles each have their own).
         case current(version: Int?)
         /// The last sync failed with `error`; `liveVersion` is still live and readable.
         case failed(any Error, liveVersion: Int?)
