@@ -182,10 +182,18 @@ public struct Repository: Sendable {
     /// The source as the repository's layout needs it: the folder that holds `<id>/`. The
     /// index's own URL (`…/<id>/index.json`, what `breeze serve` prints) stands for that folder.
     static func source(_ given: URL, id: String) -> URL {
-        guard given.lastPathComponent == "index.json",
-            given.deletingLastPathComponent().lastPathComponent == id
-        else { return given }
-        return given.deletingLastPathComponent().deletingLastPathComponent()
+        guard let named = address(ofIndex: given), named.id == id else { return given }
+        return named.source
+    }
+
+    /// The source and id a repository's index URL names (`…/<id>/index.json`), as a bundle's
+    /// `manifest.json` URL names its bundle; `nil` for any other URL.
+    package static func address(ofIndex url: URL) -> (source: URL, id: String)? {
+        guard url.lastPathComponent == "index.json" else { return nil }
+        let folder = url.deletingLastPathComponent()
+        let id = folder.lastPathComponent
+        guard !id.isEmpty, id != "/", id != "..", id != "." else { return nil }
+        return (folder.deletingLastPathComponent(), id)
     }
 
     /// Where the repository's state is: ``keptState`` when it is kept apart, else ``workFolder``.
@@ -213,9 +221,12 @@ public struct Repository: Sendable {
         }
     }
 
+    /// The folder holding each bundle's store, one folder per name.
+    private var bundlesFolder: URL { workFolder.appendingPathComponent("bundles") }
+
     /// The store behind bundle `name`.
     public func store(forBundle name: String) -> BundleStore {
-        let root = workFolder.appendingPathComponent("bundles/\(name)")
+        let root = bundlesFolder.appendingPathComponent(name)
         // A whole-repository switch keeps each bundle's own link inside its store; readers go
         // through the snapshot.
         return BundleStore(
@@ -244,9 +255,8 @@ public struct Repository: Sendable {
     /// (levels downloaded, regions available offline). A bundle an interrupted first install
     /// has not reached yet is not in it.
     public var installedBundles: [String: Int] {
-        let bundlesFolder = workFolder.appendingPathComponent("bundles").path
         var installed: [String: Int] = [:]
-        for name in Disk.contentsOfDirectory(bundlesFolder) where bundle(named: name) != nil {
+        for name in Disk.contentsOfDirectory(bundlesFolder.path) where bundle(named: name) != nil {
             installed[name] = installedVersion(of: name)
         }
         return installed
@@ -475,10 +485,10 @@ public struct Repository: Sendable {
     private func removeDropped(keeping names: Set<String>) async throws -> [String] {
         try await BlockingPool.run { [self] in
             var removed: [String] = []
-            let bundlesFolder = workFolder.appendingPathComponent("bundles").path
-            for name in Disk.contentsOfDirectory(bundlesFolder) where !names.contains(name) {
+            let stores = bundlesFolder.path
+            for name in Disk.contentsOfDirectory(stores) where !names.contains(name) {
                 if switching == .perBundle { try Disk.remove(directory.appendingPathComponent(name).path) }
-                try Disk.remove(bundlesFolder + "/" + name)
+                try Disk.remove(stores + "/" + name)
                 if let keptState { try Disk.remove(keptState.appendingPathComponent("bundles/\(name)").path) }
                 removed.append(name)
             }

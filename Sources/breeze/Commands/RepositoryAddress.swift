@@ -5,16 +5,6 @@ import FreshAir
 /// `--repo ID` from its source, `<source>/<ID>/index.json`; a newcomer points at the index, or
 /// at the repository's folder as if it were a bundle's.
 enum RepositoryAddress {
-    /// The source and id of a repository's index URL (`…/<ID>/index.json`), as a bundle's
-    /// `manifest.json` URL names its bundle; `nil` for any other URL.
-    static func fromIndexURL(_ url: URL) -> (source: URL, id: String)? {
-        guard url.lastPathComponent == "index.json" else { return nil }
-        let folder = url.deletingLastPathComponent()
-        let id = folder.lastPathComponent
-        guard !id.isEmpty, id != "/", id != "..", id != "." else { return nil }
-        return (folder.deletingLastPathComponent(), id)
-    }
-
     /// When a bundle sync failed because its folder has no `manifest.json`, and that folder
     /// holds a repository's `index.json` instead: the command that syncs it. One more request,
     /// made only after the failure.

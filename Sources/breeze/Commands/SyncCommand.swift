@@ -113,7 +113,7 @@ struct SyncCommand: AsyncParsableCommand {
     /// Flags that make no sense together are refused before any work, not silently ignored.
     func validate() throws {
         let isPackage = ArchiveFormat(fileName: URL(string: url)?.lastPathComponent ?? url) != nil
-        let named = URL(string: url).flatMap(RepositoryAddress.fromIndexURL)
+        let named = URL(string: url).flatMap(Repository.address(ofIndex:))
         if let named, let repo, repo != named.id {
             throw ValidationError(
                 "\(url) is the index of repository \(named.id), not of --repo \(repo): give the source URL with --repo, or the index's URL alone."
@@ -146,7 +146,7 @@ struct SyncCommand: AsyncParsableCommand {
         var remote = try Self.sourceURL(url)
         var repo = self.repo
         // `<source>/<ID>/index.json` is the repository ID, as a manifest.json URL is its bundle.
-        if let named = RepositoryAddress.fromIndexURL(remote) { (remote, repo) = (named.source, named.id) }
+        if let named = Repository.address(ofIndex: remote) { (remote, repo) = (named.source, named.id) }
         let configuration = try syncConfiguration()
         let cdn = try cdn.map(Self.sourceURL)
         let environment = try EnvironmentOptions.apply(environment, to: .current())
