@@ -55,6 +55,15 @@ package struct SigningKey: Sendable {
             let seed = Data(base64Encoded: line),
             let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed)
         else { throw SigningError("\(origin) is not a signing key written by `breeze keygen`") }
+        // A public key is 32 bytes of base64 too: only keygen's own lines tell a key file from
+        // the public key it printed, which would otherwise sign with a secret everyone has.
+        guard lines.contains(where: { $0.hasPrefix(Self.fileHeader) || $0.hasPrefix("# public:") }) else {
+            throw SigningError(
+                "\(origin) holds a line of base64 but none of the lines `breeze keygen` writes around a secret key: "
+                    + "it looks like the public key keygen prints, which apps pin and which cannot sign. Give the key "
+                    + "file keygen wrote (its first line is \"\(Self.fileHeader)\")"
+            )
+        }
         self.init(privateKey: key)
         // A key file names its public half: a private key that is not its pair was edited or
         // pasted over (a public key in its place signs with a secret everyone has).

@@ -1,5 +1,12 @@
+import Crypto
 package import Foundation
 import FreshAir
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A folder a web server serves (nginx's `root`, a mounted share).
 ///
@@ -23,7 +30,10 @@ package struct FolderDestination: PublishDestination {
         for file in try BundleFolder.files(in: root, includingHidden: true) {
             guard !file.path.contains(Self.temporaryMarker) else {
                 // Left by a publish that was killed mid-copy: never live, and not to be served.
-                try? FileManager.default.removeItem(at: root.appendingPathComponent(file.path))
+                // One whose writer still runs is another publish's, under way.
+                if !Self.isInFlight(file.path) {
+                    try? FileManager.default.removeItem(at: root.appendingPathComponent(file.path))
+                }
                 continue
             }
             objects[file.path] = PublishedObject(size: file.size, modified: file.modified)
@@ -42,7 +52,7 @@ package struct FolderDestination: PublishDestination {
         let folder = target.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let temporary = folder.appendingPathComponent(
-            ".\(target.lastPathComponent)\(Self.temporaryMarker)\(UInt32.random(in: 0...UInt32.max))"
+            ".\(target.lastPathComponent)\(Self.temporaryMarker)\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         )
         do {
             try FileManager.default.copyItem(at: file.url, to: temporary)
@@ -57,6 +67,50 @@ package struct FolderDestination: PublishDestination {
             throw PublishError("could not write \(target.path): \(error.localizedDescription)", kind: .local)
         }
         return file.size
+    }
+
+    /// Whether the temporary file at `path` (`….breeze-publish-PID-RANDOM`) is being written by
+    /// a process that still runs on this machine.
+    static func isInFlight(_ path: String) -> Bool {
+        guard let range = path.range(of: temporaryMarker, options: .backwards) else { return false }
+        let tail = path[range.upperBound...]
+        guard let dash = tail.firstIndex(of: "-"), let pid = pid_t(tail[..<dash]), pid > 0 else { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
+    }
+
+    package func readTagged(_ path: String) async throws -> TaggedObject? {
+        try await read(path).map { TaggedObject(data: $0, tag: Self.tag(of: $0)) }
+    }
+
+    /// A file's tag: its bytes' SHA-256, which changes with them even within one second.
+    static func tag(of data: Data) -> String { S3RequestSigner.hex(SHA256.hash(data: data)) }
+
+    /// Compare and rename under an exclusive `flock(2)` on the file's folder, which every
+    /// breeze writing a root there takes: two releases cannot both see the old root and both
+    /// replace it.
+    package func swap(_ file: LocalFile, expecting expected: String?) async throws -> Int64 {
+        let target = root.appendingPathComponent(file.path)
+        let folder = target.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw PublishError("could not open \(folder.path): \(String(cString: strerror(errno)))", kind: .local)
+        }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                throw PublishError("could not lock \(folder.path): \(String(cString: strerror(errno)))", kind: .local)
+            }
+        }
+        let there = try await readTagged(file.path)
+        guard there?.tag == expected else {
+            throw PublishError("\(target.path) changed since this release read it", kind: .conflict)
+        }
+        let modified = (try? FileManager.default.attributesOfItem(atPath: target.path))?[.modificationDate] as? Date
+        return try await upload(
+            file,
+            replacing: there.map { PublishedObject(size: Int64($0.data.count), modified: modified) }
+        )
     }
 
     package func read(_ path: String) async throws -> Data? {

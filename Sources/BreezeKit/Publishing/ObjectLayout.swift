@@ -98,10 +98,18 @@ enum ObjectLayout {
         concurrency: Int,
         collect: ObjectCollector?,
         root: Data? = nil,
+        transaction: RootTransaction,
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Publisher.Report {
         let (bundleRoot, location) = try rootDocument(bundle: bundle, location: requested)
         let rootData = root ?? bundleRoot
+        var report = Publisher.Report(dryRun: dryRun)
+        try transaction.admit(rootData, at: destination, into: &report)
+        let objects = try objects(of: bundle)
+        let named = objects.map {
+            LocalFile(path: String($0.url.path.dropFirst(bundle.path.count + 1)), url: $0.url, size: $0.size)
+        }
+        try SecretScan.refuse(named, signedAs: rootData, path: "manifest.json")
         let (store, here, stored) = try await listing(of: destination, objectsAt: location)
         let inside = !location.hasPrefix("../")
 
@@ -110,7 +118,6 @@ enum ObjectLayout {
         if here["manifest.json"]?.size == Int64(rootData.count) {
             rootUnchanged = try await destination.read("manifest.json") == rootData
         }
-        let objects = try objects(of: bundle)
         // An object there is compared like any file (by digest or ETag), not trusted by name:
         // bytes damaged in the store are replaced.
         let held = try await Publisher.inParallel(objects.indices, width: concurrency) { index -> Bool in
@@ -128,7 +135,7 @@ enum ObjectLayout {
                 $0 != "manifest.json" && $0 != pack?.path && !(inside && $0.hasPrefix(location))
             }.sorted() : []
 
-        var report = Publisher.Report(unchanged: objects.count + (pack == nil ? 0 : 1) - missing.count, dryRun: dryRun)
+        report.unchanged = objects.count + (pack == nil ? 0 : 1) - missing.count
         report.layout = ContentLayout.objects(at: location).description
         let names =
             missing.map { $0.path == pack?.path ? $0.path : location + $0.path }
@@ -154,7 +161,7 @@ enum ObjectLayout {
         }
         report.bytesUploaded = sent.reduce(0, +)
         if !rootUnchanged {
-            try await switchRoot(to: rootData, at: destination, store: store, stored: stored, replacing: here)
+            try await switchRoot(to: rootData, at: destination, store: store, stored: stored, transaction: transaction)
             report.bytesUploaded += Int64(rootData.count)
             counter.finished(bytes: Int64(rootData.count))
         }
@@ -203,20 +210,22 @@ extension ObjectLayout {
 
     /// Makes `rootData` the destination's root manifest, every object it names being in the
     /// store already: stored as an object itself, named first in the history, then written as
-    /// `manifest.json`, the one write devices see.
+    /// `manifest.json`, the one write devices see, only while the live root is still the one
+    /// `transaction` read (another release that got there first wins; this one writes nothing
+    /// devices read).
     static func switchRoot(
         to rootData: Data,
         at destination: any PublishDestination,
         store: any PublishDestination,
         stored: [String: PublishedObject],
-        replacing here: [String: PublishedObject]
+        transaction: RootTransaction
     ) async throws {
         let rootHex = ContentHash.of(rootData, using: .sha256).hex
         if stored[rootHex] == nil {
             try await store.upload(rootData, at: rootHex, immutable: true, replacing: nil)
         }
         try await PublishHistory.add(root: rootHex, for: destination, in: store)
-        try await destination.upload(rootData, at: "manifest.json", replacing: here["manifest.json"])
+        _ = try await transaction.write(rootData, at: "manifest.json", to: destination)
     }
 }
 
@@ -244,7 +253,9 @@ enum PublishHistory {
         return roots
     }
 
-    /// Puts `root` first in `destination`'s history.
+    /// Puts `root` first in `destination`'s history. Two releases adding at once both stay
+    /// named: each write replaces only the history it read, and reads it again when another
+    /// got there first (``ObjectCollector`` keeps what the history names).
     static func add(
         root: String,
         for destination: any PublishDestination,
@@ -253,19 +264,25 @@ enum PublishHistory {
         async throws
     {
         let path = path(for: destination)
-        let existing = try await store.read(path)
-        var named = try existing.map { try roots(in: $0, source: path) } ?? []
-        named.removeAll { $0 == root }
-        named.insert(root, at: 0)
-        let stamp = ISO8601DateFormatter().string(from: Date())
-        let document: JSONValue = .object([
-            ("destination", .string(destination.description)),
-            ("updated", .string(stamp)),
-            ("roots", .array(named.prefix(1000).map { JSONValue.object([("sha256", .string($0))]) })),
-        ])
-        var bytes = document.serializedBytes(indent: 2)
-        bytes.append(UInt8(ascii: "\n"))
-        let listed = existing.map { PublishedObject(size: Int64($0.count)) }
-        try await store.upload(Data(bytes), at: path, replacing: listed)
+        for attempt in 1...20 {
+            let existing = try await store.readTagged(path)
+            var named = try existing.map { try roots(in: $0.data, source: path) } ?? []
+            named.removeAll { $0 == root }
+            named.insert(root, at: 0)
+            let stamp = ISO8601DateFormatter().string(from: Date())
+            let document: JSONValue = .object([
+                ("destination", .string(destination.description)),
+                ("updated", .string(stamp)),
+                ("roots", .array(named.prefix(1000).map { JSONValue.object([("sha256", .string($0))]) })),
+            ])
+            var bytes = document.serializedBytes(indent: 2)
+            bytes.append(UInt8(ascii: "\n"))
+            do {
+                _ = try await LiveRoot(path: path, object: existing).replace(with: Data(bytes), at: store)
+                return
+            } catch let error as PublishError where error.kind == .conflict && attempt < 20 {
+                continue
+            }
+        }
     }
 }

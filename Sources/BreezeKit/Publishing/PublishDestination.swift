@@ -17,6 +17,15 @@ package protocol PublishDestination: Sendable, CustomStringConvertible {
     func delete(_ path: String) async throws
     /// The bytes at `path`, or `nil` when there is nothing there.
     func read(_ path: String) async throws -> Data?
+    /// The bytes at `path` with a tag that changes whenever they do (S3's `ETag`; a folder's:
+    /// their SHA-256), or `nil` when there is nothing there. What ``swap(_:expecting:)`` compares.
+    func readTagged(_ path: String) async throws -> TaggedObject?
+    /// Puts `file` at its path only while that path still holds what `expected` tagged
+    /// (`nil`: nothing there), in one step no other writer can come between: a release's root.
+    ///
+    /// - Throws: ``PublishError`` of kind ``PublishError/Kind/conflict`` when another write
+    ///   got there first; nothing is written then.
+    func swap(_ file: LocalFile, expecting expected: String?) async throws -> Int64
     /// The destination at `path` relative to this one (`objects`, `../objects`), on the same
     /// server with the same credentials.
     ///
@@ -48,6 +57,17 @@ extension PublishDestination {
         var file = LocalFile(path: path, url: temporary, size: Int64(data.count))
         file.isImmutable = immutable
         _ = try await upload(file, replacing: existing)
+    }
+}
+
+/// An object's bytes and the tag its destination gives them (see ``PublishDestination/readTagged(_:)``).
+package struct TaggedObject: Sendable, Equatable {
+    package var data: Data
+    package var tag: String
+
+    package init(data: Data, tag: String) {
+        self.data = data
+        self.tag = tag
     }
 }
 

@@ -13,6 +13,9 @@ package struct PublishError: Error, CustomStringConvertible {
         case network
         /// Writing to a folder destination failed.
         case local
+        /// Another release reached the destination while this one was under way: its root was
+        /// not written. A release signs above the winner when run again.
+        case conflict
     }
 
     package let kind: Kind

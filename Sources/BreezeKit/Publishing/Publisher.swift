@@ -34,6 +34,10 @@ package enum Publisher {
         package var accessGranted = 0
         /// What devices may refuse in what was published, said once it is there.
         package var warnings: [String] = []
+        /// Nothing was published there before: devices get their first release.
+        package var first = false
+        /// What the root no longer lists of the live one's (removed for devices).
+        package var removedFromLive = RemovalCheck.Removed()
     }
 
     /// Publishes `source` (a folder or one file) to `destination`.
@@ -60,11 +64,17 @@ package enum Publisher {
         concurrency: Int = 8,
         root: Data? = nil,
         switchingKeys: Bool = false,
+        live: LiveRoot? = nil,
+        removals: RemovalCheck = RemovalCheck(),
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Report {
         try refuseUnusableDestination(source, destination)
         let resolved = source.standardizedFileURL.resolvingSymlinksInPath()
         let warnings = root == nil ? identityWarning(resolved, at: destination).map { [$0] } ?? [] : []
+        // Read once, first: the root is replaced at the end only if it is still this one.
+        var live = live
+        if live == nil { live = try await LiveRoot.read(of: source.standardizedFileURL, at: destination) }
+        let transaction = RootTransaction(live: live, removals: removals, dryRun: dryRun)
         if let location = try objectLocation(source, requested: layout) {
             try await checkBundle(resolved)
             try await SignerContinuity.check(source.standardizedFileURL, at: destination, switchingKeys: switchingKeys)
@@ -77,9 +87,10 @@ package enum Publisher {
                 concurrency: concurrency,
                 collect: collect,
                 root: root,
+                transaction: transaction,
                 progress: progress
             )
-            report.warnings = warnings
+            report.warnings = warnings + report.warnings
             return report
         }
         guard root == nil else {
@@ -97,6 +108,10 @@ package enum Publisher {
         let files = try await filesToPublish(source)
         // By the name it is published under: a package given as a link keeps the link's name.
         try await SignerContinuity.check(source.standardizedFileURL, at: destination, switchingKeys: switchingKeys)
+        var report = Report(dryRun: dryRun, warnings: warnings)
+        if let live, let next = files.first(where: { $0.path == live.path }) {
+            try transaction.admit(try Data(contentsOf: next.url), at: destination, into: &report)
+        }
         let existing = try await destination.list()
 
         // Comparing reads files (hashes them), so it runs as wide as the uploads; order is kept.
@@ -105,7 +120,7 @@ package enum Publisher {
             return try await destination.holds(files[index], as: object)
         }
         let changed = zip(files, held).filter { !$0.1 }.map(\.0)
-        var report = Report(unchanged: files.count - changed.count, dryRun: dryRun, warnings: warnings)
+        report.unchanged = files.count - changed.count
         let content = changed.filter { !$0.isPointer }
         let pointers = changed.filter(\.isPointer).sorted {
             let (a, b) = ($0.path.split(separator: "/").count, $1.path.split(separator: "/").count)
@@ -129,7 +144,10 @@ package enum Publisher {
         report.uploaded = content.map(\.path)
         report.bytesUploaded = sent.reduce(0, +)
         for file in pointers {
-            report.bytesUploaded += try await destination.upload(file, replacing: existing[file.path])
+            report.bytesUploaded +=
+                try await file.path == live?.path
+                ? live!.replace(with: file, at: destination)
+                : destination.upload(file, replacing: existing[file.path])
             report.uploaded.append(file.path)
             counter.finished(bytes: file.size)
         }
@@ -139,6 +157,21 @@ package enum Publisher {
             report.deleted.append(path)
         }
         return report
+    }
+
+    /// The layout of a bundle released with none asked for: what its root manifest records,
+    /// except on a new destination (nothing live there), which gets the object layout, where
+    /// a release is a transaction, whenever the root can record it: it records no layout, and
+    /// is unsigned or about to be signed again (`signing`). `nil`: what the root records.
+    static func defaultLayout(for source: URL, live: LiveRoot?, signing: Bool) -> ContentLayout? {
+        guard ReleasePipeline.kind(of: source) == "bundle", let live, live.object == nil else { return nil }
+        let rootURL = source.appendingPathComponent("manifest.json")
+        if let data = try? Data(contentsOf: rootURL) {
+            guard let manifest = try? Manifest(data: data, source: rootURL.path), manifest.layout == .paths,
+                signing || manifest.signatures.isEmpty
+            else { return nil }
+        }
+        return .objects(at: ContentLayout.defaultLocation)
     }
 
     /// For a bundle to publish in the object layout, where its objects go (`""`: where the
@@ -271,18 +304,13 @@ package enum Publisher {
         }
         let files = try BundleFolder.files(in: root)
             .map { LocalFile(path: $0.path, url: root.appendingPathComponent($0.path), size: $0.size) }
-        if let key = files.first(where: isSigningKey) {
-            throw PublishError("\(key.path) is a signing key: it must never be published. Keep it outside the bundle")
-        }
+        let document = SignerContinuity.document(of: root)
+        try SecretScan.refuse(
+            files,
+            signedAs: document.flatMap { try? Data(contentsOf: $0.local) },
+            path: document?.path ?? ""
+        )
         return files
-    }
-
-    /// A private key written by `breeze keygen` (small, and says so on its first line).
-    static func isSigningKey(_ file: LocalFile) -> Bool {
-        guard file.size < 1024, let handle = try? FileHandle(forReadingFrom: file.url) else { return false }
-        defer { try? handle.close() }
-        let head = (try? handle.read(upToCount: SigningKey.fileHeader.utf8.count)) ?? Data()
-        return head == Data(SigningKey.fileHeader.utf8)
     }
 
     /// A `.sig` that no longer describes its package, or names a chunk index that is not

@@ -37,7 +37,8 @@ package enum PublisherRollback {
         validity: Duration = .seconds(30 * 86_400),
         dryRun: Bool = false
     ) async throws -> Report {
-        guard let current = try await StagedRelease.currentRoot(at: destination) else {
+        let live = try await LiveRoot.read("manifest.json", at: destination)
+        guard let current = try StagedRelease.currentRoot(in: live, at: destination) else {
             throw PublishError("nothing is published at \(destination): there is no release to roll back from")
         }
         guard case .objects(let location) = current.manifest.layout else {
@@ -99,7 +100,7 @@ package enum PublisherRollback {
                 at: destination,
                 store: store,
                 stored: stored,
-                replacing: here
+                transaction: RootTransaction(live: live, removals: RemovalCheck(allowsAny: true), dryRun: false)
             )
         }
         return report

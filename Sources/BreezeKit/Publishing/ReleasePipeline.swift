@@ -45,6 +45,7 @@ package enum ReleasePipeline {
         dryRun: Bool = false,
         concurrency: Int = 8,
         switchingKeys: Bool = false,
+        removals: RemovalCheck = RemovalCheck(),
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Report {
         let source = source.standardizedFileURL
@@ -56,12 +57,21 @@ package enum ReleasePipeline {
                 kind: .configuration
             )
         }
-        // A dry run works on a copy whose files are links to the source's: every tool here
-        // replaces a file by renaming a new one over it, so the source is never written. So
-        // does a staged release, whose root is not the source's.
-        let scratch = dryRun || gate != nil ? try linkedCopy(of: source) : nil
-        defer { if let scratch { try? FileManager.default.removeItem(at: scratch.deletingLastPathComponent()) } }
-        let working = scratch ?? source
+        // Every release works on a copy whose files are links to the source's: every tool here
+        // replaces a file by renaming a new one over it, so the source is written only when
+        // the release succeeded (a dry run's and a staged release's, whose root is not the
+        // source's, never).
+        let scratch = try linkedCopy(of: source)
+        defer {
+            try? FileManager.default.removeItem(at: scratch.deletingLastPathComponent())
+            // `.breeze-scratch` beside the source, once empty.
+            rmdir(scratch.deletingLastPathComponent().deletingLastPathComponent().path)
+        }
+        let working = scratch
+        // The live root, read once: what this release signs above, and what it replaces at
+        // the end only if no other release replaced it meanwhile.
+        let live = try await LiveRoot.read(of: working, at: destination)
+        let layout = layout ?? Publisher.defaultLayout(for: working, live: live, signing: !keys.isEmpty)
         var report = Report(kind: kind, dryRun: dryRun, staged: gate)
         // Before anything is signed: a release that devices pinning the published key would
         // refuse stops here, the source unchanged.
@@ -81,7 +91,7 @@ package enum ReleasePipeline {
             // for the devices that expect "App-beta" there, who refuse one signed for "App".
             var options = options
             options.identity = publishedName(at: destination, source: source)
-            let current = try await StagedRelease.currentRoot(at: destination)
+            let current = try StagedRelease.currentRoot(in: live, at: destination)
             try await prepareBundle(working, keys: keys, options: options, current: current, report: &report)
             if let gate {
                 stagedRoot = try stage(
@@ -97,13 +107,17 @@ package enum ReleasePipeline {
             }
         case "package":
             if !keys.isEmpty {
-                if PackageSigner.isSignedAsIs(
-                    package: working,
-                    by: keys.map(\.publicKey),
-                    options: options,
-                    now: Date(),
-                    renewal: renewalWindow
-                ) {
+                var options = options
+                options.sequence = try sequenceAbove(live, for: working)
+                if options.sequence == nil,
+                    PackageSigner.isSignedAsIs(
+                        package: working,
+                        by: keys.map(\.publicKey),
+                        options: options,
+                        now: Date(),
+                        renewal: renewalWindow
+                    )
+                {
                     report.signaturesKept = true
                 } else {
                     report.signed = try PackageSigner.sign(package: working, with: keys, options: options)
@@ -115,17 +129,20 @@ package enum ReleasePipeline {
             // signed index must name that id, whatever the source folder is called.
             let id = publishedName(at: destination, source: source)
             if !keys.isEmpty {
-                if RepositoryPublisher.isSignedAsIs(
-                    repository: working,
-                    as: id,
-                    by: keys.map(\.publicKey),
-                    now: Date(),
-                    renewal: renewalWindow
-                ) {
+                let above = try sequenceAbove(live, for: working)
+                if above == nil,
+                    RepositoryPublisher.isSignedAsIs(
+                        repository: working,
+                        as: id,
+                        by: keys.map(\.publicKey),
+                        now: Date(),
+                        renewal: renewalWindow
+                    )
+                {
                     report.signaturesKept = true
                 } else {
                     var options = options
-                    options.identity = id
+                    (options.identity, options.sequence) = (id, above)
                     report.signed = try RepositoryPublisher.sign(repository: working, with: keys, options: options)
                 }
             }
@@ -140,9 +157,25 @@ package enum ReleasePipeline {
             concurrency: concurrency,
             root: stagedRoot,
             switchingKeys: switchingKeys,
+            live: live,
+            removals: removals,
             progress: progress
         )
+        if !dryRun, gate == nil { try SourceWriteBack.apply(from: working, to: source) }
         return report
+    }
+
+    /// The sequence a package's or repository's release must be signed at to come after the
+    /// live one: `nil` when the source's own document is already above it, or is it.
+    static func sequenceAbove(_ live: LiveRoot?, for working: URL) throws -> Int? {
+        guard let live, let liveData = live.data, let published = live.release?.sequence,
+            let (path, local) = SignerContinuity.document(of: working)
+        else { return nil }
+        let data = try? Data(contentsOf: local)
+        guard data != liveData else { return nil }
+        let own = data.flatMap { SignerContinuity.release(of: path, in: $0)?.sequence } ?? 0
+        guard own <= published else { return nil }
+        return try ReleaseSequence.after(published, in: "the published \(path)", kind: .server)
     }
 
     /// The root of a staged release of the prepared bundle `working`, signed as the release
@@ -309,12 +342,22 @@ package enum ReleasePipeline {
         return expires.timeIntervalSince(now) < renewalWindow
     }
 
+    /// Where a working copy of `source` goes: the temporary folder when it is on the source's
+    /// file system (so the copy is links, not bytes), else beside the source, hidden.
+    static func scratchParent(for source: URL) -> URL {
+        let temporary = FileManager.default.temporaryDirectory
+        let parent = source.deletingLastPathComponent()
+        let device = { (url: URL) in
+            (try? FileManager.default.attributesOfItem(atPath: url.path))?[.systemNumber] as? NSNumber
+        }
+        guard let here = device(parent), here != device(temporary) else { return temporary }
+        return parent.appendingPathComponent(".breeze-scratch", isDirectory: true)
+    }
+
     /// A copy of `source` in a new temporary folder, its files hard links to the source's
     /// (copies where the file system cannot link), under the same name.
     static func linkedCopy(of source: URL) throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "breeze-release-\(UUID().uuidString)"
-        )
+        let folder = scratchParent(for: source).appendingPathComponent("breeze-release-\(UUID().uuidString)")
         let copy = folder.appendingPathComponent(source.lastPathComponent)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         func link(_ from: URL, _ to: URL) throws {

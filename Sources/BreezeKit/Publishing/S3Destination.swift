@@ -84,6 +84,55 @@ package struct S3Destination: PublishDestination {
         return Data(response.body.utf8)
     }
 
+    package func readTagged(_ path: String) async throws -> TaggedObject? {
+        let response = try await client.send(.GET, key: key(path), what: "GET \(description)/\(path)")
+        if response.status == 404 { return nil }
+        guard response.status == 200 else { throw failure("GET", path, response) }
+        guard let etag = response.headers.first(name: "etag"), !etag.isEmpty else {
+            throw PublishError(
+                "GET \(description)/\(path) answered without an ETag, which a release needs to replace it safely: "
+                    + "is this an S3 server?",
+                kind: .server
+            )
+        }
+        return TaggedObject(data: Data(response.body.utf8), tag: etag)
+    }
+
+    /// One `PUT` with `If-Match` (or `If-None-Match: *` where nothing was), which S3 (since
+    /// 2024) and Ceph's radosgw refuse with `412` once the object changed. A `412` is checked
+    /// before it is called a conflict:
+    /// - the object unchanged: the server compares the tag without its quotes (radosgw 16),
+    ///   so the `PUT` is sent again with the bare tag;
+    /// - the object holding these very bytes: a retried `PUT` whose first answer was lost.
+    package func swap(_ file: LocalFile, expecting expected: String?) async throws -> Int64 {
+        let digests = try file.digests()
+        func put(_ condition: (String, String)) async throws -> S3Client.Response {
+            try await client.send(
+                .PUT,
+                key: key(file.path),
+                headers: objectHeaders(for: file, sha256: digests.sha256) + [
+                    ("content-length", String(file.size)), condition,
+                ],
+                payload: .file(file.url, offset: 0, length: file.size, sha256: digests.sha256),
+                what: "PUT \(description)/\(file.path)"
+            )
+        }
+        var response = try await put(expected.map { ("if-match", $0) } ?? ("if-none-match", "*"))
+        var now: TaggedObject?
+        if response.status == 412, let expected {
+            now = try await readTagged(file.path)
+            let bare = expected.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            if now?.tag == expected, bare != expected { response = try await put(("if-match", bare)) }
+        }
+        if response.status == 200 { return file.size }
+        guard response.status == 412 || response.code == "ConditionalRequestConflict" else {
+            throw failure("PUT", file.path, response)
+        }
+        now = try await readTagged(file.path)
+        if let now, now.data == (try Data(contentsOf: file.url)) { return file.size }
+        throw PublishError("\(description)/\(file.path) changed since this release read it", kind: .conflict)
+    }
+
     package func located(at path: String) throws -> any PublishDestination {
         var segments = prefix.split(separator: "/").map(String.init)
         for segment in path.split(separator: "/") where segment != "." {

@@ -221,11 +221,12 @@ package enum StagedRelease {
         }
     }
 
-    /// The root manifest published at `destination`, parsed, or `nil` when there is none.
+    /// The root manifest `live` read at `destination`, parsed, or `nil` when there is none.
     static func currentRoot(
+        in live: LiveRoot?,
         at destination: any PublishDestination
-    ) async throws -> (json: JSONValue, manifest: Manifest)? {
-        guard let data = try await destination.read("manifest.json") else { return nil }
+    ) throws -> (json: JSONValue, manifest: Manifest)? {
+        guard let data = live?.data else { return nil }
         do {
             return (try JSONReader.parse(data), try Manifest(data: data, source: "\(destination)/manifest.json"))
         } catch {

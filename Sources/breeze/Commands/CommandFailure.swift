@@ -143,7 +143,7 @@ struct CommandFailure: Error, CustomStringConvertible {
         switch kind {
         case .source: return 65  // EX_DATAERR
         case .server: return 69  // EX_UNAVAILABLE
-        case .network: return 75  // EX_TEMPFAIL
+        case .network, .conflict: return 75  // EX_TEMPFAIL: run again
         case .configuration: return 78  // EX_CONFIG
         case .local: return 73  // EX_CANTCREAT
         }

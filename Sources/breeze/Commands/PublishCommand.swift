@@ -29,7 +29,12 @@ struct PublishCommand: AsyncParsableCommand {
             overwritten, last. Objects already there, from any version or bundle, are not sent again. \
             --gc --keep N then removes objects that none of the last N versions of any bundle sharing the store \
             needs (objects younger than --gc-grace-minutes stay). \
-            Exit codes: 65 the source is not fit to publish; 69 the server refused or failed; \
+            The root goes up only if it is still the one this publish read first (S3: If-Match; a folder: a lock), \
+            and only if it comes after it: a lower sequence than the live one, or the same sequence with \
+            other content, is refused (`breeze revert` goes back). A root that stops listing every file, more \
+            than half of them or more than 256 MiB of what devices have needs --allow-removals. \
+            Exit codes: 65 the source is not fit to publish, or would take devices back, or another release \
+            got there first; 69 the server refused or failed; \
             75 the network failed (publish again); 78 credentials, endpoint or options are wrong.
             """
     )
@@ -45,10 +50,11 @@ struct PublishCommand: AsyncParsableCommand {
             "After the root manifest is in place, remove files the source no longer has. Devices that read the old manifest a moment before may then fail that one sync and retry."
     ) var delete = false
     @Flag(help: "Say what would be uploaded and removed; change nothing.") var dryRun = false
+    @Flag(help: RemovalFlag.help) var allowRemovals = false
     @Flag(help: SigningKeyOptions.switchKeysHelp) var switchKeys = false
     @Option(
         help:
-            "A bundle's layout: paths (as served so far) or objects (objects/<sha256>, cacheable for ever). Default: what its root manifest records, else paths."
+            "A bundle's layout: paths (as served so far) or objects (objects/<sha256>, cacheable for ever). Default: what its root manifest records, else paths (`breeze release` starts new destinations in objects)."
     )
     var layout: LayoutName?
     @Option(
@@ -121,10 +127,20 @@ struct PublishCommand: AsyncParsableCommand {
                     dryRun: dryRun,
                     concurrency: concurrency,
                     switchingKeys: switchKeys,
+                    removals: RemovalCheck(allowsAny: allowRemovals),
                     progress: { line.show($0) }
                 )
                 return (report, target.description)
             }
+        } catch let error as PublishError where error.kind == .conflict {
+            // A signed document cannot be signed again here: running publish again cannot help.
+            throw CommandFailure(
+                PublishError(
+                    "\(error.description). What this publishes is signed as it is, so it cannot go above the "
+                        + "other: `breeze release` signs it as the next release",
+                    kind: .source
+                )
+            )
         } catch { throw CommandFailure(error) }
         line.clear()
         // On standard error, with --json too: standard output stays the report.
@@ -135,6 +151,7 @@ struct PublishCommand: AsyncParsableCommand {
         }
         let verb = dryRun ? "would upload" : "uploaded"
         for path in report.uploaded { print("\(verb): \(path)") }
+        for line in RemovalFlag.lines(report.removedFromLive, dryRun: dryRun) { print(line) }
         for path in report.deleted { print("\(dryRun ? "would remove" : "removed"): \(path)") }
         if gc {
             print("\(dryRun ? "Would collect" : "Collected") \(report.collected.count) objects no kept version needs.")
@@ -152,5 +169,17 @@ extension PublishCommand {
     /// `public-read` ACL is given to them: see `S3Destination.grantAccess(to:)`).
     static func accessLine(_ count: Int) -> String {
         "\(count) unchanged object\(count == 1 ? "" : "s") had no public-read access, which devices need: given it."
+    }
+}
+
+/// `--allow-removals`, of `publish` and `release`, and the lines that say what a release removes.
+enum RemovalFlag {
+    static let help = ArgumentHelp(
+        "Allow a release that removes every file devices have, more than half of them, or more than 256 MiB."
+    )
+
+    /// "removed for devices: PATH", one per file the new root no longer lists.
+    static func lines(_ removed: RemovalCheck.Removed, dryRun: Bool) -> [String] {
+        removed.paths.map { "\(dryRun ? "would remove for devices" : "removed for devices"): \($0)" }
     }
 }

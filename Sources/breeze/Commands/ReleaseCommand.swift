@@ -22,10 +22,17 @@ struct ReleaseCommand: AsyncParsableCommand {
             rollout bucket is below PERCENT, or whose app sets the channel NAME, get it; every other device \
             keeps the release published now. Release again with another --rollout to widen it, without \
             either to promote it to everyone, or stop it with `breeze revert DESTINATION`. \
-            Exit codes: 65 the source is not fit to publish (validation errors, a signature a device would refuse); \
+            A release is a transaction: it reads what is live first, signs above it, uploads, and replaces the \
+            root only if it is still the one it read, so of two releases run at once one wins and the other \
+            exits 75 having changed nothing devices read (in the object layout; in the path layout its content \
+            files were already overwritten). A release is refused when it would lower the live sequence, and when \
+            it removes every file devices have, more than half of them, or more than 256 MiB (--allow-removals). \
+            The source's manifest.json changes only when the release succeeded. \
+            Exit codes: 65 the source is not fit to publish (validation errors, a signature a device would refuse, \
+            an older release, removals without --allow-removals); \
             66 SOURCE does not exist; 69 the server refused, or what is published there is not \
-            signed by the key (a staged release signs it again); 75 the network failed (release again); \
-            78 credentials, endpoint or options are wrong.
+            signed by the key (a staged release signs it again); 75 the network failed, or another release got \
+            there first (release again: it signs above it); 78 credentials, endpoint or options are wrong.
             """
     )
 
@@ -34,7 +41,11 @@ struct ReleaseCommand: AsyncParsableCommand {
     var destination: String
     @OptionGroup var keys: SigningKeyOptions
     @Flag(help: "Say what would be signed and uploaded; change nothing, the source included.") var dryRun = false
-    @Option(help: "A bundle's layout: paths or objects (see `breeze publish --help`).")
+    @Flag(help: RemovalFlag.help) var allowRemovals = false
+    @Option(
+        help:
+            "A bundle's layout: paths or objects (see `breeze publish --help`). Default: objects on a new destination, else what is published there."
+    )
     var layout: PublishCommand.LayoutName?
     @Option(help: "Stage a bundle's release: only installs whose rollout bucket (0-99) is below this get it.")
     var rollout: Int?
@@ -74,6 +85,7 @@ struct ReleaseCommand: AsyncParsableCommand {
                     dryRun: dryRun,
                     concurrency: concurrency,
                     switchingKeys: switchKeys,
+                    removals: RemovalCheck(allowsAny: allowRemovals),
                     progress: { line.show($0) }
                 )
                 return (report, target.description)
@@ -100,7 +112,13 @@ struct ReleaseCommand: AsyncParsableCommand {
         for path in report.published.uploaded {
             lines.append("\(report.dryRun ? "would upload" : "uploaded"): \(path)")
         }
-        if report.signaturesKept {
+        lines += RemovalFlag.lines(report.published.removedFromLive, dryRun: report.dryRun)
+        if report.published.first {
+            lines.append(
+                "The first release there: devices \(report.dryRun ? "would get" : "get") it at their next check."
+            )
+        }
+        if report.signaturesKept, !report.published.first {
             lines.append(
                 "Nothing changed since it was signed: its signatures are kept, and devices see no new release."
             )
@@ -110,6 +128,13 @@ struct ReleaseCommand: AsyncParsableCommand {
             )
         } else if report.kind != "bundle" || report.sequence == nil {
             lines.append("Not signed: devices that pin a key will refuse it (give --key).")
+        }
+        if report.kind == "bundle", report.published.layout == "paths" {
+            lines.append(
+                "\(target) uses the path layout, where files keep their names: a release interrupted or lost to "
+                    + "another midway has overwritten some of them, and devices refuse those until the next release. "
+                    + "`--layout objects` moves it to the object layout in one release (devices download nothing again)."
+            )
         }
         if let gate = report.staged {
             lines.append(
