@@ -23,6 +23,16 @@ struct ReleaseTransactionTests {
         return (path, try SigningKey(contentsOf: URL(fileURLWithPath: path)))
     }
 
+    /// A bucket of its own on the test run's Ceph gateway, named `prefix-…`.
+    static func newBucket(_ prefix: String) async throws -> (CephGateway, String) {
+        let ceph = try await CephGateway.shared()
+        let bucket = "\(prefix)-\(UUID().uuidString.prefix(8).lowercased())"
+        try await PublishDestinations.with("s3://\(bucket)", endpoint: ceph.endpoint, environment: ceph.credentials) {
+            try await ($0 as! S3Destination).createBucket()
+        }
+        return (ceph, bucket)
+    }
+
     /// A release's sequence, from `--json`.
     static func sequence(of run: BreezeBinary.Run) -> Int? {
         ((try? JSONSerialization.jsonObject(with: Data(run.output.utf8))) as? [String: Any])?["sequence"] as? Int
@@ -95,11 +105,7 @@ struct ReleaseTransactionTests {
 
     @Test("20 pairs of releases into Ceph's S3 gateway: If-Match lets one of each racing pair win")
     func racingReleasesIntoCeph() async throws {
-        let ceph = try await CephGateway.shared()
-        let bucket = "race-\(UUID().uuidString.prefix(8).lowercased())"
-        try await PublishDestinations.with("s3://\(bucket)", endpoint: ceph.endpoint, environment: ceph.credentials) {
-            try await ($0 as! S3Destination).createBucket()
-        }
+        let (ceph, bucket) = try await Self.newBucket("race")
         let overlapped = try await Self.race(
             into: "s3://\(bucket)/App",
             extra: ["--endpoint", ceph.endpoint, "--acl", "public-read"],
@@ -111,11 +117,7 @@ struct ReleaseTransactionTests {
 
     @Test("The root is replaced only while it is the one read: a folder's lock and S3's If-Match / If-None-Match")
     func compareAndSwap() async throws {
-        let ceph = try await CephGateway.shared()
-        let bucket = "swap-\(UUID().uuidString.prefix(8).lowercased())"
-        try await PublishDestinations.with("s3://\(bucket)", endpoint: ceph.endpoint, environment: ceph.credentials) {
-            try await ($0 as! S3Destination).createBucket()
-        }
+        let (ceph, bucket) = try await Self.newBucket("swap")
         let folder = try TemporaryFolder("swap")
         for target in [folder.path("site").path, "s3://\(bucket)/site"] {
             try await PublishDestinations.with(target, endpoint: ceph.endpoint, environment: ceph.credentials) {

@@ -1,0 +1,69 @@
+import BreezeKit
+import Foundation
+import FreshAir
+import Testing
+
+/// The two rules a release's root must pass before it replaces the live one, as tables: no I/O.
+@Suite("What may replace the live root: sequences only go up; removals beyond the guard need --allow-removals")
+struct RootSuccessionTests {
+    static func fields(_ sequence: Int?) -> ReleaseFields {
+        var fields = ReleaseFields()
+        fields.sequence = sequence
+        return fields
+    }
+
+    @Test(
+        "Each row: live and next sequence and bytes, and the verdict",
+        arguments: [
+            (nil as Int?, 1 as Int?, false, RootSuccession.first),
+            (3, 3, true, .same),
+            (3, 4, false, .newer),
+            (3, 2, false, .older(live: 3, next: 2)),
+            (3, 3, false, .sameSequence(3)),
+            (nil, nil, false, .first),
+            (3, nil, false, .newer),
+        ]
+    )
+    func succession(live: Int?, next: Int?, sameBytes: Bool, verdict: RootSuccession) {
+        let nextData = Data("next".utf8)
+        let liveData: Data? = live == nil && verdict == .first ? nil : (sameBytes ? nextData : Data("live".utf8))
+        let judged = RootSuccession(
+            live: liveData,
+            liveRelease: Self.fields(live),
+            next: nextData,
+            nextRelease: Self.fields(next)
+        )
+        #expect(judged == verdict)
+    }
+
+    @Test("Removals: every file, more than half, more than 256 MiB need --allow-removals; a few do not")
+    func removals() {
+        let live: [String: Int64] = ["a": 10, "b": 10, "c": 10, "d": 10]
+        let check = RemovalCheck()
+        let none = RemovalCheck.Removed(live: live, next: live)
+        #expect(none.paths.isEmpty && check.problem(none) == nil)
+        let one = RemovalCheck.Removed(live: live, next: ["a": 10, "b": 10, "c": 10])
+        #expect(one.paths == ["d"] && one.bytes == 10 && check.problem(one) == nil)
+        let half = RemovalCheck.Removed(live: live, next: ["a": 10, "b": 10])
+        #expect(check.problem(half) == nil, "half is not more than half")
+        let most = RemovalCheck.Removed(live: live, next: ["a": 10])
+        #expect(check.problem(most)?.contains("3 of the 4 files") == true)
+        let every = RemovalCheck.Removed(live: live, next: ["e": 1])
+        #expect(check.problem(every)?.contains("every file devices have (4)") == true)
+        let large = RemovalCheck.Removed(live: ["big": 300 << 20, "x": 1, "y": 1], next: ["x": 1, "y": 1])
+        #expect(check.problem(large)?.contains("of content (more than") == true, "\(check.problem(large) ?? "allowed")")
+        #expect(RemovalCheck(allowsAny: true).problem(every) == nil)
+    }
+
+    @Test("What a root lists: a manifest's entries once per path (a staged root lists some twice), an index's bundles")
+    func listings() throws {
+        let manifest = Data(
+            #"{"format": 2, "files": [{"filename": "a.txt", "size": 3, "condition": "channel == 'beta'"}, {"filename": "a.txt", "size": 5, "condition": "!(channel == 'beta')"}, {"filename": "b.txt", "size": 1}]}"#
+                .utf8
+        )
+        #expect(RemovalCheck.listing(of: "manifest.json", in: manifest) == ["a.txt": 5, "b.txt": 1])
+        let index = Data(#"{"bundles": {"art": {"version": 2}, "sound": {"version": 7}}}"#.utf8)
+        #expect(Set(RemovalCheck.listing(of: "index.json", in: index).keys) == ["art", "sound"])
+        #expect(RemovalCheck.listing(of: "content.tgz.sig", in: Data("{}".utf8)).isEmpty)
+    }
+}
