@@ -5,7 +5,12 @@ import Testing
 
 /// A release is a transaction: racing releases, a stale copy, an empty folder or a refused
 /// release never break or downgrade a device, and the source changes only when it succeeds.
-@Suite("A release is a transaction: one of two racing releases wins, sequences only go up, removals are guarded")
+/// One test at a time: the races start 80 breeze processes, and on 2 cores the suite's
+/// timing-sensitive transport tests, running beside them, were starved past their limits.
+@Suite(
+    "A release is a transaction: one of two racing releases wins, sequences only go up, removals are guarded",
+    .serialized
+)
 struct ReleaseTransactionTests {
     /// A bundle folder `name` under `folder` holding `files`.
     static func bundle(_ name: String, in folder: URL, _ files: [String: String]) throws -> URL {
