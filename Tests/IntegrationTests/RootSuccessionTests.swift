@@ -61,9 +61,9 @@ struct RootSuccessionTests {
             #"{"format": 2, "files": [{"filename": "a.txt", "size": 3, "condition": "channel == 'beta'"}, {"filename": "a.txt", "size": 5, "condition": "!(channel == 'beta')"}, {"filename": "b.txt", "size": 1}]}"#
                 .utf8
         )
-        #expect(RemovalCheck.listing(of: "manifest.json", in: manifest) == ["a.txt": 5, "b.txt": 1])
+        #expect(RootDocument(path: "manifest.json", data: manifest).listing == ["a.txt": 5, "b.txt": 1])
         let index = Data(#"{"bundles": {"art": {"version": 2}, "sound": {"version": 7}}}"#.utf8)
-        #expect(Set(RemovalCheck.listing(of: "index.json", in: index).keys) == ["art", "sound"])
-        #expect(RemovalCheck.listing(of: "content.tgz.sig", in: Data("{}".utf8)).isEmpty)
+        #expect(Set(RootDocument(path: "index.json", data: index).listing.keys) == ["art", "sound"])
+        #expect(RootDocument(path: "content.tgz.sig", data: Data("{}".utf8)).listing.isEmpty)
     }
 }

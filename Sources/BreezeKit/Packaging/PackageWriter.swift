@@ -149,9 +149,16 @@ package enum BundleFolder {
                 walker.skipDescendants()
                 continue
             }
-            let values = try url.resourceValues(forKeys: [
-                .isRegularFileKey, .fileSizeKey, .contentModificationDateKey, .isExecutableKey,
-            ])
+            let values: URLResourceValues
+            do {
+                values = try url.resourceValues(forKeys: [
+                    .isRegularFileKey, .fileSizeKey, .contentModificationDateKey, .isExecutableKey,
+                ])
+            } catch  where isGone(error) {
+                // Renamed or removed between the folder's listing and this look (another
+                // publish's temporary file, put in place): not there, so not listed.
+                continue
+            }
             guard values.isRegularFile == true, !isJunk(url.lastPathComponent) else { continue }
             let path = String(url.standardizedFileURL.resolvingSymlinksInPath().path.dropFirst(root.path.count + 1))
             files.append(
@@ -164,6 +171,19 @@ package enum BundleFolder {
             )
         }
         return files.sorted { $0.path < $1.path }
+    }
+
+    /// Whether `error` says the file is not there (any more).
+    static func isGone(_ error: any Error) -> Bool {
+        let error = error as NSError
+        if error.domain == NSPOSIXErrorDomain { return error.code == Int(ENOENT) }
+        if error.domain == NSCocoaErrorDomain,
+            error.code == CocoaError.fileReadNoSuchFile.rawValue
+                || error.code == CocoaError.fileNoSuchFile.rawValue
+        {
+            return true
+        }
+        return (error.userInfo[NSUnderlyingErrorKey] as? NSError).map(isGone) ?? false
     }
 
     /// Whether `path` is `folder` or lies inside it, links resolved, `path` made or not yet:

@@ -27,7 +27,7 @@ package struct FolderDestination: PublishDestination {
     package func list() async throws -> [String: PublishedObject] {
         guard FileManager.default.fileExists(atPath: root.path) else { return [:] }
         var objects: [String: PublishedObject] = [:]
-        for file in try walk() {
+        for file in try BundleFolder.files(in: root, includingHidden: true) {
             guard !file.path.contains(Self.temporaryMarker) else {
                 // Left by a publish that was killed mid-copy: never live, and not to be served.
                 // One whose writer still runs is another publish's, under way.
@@ -67,17 +67,6 @@ package struct FolderDestination: PublishDestination {
             throw PublishError("could not write \(target.path): \(error.localizedDescription)", kind: .local)
         }
         return file.size
-    }
-
-    /// Every file under the root. Another publish's temporary file can be renamed away between
-    /// the folder's listing and its `stat`: the walk is made again then, a few times at most.
-    private func walk() throws -> [BundleFolder.File] {
-        for attempt in 1... {
-            do { return try BundleFolder.files(in: root, includingHidden: true) } catch {
-                guard attempt < 5, "\(error)".contains(Self.temporaryMarker) else { throw error }
-            }
-        }
-        return []
     }
 
     /// Whether the temporary file at `path` (`….breeze-publish-PID-RANDOM`) is being written by

@@ -66,15 +66,7 @@ package struct LiveRoot: Sendable {
 
     /// Writes `data` in the root's place, as ``replace(with:at:)-(LocalFile,_)`` does.
     package func replace(with data: Data, at destination: any PublishDestination) async throws -> Int64 {
-        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "breeze-root-\(UUID().uuidString)"
-        )
-        try data.write(to: temporary)
-        defer { try? FileManager.default.removeItem(at: temporary) }
-        return try await replace(
-            with: LocalFile(path: path, url: temporary, size: Int64(data.count)),
-            at: destination
-        )
+        try await LocalFile.holding(data, at: path) { try await replace(with: $0, at: destination) }
     }
 
     /// Refuses `next`, the root about to replace this one, when it would take devices back
@@ -87,11 +79,11 @@ package struct LiveRoot: Sendable {
         removals: RemovalCheck,
         at destination: any PublishDestination
     ) throws -> RemovalCheck.Removed {
-        let nextRelease = SignerContinuity.release(of: path, in: next)
+        let (current, coming) = (data.map { RootDocument(path: path, data: $0) }, RootDocument(path: path, data: next))
         let again =
             "To publish this content again, `breeze release` it with --key: it signs above what is live (in the "
             + "object layout, `breeze revert \(destination)` goes back to an earlier release without its folder)"
-        switch RootSuccession(live: data, liveRelease: release, next: next, nextRelease: nextRelease) {
+        switch RootSuccession(live: data, liveRelease: current?.release, next: next, nextRelease: coming.release) {
         case .first, .same, .newer: break
         case .older(let live, let this):
             throw PublishError(
@@ -104,10 +96,7 @@ package struct LiveRoot: Sendable {
                     + "differs: devices that installed the live one refuse it. \(again)"
             )
         }
-        let removed = RemovalCheck.Removed(
-            live: data.map { RemovalCheck.listing(of: path, in: $0) } ?? [:],
-            next: RemovalCheck.listing(of: path, in: next)
-        )
+        let removed = RemovalCheck.Removed(live: current?.listing ?? [:], next: coming.listing)
         if let problem = removals.problem(removed) { throw PublishError(problem) }
         return removed
     }

@@ -50,13 +50,9 @@ extension PublishDestination {
     )
         async throws
     {
-        let temporary = FileManager.default.temporaryDirectory
-            .appendingPathComponent("breeze-\(UUID().uuidString)-\(path.split(separator: "/").last ?? "file")")
-        try data.write(to: temporary)
-        defer { try? FileManager.default.removeItem(at: temporary) }
-        var file = LocalFile(path: path, url: temporary, size: Int64(data.count))
-        file.isImmutable = immutable
-        _ = try await upload(file, replacing: existing)
+        _ = try await LocalFile.holding(data, at: path, immutable: immutable) {
+            try await upload($0, replacing: existing)
+        }
     }
 }
 
@@ -103,6 +99,20 @@ package struct LocalFile: Sendable {
         self.url = url
         self.size = size
         self.isImmutable = isImmutable
+    }
+
+    /// Runs `body` with `data` as a file to publish at `path`, in a temporary file removed after.
+    static func holding<Result>(
+        _ data: Data,
+        at path: String,
+        immutable: Bool = false,
+        _ body: (LocalFile) async throws -> Result
+    ) async throws -> Result {
+        let temporary = FileManager.default.temporaryDirectory
+            .appendingPathComponent("breeze-\(UUID().uuidString)-\(path.split(separator: "/").last ?? "file")")
+        try data.write(to: temporary)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        return try await body(LocalFile(path: path, url: temporary, size: Int64(data.count), isImmutable: immutable))
     }
 
     /// `manifest.json`, `index.json` and a package's `.sig` name other files, so they go up after what they name,

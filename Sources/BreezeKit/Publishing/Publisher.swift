@@ -159,21 +159,6 @@ package enum Publisher {
         return report
     }
 
-    /// The layout of a bundle released with none asked for: what its root manifest records,
-    /// except on a new destination (nothing live there), which gets the object layout, where
-    /// a release is a transaction, whenever the root can record it: it records no layout, and
-    /// is unsigned or about to be signed again (`signing`). `nil`: what the root records.
-    static func defaultLayout(for source: URL, live: LiveRoot?, signing: Bool) -> ContentLayout? {
-        guard ReleasePipeline.kind(of: source) == "bundle", let live, live.object == nil else { return nil }
-        let rootURL = source.appendingPathComponent("manifest.json")
-        if let data = try? Data(contentsOf: rootURL) {
-            guard let manifest = try? Manifest(data: data, source: rootURL.path), manifest.layout == .paths,
-                signing || manifest.signatures.isEmpty
-            else { return nil }
-        }
-        return .objects(at: ContentLayout.defaultLocation)
-    }
-
     /// For a bundle to publish in the object layout, where its objects go (`""`: where the
     /// root manifest says, or `objects/`); `nil` for the path layout.
     static func objectLocation(_ source: URL, requested: ContentLayout?) throws -> String? {

@@ -61,17 +61,16 @@ package enum ReleasePipeline {
         // replaces a file by renaming a new one over it, so the source is written only when
         // the release succeeded (a dry run's and a staged release's, whose root is not the
         // source's, never).
-        let scratch = try linkedCopy(of: source)
+        let working = try linkedCopy(of: source)
         defer {
-            try? FileManager.default.removeItem(at: scratch.deletingLastPathComponent())
+            try? FileManager.default.removeItem(at: working.deletingLastPathComponent())
             // `.breeze-scratch` beside the source, once empty.
-            rmdir(scratch.deletingLastPathComponent().deletingLastPathComponent().path)
+            rmdir(working.deletingLastPathComponent().deletingLastPathComponent().path)
         }
-        let working = scratch
         // The live root, read once: what this release signs above, and what it replaces at
         // the end only if no other release replaced it meanwhile.
         let live = try await LiveRoot.read(of: working, at: destination)
-        let layout = layout ?? Publisher.defaultLayout(for: working, live: live, signing: !keys.isEmpty)
+        let layout = layout ?? defaultLayout(for: working, live: live, signing: !keys.isEmpty)
         var report = Report(kind: kind, dryRun: dryRun, staged: gate)
         // Before anything is signed: a release that devices pinning the published key would
         // refuse stops here, the source unchanged.
@@ -163,6 +162,21 @@ package enum ReleasePipeline {
         )
         if !dryRun, gate == nil { try SourceWriteBack.apply(from: working, to: source) }
         return report
+    }
+
+    /// The layout of a bundle released with none asked for: what its root manifest records,
+    /// except on a new destination (nothing live there), which gets the object layout, where
+    /// a release is a transaction, whenever the root can record it: it records no layout, and
+    /// is unsigned or about to be signed again (`signing`). `nil`: what the root records.
+    static func defaultLayout(for source: URL, live: LiveRoot?, signing: Bool) -> ContentLayout? {
+        guard ReleasePipeline.kind(of: source) == "bundle", let live, live.object == nil else { return nil }
+        let rootURL = source.appendingPathComponent("manifest.json")
+        if let data = try? Data(contentsOf: rootURL) {
+            guard let manifest = try? Manifest(data: data, source: rootURL.path), manifest.layout == .paths,
+                signing || manifest.signatures.isEmpty
+            else { return nil }
+        }
+        return .objects(at: ContentLayout.defaultLocation)
     }
 
     /// The sequence a package's or repository's release must be signed at to come after the

@@ -1,12 +1,12 @@
-package import Foundation
 import FreshAir
 
 /// The guard on a release that takes content away from devices: a release made from an empty
 /// or wrong folder would otherwise reach every device at once as an empty bundle.
 ///
 /// A release that removes every file the live root lists, more than half of them, or more than
-/// ``largestBytes`` needs `--allow-removals`. Files are counted as the root lists them: a
-/// bundle's root manifest entries (a child manifest is one entry), a repository's bundles.
+/// ``largestBytes`` needs `--allow-removals`. Files are counted as the root lists them
+/// (``RootDocument/listing``): a bundle's root manifest entries (a child manifest is one
+/// entry), a repository's bundles.
 package struct RemovalCheck: Sendable {
     /// More bytes than this removed in one release need `--allow-removals`.
     package static let largestBytes: Int64 = 256 << 20
@@ -32,21 +32,6 @@ package struct RemovalCheck: Sendable {
             bytes = paths.reduce(0) { $0 + (live[$1] ?? 0) }
             liveCount = live.count
         }
-    }
-
-    /// The files a root document lists, with their sizes: a manifest's entries, a repository
-    /// index's bundles; empty for a package's `.sig` (one file) or a document that does not read.
-    package static func listing(of path: String, in data: Data) -> [String: Int64] {
-        if path == "manifest.json", let manifest = try? Manifest(data: data, source: path) {
-            // A staged root lists a path twice (gated both ways): one file.
-            return manifest.entries.reduce(into: [:]) { result, entry in
-                result[entry.path.string] = max(result[entry.path.string] ?? 0, entry.size ?? 0)
-            }
-        }
-        if path == "index.json", let index = try? RepositoryIndex(data: data, source: path) {
-            return index.bundles.mapValues { $0.size ?? 0 }
-        }
-        return [:]
     }
 
     /// Why `removed` needs `--allow-removals`, in words; `nil` when it does not.

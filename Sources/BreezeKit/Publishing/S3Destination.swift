@@ -118,18 +118,17 @@ package struct S3Destination: PublishDestination {
             )
         }
         var response = try await put(expected.map { ("if-match", $0) } ?? ("if-none-match", "*"))
-        var now: TaggedObject?
         if response.status == 412, let expected {
-            now = try await readTagged(file.path)
             let bare = expected.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
-            if now?.tag == expected, bare != expected { response = try await put(("if-match", bare)) }
+            if bare != expected, try await readTagged(file.path)?.tag == expected {
+                response = try await put(("if-match", bare))
+            }
         }
         if response.status == 200 { return file.size }
         guard response.status == 412 || response.code == "ConditionalRequestConflict" else {
             throw failure("PUT", file.path, response)
         }
-        now = try await readTagged(file.path)
-        if let now, now.data == (try Data(contentsOf: file.url)) { return file.size }
+        if let now = try await readTagged(file.path), now.data == (try Data(contentsOf: file.url)) { return file.size }
         throw PublishError("\(description)/\(file.path) changed since this release read it", kind: .conflict)
     }
 

@@ -16,8 +16,12 @@ enum SecretScan {
     /// - Throws: ``PublishError`` naming the file.
     static func refuse(_ files: [LocalFile], signedAs document: Data?, path: String) throws {
         let signers = Set(document.flatMap { SignerContinuity.signers(of: path, in: $0) } ?? [])
+        // With no signer to compare with, only a key file's first line can tell: read no more.
+        let wanted = signers.isEmpty ? SigningKey.fileHeader.utf8.count : Int(largestKeyFile)
         for file in files where file.size <= largestKeyFile {
-            guard let data = try? Data(contentsOf: file.url) else { continue }
+            guard let handle = try? FileHandle(forReadingFrom: file.url) else { continue }
+            let data = (try? handle.read(upToCount: wanted)) ?? Data()
+            try? handle.close()
             if data.starts(with: Data(SigningKey.fileHeader.utf8)) {
                 throw PublishError(
                     "\(file.path) is a signing key: it must never be published. Keep it outside the bundle"
