@@ -272,4 +272,45 @@ struct ReleaseTransactionTests {
             #expect(!FileManager.default.fileExists(atPath: site + "/manifest.json"), "\(layout)")
         }
     }
+
+    @Test("What a release carries back to its source is only what it wrote: an author's edits made meanwhile stay")
+    func writeBackKeepsTheAuthorsEdits() throws {
+        let work = try TemporaryFolder("write-back")
+        let source = try Self.bundle(
+            "App",
+            in: work.url,
+            [
+                "a.txt": "a", "b.txt": "b", "old.pack": "pack", "gone.txt": "gone",
+            ]
+        )
+        // The working copy as a release makes it: every file a link to the source's.
+        let working = work.path("copy/App")
+        try FileManager.default.createDirectory(at: working, withIntermediateDirectories: true)
+        for name in ["a.txt", "b.txt", "old.pack", "gone.txt"] {
+            try FileManager.default.linkItem(
+                at: source.appendingPathComponent(name),
+                to: working.appendingPathComponent(name)
+            )
+        }
+        let made = try SourceWriteBack.snapshot(of: working)
+
+        // The release's tools replace files by renaming new ones over them, and remove some.
+        try Data("a, generated".utf8).write(to: working.appendingPathComponent("a.txt"), options: .atomic)
+        try Data("{}".utf8).write(to: working.appendingPathComponent("manifest.json"), options: .atomic)
+        try FileManager.default.removeItem(at: working.appendingPathComponent("old.pack"))
+        try FileManager.default.removeItem(at: working.appendingPathComponent("gone.txt"))
+        // Meanwhile the author saves in the source.
+        try Data("b, edited".utf8).write(to: source.appendingPathComponent("b.txt"), options: .atomic)
+        try Data("new".utf8).write(to: source.appendingPathComponent("new.txt"))
+        try Data("gone, edited".utf8).write(to: source.appendingPathComponent("gone.txt"), options: .atomic)
+
+        try SourceWriteBack.apply(from: working, to: source, made: made)
+        #expect(source.appendingPathComponent("a.txt").text == "a, generated")
+        #expect(source.appendingPathComponent("manifest.json").text == "{}")
+        #expect(!FileManager.default.fileExists(atPath: source.appendingPathComponent("old.pack").path))
+        #expect(source.appendingPathComponent("b.txt").text == "b, edited", "the author's edit was overwritten")
+        #expect(source.appendingPathComponent("new.txt").text == "new", "the author's new file was removed")
+        #expect(source.appendingPathComponent("gone.txt").text == "gone, edited", "the author's edit was removed")
+    }
+
 }

@@ -62,6 +62,7 @@ package enum ReleasePipeline {
         // the release succeeded (a dry run's and a staged release's, whose root is not the
         // source's, never).
         let working = try linkedCopy(of: source)
+        let copied = try SourceWriteBack.snapshot(of: working)
         defer {
             try? FileManager.default.removeItem(at: working.deletingLastPathComponent())
             // `.breeze-scratch` beside the source, once empty.
@@ -160,7 +161,7 @@ package enum ReleasePipeline {
             removals: removals,
             progress: progress
         )
-        if !dryRun, gate == nil { try SourceWriteBack.apply(from: working, to: source) }
+        if !dryRun, gate == nil { try SourceWriteBack.apply(from: working, to: source, made: copied) }
         return report
     }
 

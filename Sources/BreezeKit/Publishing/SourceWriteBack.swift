@@ -1,56 +1,71 @@
-import Foundation
+package import Foundation
 import FreshAir
 
 /// What a successful release wrote into its working copy (generated and signed manifests, a
 /// package's `.sig`, chunk indexes, a pack), carried back into the source folder. A release
 /// works on a copy whose files are links to the source's, so the source changes only once
 /// the release is published: a refused, failed or interrupted release leaves it as it was.
-enum SourceWriteBack {
-    /// Makes `source` hold what `working` holds: each file that is no longer the source's own
-    /// (a tool renamed a new one over the link) is linked (or copied) beside its place and
-    /// renamed over it; files the working copy no longer has are removed.
-    static func apply(from working: URL, to source: URL) throws {
+///
+/// Only what the release's own tools changed goes back: each file's identity is taken as the
+/// copy is made (``snapshot(of:)``), and a file whose identity is the same afterwards was not
+/// written by the release, so the source's file stays, even if its author saved a new one
+/// meanwhile.
+package enum SourceWriteBack {
+    /// Which file (device and inode) stands at each path of a working copy.
+    package typealias Snapshot = [String: [NSNumber?]]
+
+    /// The identity of every regular file of `working` (a folder, or a package with the
+    /// documents beside it), by path relative to it.
+    package static func snapshot(of working: URL) throws -> Snapshot {
         var isFolder: ObjCBool = false
         _ = FileManager.default.fileExists(atPath: working.path, isDirectory: &isFolder)
         guard isFolder.boolValue else {
-            for suffix in ["", PackageSignature.suffix, ChunkIndex.suffix] {
-                try carry(URL(fileURLWithPath: working.path + suffix), to: URL(fileURLWithPath: source.path + suffix))
+            return packageSuffixes.reduce(into: [:]) { result, suffix in
+                result[suffix] = identity(of: URL(fileURLWithPath: working.path + suffix))
             }
-            return
         }
-        let kept = Set(try files(under: working))
-        for relative in kept {
-            try carry(working.appendingPathComponent(relative), to: source.appendingPathComponent(relative))
-        }
-        for relative in try files(under: source) where !kept.contains(relative) {
-            try FileManager.default.removeItem(at: source.appendingPathComponent(relative))
-        }
-    }
-
-    /// The regular files under `folder`, relative to it.
-    private static func files(under folder: URL) throws -> [String] {
-        var found: [String] = []
-        let walker = FileManager.default.enumerator(atPath: folder.path)
+        var found: Snapshot = [:]
+        let walker = FileManager.default.enumerator(atPath: working.path)
         while let relative = walker?.nextObject() as? String {
-            if (walker?.fileAttributes?[.type] as? FileAttributeType) == .typeRegular { found.append(relative) }
+            if (walker?.fileAttributes?[.type] as? FileAttributeType) == .typeRegular {
+                found[relative] = identity(of: working.appendingPathComponent(relative))
+            }
         }
         return found
     }
 
-    /// Puts `file` at `place` unless `place` is already the same file (the link the copy made).
+    /// Makes `source` hold what the release wrote into `working` since `made`, its snapshot
+    /// when copied: each file that is not the one it was (a tool renamed a new one over the
+    /// link) is linked (or copied) beside its place and renamed over it; a file the working
+    /// copy no longer has is removed from the source when the source's is still the one copied.
+    package static func apply(from working: URL, to source: URL, made: Snapshot) throws {
+        var isFolder: ObjCBool = false
+        _ = FileManager.default.fileExists(atPath: working.path, isDirectory: &isFolder)
+        let at = { (base: URL, relative: String) in
+            isFolder.boolValue ? base.appendingPathComponent(relative) : URL(fileURLWithPath: base.path + relative)
+        }
+        let now = try snapshot(of: working)
+        for (relative, identity) in now where made[relative] != identity {
+            try carry(at(working, relative), to: at(source, relative))
+        }
+        for (relative, identity) in made where now[relative] == nil {
+            let there = at(source, relative)
+            if Self.identity(of: there) == identity { try FileManager.default.removeItem(at: there) }
+        }
+    }
+
+    /// A package's own file and the documents beside it, by the suffix added to its path.
+    private static let packageSuffixes = ["", PackageSignature.suffix, ChunkIndex.suffix]
+
+    /// A file's device and inode; `nil` when it is not there.
+    private static func identity(of url: URL) -> [NSNumber?]? {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+        return [attributes[.systemNumber] as? NSNumber, attributes[.systemFileNumber] as? NSNumber]
+    }
+
+    /// Puts `file` at `place`, through a link (or copy) beside it renamed over it.
     private static func carry(_ file: URL, to place: URL) throws {
         let manager = FileManager.default
-        guard let attributes = try? manager.attributesOfItem(atPath: file.path) else {
-            // Gone from the working copy: a package's chunk index that signing dropped.
-            if manager.fileExists(atPath: place.path) { try manager.removeItem(at: place) }
-            return
-        }
-        let identity = { (attributes: [FileAttributeKey: Any]) in
-            [attributes[.systemNumber] as? NSNumber, attributes[.systemFileNumber] as? NSNumber]
-        }
-        if let there = try? manager.attributesOfItem(atPath: place.path), identity(there) == identity(attributes) {
-            return
-        }
         try manager.createDirectory(at: place.deletingLastPathComponent(), withIntermediateDirectories: true)
         let temporary = place.deletingLastPathComponent().appendingPathComponent(
             ".\(place.lastPathComponent).breeze-\(UUID().uuidString)"
