@@ -103,6 +103,11 @@ enum ObjectLayout {
     ) async throws -> Publisher.Report {
         let (bundleRoot, location) = try rootDocument(bundle: bundle, location: requested)
         let rootData = root ?? bundleRoot
+        // A bundle's root is always read first (`LiveRoot.read(of:at:)`): nothing there is a root
+        // with no object, never nil.
+        guard let live = transaction.live else {
+            throw PublishError("\(destination)/manifest.json was not read before publishing over it", kind: .local)
+        }
         var report = Publisher.Report(dryRun: dryRun)
         try transaction.admit(rootData, at: destination, into: &report)
         let objects = try objects(of: bundle)
@@ -161,7 +166,7 @@ enum ObjectLayout {
         }
         report.bytesUploaded = sent.reduce(0, +)
         if !rootUnchanged {
-            try await switchRoot(to: rootData, at: destination, store: store, stored: stored, transaction: transaction)
+            try await switchRoot(to: rootData, at: destination, store: store, stored: stored, live: live)
             report.bytesUploaded += Int64(rootData.count)
             counter.finished(bytes: Int64(rootData.count))
         }
@@ -210,22 +215,21 @@ extension ObjectLayout {
 
     /// Makes `rootData` the destination's root manifest, every object it names being in the
     /// store already: stored as an object itself, named first in the history, then written as
-    /// `manifest.json`, the one write devices see, only while the live root is still the one
-    /// `transaction` read (another release that got there first wins; this one writes nothing
-    /// devices read).
+    /// `manifest.json`, the one write devices see, only while the root is still `live`
+    /// (another release that got there first wins; this one writes nothing devices read).
     static func switchRoot(
         to rootData: Data,
         at destination: any PublishDestination,
         store: any PublishDestination,
         stored: [String: PublishedObject],
-        transaction: RootTransaction
+        live: LiveRoot
     ) async throws {
         let rootHex = ContentHash.of(rootData, using: .sha256).hex
         if stored[rootHex] == nil {
             try await store.upload(rootData, at: rootHex, immutable: true, replacing: nil)
         }
         try await PublishHistory.add(root: rootHex, for: destination, in: store)
-        _ = try await transaction.write(rootData, at: "manifest.json", to: destination)
+        _ = try await live.replace(with: rootData, at: destination)
     }
 }
 

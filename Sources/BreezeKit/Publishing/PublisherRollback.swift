@@ -100,7 +100,7 @@ package enum PublisherRollback {
                 at: destination,
                 store: store,
                 stored: stored,
-                transaction: RootTransaction(live: live, removals: RemovalCheck(allowsAny: true), dryRun: false)
+                live: live
             )
         }
         return report

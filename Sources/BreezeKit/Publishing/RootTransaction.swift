@@ -11,7 +11,7 @@ struct RootTransaction: Sendable {
     /// `report` whether it is the first release there and what it removes. A dry run reports
     /// the removals that would need `--allow-removals` as a warning instead of refusing.
     ///
-    /// - Throws: ``PublishError`` from ``LiveRoot/admit(_:removals:)``.
+    /// - Throws: ``PublishError`` from ``LiveRoot/admit(_:removals:at:)``.
     func admit(_ next: Data, at destination: any PublishDestination, into report: inout Publisher.Report) throws {
         guard let live else { return }
         report.first = live.object == nil
@@ -23,13 +23,5 @@ struct RootTransaction: Sendable {
         if dryRun, let problem = removals.problem(report.removedFromLive) {
             report.warnings.append("would be refused: \(problem)")
         }
-    }
-
-    /// Writes `data` as the root: in the live root's place if it is still there, else (no
-    /// root to guard) as an ordinary upload.
-    func write(_ data: Data, at path: String, to destination: any PublishDestination) async throws -> Int64 {
-        if let live, live.path == path { return try await live.replace(with: data, at: destination) }
-        try await destination.upload(data, at: path, replacing: nil)
-        return Int64(data.count)
     }
 }
