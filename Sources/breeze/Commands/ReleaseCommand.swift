@@ -92,6 +92,11 @@ struct ReleaseCommand: AsyncParsableCommand {
             }
         } catch let error as ValidationError {
             throw error
+        } catch let error as PublishError where error.kind == .conflict {
+            throw CommandFailure(
+                error,
+                hint: "run the same `breeze release` again: it signs above the release now live."
+            )
         } catch { throw CommandFailure(error) }
         line.clear()
         if json {
