@@ -53,6 +53,9 @@ struct RootSuccessionTests {
         let large = RemovalCheck.Removed(live: ["big": 300 << 20, "x": 1, "y": 1], next: ["x": 1, "y": 1])
         #expect(check.problem(large)?.contains("of content (more than") == true, "\(check.problem(large) ?? "allowed")")
         #expect(RemovalCheck(allowsAny: true).problem(every) == nil)
+        // Sizes from a hostile store that add up past Int64.max: counted, not a trap.
+        let hostile = RemovalCheck.Removed(live: ["x": .max, "y": .max, "z": 1, "w": 1], next: ["z": 1, "w": 1])
+        #expect(hostile.bytes == .max && check.problem(hostile)?.contains("of content (more than") == true)
     }
 
     @Test("What a root lists: a manifest's entries once per path (a staged root lists some twice), an index's bundles")

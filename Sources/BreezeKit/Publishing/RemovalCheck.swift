@@ -29,7 +29,11 @@ package struct RemovalCheck: Sendable {
 
         package init(live: [String: Int64], next: [String: Int64]) {
             paths = live.keys.filter { next[$0] == nil }.sorted()
-            bytes = paths.reduce(0) { $0 + (live[$1] ?? 0) }
+            // Sizes come from what the store holds: added without overflow (at most Int64.max).
+            bytes = paths.reduce(0) { total, path in
+                let (sum, overflow) = total.addingReportingOverflow(max(0, live[path] ?? 0))
+                return overflow ? .max : sum
+            }
             liveCount = live.count
         }
     }
