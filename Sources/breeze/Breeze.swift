@@ -30,7 +30,10 @@ struct Breeze: AsyncParsableCommand {
             CommandGroup(name: "Sign", subcommands: [KeygenCommand.self, KeysCommand.self, SignCommand.self]),
             CommandGroup(
                 name: "Publish and serve",
-                subcommands: [ReleaseCommand.self, RevertCommand.self, PublishCommand.self, ServeCommand.self]
+                subcommands: [
+                    ReleaseCommand.self, StatusCommand.self, HistoryCommand.self, RevertCommand.self,
+                    PublishCommand.self, ServeCommand.self,
+                ]
             ),
             CommandGroup(
                 name: "Preview what a device sees",

@@ -205,6 +205,43 @@ struct AttackMatrixTests {
         }
     }
 
+    @Test(
+        "Rollback through another URL: a mirror serving the older signed release is refused; the current one is taken",
+        arguments: SignedDeployment.Mode.allCases
+    )
+    func rollbackThroughAnotherURL(mode: SignedDeployment.Mode) async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let deployment = try SignedDeployment(mode, on: server, key: key)
+            try await deployment.publish("v1")
+            let old = try deployment.snapshot()
+            try await deployment.publish("v2")
+            try await deployment.update()
+            #expect(deployment.live == "v2")
+            // The same signed content at another URL (a mirror, another host name or port):
+            // the floor follows the identity it is signed for, not the URL.
+            let mirror = server.root.appendingPathComponent("mirror")
+                .appendingPathComponent(deployment.publishedFolder.lastPathComponent)
+            try FileManager.default.createDirectory(
+                at: mirror.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try FileManager.default.copyItem(at: old, to: mirror)
+            try deployment.touchAll(mirror)
+            let problem = await manifestProblem { try await deployment.update(through: "mirror/") }
+            guard case .olderSequence(_, 1) = problem else {
+                Issue.record("\(mode): \(String(describing: problem))")
+                return
+            }
+            #expect(deployment.live == "v2")
+            // A mirror holding the current release is as good as the primary.
+            try FileManager.default.removeItem(at: mirror)
+            try FileManager.default.copyItem(at: deployment.publishedFolder, to: mirror)
+            try deployment.touchAll(mirror)
+            try await deployment.update(through: "mirror/")
+            #expect(deployment.live == "v2")
+        }
+    }
+
     @Test("Freeze: an expired release is refused, even on a fresh install", arguments: SignedDeployment.Mode.allCases)
     func freeze(mode: SignedDeployment.Mode) async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -31,7 +31,9 @@ struct CephTests {
         -> (status: Int32, report: [String: Any], error: String)
     {
         let run = try await BreezeBinary.run(
-            ["publish", source.path, target, "--endpoint", ceph.endpoint, "--acl", "public-read", "--json"] + extra,
+            // The path layout: these tests read each file by its name in the bucket.
+            ["publish", source.path, target, "--endpoint", ceph.endpoint, "--acl", "public-read", "--json"]
+                + (extra.contains("--layout") ? [] : ["--layout", "paths"]) + extra,
             environment: ceph.credentials
         )
         let report = (try? JSONSerialization.jsonObject(with: Data(run.output.utf8))) as? [String: Any] ?? [:]
@@ -242,7 +244,7 @@ struct CephTests {
         _ = try await BundleHasher.run(bundle: bundle, check: false, sha256: true)
         let arguments = [
             "publish", bundle.path, target, "--endpoint", ceph.endpoint, "--acl", "public-read", "--json",
-            "--part-size", "8", "--concurrency", "4",
+            "--part-size", "8", "--concurrency", "4", "--layout", "paths",
         ]
 
         // Killed once a few parts are stored.
@@ -389,7 +391,10 @@ struct CephTests {
         _ = try await BundleHasher.run(bundle: bundle, check: false, sha256: true)
         let slowDown =
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
-        let throughProxy = ["publish", bundle.path, target, "--endpoint", "http://127.0.0.1:\(proxy.port)", "--json"]
+        let throughProxy = [
+            "publish", bundle.path, target, "--endpoint", "http://127.0.0.1:\(proxy.port)", "--json", "--layout",
+            "paths",
+        ]
 
         // Two throttled answers to a.txt's PUT, then the gateway's own.
         try proxy.rules([

@@ -67,6 +67,7 @@ struct ReleaseTransactionTests {
         #expect(try await release(seed).status == 0)
         _ = try await device.run()
         var overlapped = 0
+        var wins = 0
         for pair in 0..<20 {
             let a = try bundle("a\(pair)/App", in: work.url, ["a.txt": "A\(pair)", "b.txt": "shared"])
             let b = try bundle("b\(pair)/App", in: work.url, ["a.txt": "B\(pair)", "b.txt": "shared"])
@@ -75,6 +76,7 @@ struct ReleaseTransactionTests {
             let runs = try await [first, second]
             let won = runs.filter { $0.status == 0 }
             let lost = runs.filter { $0.status != 0 }
+            wins += won.count
             #expect(!won.isEmpty, "pair \(pair): neither release won: \(runs.map(\.error))")
             for run in lost {
                 #expect(
@@ -99,6 +101,14 @@ struct ReleaseTransactionTests {
             let winnerText = winner.map { runs[0].output == $0.output ? "A\(pair)" : "B\(pair)" }
             #expect(text == winnerText, "pair \(pair): the device has \(text ?? "nothing"), not the winner's")
         }
+        // The history names every release that became live, and none that lost.
+        let history = try await BreezeBinary.run(
+            ["history", destination, "--json"] + extra.prefix(2),
+            environment: environment
+        )
+        let listed = (try? JSONSerialization.jsonObject(with: Data(history.output.utf8))) as? [[String: Any]]
+        #expect(listed?.count == 1 + wins, "\(history.error)")
+        #expect(listed?.first?["live"] as? Bool == true)
         return overlapped
     }
 
@@ -178,7 +188,10 @@ struct ReleaseTransactionTests {
                 let run = try await BreezeBinary.run([command, stale.path, site])
                 #expect(run.status == 65, "\(command): \(run.status) \(run.error)")
                 #expect(
-                    run.error.contains("sequence 1, but sequence 2 is live") && run.error.contains("breeze release")
+                    run.error.contains("sequence 1, but sequence 2 is live")
+                        && run.error.contains("release it with --key")
+                        && run.error.contains("hint: in the object layout, `breeze revert \(site) --key KEY_FILE`"),
+                    "\(command): \(run.error)"
                 )
                 #expect(try Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")) == live, "\(command)")
             }

@@ -70,3 +70,49 @@ struct RootSuccessionTests {
         #expect(RootDocument(path: "content.tgz.sig", data: Data("{}".utf8)).listing.isEmpty)
     }
 }
+
+/// When a staged release may replace the one running: the pure rule behind `--replace-rollout`.
+@Suite("A staged release replaces a running one for another audience only with --replace-rollout")
+struct RolloutReplacementTests {
+    /// A root recording a staged release for `percent` and `channel`, or none.
+    static func root(percent: Int?, channel: String?) -> JSONValue {
+        var record: [(key: String, value: JSONValue)] = []
+        if let percent { record.append(("percent", JSONValue(percent))) }
+        if let channel { record.append(("channel", .string(channel))) }
+        record.append(("previous", .array([])))
+        var members: [(key: String, value: JSONValue)] = [("format", JSONValue(2)), ("files", .array([]))]
+        if percent != nil || channel != nil { members.append(("staged", .object(record))) }
+        return .object(members)
+    }
+
+    @Test(
+        "Each row: the running rollout, the new one, --replace-rollout, and whether it is refused",
+        arguments: [
+            (nil as Int?, nil as String?, 10 as Int?, nil as String?, false, false),  // nothing running
+            (10, nil, 50, nil, false, false),  // widened in place
+            (10, nil, 5, nil, false, false),  // narrowed in place
+            (10, nil, nil, "beta", false, true),  // another audience
+            (10, nil, nil, "beta", true, false),  // ... allowed
+            (nil, "beta", 20, "beta", false, false),  // the same channel, a share of it
+            (nil, "beta", nil, "gamma", false, true),
+            (30, "beta", 30, nil, false, true),  // every channel instead of one
+        ]
+    )
+    func replacement(
+        runningPercent: Int?,
+        runningChannel: String?,
+        percent: Int?,
+        channel: String?,
+        allowed: Bool,
+        refused: Bool
+    ) throws {
+        let current = Self.root(percent: runningPercent, channel: runningChannel)
+        let gate = try StagedRelease.Gate(percent: percent, channel: channel)
+        var threw = false
+        do { try StagedRelease.refuseReplacing(current, with: gate, allowed: allowed) } catch {
+            threw = true
+            #expect(error.kind == .configuration && error.description.contains("--replace-rollout"))
+        }
+        #expect(threw == refused)
+    }
+}

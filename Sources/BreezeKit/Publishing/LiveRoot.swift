@@ -80,20 +80,20 @@ package struct LiveRoot: Sendable {
         at destination: any PublishDestination
     ) throws -> RemovalCheck.Removed {
         let (current, coming) = (data.map { RootDocument(path: path, data: $0) }, RootDocument(path: path, data: next))
-        let again =
-            "To publish this content again, `breeze release` it with --key: it signs above what is live (in the "
-            + "object layout, `breeze revert \(destination)` goes back to an earlier release without its folder)"
+        let again = "To publish this content again, release it with --key: it signs above what is live"
         switch RootSuccession(live: data, liveRelease: current?.release, next: next, nextRelease: coming.release) {
         case .first, .same, .newer: break
         case .older(let live, let this):
             throw PublishError(
                 "this release's \(path) is sequence \(this), but sequence \(live) is live at \(destination): devices "
-                    + "that installed it refuse an older release, and new installs would get older content. \(again)"
+                    + "that installed it refuse an older release, and new installs would get older content. \(again)",
+                remedy: .revert
             )
         case .sameSequence(let sequence):
             throw PublishError(
                 "this release's \(path) is sequence \(sequence), as the one live at \(destination), but its content "
-                    + "differs: devices that installed the live one refuse it. \(again)"
+                    + "differs: devices that installed the live one refuse it. \(again)",
+                remedy: .revert
             )
         }
         let removed = RemovalCheck.Removed(live: current?.listing ?? [:], next: coming.listing)

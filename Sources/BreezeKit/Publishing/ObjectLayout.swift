@@ -216,77 +216,31 @@ extension ObjectLayout {
     /// Makes `rootData` the destination's root manifest, every object it names being in the
     /// store already: stored as an object itself, named first in the history, then written as
     /// `manifest.json`, the one write devices see, only while the root is still `live`
-    /// (another release that got there first wins; this one writes nothing devices read).
+    /// (another release that got there first wins; this one writes nothing devices read, and
+    /// its history entry is taken out again). `restores`: the root a revert publishes again.
     static func switchRoot(
         to rootData: Data,
         at destination: any PublishDestination,
         store: any PublishDestination,
         stored: [String: PublishedObject],
-        live: LiveRoot
+        live: LiveRoot,
+        restores: String? = nil,
+        now: Date = Date()
     ) async throws {
         let rootHex = ContentHash.of(rootData, using: .sha256).hex
         if stored[rootHex] == nil {
             try await store.upload(rootData, at: rootHex, immutable: true, replacing: nil)
         }
-        try await PublishHistory.add(root: rootHex, for: destination, in: store)
-        _ = try await live.replace(with: rootData, at: destination)
-    }
-}
-
-/// Which root manifests a destination has published, newest first, kept in the object store
-/// it uses (`history/<id>.json`, `id` derived from the destination's address), so a store
-/// that several bundles share knows every bundle's versions.
-enum PublishHistory {
-    static let folder = "history/"
-
-    /// The history document's path in the store for `destination`.
-    static func path(for destination: any PublishDestination) -> String {
-        let digest = SHA256.hash(data: Data(destination.description.utf8))
-        return folder + S3RequestSigner.hex(digest).prefix(16) + ".json"
-    }
-
-    /// The root digests in the history document `data`, newest first.
-    static func roots(in data: Data, source: String) throws -> [String] {
-        let json: JSONValue
-        do { json = try JSONReader.parse(data) } catch {
-            throw PublishError("\(source) is not a history document written by breeze: \(error)")
-        }
-        guard let roots = json["roots"]?.array?.compactMap({ $0["sha256"]?.string }) else {
-            throw PublishError("\(source) is not a history document written by breeze (no \"roots\")")
-        }
-        return roots
-    }
-
-    /// Puts `root` first in `destination`'s history. Two releases adding at once both stay
-    /// named: each write replaces only the history it read, and reads it again when another
-    /// got there first (``ObjectCollector`` keeps what the history names).
-    static func add(
-        root: String,
-        for destination: any PublishDestination,
-        in store: any PublishDestination
-    )
-        async throws
-    {
-        let path = path(for: destination)
-        for attempt in 1...20 {
-            let existing = try await store.readTagged(path)
-            var named = try existing.map { try roots(in: $0.data, source: path) } ?? []
-            named.removeAll { $0 == root }
-            named.insert(root, at: 0)
-            let stamp = ISO8601DateFormatter().string(from: Date())
-            let document: JSONValue = .object([
-                ("destination", .string(destination.description)),
-                ("updated", .string(stamp)),
-                ("roots", .array(named.prefix(1000).map { JSONValue.object([("sha256", .string($0))]) })),
-            ])
-            var bytes = document.serializedBytes(indent: 2)
-            bytes.append(UInt8(ascii: "\n"))
-            do {
-                _ = try await LiveRoot(path: path, object: existing).replace(with: Data(bytes), at: store)
-                return
-            } catch let error as PublishError where error.kind == .conflict && attempt < 20 {
-                continue
-            }
+        // Named before it is live, so a collector never takes the live root's objects.
+        // To the second, as the history records it: `remove` finds this very entry.
+        let second = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
+        let entry = PublishHistory.Entry(sha256: rootHex, published: second, restores: restores)
+        try await PublishHistory.add(entry, for: destination, in: store)
+        do {
+            _ = try await live.replace(with: rootData, at: destination)
+        } catch let error as PublishError where error.kind == .conflict {
+            try? await PublishHistory.remove(entry, for: destination, in: store)
+            throw error
         }
     }
 }

@@ -18,11 +18,20 @@ package struct PublishError: Error, CustomStringConvertible {
         case conflict
     }
 
+    /// A breeze command that moves on from here, which the command line spells out with the
+    /// options the author gave (advice naming commands lives there, not in the library).
+    package enum Remedy: Sendable {
+        /// `breeze revert DESTINATION`: publish an earlier release again above the live one.
+        case revert
+    }
+
     package let kind: Kind
     package let description: String
+    package let remedy: Remedy?
 
-    package init(_ description: String, kind: Kind = .source) {
+    package init(_ description: String, kind: Kind = .source, remedy: Remedy? = nil) {
         self.kind = kind
         self.description = description
+        self.remedy = remedy
     }
 }

@@ -54,6 +54,8 @@ package enum Publisher {
     ///     (a staged release's; see ``StagedRelease``).
     ///   - switchingKeys: publish a document signed only by other keys than the published one
     ///     (see ``SignerContinuity``): the apps already trust the new key.
+    ///   - objectsWhenNew: with no `layout`, a bundle on a new destination goes up in the object
+    ///     layout unless its root is signed for the path layout (`breeze publish`).
     package static func run(
         source: URL,
         to destination: any PublishDestination,
@@ -66,6 +68,7 @@ package enum Publisher {
         switchingKeys: Bool = false,
         live: LiveRoot? = nil,
         removals: RemovalCheck = RemovalCheck(),
+        objectsWhenNew: Bool = false,
         progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }
     ) async throws -> Report {
         try refuseUnusableDestination(source, destination)
@@ -75,6 +78,16 @@ package enum Publisher {
         var live = live
         if live == nil { live = try await LiveRoot.read(of: source.standardizedFileURL, at: destination) }
         let transaction = RootTransaction(live: live, removals: removals, dryRun: dryRun)
+        // None asked for: the object layout over a release in it (a new source folder's root
+        // records none), and on a new destination when `objectsWhenNew` (`breeze publish`).
+        let layout =
+            layout
+            ?? ReleasePipeline.defaultLayout(
+                for: resolved,
+                live: live,
+                signing: false,
+                onNewDestination: objectsWhenNew
+            )
         if let location = try objectLocation(source, requested: layout) {
             try await checkBundle(resolved)
             try await SignerContinuity.check(source.standardizedFileURL, at: destination, switchingKeys: switchingKeys)

@@ -42,6 +42,7 @@ package enum ReleasePipeline {
         validity: Duration = .seconds(30 * 86_400),
         layout: ContentLayout? = nil,
         staged gate: StagedRelease.Gate? = nil,
+        replacingRollout: Bool = false,
         dryRun: Bool = false,
         concurrency: Int = 8,
         switchingKeys: Bool = false,
@@ -61,12 +62,13 @@ package enum ReleasePipeline {
         // replaces a file by renaming a new one over it, so the source is written only when
         // the release succeeded (a dry run's and a staged release's, whose root is not the
         // source's, never).
-        let working = try linkedCopy(of: source)
+        let working = try ScratchCopy.linkedCopy(of: source)
         let copied = try SourceWriteBack.snapshot(of: working)
         defer {
             try? FileManager.default.removeItem(at: working.deletingLastPathComponent())
-            // `.breeze-scratch` beside the source, once empty.
-            rmdir(working.deletingLastPathComponent().deletingLastPathComponent().path)
+            // `.breeze-scratch` beside the source, once empty (never the temporary folder).
+            let parent = working.deletingLastPathComponent().deletingLastPathComponent()
+            if parent.lastPathComponent == ScratchCopy.folderName { rmdir(parent.path) }
         }
         // The live root, read once: what this release signs above, and what it replaces at
         // the end only if no other release replaced it meanwhile.
@@ -98,6 +100,7 @@ package enum ReleasePipeline {
                     working,
                     gate: gate,
                     current: current,
+                    replacing: replacingRollout,
                     layout: layout,
                     keys: keys,
                     validity: validity,
@@ -165,12 +168,25 @@ package enum ReleasePipeline {
         return report
     }
 
-    /// The layout of a bundle released with none asked for: what its root manifest records,
-    /// except on a new destination (nothing live there), which gets the object layout, where
+    /// The layout of a bundle released with none asked for. Over a release in the object
+    /// layout: that layout and its store (a new source folder, whose generated root records
+    /// none, stays in it). On a new destination (nothing live there): the object layout, where
     /// a release is a transaction, whenever the root can record it: it records no layout, and
     /// is unsigned or about to be signed again (`signing`). `nil`: what the root records.
-    static func defaultLayout(for source: URL, live: LiveRoot?, signing: Bool) -> ContentLayout? {
-        guard ReleasePipeline.kind(of: source) == "bundle", let live, live.object == nil else { return nil }
+    /// `onNewDestination: false` leaves a new destination to what the root records.
+    static func defaultLayout(
+        for source: URL,
+        live: LiveRoot?,
+        signing: Bool,
+        onNewDestination: Bool = true
+    ) -> ContentLayout? {
+        guard ReleasePipeline.kind(of: source) == "bundle", let live else { return nil }
+        if let data = live.data {
+            guard let published = try? Manifest(data: data, source: live.path), case .objects = published.layout
+            else { return nil }
+            return published.layout
+        }
+        guard onNewDestination else { return nil }
         let rootURL = source.appendingPathComponent("manifest.json")
         if let data = try? Data(contentsOf: rootURL) {
             guard let manifest = try? Manifest(data: data, source: rootURL.path), manifest.layout == .paths,
@@ -199,6 +215,7 @@ package enum ReleasePipeline {
         _ working: URL,
         gate: StagedRelease.Gate,
         current: (json: JSONValue, manifest: Manifest)?,
+        replacing: Bool,
         layout: ContentLayout?,
         keys: [SigningKey],
         validity: Duration,
@@ -226,6 +243,7 @@ package enum ReleasePipeline {
                 kind: .configuration
             )
         }
+        try StagedRelease.refuseReplacing(current.json, with: gate, allowed: replacing)
         // The other installs keep the published release's files, signed again here: only if
         // the publisher signed them.
         try StagedRelease.requireSigned(
@@ -359,57 +377,4 @@ package enum ReleasePipeline {
 
     /// Where a working copy of `source` goes: the temporary folder when it is on the source's
     /// file system (so the copy is links, not bytes), else beside the source, hidden.
-    static func scratchParent(for source: URL) -> URL {
-        let temporary = FileManager.default.temporaryDirectory
-        let parent = source.deletingLastPathComponent()
-        let device = { (url: URL) in
-            (try? FileManager.default.attributesOfItem(atPath: url.path))?[.systemNumber] as? NSNumber
-        }
-        guard let here = device(parent), here != device(temporary) else { return temporary }
-        return parent.appendingPathComponent(".breeze-scratch", isDirectory: true)
-    }
-
-    /// A copy of `source` in a new temporary folder, its files hard links to the source's
-    /// (copies where the file system cannot link), under the same name.
-    static func linkedCopy(of source: URL) throws -> URL {
-        let folder = scratchParent(for: source).appendingPathComponent("breeze-release-\(UUID().uuidString)")
-        let copy = folder.appendingPathComponent(source.lastPathComponent)
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        func link(_ from: URL, _ to: URL) throws {
-            do { try FileManager.default.linkItem(at: from, to: to) } catch {
-                try FileManager.default.copyItem(at: from, to: to)
-            }
-        }
-        var isFolder: ObjCBool = false
-        _ = FileManager.default.fileExists(atPath: source.path, isDirectory: &isFolder)
-        guard isFolder.boolValue else {
-            try link(source, copy)
-            // A package's signature document and chunk index live beside it.
-            for suffix in [PackageSignature.suffix, ".freshair-chunks"] {
-                let beside = URL(fileURLWithPath: source.path + suffix)
-                if FileManager.default.fileExists(atPath: beside.path) {
-                    try link(beside, URL(fileURLWithPath: copy.path + suffix))
-                }
-            }
-            return copy
-        }
-        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
-        let walker = FileManager.default.enumerator(atPath: source.path)
-        while let relative = walker?.nextObject() as? String {
-            let from = source.appendingPathComponent(relative)
-            let to = copy.appendingPathComponent(relative)
-            let type = (walker?.fileAttributes?[.type] as? FileAttributeType)
-            if type == .typeDirectory {
-                try FileManager.default.createDirectory(at: to, withIntermediateDirectories: true)
-            } else if type == .typeSymbolicLink {
-                try FileManager.default.createSymbolicLink(
-                    atPath: to.path,
-                    withDestinationPath: try FileManager.default.destinationOfSymbolicLink(atPath: from.path)
-                )
-            } else {
-                try link(from, to)
-            }
-        }
-        return copy
-    }
 }

@@ -109,6 +109,27 @@ package enum StagedRelease {
         return entry
     }
 
+    /// The gate of the staged release `root` records, or `nil` when it records none.
+    package static func gate(of root: JSONValue) -> Gate? {
+        guard let record = root[member] else { return nil }
+        return try? Gate(percent: record["percent"]?.integer.map(Int.init), channel: record["channel"]?.string)
+    }
+
+    /// Refuses a staged release with `gate` over `current` when `current` is a staged release
+    /// for another audience: the new one would end the running one without a word, and its
+    /// installs would go back to the previous release. The same channel (or none, both) is the
+    /// rollout edited in place: widened, narrowed, or given new content. `allowed`:
+    /// `--replace-rollout` was given.
+    package static func refuseReplacing(_ current: JSONValue, with gate: Gate, allowed: Bool) throws(PublishError) {
+        guard !allowed, let running = self.gate(of: current), running.channel != gate.channel else { return }
+        throw PublishError(
+            "a staged release is running there for \(running.description); this one, for \(gate.description), "
+                + "would replace it, and its installs would go back to the release before it. Promote or stop the "
+                + "running one first (release without --rollout and --channel, or revert), or give --replace-rollout",
+            kind: .configuration
+        )
+    }
+
     /// The entries of the release everything is measured from: a staged root's previous
     /// release, else the root's own files (a legacy array is its files).
     package static func base(of root: JSONValue) -> [JSONValue] {

@@ -278,7 +278,7 @@ public struct BundleSync: ContentUpdater {
         let walkBytes = Handover(try mapped?.data ?? document.bytes())
         let acceptance = RootAcceptance(
             document: baseURL.appendingPathComponent("manifest.json"),
-            markKey: baseURL.absoluteString,
+            source: baseURL.absoluteString,
             marks: store.highWaterMarks,
             configuration: configuration,
             defaultIdentity: baseURL.lastPathComponent

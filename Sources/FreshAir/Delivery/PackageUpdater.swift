@@ -438,7 +438,7 @@ public struct PackageUpdater: Sendable {
         } catch { throw FreshAirError.manifest(error) }
         try RootAcceptance(
             document: url,
-            markKey: remote.absoluteString,
+            source: remote.absoluteString,
             marks: store.highWaterMarks,
             configuration: configuration,
             defaultIdentity: remote.lastPathComponent

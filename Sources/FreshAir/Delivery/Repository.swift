@@ -518,7 +518,7 @@ public struct Repository: Sendable {
         } catch { throw FreshAirError.manifest(error) }
         try RootAcceptance(
             document: indexURL,
-            markKey: source,
+            source: source,
             marks: indexStore.highWaterMarks,
             configuration: configuration,
             defaultIdentity: id

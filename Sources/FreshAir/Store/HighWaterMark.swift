@@ -1,7 +1,7 @@
 import Foundation
 
-/// The newest `sequence` a store has accepted from one source, and the SHA-256 of the document
-/// that carried it.
+/// The newest `sequence` a store has accepted for one signed identity (from any source: a
+/// mirror, another host name, scheme or port), and the SHA-256 of the document that carried it.
 ///
 /// It only rises. Rolling content back (``BundleStore/rollBack()``,
 /// ``BundleStore/rollBackIfUnconfirmed(allowedLaunches:inForeground:)``, `breeze rollback`) restores files
@@ -25,6 +25,11 @@ struct HighWaterMarks {
     ///   vanish because a file was damaged (delete it by hand to start over).
     func mark(for source: String) throws -> HighWaterMark? {
         try all()[source]
+    }
+
+    /// The highest of the marks whose key `matches`, or `nil` when none does.
+    func highest(where matches: (String) -> Bool) throws -> HighWaterMark? {
+        try all().filter { matches($0.key) }.values.max { $0.sequence < $1.sequence }
     }
 
     /// Raises the mark for `source` to `mark`; a lower or equal sequence leaves it as it is.

@@ -24,7 +24,8 @@ struct PublishCommand: AsyncParsableCommand {
             signatures, which caches must revalidate); a file larger than --part-size goes up as a \
             multipart upload, its parts in parallel, and a publish that was killed is resumed by the \
             next. Requests S3 throttles (503 SlowDown) or fails are retried with back-off. \
-            With --layout objects (or when the root manifest records it) a bundle goes up as objects/<sha256>, \
+            With --layout objects (the default for a bundle on a new destination, unless its root is signed for the path \
+            layout; or when the root manifest or the release published there records it) a bundle goes up as objects/<sha256>, \
             one object per distinct file, which never changes and is cached for a year; only manifest.json is \
             overwritten, last. Objects already there, from any version or bundle, are not sent again. \
             --gc --keep N then removes objects that none of the last N versions of any bundle sharing the store \
@@ -54,7 +55,7 @@ struct PublishCommand: AsyncParsableCommand {
     @Flag(help: SigningKeyOptions.switchKeysHelp) var switchKeys = false
     @Option(
         help:
-            "A bundle's layout: paths (as served so far) or objects (objects/<sha256>, cacheable for ever). Default: what its root manifest records, else paths (`breeze release` starts new destinations in objects)."
+            "A bundle's layout: paths (as served so far) or objects (objects/<sha256>, cacheable for ever). Default: objects on a new destination (unless the root is signed for paths), else what is published there."
     )
     var layout: LayoutName?
     @Option(
@@ -128,6 +129,7 @@ struct PublishCommand: AsyncParsableCommand {
                     concurrency: concurrency,
                     switchingKeys: switchKeys,
                     removals: RemovalCheck(allowsAny: allowRemovals),
+                    objectsWhenNew: true,
                     progress: { line.show($0) }
                 )
                 return (report, target.description)
@@ -141,6 +143,8 @@ struct PublishCommand: AsyncParsableCommand {
                     kind: .source
                 )
             )
+        } catch let error as PublishError {
+            throw CommandFailure(error, hint: FollowUp.hint(for: error, destination: destination, keys: nil, s3: s3))
         } catch { throw CommandFailure(error) }
         line.clear()
         // On standard error, with --json too: standard output stays the report.

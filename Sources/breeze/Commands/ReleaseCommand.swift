@@ -21,7 +21,10 @@ struct ReleaseCommand: AsyncParsableCommand {
             --rollout PERCENT and --channel NAME stage a bundle's release (object layout): installs whose \
             rollout bucket is below PERCENT, or whose app sets the channel NAME, get it; every other device \
             keeps the release published now. Release again with another --rollout to widen it, without \
-            either to promote it to everyone, or stop it with `breeze revert DESTINATION`. \
+            either to promote it to everyone, or stop it with `breeze revert DESTINATION`; a release for another \
+            audience than the running one is refused unless --replace-rollout. \
+            --renew DESTINATION signs the live bundle release again, unchanged, with a new expiry at the next \
+            sequence (for a scheduled job: devices refuse a release once its signature expires). \
             A release is a transaction: it reads what is live first, signs above it, uploads, and replaces the \
             root only if it is still the one it read, so of two releases run at once one wins and the other \
             exits 75 having changed nothing devices read (in the object layout; in the path layout its content \
@@ -36,9 +39,18 @@ struct ReleaseCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The bundle folder, package file or repository folder.") var source: String
+    @Argument(help: "The bundle folder, package file or repository folder (with --renew: the destination).")
+    var source: String
     @Argument(help: "A folder, or s3://BUCKET/PREFIX; for a package, the folder it goes into, or its own path there.")
-    var destination: String
+    var destination: String?
+    @Flag(
+        help: ArgumentHelp(
+            "Sign the live bundle release again, unchanged, with a new expiry: `breeze release --renew DESTINATION --key K`.",
+            discussion:
+                "For a scheduled job: devices refuse a release once its signature expires (--expires days after signing)."
+        )
+    )
+    var renew = false
     @OptionGroup var keys: SigningKeyOptions
     @Flag(help: "Say what would be signed and uploaded; change nothing, the source included.") var dryRun = false
     @Flag(help: RemovalFlag.help) var allowRemovals = false
@@ -50,6 +62,8 @@ struct ReleaseCommand: AsyncParsableCommand {
     @Option(help: "Stage a bundle's release: only installs whose rollout bucket (0-99) is below this get it.")
     var rollout: Int?
     @Option(help: "Stage a bundle's release: only apps that set this channel get it.") var channel: String?
+    @Flag(help: "Replace a staged release running for another channel (or for all channels) with this one.")
+    var replaceRollout = false
     @Flag(help: SigningKeyOptions.switchKeysHelp) var switchKeys = false
     @OptionGroup var s3: S3DestinationOptions
     @Flag(help: "S3: make the bucket first if it does not exist (a new Ceph, MinIO or R2 server has none).")
@@ -58,7 +72,25 @@ struct ReleaseCommand: AsyncParsableCommand {
     @Option(help: "Uploads at once.") var concurrency = 8
     @Flag(help: "Print JSON.") var json = false
 
+    func validate() throws {
+        if renew {
+            guard destination == nil else {
+                throw ValidationError(
+                    "--renew takes the destination alone: `breeze release --renew DESTINATION --key K`."
+                )
+            }
+            guard rollout == nil, channel == nil, layout == nil, !replaceRollout else {
+                throw ValidationError(
+                    "--renew signs the live release as it is: it takes no --rollout, --channel or --layout."
+                )
+            }
+        } else if destination == nil {
+            throw ValidationError("Missing expected argument '<destination>': `breeze release SOURCE DESTINATION`.")
+        }
+    }
+
     func run() async throws {
+        guard let destination, !renew else { return try await renewLive(at: source) }
         try CommandFailure.requireExisting(source)
         let report: ReleasePipeline.Report
         let target: String
@@ -82,6 +114,7 @@ struct ReleaseCommand: AsyncParsableCommand {
                     validity: keys.validity,
                     layout: layout.map { $0 == .objects ? .objects(at: ContentLayout.defaultLocation) : .paths },
                     staged: gate,
+                    replacingRollout: replaceRollout,
                     dryRun: dryRun,
                     concurrency: concurrency,
                     switchingKeys: switchKeys,
@@ -97,18 +130,59 @@ struct ReleaseCommand: AsyncParsableCommand {
                 error,
                 hint: "run the same `breeze release` again: it signs above the release now live."
             )
+        } catch let error as PublishError {
+            throw CommandFailure(error, hint: FollowUp.hint(for: error, destination: destination, keys: keys, s3: s3))
         } catch { throw CommandFailure(error) }
         line.clear()
         if json {
             print(try JSONOutput.encode(report))
             return
         }
-        print(Self.summary(of: report, target: target, now: Date()))
+        let followUps = (FollowUp.revert(target, keys: keys, s3: s3), FollowUp.renew(target, keys: keys, s3: s3))
+        print(Self.summary(of: report, target: target, now: Date(), followUps: followUps))
+    }
+
+    /// `--renew`: the live release signed again, unchanged, with a new expiry.
+    private func renewLive(at destination: String) async throws {
+        if !destination.hasPrefix("s3://") { try CommandFailure.requireExisting(destination) }
+        let report: PublisherRollback.Report
+        do {
+            let signingKeys = try keys.signingKeys()
+            report = try await s3.with(destination) { target in
+                try await PublisherRollback.renew(
+                    at: target,
+                    keys: signingKeys,
+                    validity: keys.validity,
+                    dryRun: dryRun
+                )
+            }
+        } catch let error as ValidationError {
+            throw error
+        } catch let error as PublishError where error.kind == .conflict {
+            throw CommandFailure(
+                error,
+                hint: "run the same `breeze release --renew` again: it signs above the release now live."
+            )
+        } catch { throw CommandFailure(error) }
+        if json { return print(try JSONOutput.encode(report)) }
+        let old = report.restoredSequence.map { "sequence \($0)" } ?? "the live release"
+        print(
+            "\(report.dryRun ? "Would renew" : "Renewed") \(old) at \(destination) as sequence "
+                + "\(report.sequence.map(String.init) ?? "(none)"): the same content, \(ByteCount(report.bytesUploaded)) uploaded."
+        )
+        if let expires = report.expires {
+            print("The signature expires \(expires.formatted(.iso8601)): renew again before then.")
+        }
     }
 
     /// What a person reads after a release: what changed, the release devices will see, and
     /// when its signature runs out.
-    static func summary(of report: ReleasePipeline.Report, target: String, now: Date) -> String {
+    static func summary(
+        of report: ReleasePipeline.Report,
+        target: String,
+        now: Date,
+        followUps: (revert: FollowUp, renew: FollowUp)
+    ) -> String {
         var lines: [String] = []
         let would = report.dryRun ? "would be " : ""
         for path in report.added { lines.append("\(would)added: \(path)") }
@@ -145,14 +219,15 @@ struct ReleaseCommand: AsyncParsableCommand {
             lines.append(
                 "Staged: \(gate.description) \(report.dryRun ? "would get" : "get") this release; every other device "
                     + "keeps the one published before. Widen it with another --rollout, promote it to everyone by "
-                    + "releasing without --rollout and --channel, or stop it with `breeze revert \(target)`."
+                    + "releasing without --rollout and --channel, or stop it with `\(followUps.revert.text)`."
             )
         }
         if let expires = report.expires {
             let days = Int((expires.timeIntervalSince(now) / 86_400).rounded(.down))
             lines.append(
                 "The signature expires \(expires.formatted(.iso8601)), in \(days) day\(days == 1 ? "" : "s"): "
-                    + "release again before then, or devices refuse it."
+                    + "release again before then, or devices refuse it"
+                    + (report.kind == "bundle" ? " (`\(followUps.renew.text)` renews it as it is)." : ".")
             )
         }
         let published = report.published

@@ -12,7 +12,8 @@ struct RevertCommand: AsyncParsableCommand {
             DESTINATION is where `breeze release` published a bundle in the object layout (a folder or \
             s3://BUCKET/PREFIX). The release before the current one (or the one --to names, by sequence) is \
             signed again under the next sequence, so devices that pin the key take it, and only the new \
-            manifest.json is uploaded: every file is in the object store already. A staged release \
+            manifest.json is uploaded: every file is in the object store already. A second revert steps further \
+            back, to the release before the one the first restored (`breeze history` lists them). A staged release \
             (--rollout, --channel) is stopped: the release before it, to everyone. In the path layout each \
             release overwrote the one before: release that version's folder again instead. \
             Exit codes: 65 an object is gone from the store, or nothing to go back to; 69 the server refused, or the release to sign again is not signed by the key; \
