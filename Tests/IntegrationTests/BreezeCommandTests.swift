@@ -812,3 +812,71 @@ struct BreezeCommandTests {
         #expect(pasted.status == 65 && pasted.error.contains("its '# public:' line names"), "\(pasted.error)")
     }
 }
+
+/// Numbers from the command line out of what breeze can use: a usage error naming the range,
+/// never an arithmetic trap.
+@Suite("Numbers out of range are usage errors (64) that name the range, never a trap")
+struct CheckedNumberTests {
+    @Test(
+        "Each row: the arguments after the command's own, and what the message names",
+        arguments: [
+            (
+                ["sign", "B.freshair", "--key", "k.key", "--expires", "999999999999999"],
+                "--expires takes a number of days from 1 to 36500"
+            ),
+            (["release", "B.freshair", "site", "--key", "k.key", "--expires", "999999999999999"], "--expires"),
+            (["repo", "add", "B.freshair", "REPO", "--key", "k.key", "--expires", "0"], "--expires"),
+            (["release", "B.freshair", "site", "--rollout", "0"], "--rollout takes a number of percent from 1 to 100"),
+            (["release", "B.freshair", "site", "--concurrency", "0"], "--concurrency"),
+            (
+                ["publish", "B.freshair", "site", "--part-size", "0"],
+                "--part-size takes a number of MiB from 5 to 5120"
+            ),
+            (["publish", "B.freshair", "site", "--gc-grace-minutes", "99999999999999999"], "--gc-grace-minutes"),
+            (["publish", "B.freshair", "site", "--timeout", "0"], "--timeout"),
+            (["serve", "site", "--port", "70000"], "--port takes a number of a TCP port"),
+            (["sync", "http://127.0.0.1:9/B/", "live", "--concurrency", "100000"], "--concurrency"),
+        ]
+    )
+    func outOfRange(arguments: [String], said: String) async throws {
+        let work = try TemporaryFolder("numbers")
+        #expect(try await BreezeBinary.run(["init", work.path("B.freshair").path]).status == 0)
+        #expect(try await BreezeBinary.run(["keygen", work.path("k.key").path]).status == 0)
+        let resolved = arguments.map { word in
+            ["B.freshair", "k.key", "site", "REPO", "live"].contains(word) ? work.path(word).path : word
+        }
+        let run = try await BreezeBinary.run(resolved)
+        #expect(run.status == 64, "\(arguments): \(run.status) \(run.error)")
+        #expect(run.error.contains(said), "\(arguments): \(run.error)")
+        #expect(!FileManager.default.fileExists(atPath: work.path("site").path), "\(arguments) published")
+    }
+}
+
+/// What a hostile server puts in names and dates reaches the terminal as text, never as an
+/// escape sequence a terminal would act on.
+@Suite("Terminal escapes from a server are shown as \\u{…}, never sent raw to standard error")
+struct TerminalEscapeTests {
+    @Test(
+        "A file name and an expires text holding ESC ]0; … BEL, ESC [2J, CR and a right-to-left override",
+        arguments: [
+            #"[{"filename": "a\u001b]0;pwned\u0007\r\u202e.txt"}]"#,
+            #"{"format": 2, "expires": "\u001b[2J\u001b]0;pwned\u0007", "files": []}"#,
+        ]
+    )
+    func escapedOnStandardError(manifest: String) async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let bundle = server.root.appendingPathComponent("Hostile")
+            try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+            try Data(manifest.utf8).write(to: bundle.appendingPathComponent("manifest.json"))
+            let local = try TemporaryFolder("escapes")
+            let run = try await BreezeBinary.run([
+                "sync", server.url.appendingPathComponent("Hostile/").absoluteString, local.path("live").path,
+            ])
+            #expect(run.status != 0, "\(run.output)")
+            for raw in ["\u{1B}", "\u{07}", "\r", "\u{202E}"] {
+                #expect(!run.error.contains(raw), "raw \(raw.unicodeScalars.first!.value) on stderr: \(run.error)")
+            }
+            #expect(run.error.contains("\\u{1B}"), "\(run.error)")
+        }
+    }
+}

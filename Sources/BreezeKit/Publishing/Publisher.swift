@@ -80,14 +80,17 @@ package enum Publisher {
         let transaction = RootTransaction(live: live, removals: removals, dryRun: dryRun)
         // None asked for: the object layout over a release in it (a new source folder's root
         // records none), and on a new destination when `objectsWhenNew` (`breeze publish`).
-        let layout =
-            layout
-            ?? ReleasePipeline.defaultLayout(
+        var layout = layout
+        if layout == nil {
+            layout = ReleasePipeline.defaultLayout(
                 for: resolved,
                 live: live,
                 signing: false,
                 onNewDestination: objectsWhenNew
             )
+            // The originals' format (SHA-1 digests, or none) stays in the path layout it needs.
+            if layout != nil, live?.object == nil, (try? ObjectLayout.objects(of: resolved)) == nil { layout = nil }
+        }
         if let location = try objectLocation(source, requested: layout) {
             try await checkBundle(resolved)
             try await SignerContinuity.check(source.standardizedFileURL, at: destination, switchingKeys: switchingKeys)

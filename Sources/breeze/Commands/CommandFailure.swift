@@ -168,7 +168,7 @@ struct CommandFailure: Error, CustomStringConvertible {
 extension CommandFailure {
     /// Reports and exits; ArgumentParser would print its own wording otherwise.
     func exit() -> Never {
-        FileHandle.standardError.write(Data("breeze: error: \(description)\n".utf8))
+        TerminalText.writeError("breeze: error: \(description)")
         Foundation.exit(exitCode)
     }
 }

@@ -55,11 +55,8 @@ struct ContentOptions: ParsableArguments {
     static func report(_ leftOut: [(version: Version, reason: String)]) {
         guard !leftOut.isEmpty else { return }
         let lines = leftOut.map { "  \($0.version): \($0.reason)" }.joined(separator: "\n")
-        FileHandle.standardError.write(
-            Data(
-                "Left out by this environment (set keys with --env KEY=VALUE, e.g. --env systemVersion=17.0):\n\(lines)\n"
-                    .utf8
-            )
+        TerminalText.writeError(
+            "Left out by this environment (set keys with --env KEY=VALUE, e.g. --env systemVersion=17.0):\n\(lines)"
         )
     }
 

@@ -29,7 +29,7 @@ struct HistoryCommand: AsyncParsableCommand {
             releases = try await s3.with(destination) { try await ReleaseHistory.list(at: $0) }
         } catch { throw CommandFailure(error) }
         if json { return print(try JSONOutput.encode(releases)) }
-        print(Self.table(releases))
+        print(TerminalText.escaped(Self.table(releases)))
     }
 
     /// One line per release, newest first, the live one marked.

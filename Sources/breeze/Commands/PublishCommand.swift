@@ -88,8 +88,10 @@ struct PublishCommand: AsyncParsableCommand {
         if let objects {
             do { _ = try ContentLayout.checkedLocation(objects) } catch { throw ValidationError(error.description) }
         }
-        guard keep >= 1 else { throw ValidationError("--keep takes a number of versions, at least 1.") }
-        guard gcGraceMinutes >= 0 else { throw ValidationError("--gc-grace-minutes cannot be negative.") }
+        try CheckedNumber.require(keep, in: 1...1_000, "--keep", "versions")
+        try CheckedNumber.require(gcGraceMinutes, in: CheckedNumber.graceMinutes, "--gc-grace-minutes", "minutes")
+        try CheckedNumber.require(concurrency, in: CheckedNumber.concurrency, "--concurrency", "uploads")
+        try CheckedNumber.require(partSize, in: CheckedNumber.partMiB, "--part-size", "MiB")
     }
 
     /// What `--layout` and `--objects` ask for; `nil`: what the root manifest records.
@@ -148,7 +150,7 @@ struct PublishCommand: AsyncParsableCommand {
         } catch { throw CommandFailure(error) }
         line.clear()
         // On standard error, with --json too: standard output stays the report.
-        for warning in report.warnings { FileHandle.standardError.write(Data("breeze: warning: \(warning)\n".utf8)) }
+        for warning in report.warnings { TerminalText.writeError("breeze: warning: \(warning)") }
         if json {
             print(try JSONOutput.encode(report))
             return

@@ -73,6 +73,8 @@ struct ReleaseCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func validate() throws {
+        try CheckedNumber.require(concurrency, in: CheckedNumber.concurrency, "--concurrency", "uploads")
+        if let rollout { try CheckedNumber.require(rollout, in: 1...100, "--rollout", "percent") }
         if renew {
             guard destination == nil else {
                 throw ValidationError(

@@ -29,6 +29,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var cache: CacheOptions
 
+    func validate() throws {
+        try CheckedNumber.require(port, in: CheckedNumber.port, "--port", "a TCP port (0: any free one)")
+    }
+
     func run() async throws {
         let root = URL(fileURLWithPath: directory).standardizedFileURL
         try CommandFailure.requireFolder(root.path)
@@ -44,9 +48,8 @@ struct ServeCommand: AsyncParsableCommand {
             )
             .start { exchange in
                 if logs {
-                    FileHandle.standardError.write(
-                        Data("\(exchange.method) \(exchange.path) \(exchange.status)\n".utf8)
-                    )
+                    // A client's request line, printed as a terminal shows it safely.
+                    TerminalText.writeError("\(exchange.method) \(exchange.path) \(exchange.status)")
                 }
             }
         } catch { throw CommandFailure(error) }

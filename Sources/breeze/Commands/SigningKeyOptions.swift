@@ -11,7 +11,7 @@ struct SigningKeyOptions: ParsableArguments {
     @Option(help: "Days until devices refuse a newly signed release.") var expires = 30
 
     func validate() throws {
-        guard expires > 0 else { throw ValidationError("--expires takes a number of days above 0.") }
+        try CheckedNumber.require(expires, in: CheckedNumber.expiryDays, "--expires", "days")
         if keyFiles.filter({ $0 == "-" }).count > 1 { throw ValidationError("--key - can be given once.") }
     }
 
@@ -54,7 +54,7 @@ struct S3DestinationOptions: ParsableArguments {
     var timeout = 60
 
     func validate() throws {
-        guard timeout >= 1 else { throw ValidationError("--timeout takes a number of seconds, at least 1.") }
+        try CheckedNumber.require(timeout, in: CheckedNumber.timeoutSeconds, "--timeout", "seconds")
     }
 
     /// What these flags set alike for every command: the ACL, how long to wait for an answer,
@@ -63,7 +63,7 @@ struct S3DestinationOptions: ParsableArguments {
         var options = S3Options()
         options.acl = acl
         options.idleTimeout = .seconds(timeout)
-        options.onRetry = { note in FileHandle.standardError.write(Data("breeze: \(note)\n".utf8)) }
+        options.onRetry = { note in TerminalText.writeError("breeze: \(note)") }
         return options
     }
 

@@ -29,10 +29,10 @@ struct StatusCommand: AsyncParsableCommand {
             status = try await s3.with(destination) { try await ReleaseHistory.status(at: $0, now: Date()) }
         } catch { throw CommandFailure(error) }
         for warning in status.warnings {
-            FileHandle.standardError.write(Data("breeze: warning: \(warning)\n".utf8))
+            TerminalText.writeError("breeze: warning: \(warning)")
         }
         if json { return print(try JSONOutput.encode(status)) }
-        print(Self.summary(status))
+        print(TerminalText.escaped(Self.summary(status)))
     }
 
     static func summary(_ status: ReleaseHistory.Status) -> String {

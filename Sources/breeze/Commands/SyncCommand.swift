@@ -137,8 +137,8 @@ struct SyncCommand: AsyncParsableCommand {
         if !trustedKeys.isEmpty, keyDocument != nil {
             throw ValidationError("Pin keys one way: --trusted-key, or a key document with --keys.")
         }
-        guard concurrency >= 1 else { throw ValidationError("--concurrency takes a number, at least 1.") }
-        guard attempts >= 1 else { throw ValidationError("--attempts takes a number, at least 1.") }
+        try CheckedNumber.require(concurrency, in: CheckedNumber.concurrency, "--concurrency", "requests")
+        try CheckedNumber.require(attempts, in: 1...100, "--attempts", "attempts")
         guard (1...64).contains(pipeline) else { throw ValidationError("--pipeline takes a number from 1 to 64.") }
     }
 
@@ -212,7 +212,7 @@ struct SyncCommand: AsyncParsableCommand {
         if let note = output.unverifiedNote {
             let remedy =
                 "Pass the publisher's public key with --trusted-key (or a key document with --keys) to refuse content anyone else signed."
-            FileHandle.standardError.write(Data("breeze: note: \(note) \(remedy)\n".utf8))
+            TerminalText.writeError("breeze: note: \(note) \(remedy)")
         }
         print(output.summary)
     }
