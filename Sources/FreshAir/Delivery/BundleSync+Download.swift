@@ -17,6 +17,7 @@ extension BundleSync {
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> Landed {
         try await carryOver(plan.kept, documents, placed: plan.placed, into: staged, liveDirectory: liveDirectory)
+        await Self.dropUnneededPartials(of: plan.downloads, in: staged.partialsPath)
 
         let reusable = try await interruptedCopies(of: plan.downloads)
         // Large files with a chunk index and an older copy here (and none from an interrupted
@@ -304,6 +305,28 @@ extension BundleSync {
         }
     }
 
+    /// The name of `file`'s partial download: its digest, or the digest of its path.
+    static func partialKey(of file: SelectedFile) -> String {
+        (file.hash ?? ContentHash.of(Array(file.path.string.utf8), using: .sha256)).hex
+    }
+
+    /// Removes the partial downloads (and their resume points) of large files this update does
+    /// not download: a release since dropped or changed them. Before anything is fetched, so
+    /// that a download that failed for lack of space does not keep the disk full for every
+    /// smaller update after it. Only names this code gives partials (40 or 64 hex digits) go.
+    static func dropUnneededPartials(of downloads: SelectedFiles, in folder: String) async {
+        try? await BlockingPool.run {
+            let needed = Set(downloads.map(partialKey(of:)))
+            for name in Disk.contentsOfDirectory(folder) {
+                let key = name.hasSuffix(".resume") ? String(name.dropLast(".resume".count)) : name
+                guard key.count == 40 || key.count == 64, ContentHash.isLowercaseHex(key, digits: key.count),
+                    !needed.contains(key)
+                else { continue }
+                try? Disk.remove(folder + "/" + name)
+            }
+        }
+    }
+
     /// The download of `file`. A small file goes straight to its place in the staged tree: one
     /// create in its own folder instead of a create, a rename and side-file checks in one shared
     /// folder; a large one to the update's partials, where an interruption leaves it to resume.
@@ -313,8 +336,7 @@ extension BundleSync {
         if small {
             partialPath = staged.path + "/" + file.path.string
         } else {
-            let key = (file.hash ?? ContentHash.of(Array(file.path.string.utf8), using: .sha256)).hex
-            partialPath = staged.partialsPath + "/" + key
+            partialPath = staged.partialsPath + "/" + Self.partialKey(of: file)
         }
         return DownloadJob(
             label: file.path.string,

@@ -487,7 +487,9 @@ public struct Repository: Sendable {
             var removed: [String] = []
             let stores = bundlesFolder.path
             for name in Disk.contentsOfDirectory(stores) where !names.contains(name) {
-                if switching == .perBundle { try Disk.remove(directory.appendingPathComponent(name).path) }
+                // Only the link FreshAir made: a folder of the user's at that name stays.
+                let live = directory.appendingPathComponent(name).path
+                if switching == .perBundle, LiveLink.leads(live, into: stores + "/" + name) { try Disk.remove(live) }
                 try Disk.remove(stores + "/" + name)
                 if let keptState { try Disk.remove(keptState.appendingPathComponent("bundles/\(name)").path) }
                 removed.append(name)
@@ -536,6 +538,25 @@ public struct Repository: Sendable {
         progress: @escaping @Sendable (Int64) -> Void
     ) async throws -> Int64 {
         let store = store(forBundle: name)
+        let isFirst = !Disk.exists(bundlesFolder.appendingPathComponent(name).path)
+        do {
+            return try await install(name, into: store, entry: entry, fetcher: fetcher, progress: progress)
+        } catch let error as FreshAirError where error.code == .liveLocationOccupied && isFirst {
+            // Refused before anything was live: the store it made goes with the refusal, so
+            // nothing later takes the user's folder at that name for one of ours.
+            try? Disk.remove(bundlesFolder.appendingPathComponent(name).path)
+            if let keptState { try? Disk.remove(keptState.appendingPathComponent("bundles/\(name)").path) }
+            throw error
+        }
+    }
+
+    private func install(
+        _ name: String,
+        into store: BundleStore,
+        entry: RepositoryIndex.Bundle,
+        fetcher: Fetcher,
+        progress: @escaping @Sendable (Int64) -> Void
+    ) async throws -> Int64 {
         let version = entry.version
         let signed = configuration.pinsKeys ? entry.sha256.flatMap(ContentHash.init(hex:)) : nil
         let installer = ExtractingInstaller(

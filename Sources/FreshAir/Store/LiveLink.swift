@@ -13,6 +13,15 @@ enum LiveLink {
         try Disk.remove(path)
     }
 
+    /// Whether `path` is a link FreshAir made into `store`: a symbolic link whose target,
+    /// resolved, lies inside it. Anything else at a live location is the user's, never removed.
+    static func leads(_ path: String, into store: String) -> Bool {
+        guard Disk.readLink(path) != nil else { return false }
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let inside = URL(fileURLWithPath: store).resolvingSymlinksInPath().path
+        return target.hasPrefix(inside + "/") || target == inside
+    }
+
     /// Points the link at `link` to `target` atomically, then flushes the link's folder. The
     /// link is always relative (`../Library/store/versions/7`), so that the two can move
     /// together: an iOS app's container moves to a new path when the app is updated, and an

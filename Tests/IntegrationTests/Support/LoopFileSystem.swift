@@ -10,15 +10,19 @@ enum LoopFileSystem {
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/mount")
     }
 
-    /// Makes a 512 MB file system of `type` on a sparse image, mounts it, runs `body` with its
-    /// root, and unmounts it whether `body` returns or throws (lazily when a store the test made
-    /// still holds a folder open: it goes when the store does).
-    static func with<Result>(_ type: String, _ body: (URL) async throws -> Result) async throws -> Result {
+    /// Makes a file system of `type` and `size` (512 MB by default) on a sparse image, mounts it,
+    /// runs `body` with its root, and unmounts it whether `body` returns or throws (lazily when a
+    /// store the test made still holds a folder open: it goes when the store does).
+    static func with<Result>(
+        _ type: String,
+        size: String = "512M",
+        _ body: (URL) async throws -> Result
+    ) async throws -> Result {
         let folder = try TemporaryFolder("loop-\(type)")
         let root = folder.path("mounted")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         try await shell(
-            "truncate -s 512M image && /usr/sbin/mkfs.\(type) -q image && mount -o loop image mounted",
+            "truncate -s \(size) image && /usr/sbin/mkfs.\(type) -q image && mount -o loop image mounted",
             in: folder.url
         )
         return try await running(

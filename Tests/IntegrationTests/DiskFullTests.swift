@@ -1,0 +1,54 @@
+import BreezeKit
+import Foundation
+import FreshAir
+import Testing
+
+/// A device whose disk filled up during an update recovers by itself once a release fits.
+@Suite("A full disk does not stay full: partial downloads no release needs are dropped")
+struct DiskFullTests {
+    /// Writes the bundle `App` under `root` holding one file of `size` bytes (sparse: zeros),
+    /// with a manifest of SHA-256 digests, and moves its files' times on for nginx's validators.
+    static func publish(_ name: String, size: Int64, in root: URL) async throws {
+        let bundle = root.appendingPathComponent("App")
+        try? FileManager.default.removeItem(at: bundle)
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        let file = bundle.appendingPathComponent(name)
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: UInt64(size))
+        try handle.close()
+        try Data(#"[{"filename": "\#(name)"}]"#.utf8).write(to: bundle.appendingPathComponent("manifest.json"))
+        _ = try await BundleHasher.run(bundle: bundle, check: false, sha256: true)
+        for path in ["manifest.json", name] { try PublishedText.uploaded(bundle.appendingPathComponent(path)) }
+    }
+
+    @Test(
+        "A 100 MB release fails on a 64 MB disk; the 20 MB release after it installs",
+        .enabled(if: LoopFileSystem.isAvailable("ext4"))
+    )
+    func stalePartialDropped() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            try await Self.publish("big.bin", size: 100 << 20, in: server.root)
+            try await LoopFileSystem.with("ext4", size: "64M") { disk in
+                let store = BundleStore(
+                    root: disk.appendingPathComponent("store"),
+                    liveLink: disk.appendingPathComponent("live")
+                )
+                let sync = BundleSync(
+                    remote: server.url.appendingPathComponent("App/"),
+                    store: store,
+                    configuration: SyncConfiguration()
+                )
+                await #expect(throws: FreshAirError.self) { try await sync.run() }
+                let left = try FileManager.default.subpathsOfDirectory(atPath: disk.path)
+                #expect(left.contains { $0.contains("partials/") }, "no partial kept to resume: \(left)")
+
+                try await Self.publish("small.bin", size: 20 << 20, in: server.root)
+                _ = try await sync.run()
+                let installed = disk.appendingPathComponent("live/small.bin")
+                #expect((try? FileManager.default.attributesOfItem(atPath: installed.path)[.size] as? Int) == 20 << 20)
+                #expect(!FileManager.default.fileExists(atPath: disk.appendingPathComponent("live/big.bin").path))
+            }
+        }
+    }
+}
