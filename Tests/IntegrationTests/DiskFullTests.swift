@@ -42,6 +42,14 @@ struct DiskFullTests {
                 await #expect(throws: FreshAirError.self) { try await sync.run() }
                 let left = try FileManager.default.subpathsOfDirectory(atPath: disk.path)
                 #expect(left.contains { $0.contains("partials/") }, "no partial kept to resume: \(left)")
+                // Whatever the failed download left free, none now: the next update must first
+                // make room before it can even make its staged folder.
+                let filler = disk.appendingPathComponent("filler")
+                FileManager.default.createFile(atPath: filler.path, contents: nil)
+                let handle = try FileHandle(forWritingTo: filler)
+                let block = Data(count: 64 << 10)
+                while (try? handle.write(contentsOf: block)) != nil {}
+                try? handle.close()
 
                 try await Self.publish("small.bin", size: 20 << 20, in: server.root)
                 _ = try await sync.run()

@@ -17,7 +17,6 @@ extension BundleSync {
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> Landed {
         try await carryOver(plan.kept, documents, placed: plan.placed, into: staged, liveDirectory: liveDirectory)
-        await Self.dropUnneededPartials(of: plan.downloads, in: staged.partialsPath)
 
         let reusable = try await interruptedCopies(of: plan.downloads)
         // Large files with a chunk index and an older copy here (and none from an interrupted
@@ -311,9 +310,10 @@ extension BundleSync {
     }
 
     /// Removes the partial downloads (and their resume points) of large files this update does
-    /// not download: a release since dropped or changed them. Before anything is fetched, so
-    /// that a download that failed for lack of space does not keep the disk full for every
-    /// smaller update after it. Only names this code gives partials (40 or 64 hex digits) go.
+    /// not download: a release since dropped or changed them. Called before anything is
+    /// fetched, even before the staged folder is made (on a disk a failed download filled, even
+    /// that fails), so that such a download does not keep the disk full for every smaller update
+    /// after it. Only names this code gives partials (40 or 64 hex digits) go.
     static func dropUnneededPartials(of downloads: SelectedFiles, in folder: String) async {
         try? await BlockingPool.run {
             let needed = Set(downloads.map(partialKey(of:)))

@@ -371,6 +371,8 @@ public struct BundleSync: ContentUpdater {
     ) async throws -> SyncSummary {
         var downloaded = Landed(downloads: 0)
         let (lock, liveID) = (update.lock, update.live?.id)
+        // Before the staged folder is made: on a disk a failed download filled, even that fails.
+        await Self.dropUnneededPartials(of: plan.downloads, in: update.partialsPath)
         let activated = try await update.assemble { staged in
             downloaded = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
                 try await install(
