@@ -391,6 +391,10 @@ public struct Repository: Sendable {
             return CurrentIndex(index: trustedSaved!.index)
         case .fetched(let document, let validators):
             let data = try document.bytes()  // never spilled: an index is asked for in memory
+            // With keys pinned, an index that names no signature is refused before it is parsed.
+            if keys != nil, !RepositoryIndex.namesSignatures(data) {
+                throw FreshAirError.manifest(ManifestError(source: indexURL.absoluteString, problem: .unsigned))
+            }
             let index: RepositoryIndex
             do throws(ManifestError) {
                 index = try RepositoryIndex(data: data, source: indexURL.absoluteString)

@@ -68,7 +68,29 @@ package struct RepositoryIndex: Sendable, Hashable, Codable {
 
     /// Reads an index, naming `source` in errors. Bundle names must be plain file names;
     /// versions are whole numbers, written as numbers or as strings of digits.
+    /// The most bundles an index may list: checked on the bytes, before they are parsed, so a
+    /// hostile index costs at most what this many entries take (a parsed 1,000,000-bundle
+    /// index held 406 MB).
+    package static let maxBundles = 100_000
+
+    /// Whether `data` says it is signed at all (names a `"signatures"` member): an index that
+    /// does not is refused unparsed where keys are pinned.
+    package static func namesSignatures(_ data: Data) -> Bool {
+        data.withUnsafeBytes { ByteSearch.firstOffset(of: Array(#""signatures""#.utf8), in: $0) != nil }
+    }
+
     package init(data: Data, source: String) throws(ManifestError) {
+        let listed = data.withUnsafeBytes {
+            ByteSearch.count(of: Array(#""version""#.utf8), in: $0, limit: Self.maxBundles + 1)
+        }
+        guard listed <= Self.maxBundles else {
+            throw ManifestError(
+                source: source,
+                problem: .unexpectedShape(
+                    "it lists more than \(Self.maxBundles) bundles, the most a repository index may: split the repository"
+                )
+            )
+        }
         let document: JSONValue
         do { document = try JSONReader.parse(data) } catch {
             throw ManifestError(source: source, problem: .invalidJSON(error))
