@@ -880,3 +880,64 @@ struct TerminalEscapeTests {
         }
     }
 }
+
+/// `breeze serve` under a flood of silent connections: it keeps answering, and does not spin.
+@Suite("breeze serve closes idle connections and caps them below its descriptor limit")
+struct ServeUnderLoadTests {
+    /// The CPU seconds process `pid` has used, from /proc.
+    static func cpuSeconds(_ pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: end)...].split(separator: " ")
+        return Double((Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0)) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    @Test("200 silent connections under a 128-descriptor limit: a client is still answered, and the server idles")
+    func silentFlood() async throws {
+        let folder = try TemporaryFolder("serve-flood")
+        try Data("hello".utf8).write(to: folder.path("a.txt"))
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/bin/sh")
+        let command =
+            "ulimit -n 128 && exec '\(try BreezeBinary.path)' serve '\(folder.url.path)' --port 0 --quiet --idle-timeout 1"
+        server.arguments = ["-c", command]
+        let output = Pipe()
+        server.standardOutput = output
+        try server.run()
+        defer { kill(server.processIdentifier, SIGKILL) }
+        let announced = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        let base = try #require(
+            announced.prefix { $0 != "\n" }.split(separator: " ").last.flatMap { URL(string: String($0)) }
+        )
+        let port = try #require(base.port)
+        // Connections that never send a byte, more than the server has descriptors for.
+        var silent: [Int32] = []
+        defer { for socket in silent { close(socket) } }
+        for _ in 0..<200 {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            _ = fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) | O_NONBLOCK)
+            _ = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            silent.append(socket)
+        }
+        let before = Self.cpuSeconds(server.processIdentifier)
+        let started = ContinuousClock.now
+        let (status, body) = try await testTransport.get(HTTPGetRequest(url: base.appendingPathComponent("a.txt"))) {
+            head,
+            body in (head.status, try await body.collect(upTo: 1 << 10))
+        }
+        let waited = ContinuousClock.now - started
+        #expect(status == 200 && body == Data("hello".utf8))
+        #expect(waited < .seconds(30), "answered after \(waited)")
+        let used = Self.cpuSeconds(server.processIdentifier) - before
+        #expect(used < 0.5 * Double(waited.components.seconds + 1), "the server used \(used) s of CPU in \(waited)")
+    }
+}

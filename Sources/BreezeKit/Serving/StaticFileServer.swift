@@ -34,6 +34,22 @@ package struct StaticFileServer: Sendable {
     package var followsLinksOutside: Bool
     /// The `Cache-Control` of every file, as `breeze publish` stores it on S3.
     package var cachePolicy: CachePolicy
+    /// A connection with no request under way for this long is closed: silent clients cannot
+    /// hold the server's descriptors for ever.
+    package var idleTimeout: Duration = .seconds(5)
+    /// Connections open at once; past it, new ones wait in the listen backlog until one closes,
+    /// rather than the server running out of descriptors (and spinning on `accept` when it
+    /// does). Defaults to the process's descriptor limit less a margin for files being served.
+    package var maxConnections = StaticFileServer.connectionsTheDescriptorLimitAllows()
+
+    /// The descriptor limit (`RLIMIT_NOFILE`) less 32 for the files served and the listener,
+    /// half of it for each connection's file, at least 4 and at most 4,096.
+    package static func connectionsTheDescriptorLimitAllows() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 512 }
+        let available = Int(clamping: limit.rlim_cur) - 32
+        return min(4_096, max(4, available / 2))
+    }
 
     /// - Parameter port: `0` picks a free port; ``RunningServer/url`` tells which.
     package init(
@@ -67,7 +83,14 @@ package struct StaticFileServer: Sendable {
         router.middlewares.add(FileMiddleware(root.path, searchForIndexHtml: true, logger: logger))
         let app = Application(
             router: router,
-            configuration: .init(address: .hostname(host, port: port), serverName: "breeze"),
+            server: .http1(
+                configuration: .init(idleTimeout: .nanoseconds(Int64(idleTimeout.components.seconds) * 1_000_000_000))
+            ),
+            configuration: .init(
+                address: .hostname(host, port: port),
+                serverName: "breeze",
+                availableConnectionsDelegate: .maximum(maxConnections, logger: logger)
+            ),
             onServerRunning: { channel in
                 addressContinuation.yield(channel.localAddress?.port ?? 0)
                 addressContinuation.finish()

@@ -27,10 +27,20 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Do not log requests.")
     var quiet = false
 
+    @Option(help: "Seconds a connection may stay open with no request before it is closed.")
+    var idleTimeout = 5
+
+    @Option(help: "Connections open at once (default: what the descriptor limit allows); more wait their turn.")
+    var maxConnections: Int?
+
     @OptionGroup var cache: CacheOptions
 
     func validate() throws {
         try CheckedNumber.require(port, in: CheckedNumber.port, "--port", "a TCP port (0: any free one)")
+        try CheckedNumber.require(idleTimeout, in: 1...3_600, "--idle-timeout", "seconds")
+        if let maxConnections {
+            try CheckedNumber.require(maxConnections, in: 1...65_536, "--max-connections", "connections")
+        }
     }
 
     func run() async throws {
@@ -39,14 +49,16 @@ struct ServeCommand: AsyncParsableCommand {
         let logs = !quiet
         let server: RunningServer
         do {
-            server = try await StaticFileServer(
+            var configured = StaticFileServer(
                 root: root,
                 host: host,
                 port: port,
                 followsLinksOutside: followLinks,
                 cachePolicy: cache.policy
             )
-            .start { exchange in
+            configured.idleTimeout = .seconds(idleTimeout)
+            if let maxConnections { configured.maxConnections = maxConnections }
+            server = try await configured.start { exchange in
                 if logs {
                     // A client's request line, printed as a terminal shows it safely.
                     TerminalText.writeError("\(exchange.method) \(exchange.path) \(exchange.status)")
