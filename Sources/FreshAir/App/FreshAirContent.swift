@@ -45,6 +45,12 @@ public struct FreshAirContent: ContentUpdater {
     public var environment: ConditionEnvironment
     /// Retries, limits, timeouts and the keys content must be signed with.
     public var configuration: SyncConfiguration
+    /// Byte-identical copies of ``remote`` (the same name and layout, so the same signed
+    /// documents), tried in order when it cannot be reached, answers an error, or serves what
+    /// is refused; the one that answered last is tried first the next time. Empty by default.
+    /// With keys pinned every mirror is untrusted: none can take the device below a release
+    /// it accepted from another.
+    public var mirrors: [URL] = []
     private let transport: (any HTTPTransport)?
 
     /// - Parameters:
@@ -114,10 +120,12 @@ public struct FreshAirContent: ContentUpdater {
         try await BlockingPool.run { [store] in try StoragePlan.current.prepare(store) }
         // A package's updater takes the same steps: its bundled copy, passed over when it
         // fails its checks, then the server, with `bundledCopyOnly` when that fails.
-        if let package { return try await package.run(reporting: report) }
+        if Self.isPackage(remote) {
+            return try await failover.run { try await package(from: $0).run(reporting: report) }
+        }
         let installedBundled = (try? await installBundledCopy(reporting: report)) ?? false
         do {
-            return try await sync(from: remote).run(reporting: report)
+            return try await failover.run { try await sync(from: $0).run(reporting: report) }
         } catch let error as FreshAirError where installedBundled {
             throw FreshAirError.bundledCopyOnly(error)
         }
@@ -136,6 +144,14 @@ public struct FreshAirContent: ContentUpdater {
         return summary.outcome == .updated
     }
 
+    /// ``remote`` and the ``mirrors``, the one that answered last first.
+    private var failover: SourceFailover {
+        SourceFailover(
+            sources: [remote] + mirrors,
+            memory: store.stateFolder.appendingPathComponent("source.json").path
+        )
+    }
+
     /// One sync of this store from `source`, the server's bundle or the app's copy.
     private func sync(from source: URL) -> BundleSync {
         BundleSync(
@@ -151,8 +167,13 @@ public struct FreshAirContent: ContentUpdater {
     /// bundled copy, transport and configuration.
     private var package: PackageUpdater? {
         guard Self.isPackage(remote) else { return nil }
-        return PackageUpdater(
-            remote: remote,
+        return package(from: remote)
+    }
+
+    /// The package's updater from `source` (``remote`` or a mirror's copy of it).
+    private func package(from source: URL) -> PackageUpdater {
+        PackageUpdater(
+            remote: source,
             store: store,
             bundledPackage: bundled,
             transport: transport,

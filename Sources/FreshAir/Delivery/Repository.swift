@@ -26,7 +26,11 @@ import Synchronization
 /// `stateFolder` of the app's, and leaves the folders' backup and protection as the app set them.
 public struct Repository: Sendable {
     /// Where `<id>/index.json` is published: given as the index's own URL, its folder's parent.
-    public let source: URL
+    public private(set) var source: URL
+    /// Byte-identical copies of ``source`` (each holding `<id>/index.json` and the archives),
+    /// tried in order when it cannot be reached, answers an error, or serves what is refused;
+    /// the one that answered last is tried first the next time. Empty by default.
+    public var mirrors: [URL] = []
     /// Repository ids may contain dots: `com.adm.level1`.
     public let id: String
     /// Where bundle archives are downloaded from, when not from ``source``.
@@ -633,7 +637,15 @@ extension Repository: ContentUpdater, DeliverySource {
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         try await BlockingPool.run { [self] in try prepareFolders() }
-        return try await DeliveryRun.perform(self, report: report)
+        let failover = SourceFailover(
+            sources: [source] + mirrors.map { Self.source($0, id: id) },
+            memory: stateFolder.appendingPathComponent("source.json").path
+        )
+        return try await failover.run { source in
+            var attempt = self
+            (attempt.source, attempt.mirrors) = (source, [])
+            return try await DeliveryRun.perform(attempt, report: report)
+        }
     }
 
     var rootURL: URL { indexURL }

@@ -37,6 +37,15 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: "The store folder (versions, staging, partial downloads).")
     var store: String?
 
+    @Option(
+        name: .customLong("mirror"),
+        help: ArgumentHelp(
+            "A byte-identical copy of URL, tried in order when URL fails or serves what is refused (repeat for several).",
+            valueName: "URL"
+        )
+    )
+    var mirrors: [String] = []
+
     @Option(help: "Connections, and files downloaded at once (small files: --pipeline times as many).")
     var concurrency: Int = 8
 
@@ -151,49 +160,60 @@ struct SyncCommand: AsyncParsableCommand {
         let cdn = try cdn.map(Self.sourceURL)
         let environment = try EnvironmentOptions.apply(environment, to: .current())
         let store = StoreLocation.store(for: directory, explicit: store)
+        let mirrors = try self.mirrors.map(Self.sourceURL)
         let output = try await PipeliningTransport.withTransport(
             connectionsPerHost: configuration.concurrency,
             depth: pipeline,
             tlsConfiguration: try trust.tlsConfiguration()
         ) { transport in
             // The three delivery modes, run and reported the one way.
-            let updater: any ContentUpdater
-            if let repo {
-                updater = Repository(
-                    source: remote,
-                    id: repo,
-                    cdn: cdn,
-                    directory: URL(fileURLWithPath: directory),
-                    switching: atomic ? .wholeRepository : .perBundle,
-                    transport: transport,
-                    configuration: configuration
-                )
-            } else if ArchiveFormat(fileName: remote.lastPathComponent) != nil {
-                updater = PackageUpdater(
-                    remote: remote,
-                    store: store,
-                    bundledPackage: bundled.map { URL(fileURLWithPath: $0) },
-                    transport: transport,
-                    configuration: configuration
-                )
-            } else {
-                updater = BundleSync(
-                    remote: remote,
+            func updaterFrom(_ source: URL) -> any ContentUpdater {
+                if let repo {
+                    var repository = Repository(
+                        source: source,
+                        id: repo,
+                        cdn: cdn,
+                        directory: URL(fileURLWithPath: directory),
+                        switching: atomic ? .wholeRepository : .perBundle,
+                        transport: transport,
+                        configuration: configuration
+                    )
+                    repository.mirrors = mirrors  // a repository fails over by itself
+                    return repository
+                } else if ArchiveFormat(fileName: source.lastPathComponent) != nil {
+                    return PackageUpdater(
+                        remote: source,
+                        store: store,
+                        bundledPackage: bundled.map { URL(fileURLWithPath: $0) },
+                        transport: transport,
+                        configuration: configuration
+                    )
+                }
+                return BundleSync(
+                    remote: source,
                     store: store,
                     environment: environment,
                     transport: transport,
                     configuration: configuration
                 )
             }
+            let updater = updaterFrom(remote)
+            // The primary, then the mirrors (a repository's updater tries its own).
+            let failover = SourceFailover(
+                sources: repo == nil ? [remote] + mirrors : [remote],
+                memory: store.stateFolder.appendingPathComponent("source.json").path
+            )
             let progress = ProgressLine(enabled: !json && ProgressLine.isTerminal)
             defer { progress.clear() }
             do {
-                let summary = try await updater.run { event in
-                    // The manifests are read and the plan made. What the walk freed (the set of
-                    // names, the entries passed over) stays in glibc's arenas otherwise, resident
-                    // through every download.
-                    if case .planned = event { freshair_return_freed_memory() }
-                    progress.show(event)
+                let summary = try await failover.run { source in
+                    try await (source == remote ? updater : updaterFrom(source)).run { event in
+                        // The manifests are read and the plan made. What the walk freed (the set
+                        // of names, the entries passed over) stays in glibc's arenas otherwise,
+                        // resident through every download.
+                        if case .planned = event { freshair_return_freed_memory() }
+                        progress.show(event)
+                    }
                 }
                 // The note on unchecked signatures goes to standard error, with breeze's remedy.
                 return (
