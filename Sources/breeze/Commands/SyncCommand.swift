@@ -167,37 +167,19 @@ struct SyncCommand: AsyncParsableCommand {
             tlsConfiguration: try trust.tlsConfiguration()
         ) { transport in
             // The three delivery modes, run and reported the one way.
-            func updaterFrom(_ source: URL) -> any ContentUpdater {
-                if let repo {
-                    var repository = Repository(
-                        source: source,
-                        id: repo,
-                        cdn: cdn,
-                        directory: URL(fileURLWithPath: directory),
-                        switching: atomic ? .wholeRepository : .perBundle,
-                        transport: transport,
-                        configuration: configuration
-                    )
-                    repository.mirrors = mirrors  // a repository fails over by itself
-                    return repository
-                } else if ArchiveFormat(fileName: source.lastPathComponent) != nil {
-                    return PackageUpdater(
-                        remote: source,
-                        store: store,
-                        bundledPackage: bundled.map { URL(fileURLWithPath: $0) },
-                        transport: transport,
-                        configuration: configuration
-                    )
-                }
-                return BundleSync(
-                    remote: source,
-                    store: store,
-                    environment: environment,
-                    transport: transport,
-                    configuration: configuration
-                )
-            }
-            let updater = updaterFrom(remote)
+            let updaters = Updaters(
+                repo: repo,
+                cdn: cdn,
+                directory: URL(fileURLWithPath: directory),
+                switching: atomic ? .wholeRepository : .perBundle,
+                store: store,
+                bundled: bundled.map { URL(fileURLWithPath: $0) },
+                environment: environment,
+                configuration: configuration,
+                mirrors: mirrors,
+                transport: transport
+            )
+            let updater = updaters.from(remote)
             // The primary, then the mirrors (a repository's updater tries its own).
             let failover = SourceFailover(
                 sources: repo == nil ? [remote] + mirrors : [remote],
@@ -207,7 +189,7 @@ struct SyncCommand: AsyncParsableCommand {
             defer { progress.clear() }
             do {
                 let summary = try await failover.run { source in
-                    try await (source == remote ? updater : updaterFrom(source)).run { event in
+                    try await (source == remote ? updater : updaters.from(source)).run { event in
                         // The manifests are read and the plan made. What the walk freed (the set
                         // of names, the entries passed over) stays in glibc's arenas otherwise,
                         // resident through every download.
@@ -235,6 +217,53 @@ struct SyncCommand: AsyncParsableCommand {
             TerminalText.writeError("breeze: note: \(note) \(remedy)")
         }
         print(output.summary)
+    }
+
+    /// What the updaters of one `breeze sync` share: ``from(_:)`` makes the one for a source.
+    private struct Updaters {
+        let repo: String?
+        let cdn: URL?
+        let directory: URL
+        let switching: Repository.Switching
+        let store: BundleStore
+        let bundled: URL?
+        let environment: ConditionEnvironment
+        let configuration: SyncConfiguration
+        let mirrors: [URL]
+        let transport: any HTTPTransport
+
+        /// The delivery mode's updater reading from `source` (the primary, or a mirror).
+        func from(_ source: URL) -> any ContentUpdater {
+            if let repo {
+                var repository = Repository(
+                    source: source,
+                    id: repo,
+                    cdn: cdn,
+                    directory: directory,
+                    switching: switching,
+                    transport: transport,
+                    configuration: configuration
+                )
+                repository.mirrors = mirrors  // a repository fails over by itself
+                return repository
+            }
+            if ArchiveFormat(fileName: source.lastPathComponent) != nil {
+                return PackageUpdater(
+                    remote: source,
+                    store: store,
+                    bundledPackage: bundled,
+                    transport: transport,
+                    configuration: configuration
+                )
+            }
+            return BundleSync(
+                remote: source,
+                store: store,
+                environment: environment,
+                transport: transport,
+                configuration: configuration
+            )
+        }
     }
 
     /// The library's settings from the options: a key or header that does not parse is a usage error.
