@@ -35,18 +35,6 @@ package struct ArchiveError: Error, Sendable, Hashable, CustomStringConvertible 
         Self.printable((entry.map { "\($0): " } ?? "") + message)
     }
 
-    /// `text` with its C0 and C1 control characters and DEL escaped.
-    static func printable(_ text: String) -> String {
-        func isControl(_ scalar: Unicode.Scalar) -> Bool { scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) }
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        var shown = ""
-        for scalar in text.unicodeScalars {
-            if isControl(scalar) {
-                shown += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            } else {
-                shown.unicodeScalars.append(scalar)
-            }
-        }
-        return shown
-    }
+    /// `text` with its control and bidirectional formatting characters escaped (``PrintableText``).
+    static func printable(_ text: String) -> String { PrintableText.escaped(text) }
 }
