@@ -22,6 +22,9 @@ package struct LiveRoot: Sendable {
 
     package var data: Data? { object?.data }
 
+    /// The SHA-256 of its bytes, hex: its object name in the object layout's store.
+    package var digest: String? { data.map { ContentHash.of($0, using: .sha256).hex } }
+
     /// Its release fields (sequence, expiry, signatures); `nil` when absent or unreadable.
     package var release: ReleaseFields? { data.flatMap { SignerContinuity.release(of: path, in: $0) } }
 

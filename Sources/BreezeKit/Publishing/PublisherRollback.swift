@@ -131,12 +131,13 @@ package enum PublisherRollback {
         var written = Written(destination: destination, live: live, objects: nil)
         var restores: String?
         if case .objects(let location) = current.manifest.layout {
-            let (store, _, stored) = try await ObjectLayout.listing(of: destination, objectsAt: location)
-            written.objects = (store, stored)
+            // No listing: the renewed root is new bytes, uploaded whatever the store holds.
+            let store = try destination.located(at: location)
+            written.objects = (store, [:])
             // A renewed revert is still that revert: the next one steps back from where it did.
             let history = try await PublishHistory.read(for: destination, in: store)
-            let hex = live.data.map { ContentHash.of($0, using: .sha256).hex }
-            restores = history.first { $0.sha256 == hex }?.restores
+            let liveHex = live.digest
+            restores = history.first { $0.sha256 == liveHex }?.restores
         }
         try await publish(
             current.json,
@@ -227,7 +228,7 @@ package enum PublisherRollback {
         guard !history.isEmpty else {
             throw PublishError("\(destination) has no publish history in its object store: nothing to roll back to")
         }
-        let liveHex = live.data.map { ContentHash.of($0, using: .sha256).hex }
+        let liveHex = live.digest
         let liveIndex = history.firstIndex { $0.sha256 == liveHex }
         let restoredIndex = liveIndex.flatMap { history[$0].restores }.flatMap { hex in
             history.firstIndex { $0.sha256 == hex }

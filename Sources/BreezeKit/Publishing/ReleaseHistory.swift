@@ -60,7 +60,7 @@ package enum ReleaseHistory {
     /// - Throws: ``PublishError`` when nothing is published there, or the root is unreadable.
     package static func list(at destination: any PublishDestination) async throws -> [Release] {
         let (live, _) = try await liveRoot(at: destination)
-        return try await releases(at: destination, live: live)
+        return try await releases(at: destination, live: live).map(\.release)
     }
 
     /// What devices get from `destination` now, per audience, and how long the signature lasts.
@@ -69,9 +69,13 @@ package enum ReleaseHistory {
         let releases = path == "manifest.json" ? try await releases(at: destination, live: live) : []
         var current: Release
         if let first = releases.first {
-            current = first
+            current = first.release
         } else {
-            current = try await summary(of: live, sha256: ContentHash.of(live, using: .sha256).hex, store: nil)
+            current = try await summary(
+                of: JSONReader.parse(live),
+                sha256: ContentHash.of(live, using: .sha256).hex,
+                store: nil
+            )
         }
         current.live = true
         let manifest = try? Manifest(data: live, source: path)
@@ -85,7 +89,7 @@ package enum ReleaseHistory {
             warnings: []
         )
         if let gate = current.staged, let json = try? JSONReader.parse(live) {
-            let before = try await previousRelease(of: json, among: releases.dropFirst(), at: destination)
+            let before = previousRelease(of: json, among: releases.dropFirst())
             status.audiences = [
                 Audience(who: gate.description, sequence: current.sequence),
                 Audience(who: "every other install", sequence: before?.sequence),
@@ -125,30 +129,42 @@ extension ReleaseHistory {
         )
     }
 
+    /// A release as listed, with its root's JSON: what `status` compares a staged root's
+    /// previous files with, without reading the roots again.
+    private struct Loaded {
+        var release: Release
+        var json: JSONValue
+    }
+
     /// The releases the history names, newest first, with the live root first.
-    private static func releases(at destination: any PublishDestination, live: Data) async throws -> [Release] {
+    private static func releases(at destination: any PublishDestination, live: Data) async throws -> [Loaded] {
         let liveHex = ContentHash.of(live, using: .sha256).hex
         let store = try objectStore(of: live, at: destination)
-        var liveRelease = try await summary(of: live, sha256: liveHex, store: store)
-        liveRelease.live = true
-        guard let store else { return [liveRelease] }
-        let entries = try await PublishHistory.read(for: destination, in: store)
-        var releases: [Release] = []
+        var releases: [Loaded] = []
         var sequences: [String: Int] = [:]
+        var entries: [PublishHistory.Entry] = []
+        if let store { entries = try await PublishHistory.read(for: destination, in: store) }
         for entry in entries {
-            guard let data = entry.sha256 == liveHex ? live : try await store.read(entry.sha256),
-                var release = try? await summary(of: data, sha256: entry.sha256, store: store)
+            guard let data = entry.sha256 == liveHex ? live : try await store?.read(entry.sha256),
+                let json = try? JSONReader.parse(data),
+                var release = try? await summary(of: json, sha256: entry.sha256, store: store)
             else { continue }
             release.published = entry.published
             release.live = entry.sha256 == liveHex
             sequences[entry.sha256] = release.sequence
-            releases.append(release)
+            releases.append(Loaded(release: release, json: json))
         }
         for index in releases.indices {
-            let restores = entries.first { $0.sha256 == releases[index].sha256 }?.restores
-            releases[index].restores = restores.flatMap { sequences[$0] }
+            let restores = entries.first { $0.sha256 == releases[index].release.sha256 }?.restores
+            releases[index].release.restores = restores.flatMap { sequences[$0] }
         }
-        if !releases.contains(where: \.live) { releases.insert(liveRelease, at: 0) }
+        // The live root first, even when the history does not name it (the path layout has none).
+        if !releases.contains(where: \.release.live) {
+            let json = try JSONReader.parse(live)
+            var release = try await summary(of: json, sha256: liveHex, store: store)
+            release.live = true
+            releases.insert(Loaded(release: release, json: json), at: 0)
+        }
         return releases
     }
 
@@ -168,13 +184,12 @@ extension ReleaseHistory {
     /// A root's release fields, and the files its entries list, child manifests' (read from
     /// `store`, when given) included.
     private static func summary(
-        of data: Data,
+        of json: JSONValue,
         sha256: String,
         store: (any PublishDestination)?
     ) async throws
         -> Release
     {
-        let json = try JSONReader.parse(data)
         let release = try ReleaseFields(document: json, source: sha256)
         var paths = Set<String>()
         var sizes: [String: Int64] = [:]
@@ -212,23 +227,12 @@ extension ReleaseHistory {
     }
 
     /// The release among `releases` whose files a staged root keeps for every other install.
-    private static func previousRelease(
-        of staged: JSONValue,
-        among releases: ArraySlice<Release>,
-        at destination: any PublishDestination
-    ) async throws -> Release? {
-        guard let store = try objectStore(of: Data(staged.serializedBytes(indent: 0)), at: destination) else {
-            return nil
-        }
+    private static func previousRelease(of staged: JSONValue, among releases: ArraySlice<Loaded>) -> Release? {
         let previous = StagedRelease.base(of: staged).map { $0.serializedBytes(indent: 0) }
-        for release in releases {
-            guard let data = try await store.read(release.sha256), let json = try? JSONReader.parse(data) else {
-                continue
-            }
-            // The release everyone had: not itself staged (a narrower rollout keeps the same base).
-            guard release.staged == nil else { continue }
-            if StagedRelease.base(of: json).map({ $0.serializedBytes(indent: 0) }) == previous { return release }
-        }
-        return nil
+        // The release everyone had: not itself staged (a narrower rollout keeps the same base).
+        return releases.first { loaded in
+            loaded.release.staged == nil
+                && StagedRelease.base(of: loaded.json).map({ $0.serializedBytes(indent: 0) }) == previous
+        }?.release
     }
 }

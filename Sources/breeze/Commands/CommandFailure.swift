@@ -193,4 +193,9 @@ extension CommandFailure {
             throw CommandFailure(CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: url.path]))
         }
     }
+
+    /// ``requireExisting(_:)`` for a destination that is a folder; `s3://…` is not checked here.
+    static func requireExistingDestination(_ destination: String) throws {
+        if !destination.hasPrefix("s3://") { try requireExisting(destination) }
+    }
 }

@@ -23,7 +23,7 @@ struct HistoryCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON: an array of releases, newest first.") var json = false
 
     func run() async throws {
-        if !destination.hasPrefix("s3://") { try CommandFailure.requireExisting(destination) }
+        try CommandFailure.requireExistingDestination(destination)
         let releases: [ReleaseHistory.Release]
         do {
             releases = try await s3.with(destination) { try await ReleaseHistory.list(at: $0) }

@@ -146,7 +146,7 @@ struct ReleaseCommand: AsyncParsableCommand {
 
     /// `--renew`: the live release signed again, unchanged, with a new expiry.
     private func renewLive(at destination: String) async throws {
-        if !destination.hasPrefix("s3://") { try CommandFailure.requireExisting(destination) }
+        try CommandFailure.requireExistingDestination(destination)
         let report: PublisherRollback.Report
         do {
             let signingKeys = try keys.signingKeys()

@@ -30,7 +30,7 @@ struct RevertCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        if !destination.hasPrefix("s3://") { try CommandFailure.requireExisting(destination) }
+        try CommandFailure.requireExistingDestination(destination)
         let report: PublisherRollback.Report
         do {
             let signingKeys = try keys.signingKeys()

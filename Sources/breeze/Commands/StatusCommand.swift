@@ -23,7 +23,7 @@ struct StatusCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON.") var json = false
 
     func run() async throws {
-        if !destination.hasPrefix("s3://") { try CommandFailure.requireExisting(destination) }
+        try CommandFailure.requireExistingDestination(destination)
         let status: ReleaseHistory.Status
         do {
             status = try await s3.with(destination) { try await ReleaseHistory.status(at: $0, now: Date()) }
