@@ -184,6 +184,20 @@ struct ReleaseHistoryTests {
         #expect(listed == [2, 1])
     }
 
+    @Test("status of a repository: its bundles counted from the index, an unsigned release named as such")
+    func repositoryStatus() async throws {
+        let work = try TemporaryFolder("repo-status")
+        let level = try Support.bundle("forest", in: work.url, ["map.txt": "trees"])
+        let repository = work.path("repo/com.example.levels").path
+        #expect(try await BreezeBinary.run(["repo", "add", level.path, repository]).status == 0)
+        let status = try await BreezeBinary.run(["status", repository])
+        #expect(status.status == 0, "\(status.error)")
+        #expect(status.output.contains("an unsigned release, 1 bundle ("), "\(status.output)")
+        #expect(status.output.contains("Everyone gets this release."), "\(status.output)")
+        let json = try Self.json(try await BreezeBinary.run(["status", repository, "--json"])) as? [String: Any]
+        #expect((json?["live"] as? [String: Any])?["files"] as? Int == 1 && json?["root"] as? String == "index.json")
+    }
+
     @Test("Hints to revert carry the options the command was given: key, endpoint, profile, quoted for a shell")
     func revertHintCarriesOptions() async throws {
         let work = try TemporaryFolder("hint")

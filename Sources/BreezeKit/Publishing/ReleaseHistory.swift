@@ -193,7 +193,12 @@ extension ReleaseHistory {
         let release = try ReleaseFields(document: json, source: sha256)
         var paths = Set<String>()
         var sizes: [String: Int64] = [:]
-        var pending = [("", json.array ?? json["files"]?.array ?? json["bundles"]?.array ?? [])]
+        var pending = [("", json.array ?? json["files"]?.array ?? [])]
+        // A repository's index: its bundles, by name, with their archives' sizes.
+        for (name, bundle) in json["bundles"]?.pairs ?? [] {
+            paths.insert(name)
+            sizes[name] = bundle["size"]?.integer ?? 0
+        }
         var read = Set<String>()
         while let (folder, entries) = pending.popLast() {
             for entry in entries {

@@ -39,7 +39,8 @@ struct StatusCommand: AsyncParsableCommand {
         let live = status.live
         let sequence = live.sequence.map { "sequence \($0)" } ?? "an unsigned release"
         var lines = [
-            "\(status.destination): \(sequence), \(live.files) file\(live.files == 1 ? "" : "s") "
+            "\(status.destination): \(sequence), \(live.files) \(status.root == "index.json" ? "bundle" : "file")"
+                + "\(live.files == 1 ? "" : "s") "
                 + "(\(ByteCount(live.bytes)))" + (status.layout.map { ", \($0) layout" } ?? "")
                 + (live.published.map { ", published \(ISO8601Timestamp.format($0))" } ?? "") + "."
         ]
@@ -49,7 +50,10 @@ struct StatusCommand: AsyncParsableCommand {
                 : "Signed by \(live.signers.joined(separator: ", "))."
         )
         for audience in status.audiences {
-            let what = audience.sequence.map { "sequence \($0)" } ?? "the files of the release before it"
+            // Without a sequence (unsigned): the live release, or for the others the one before it.
+            let unnumbered =
+                audience.sequence == nil && audience.who == "everyone" ? "this release" : "the release before it"
+            let what = audience.sequence.map { "sequence \($0)" } ?? unnumbered
             let one = audience.who.hasPrefix("every")
             lines.append(
                 "\(audience.who.prefix(1).uppercased() + audience.who.dropFirst()) \(one ? "gets" : "get") \(what)."
