@@ -143,6 +143,32 @@ struct ManifestSignatureTests {
         }
     }
 
+    @Test(
+        "Where a signature is required, a document that names none is refused before it is parsed; one whose member is spelled with escapes is still read"
+    )
+    func unsignedRefusedUnparsed() throws {
+        func required(_ text: String) -> ManifestError.Problem? {
+            do {
+                _ = try Manifest(data: Data(text.utf8), source: "m.json", maxEntries: .max, requireSignature: true)
+            } catch { return error.problem }
+            return nil
+        }
+        // Broken JSON after the start: refused as unsigned, so it was never parsed.
+        #expect(required(#"{"files": [{"filename": "a.md", "sha": "#) == .unsigned)
+        guard case .invalidJSON? = required(#"{"signatures": [], "files": [{"#) else {
+            Issue.record("a document naming signatures was not parsed")
+            return
+        }
+        // `\u0073ignatures` is `signatures` to a JSON reader: the signature counts.
+        let body = #"{"format": 2, "sequence": 1, "files": [{"filename": "a.md", "sha": "\#(digest)"}]}"#
+        let escaped = try signed(body, by: key).replacingOccurrences(of: "\"signatures\"", with: #""\u0073ignatures""#)
+        #expect(!escaped.contains("signatures"))
+        #expect(required(escaped) == nil)
+        try verify(escaped, trusting: [TrustedKey(key.publicKey)])
+        #expect(RepositoryIndex.mayBeSigned(Data(escaped.utf8)))
+        #expect(!RepositoryIndex.mayBeSigned(Data(body.utf8)))
+    }
+
     @Test("Keys and signature lists that are not what they claim are clear errors")
     func malformed() throws {
         #expect(throws: ManifestSignature.KeyError.self) { try TrustedKey(base64: "not a key") }

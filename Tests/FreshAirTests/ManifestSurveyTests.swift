@@ -33,10 +33,10 @@ struct ManifestSurveyTests {
             let whole = bytes.withUnsafeBytes { ByteSearch.count(of: key, in: $0) }
             let named = bytes.withUnsafeBytes { ByteSearch.firstOffset(of: signatures, in: $0) } != nil
             var released: [Int] = []
-            let (count, found) = Manifest.survey(data, maxEntries: .max, letGo: { released.append($0) })
-            #expect(count == whole && found == named, "round \(round), \(generator)")
+            let survey = Manifest.survey(data, maxEntries: .max, letGo: { released.append($0) })
+            #expect(survey.entries == whole && survey.namesSignatures == named, "round \(round), \(generator)")
             #expect(released == released.sorted() && released.last == bytes.count, "\(generator)")
-            #expect(Manifest.survey(data, maxEntries: 3, letGo: nil).0 == min(3, whole), "\(generator)")
+            #expect(Manifest.survey(data, maxEntries: 3, letGo: nil).entries == min(3, whole), "\(generator)")
         }
     }
 }

@@ -59,4 +59,52 @@ struct DiskFullTests {
             }
         }
     }
+
+    /// Writes the bundle `App` under `root` with one file per entry of `files`, each `size`
+    /// bytes of its own byte value, so that no two share a digest.
+    static func publish(_ files: [(name: String, byte: UInt8)], size: Int, in root: URL) async throws {
+        let bundle = root.appendingPathComponent("App")
+        try? FileManager.default.removeItem(at: bundle)
+        try FileManager.default.createDirectory(at: bundle, withIntermediateDirectories: true)
+        for file in files {
+            try Data(repeating: file.byte, count: size).write(to: bundle.appendingPathComponent(file.name))
+        }
+        let list = files.map { #"{"filename": "\#($0.name)"}"# }.joined(separator: ", ")
+        try Data("[\(list)]".utf8).write(to: bundle.appendingPathComponent("manifest.json"))
+        _ = try await BundleHasher.run(bundle: bundle, check: false, sha256: true)
+        for path in ["manifest.json"] + files.map(\.name) {
+            try PublishedText.uploaded(bundle.appendingPathComponent(path))
+        }
+    }
+
+    @Test(
+        "What a failed update set aside fills the disk: on ENOSPC it is dropped and the update tried once more",
+        .enabled(if: LoopFileSystem.isAvailable("ext4"))
+    )
+    func setAsideDroppedOnFullDisk() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            // 70 files of 1 MiB: about 55 arrive on a 64 MB disk before it is full.
+            try await Self.publish((0..<70).map { ("a\($0).bin", UInt8($0)) }, size: 1 << 20, in: server.root)
+            try await LoopFileSystem.with("ext4", size: "64M") { disk in
+                let store = BundleStore(
+                    root: disk.appendingPathComponent("store"),
+                    liveLink: disk.appendingPathComponent("live")
+                )
+                let sync = BundleSync(
+                    remote: server.url.appendingPathComponent("App/"),
+                    store: store,
+                    configuration: SyncConfiguration()
+                )
+                await #expect(throws: FreshAirError.self) { try await sync.run() }
+                // The next release shares no file with it: what the failed one fetched is of no use.
+                try await Self.publish([("b.bin", 0xEE)], size: 30 << 20, in: server.root)
+                let summary = try await sync.run()
+                #expect(summary.outcome == .updated)
+                let installed = disk.appendingPathComponent("live/b.bin")
+                #expect((try? FileManager.default.attributesOfItem(atPath: installed.path)[.size] as? Int) == 30 << 20)
+                #expect(!FileManager.default.fileExists(atPath: disk.appendingPathComponent("store/interrupted").path))
+            }
+        }
+    }
+
 }

@@ -178,4 +178,38 @@ struct KeyRotationTests {
             )
         }
     }
+    @Test("A key document over 256 KiB is refused as too large; the pinned keys still decide")
+    func oversizedKeyDocument() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let keys = server.root.appendingPathComponent("keys")
+            try FileManager.default.createDirectory(at: keys, withIntermediateDirectories: true)
+            let first = try KeyDocumentWriter.write(
+                members: [a.publicKey],
+                threshold: 1,
+                signers: [a],
+                to: keys.appendingPathComponent("1.json")
+            )
+            let huge =
+                "{\"keys\": [" + Array(repeating: "\"\(a.publicKey.base64)\"", count: 8_000).joined(separator: ",")
+                + "]}"
+            try PublishedText.write(huge, to: keys.appendingPathComponent("2.json"))
+            let bundle = try ExampleBundle.write(in: server.root)
+            _ = try await BundleHasher.run(bundle: bundle)
+            try await sign(bundle, with: [a], step: 1)
+            var client = try ExampleClient(published: server)
+            client.sync.configuration.keyRotation = KeyRotation(
+                pinned: first,
+                updates: server.url.appendingPathComponent("keys/")
+            )
+            do {
+                try await client.sync.run()
+                Issue.record("a 360 KB key document was read")
+            } catch let error as FreshAirError {
+                #expect(error.code == .bodyTooLarge && error.sizeLimit == 256 << 10, "\(error)")
+                #expect(error.localizedDescription.contains("keys/2.json"))
+            }
+            #expect(try client.sync.store.liveRecord() == nil)
+        }
+    }
+
 }

@@ -354,6 +354,22 @@ struct SignedPackageAndRepositoryTests {
         return nil
     }
 
+    @Test("A .sig over 64 KiB is refused as too large, before it is read as JSON; the package is not fetched")
+    func oversizedSignature() async throws {
+        try await PublishedFolder.with(.nginx) { server in
+            let local = try TemporaryFolder("huge-sig")
+            try await pack("v1", in: server)
+            let padding = String(repeating: " ", count: 100 << 10)
+            try PublishedText.write(
+                "{\(padding)\"signatures\": []}",
+                to: server.root.appendingPathComponent("content.tgz.sig")
+            )
+            let failure = await failure(updater(server, local))
+            #expect(failure?.code == .bodyTooLarge && failure?.sizeLimit == 64 << 10, "\(String(describing: failure))")
+            #expect(!FileManager.default.fileExists(atPath: local.path("live/message.txt").path))
+        }
+    }
+
     @Test("A signed package installs; a 304 on its .sig ends the check; tampering, replay and substitution are refused")
     func signedPackage() async throws {
         try await PublishedFolder.with(.nginx) { server in

@@ -22,6 +22,12 @@ enum FuzzTarget: String, CaseIterable {
     case keyDocument = "key-document"
     case chunkIndex = "chunk-index"
     case packageSignature = "package-signature"
+    /// ``PrintableText``: nothing a terminal acts on survives it.
+    case printableText = "printable-text"
+    /// The check that refuses, unparsed, a document naming no signatures where keys are pinned.
+    case signaturePrecheck = "signature-precheck"
+    /// ``ISO8601Timestamp``: release expiry and publish history dates.
+    case iso8601
 
     static let selected: FuzzTarget = {
         let name = ProcessInfo.processInfo.environment["FRESHAIR_FUZZ_TARGET"] ?? ""
@@ -55,7 +61,59 @@ enum FuzzTarget: String, CaseIterable {
         case .keyDocument: _ = try? KeyDocument(data: data, source: "fuzz")
         case .packageSignature: _ = try? PackageSignature(data: data, source: "fuzz")
         case .chunkIndex: chunkIndex(data)
+        case .printableText: printableText(bytes)
+        case .signaturePrecheck: signaturePrecheck(data)
+        case .iso8601: iso8601(bytes)
         }
+    }
+
+    /// Escaped text holds no scalar a terminal would act on (line breaks only where asked to
+    /// keep them), and text that needs no escape comes back unchanged.
+    private func printableText(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        for keep in [false, true] {
+            let shown = PrintableText.escaped(text, keepingLineBreaks: keep)
+            precondition(
+                !shown.unicodeScalars.contains { PrintableText.needsEscape($0, keepingLineBreaks: keep) },
+                "a control survived escaping"
+            )
+            if !text.unicodeScalars.contains(where: { PrintableText.needsEscape($0, keepingLineBreaks: keep) }) {
+                precondition(shown == text, "text with nothing to escape changed")
+            }
+        }
+    }
+
+    /// The pre-check never calls unsigned what a JSON reader finds a `signatures` member in,
+    /// however the key is spelled, so a signed document is never refused unread.
+    private func signaturePrecheck(_ data: Data) {
+        let survey = Manifest.survey(data, maxEntries: 1_000, letGo: nil)
+        precondition(RepositoryIndex.mayBeSigned(data) == !survey.isUnsigned, "two answers to one question")
+        guard survey.isUnsigned, let document = try? JSONReader.parse(Array(data), lenient: true) else { return }
+        precondition(document[ManifestSignature.member] == nil, "a document naming signatures was called unsigned")
+        do {
+            _ = try Manifest(data: data, source: "fuzz", maxEntries: 1_000, requireSignature: true)
+            preconditionFailure("an unsigned document was read where a signature is required")
+        } catch {
+            precondition(error.problem == .unsigned, "refused for another reason first: \(error)")
+        }
+    }
+
+    /// A timestamp read on bytes is written back as the same text, and reads back as the same
+    /// instant; Foundation's fallback and the expiry reader take any text without trapping.
+    private func iso8601(_ bytes: [UInt8]) {
+        let text = String(decoding: bytes, as: UTF8.self)
+        if let date = ISO8601Timestamp.parseUTCSeconds(text) {
+            precondition(ISO8601Timestamp.format(date) == text, "\(text) is written back differently")
+        }
+        if let date = ISO8601Timestamp.parse(text), (0..<253_402_300_800).contains(date.timeIntervalSince1970) {
+            let written = ISO8601Timestamp.format(date)
+            precondition(
+                ISO8601Timestamp.parse(written)?.timeIntervalSince1970 == date.timeIntervalSince1970.rounded(.down),
+                "\(written) reads back as another second"
+            )
+        }
+        let document = JSONValue.object([("files", .array([])), ("expires", .string(text))])
+        _ = try? Manifest(data: Data(document.serializedBytes(indent: 0)), source: "fuzz")
     }
 
     /// A parsed index serializes to bytes that parse back to it; a plan with every block found

@@ -30,7 +30,13 @@ struct DeliveryRun: Sendable {
         // connect meanwhile.
         run.fetcher.transport(for: source.rootURL).connectAhead(to: source.rootURL)
         var summary = try await withDeadline(configuration.deadline, url: source.rootURL) {
-            try await source.runStore.update { update in try await source.deliver(&update, run: run) }
+            do {
+                return try await source.runStore.update { update in try await source.deliver(&update, run: run) }
+            } catch let error as FreshAirError where error.isOutOfSpace {
+                // Unneeded partials went before this try; what earlier failures set aside goes now.
+                guard try await source.runStore.dropInterruptedWorkForSpace() else { throw error }
+                return try await source.runStore.update { update in try await source.deliver(&update, run: run) }
+            }
         }
         summary.requests = run.fetcher.requests.value
         summary.bytesWasted = run.fetcher.ledger.wasted

@@ -267,6 +267,7 @@ struct ManifestTree {
                 data: data,
                 source: source,
                 maxEntries: budget.entriesLeft,
+                requireSignature: isRoot && keys != nil,
                 letGo: letGo,
                 taker: taker
             )

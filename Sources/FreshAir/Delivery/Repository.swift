@@ -396,7 +396,7 @@ public struct Repository: Sendable {
         case .fetched(let document, let validators):
             let data = try document.bytes()  // never spilled: an index is asked for in memory
             // With keys pinned, an index that names no signature is refused before it is parsed.
-            if keys != nil, !RepositoryIndex.namesSignatures(data) {
+            if keys != nil, !RepositoryIndex.mayBeSigned(data) {
                 throw FreshAirError.manifest(ManifestError(source: indexURL.absoluteString, problem: .unsigned))
             }
             let index: RepositoryIndex

@@ -165,6 +165,14 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         }
     }
 
+    /// Whether a write failed for want of space (`ENOSPC`, or `EDQUOT` past a quota).
+    package var isOutOfSpace: Bool {
+        guard case .fileSystem(_, _, _, let error) = reason else { return false }
+        if let posix = error as? POSIXError { return posix.code == .ENOSPC || posix.code == .EDQUOT }
+        let system = error as NSError?
+        return system?.domain == NSPOSIXErrorDomain && [ENOSPC, EDQUOT].contains(Int32(system?.code ?? 0))
+    }
+
     /// The failure below HTTP, for ``Code/transport``.
     package var transportError: TransportError? { underlying as? TransportError }
     /// What is wrong with the manifest, for ``Code/manifest``.

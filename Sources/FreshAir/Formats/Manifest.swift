@@ -84,11 +84,13 @@ package struct Manifest: Sendable, Hashable {
     /// `letGo`, when given, is told as the list is read that the bytes before an offset are not
     /// needed again soon: a mapped document hands their pages back (see `MappedFile`).
     /// `taker`, when given, is offered each entry as it is read; the entries it takes are not in
-    /// ``entries``, which holds the rest.
+    /// ``entries``, which holds the rest. `requireSignature` refuses, before any parse, a
+    /// document that names no signatures (see ``Survey/isUnsigned``).
     init(
         data: Data,
         source: String,
         maxEntries: Int,
+        requireSignature: Bool = false,
         letGo: ((_ before: Int) -> Void)? = nil,
         taker: (any ManifestEntryTaker)? = nil
     ) throws(ManifestError) {
@@ -101,11 +103,13 @@ package struct Manifest: Sendable, Hashable {
         // The list's compact text, which a signature covers in its place (13 MB for 100,000
         // entries, where their values were 37 MB): kept only when the document names
         // `signatures` at all. A key spelled with escapes is not found so; see `release(of:)`.
-        let (expected, namesSignatures) = Self.survey(data, maxEntries: maxEntries, letGo: letGo)
-        if let taker { taker.expect(expected) } else { entries.reserveCapacity(expected) }
+        let survey = Self.survey(data, maxEntries: maxEntries, letGo: letGo)
+        // Where only signed content is accepted, a document that cannot be signed costs no parse.
+        if requireSignature, survey.isUnsigned { throw ManifestError(source: source, problem: .unsigned) }
+        if let taker { taker.expect(survey.entries) } else { entries.reserveCapacity(survey.entries) }
         var read = 0
         var stopped: ManifestError?
-        var listText: [UInt8]? = namesSignatures ? [] : nil
+        var listText: [UInt8]? = survey.namesSignatures ? [] : nil
         let document: JSONValue
         do throws(JSONSyntaxError) {
             document = try JSONReader.parse(data, streaming: "files") { item, end in
@@ -507,35 +511,54 @@ protocol ManifestEntryTaker: AnyObject {
 }
 
 extension Manifest {
+    /// What one pass over a document's bytes finds before it is parsed.
+    struct Survey: Equatable {
+        /// `"filename"` keys, up to the cap asked for.
+        var entries = 0
+        /// Whether `signatures` occurs anywhere.
+        var namesSignatures = false
+        /// Whether a `\u` escape occurs: the only way a key spells `signatures` unseen.
+        var hasUnicodeEscape = false
+
+        /// Whether the document cannot be signed: it names no `signatures` member, even escaped.
+        var isUnsigned: Bool { !namesSignatures && !hasUnicodeEscape }
+    }
+
     /// How many `"filename"` keys `data` has (up to `maxEntries`), and whether it names
     /// `signatures`: one pass, a megabyte at a time, each let go once passed (`letGo`), so that
     /// a mapped root of 14 MB is never held whole for two searches before its parse.
-    static func survey(_ data: Data, maxEntries: Int, letGo: ((_ before: Int) -> Void)?) -> (Int, Bool) {
+    static func survey(_ data: Data, maxEntries: Int, letGo: ((_ before: Int) -> Void)?) -> Survey {
         let (filename, signatures) = (Array(#""filename""#.utf8), Array(ManifestSignature.member.utf8))
+        let escape = Array(#"\u"#.utf8)
         let window = 1 << 20
-        var (count, named) = (0, false)
+        var survey = Survey()
         data.withUnsafeBytes { bytes in
             for start in stride(from: 0, to: bytes.count, by: window) {
                 // A key that starts in this window is counted here, even if it ends in the next.
                 let end = min(bytes.count, start + window + max(filename.count, signatures.count) - 1)
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<end])
                 var offset = 0
-                while count < maxEntries, offset < window,
+                while survey.entries < maxEntries, offset < window,
                     let found = ByteSearch.firstOffset(
                         of: filename,
                         in: UnsafeRawBufferPointer(rebasing: slice[offset...])
                     ),
                     offset + found < window
                 {
-                    count += 1
+                    survey.entries += 1
                     offset += found + filename.count
                 }
-                if !named, let found = ByteSearch.firstOffset(of: signatures, in: slice), found < window {
-                    named = true
+                if !survey.namesSignatures, let found = ByteSearch.firstOffset(of: signatures, in: slice),
+                    found < window
+                {
+                    survey.namesSignatures = true
+                }
+                if !survey.hasUnicodeEscape, let found = ByteSearch.firstOffset(of: escape, in: slice), found < window {
+                    survey.hasUnicodeEscape = true
                 }
                 letGo?(min(start + window, bytes.count))
             }
         }
-        return (count, named)
+        return survey
     }
 }

@@ -73,10 +73,10 @@ package struct RepositoryIndex: Sendable, Hashable, Codable {
     /// index held 406 MB).
     package static let maxBundles = 100_000
 
-    /// Whether `data` says it is signed at all (names a `"signatures"` member): an index that
-    /// does not is refused unparsed where keys are pinned.
-    package static func namesSignatures(_ data: Data) -> Bool {
-        data.withUnsafeBytes { ByteSearch.firstOffset(of: Array(#""signatures""#.utf8), in: $0) != nil }
+    /// Whether `data` may be signed: it names a `signatures` member, or has a `\u` escape that
+    /// could spell one. An index that may not is refused unparsed where keys are pinned.
+    package static func mayBeSigned(_ data: Data) -> Bool {
+        !Manifest.survey(data, maxEntries: 0, letGo: nil).isUnsigned
     }
 
     package init(data: Data, source: String) throws(ManifestError) {

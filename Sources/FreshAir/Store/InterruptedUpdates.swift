@@ -95,6 +95,17 @@ extension BundleStore {
         return nil
     }
 
+    /// The second pass on a full disk: what interrupted updates set aside only saves downloads,
+    /// so it goes, under the lock. Answers whether there was anything to drop (and so whether
+    /// trying again can help).
+    func dropInterruptedWorkForSpace() async throws -> Bool {
+        guard Disk.exists(interruptedPath) else { return false }
+        let lock = try await StoreLock(path: root.appendingPathComponent("lock").path, timeout: lockTimeout)
+        defer { lock.release() }
+        try removeInterruptedWork()
+        return true
+    }
+
     /// Forgets what interrupted updates left, once a new version is live.
     func removeInterruptedWork() throws {
         try Disk.remove(interruptedPath)
