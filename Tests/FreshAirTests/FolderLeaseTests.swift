@@ -27,7 +27,7 @@ struct FolderLeaseTests {
         let mine = store.stagingPath + "/1"
         try FolderLease.claim(mine)
         try FileManager.default.createDirectory(atPath: mine, withIntermediateDirectories: false)
-        #expect(FolderLease.isHeld(mine))
+        #expect(FolderLease.isHeld(mine, now: Date()))
 
         // A process that has exited: its number names nobody now.
         let exited = Process()
@@ -39,7 +39,7 @@ struct FolderLeaseTests {
             to: URL(fileURLWithPath: FolderLease.ownerPath(of: theirs))
         )
         try FileManager.default.createDirectory(atPath: theirs, withIntermediateDirectories: false)
-        #expect(!FolderLease.isHeld(theirs))
+        #expect(!FolderLease.isHeld(theirs, now: Date()))
 
         try store.setAsideInterruptedWork(liveID: nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.stagingPath).sorted() == ["1", "1.owner"])

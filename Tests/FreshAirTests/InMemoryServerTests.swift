@@ -100,7 +100,7 @@ struct InMemoryServerTests {
         publish("one", expires: Date().addingTimeInterval(3600))
         try await sync().run()
         publish("two", expires: Date().addingTimeInterval(3600))
-        let later = sync { $0.clock = { Date().addingTimeInterval(2 * 86_400) } }
+        let later = sync { $0.environment.now = { Date().addingTimeInterval(2 * 86_400) } }
         await #expect {
             try await later.run()
         } throws: { error in

@@ -12,7 +12,11 @@ struct StoreLockTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lock-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let lock = try await StoreLock(path: folder.appendingPathComponent("lock").path, timeout: .seconds(1))
+        let lock = try await StoreLock(
+            path: folder.appendingPathComponent("lock").path,
+            timeout: .seconds(1),
+            environment: .system
+        )
         defer { lock.release() }
         try await body(lock, folder)
     }

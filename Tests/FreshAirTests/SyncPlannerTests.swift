@@ -134,14 +134,24 @@ struct SyncPlannerTests {
 
 @Suite("Retry policy")
 struct RetryPolicyTests {
-    @Test func retryAfterInSecondsOrAsADateIsHonouredUpToTheCap() {
+    @Test(
+        "Retry-After in seconds or as a date is honoured up to the cap; otherwise the back-off doubles, scaled by the jitter"
+    )
+    func delays() {
         let policy = RetryPolicy(maxAttempts: 3, baseDelay: .milliseconds(10), maximumDelay: .seconds(5))
-        #expect(policy.delay(after: 1, retryAfter: "2") == .seconds(2))
-        #expect(policy.delay(after: 1, retryAfter: "120") == .seconds(5))
-        let soon = HTTPDate.format(Date().addingTimeInterval(3))
-        let wait = policy.delay(after: 1, retryAfter: soon)
-        #expect(wait > .seconds(1) && wait <= .seconds(3))
-        #expect(policy.delay(after: 3, retryAfter: nil) <= .milliseconds(40))
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func delay(_ attempt: Int, _ retryAfter: String?, _ fraction: Double = 1) -> Duration {
+            policy.delay(after: attempt, retryAfter: retryAfter, now: now, fraction: fraction)
+        }
+        #expect(delay(1, "2") == .seconds(2))
+        #expect(delay(1, "120") == .seconds(5))
+        #expect(delay(1, HTTPDate.format(now.addingTimeInterval(3))) == .seconds(3))
+        #expect(delay(1, HTTPDate.format(now.addingTimeInterval(-30))) == .zero, "a date passed: no wait")
+        #expect(delay(1, "soon") == .milliseconds(10), "an unreadable Retry-After: the back-off")
+        #expect(delay(3, nil) == .milliseconds(40))
+        #expect(delay(3, nil, 0.5) == .milliseconds(20))
+        #expect(delay(3, nil, 0) == .milliseconds(20), "the jitter never takes off more than half")
+        #expect(delay(30, nil) == .seconds(5), "doubling stops at the cap")
     }
 
     @Test func headerNamesMatchWithoutRegardToCase() {

@@ -251,7 +251,7 @@ struct AttackMatrixTests {
             let problem = await manifestProblem {
                 try await deployment.update {
                     $0.clockSkewTolerance = .zero
-                    $0.clock = { Date().addingTimeInterval(5) }
+                    $0.environment.now = { Date().addingTimeInterval(5) }
                 }
             }
             guard case .expired = problem else {

@@ -296,7 +296,7 @@ struct SignedBundleFreshnessTests {
             _ = try await publishSigned(server, text: "short\n", options: .init(validity: .seconds(1), sequence: 4))
             var expired = try client(server)
             expired.sync.configuration.clockSkewTolerance = .zero
-            expired.sync.configuration.clock = { Date().addingTimeInterval(5) }  // not a real wait
+            expired.sync.configuration.environment.now = { Date().addingTimeInterval(5) }  // not a real wait
             guard case .expired = await problem(expired) else {
                 Issue.record("an expired manifest was not refused")
                 return

@@ -95,7 +95,7 @@ package struct UpdatePromptPolicy: Sendable {
     }
 
     /// Whether to show a prompt for `status` now.
-    package func shouldPrompt(for status: UpdateStatus, now: Date = Date()) -> Bool {
+    package func shouldPrompt(for status: UpdateStatus, now: Date = SyncEnvironment.system.now()) -> Bool {
         switch status {
         case .upToDate: return false
         case .required: return true
@@ -108,7 +108,7 @@ package struct UpdatePromptPolicy: Sendable {
     }
 
     /// Call when the prompt was shown.
-    package func didPrompt(at now: Date = Date()) {
+    package func didPrompt(at now: Date = SyncEnvironment.system.now()) {
         var state = store.load()
         state.lastPrompted = now
         store.save(state)

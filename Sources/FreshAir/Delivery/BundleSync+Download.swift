@@ -38,6 +38,7 @@ extension BundleSync {
         let progress = ProgressCounter(
             filesTotal: summary.filesToDownload,
             bytesExpected: summary.bytesToDownload,
+            uptime: fetcher.environment.uptime,
             report: report
         )
         progress.completeFiles(reused.count)

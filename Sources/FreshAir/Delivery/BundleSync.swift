@@ -221,7 +221,7 @@ public struct BundleSync: ContentUpdater {
                     plannedFor: fingerprint,
                     source: manifestURL.absoluteString,
                     clockSkew: configuration.clockSkewTolerance,
-                    now: configuration.clock()
+                    now: configuration.environment.now()
                 )
             {
                 return .finished(current)
@@ -387,7 +387,12 @@ public struct BundleSync: ContentUpdater {
                     report: report
                 )
             }
-            var record = VersionRecord(id: staged.id, source: baseURL.absoluteString, validators: root.validators)
+            var record = VersionRecord(
+                id: staged.id,
+                source: baseURL.absoluteString,
+                created: configuration.environment.now(),
+                validators: root.validators
+            )
             record.setFiles(downloaded.listing(of: plan))
             Self.record(tree, plannedFor: root.fingerprint, in: &record)
             return record

@@ -19,8 +19,8 @@ struct DeliveryRun: Sendable {
         _ source: some DeliverySource,
         report: @escaping @Sendable (SyncEvent) -> Void
     ) async throws -> SyncSummary {
-        let started = ContinuousClock.now
         let configuration = source.configuration
+        let started = configuration.environment.uptime()
         let run = DeliveryRun(
             fetcher: Fetcher(transport: source.transport, configuration: configuration, localRoot: source.localRoot),
             report: report,
@@ -29,18 +29,27 @@ struct DeliveryRun: Sendable {
         // Every mode's first request goes to the root, once the store is read: its transport may
         // connect meanwhile.
         run.fetcher.transport(for: source.rootURL).connectAhead(to: source.rootURL)
-        var summary = try await withDeadline(configuration.deadline, url: source.rootURL) {
+        let store = {
+            var store = source.runStore
+            store.environment = configuration.environment
+            return store
+        }()
+        var summary = try await withDeadline(
+            configuration.deadline,
+            url: source.rootURL,
+            sleep: configuration.environment.sleep
+        ) {
             do {
-                return try await source.runStore.update { update in try await source.deliver(&update, run: run) }
+                return try await store.update { update in try await source.deliver(&update, run: run) }
             } catch let error as FreshAirError where error.isOutOfSpace {
                 // Unneeded partials went before this try; what earlier failures set aside goes now.
-                guard try await source.runStore.dropInterruptedWorkForSpace() else { throw error }
-                return try await source.runStore.update { update in try await source.deliver(&update, run: run) }
+                guard try await store.dropInterruptedWorkForSpace() else { throw error }
+                return try await store.update { update in try await source.deliver(&update, run: run) }
             }
         }
         summary.requests = run.fetcher.requests.value
         summary.bytesWasted = run.fetcher.ledger.wasted
-        summary.seconds = (ContinuousClock.now - started).seconds
+        summary.seconds = (configuration.environment.uptime() - started).seconds
         report(.finished(summary))
         return summary
     }

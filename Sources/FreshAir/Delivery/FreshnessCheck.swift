@@ -46,7 +46,7 @@ struct FreshnessCheck {
         identityIsExplicit = configuration.expectedIdentity != nil
         minimumSequence = configuration.minimumSequence
         clockSkew = configuration.clockSkewTolerance
-        clock = configuration.clock
+        clock = configuration.environment.now
     }
 
     /// Whether an accepted document's sequence is kept as a high-water mark that outlives the
@@ -102,7 +102,7 @@ struct FreshnessCheck {
             expires,
             source: source,
             clockSkew: configuration.clockSkewTolerance,
-            now: configuration.clock()
+            now: configuration.environment.now()
         )
     }
 

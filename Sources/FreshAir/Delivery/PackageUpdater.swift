@@ -336,7 +336,12 @@ public struct PackageUpdater: Sendable {
         _ = try await update.assemble { staged in
             // The default installer unpacks while the package downloads; others get the file.
             let streaming = archive(from: remote.absoluteString).streaming(into: staged)
-            let progress = ProgressCounter(filesTotal: 1, bytesExpected: job.expectedSize, report: report)
+            let progress = ProgressCounter(
+                filesTotal: 1,
+                bytesExpected: job.expectedSize,
+                uptime: fetcher.environment.uptime,
+                report: report
+            )
             let (outcome, saved) = try await StoreUpdate.withoutLock(lock, store: store, liveID: liveID) {
                 [staged] () async throws -> (FetchOutcome<DownloadedFile>, Int64) in
                 if let signed, let live = installed.live, installed.intact,
@@ -459,7 +464,7 @@ public struct PackageUpdater: Sendable {
             return (bundled, meta?.lastModified)
         }
         guard let bundledDate = meta?.date else { return nil }
-        let latest = Date().addingTimeInterval(configuration.clockSkewTolerance.seconds)
+        let latest = configuration.environment.now().addingTimeInterval(configuration.clockSkewTolerance.seconds)
         // An installed version with no believable date (a server that sent none, or one in the
         // future) cannot be shown older: it stays, rather than the bundled copy on every update.
         guard let installedDate = live.validators?.droppingDate(after: latest).lastModified.flatMap(HTTPDate.parse)
@@ -500,7 +505,13 @@ public struct PackageUpdater: Sendable {
                 )
             }
         }
-        var record = VersionRecord(id: staged.id, source: remote.absoluteString, validators: validators, files: records)
+        var record = VersionRecord(
+            id: staged.id,
+            source: remote.absoluteString,
+            created: configuration.environment.now(),
+            validators: validators,
+            files: records
+        )
         record.origin = origin
         record.packageFormat = format.rawValue
         // With keys pinned, the bundled copy's digest lets a signed document that names the

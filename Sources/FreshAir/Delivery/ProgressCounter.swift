@@ -6,16 +6,25 @@ final class ProgressCounter: Sendable {
     private struct State {
         var files = 0
         var bytes: Int64 = 0
-        var lastReport = ContinuousClock.now
+        var lastReport: Duration
         var reportedBytes: Int64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
+    private let uptime: @Sendable () -> Duration
     private let filesTotal: Int
     private let bytesExpected: Int64?
     private let report: @Sendable (SyncEvent) -> Void
 
-    init(filesTotal: Int, bytesExpected: Int64?, report: @escaping @Sendable (SyncEvent) -> Void) {
+    /// `uptime` is the run's monotonic clock (``SyncEnvironment/uptime``), which paces reports.
+    init(
+        filesTotal: Int,
+        bytesExpected: Int64?,
+        uptime: @escaping @Sendable () -> Duration,
+        report: @escaping @Sendable (SyncEvent) -> Void
+    ) {
+        state = Mutex(State(lastReport: uptime()))
+        self.uptime = uptime
         self.filesTotal = filesTotal
         self.bytesExpected = bytesExpected
         self.report = report
@@ -38,7 +47,7 @@ final class ProgressCounter: Sendable {
     private func emit(force: Bool, _ change: (inout State) -> Void) -> Int {
         let (event, files): (SyncProgress?, Int) = state.withLock { state in
             change(&state)
-            let now = ContinuousClock.now
+            let now = uptime()
             // Every 100 ms, and also at the first bytes and every 1% of the total: a download that
             // stalls in its first 100 ms still shows how far it got.
             let step = max((bytesExpected ?? 0) / 100, 64 << 10)

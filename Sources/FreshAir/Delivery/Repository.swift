@@ -441,7 +441,14 @@ public struct Repository: Sendable {
         let source = indexURL.absoluteString
         try await update.assemble { staged in
             try await BlockingPool.run { [staged] in try staged.write(data, at: BundlePath(trusted: "index.json")) }
-            return described(VersionRecord(id: staged.id, source: source, files: ["index.json": file]))
+            return described(
+                VersionRecord(
+                    id: staged.id,
+                    source: source,
+                    created: configuration.environment.now(),
+                    files: ["index.json": file]
+                )
+            )
         }
         try? await BlockingPool.run { [workFolder] in
             // FreshAir 0.1.0 kept the index in `state.json`, under a lock of its own; both are
@@ -473,6 +480,7 @@ public struct Repository: Sendable {
         let counter = ProgressCounter(
             filesTotal: changed.count,
             bytesExpected: changed.lazy.map { index.bundles[$0]?.size }.knownTotal(),
+            uptime: run.fetcher.environment.uptime,
             report: run.report
         )
         var bytes: Int64 = 0
@@ -610,7 +618,12 @@ public struct Repository: Sendable {
                         streamed: file.teedWholeBody ? streaming : nil
                     )
                     size = file.size
-                    var record = VersionRecord(id: staged.id, source: url.absoluteString, files: records)
+                    var record = VersionRecord(
+                        id: staged.id,
+                        source: url.absoluteString,
+                        created: configuration.environment.now(),
+                        files: records
+                    )
                     record.bundleVersion = version
                     record.repository = id
                     return record

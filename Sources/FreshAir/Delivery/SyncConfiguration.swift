@@ -18,8 +18,9 @@ public struct SyncConfiguration: Sendable {
     /// How far ahead of this device's clock a server's `Last-Modified` may be and still be
     /// remembered; a later one is ignored (see `HTTPValidators`).
     public var clockSkewTolerance: Duration = .seconds(600)
-    /// What time it is, for expiry: the system's clock; a test sets its own instead of waiting.
-    package var clock: @Sendable () -> Date = { Date() }
+    /// The clocks, sleep and random numbers every run reads: the system's; a test drives its own
+    /// instead of waiting (`FreshAirTesting`'s `TestClock`).
+    package var environment = SyncEnvironment.system
     /// The slowest body tolerated: one below it for a whole window is abandoned (and
     /// resumed by the retry or the next sync), so no server can hold a sync open for ever.
     package var minimumThroughput = ThroughputFloor(bytesPerSecond: 1024, window: .seconds(30))

@@ -25,6 +25,8 @@ public struct SyncSchedule: Sendable {
     public var checksAtStart: Bool
     /// Asked before every check; a check it refuses is skipped until the next one.
     public var isAllowed: @Sendable () async -> Bool
+    /// The sleep and random numbers the waits use: the system's; a test drives its own.
+    package var environment = SyncEnvironment.system
 
     /// A schedule: a check every `interval`, give or take `jitter` of it, first at once unless
     /// `checksAtStart` is false, each only when `isAllowed` says so.
@@ -42,7 +44,7 @@ public struct SyncSchedule: Sendable {
 
     /// The wait before the next check: ``interval`` scaled by a random factor in 1 ± ``jitter``.
     public func nextWait() -> Duration {
-        interval * Double.random(in: (1 - jitter)...(1 + jitter))
+        interval * environment.random((1 - jitter)...(1 + jitter))
     }
 
     /// Runs `check` on this schedule and delivers each outcome; failures do not stop it.
@@ -57,7 +59,7 @@ public struct SyncSchedule: Sendable {
         return AsyncStream(unfolding: { [self] in
             while !Task.isCancelled {
                 if waitFirst.withLock({ $0 }) {
-                    do { try await Task.sleep(for: nextWait()) } catch { return nil }
+                    do { try await environment.sleep(nextWait()) } catch { return nil }
                 }
                 waitFirst.withLock { $0 = true }
                 guard await isAllowed() else { continue }

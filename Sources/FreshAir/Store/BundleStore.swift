@@ -32,6 +32,8 @@ public struct BundleStore: Sendable {
     public let stateFolder: URL
     /// How long an update waits for another process's update to finish.
     public var lockTimeout: Duration = .seconds(60)
+    /// The clocks the store's waits and lease ages read: a run sets its configuration's.
+    package var environment = SyncEnvironment.system
 
     /// - Parameters:
     ///   - root: the store's own folder; created when first needed.
@@ -125,7 +127,11 @@ public struct BundleStore: Sendable {
         for path in [root.path, versionsPath, stagingPath, partialsPath, stateFolder.path] {
             try Disk.createDirectory(path)
         }
-        let lock = try await StoreLock(path: root.appendingPathComponent("lock").path, timeout: lockTimeout)
+        let lock = try await StoreLock(
+            path: root.appendingPathComponent("lock").path,
+            timeout: lockTimeout,
+            environment: environment
+        )
         defer { lock.release() }
         let partials = try claimPartials()
         defer { releasePartials(partials) }

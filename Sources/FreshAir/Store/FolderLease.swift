@@ -34,14 +34,14 @@ enum FolderLease {
         try? Disk.remove(ownerPath(of: folder))
     }
 
-    /// Whether an update still fills `folder`.
-    static func isHeld(_ folder: String) -> Bool {
+    /// Whether an update still fills `folder`, at `now` (the store's clock).
+    static func isHeld(_ folder: String, now: Date) -> Bool {
         let owner = ownerPath(of: folder)
         guard let data = try? Disk.read(owner), let modified = Disk.status(owner)?.modified else { return false }
         let pid = Int32(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         return isHeld(
             owner: pid,
-            age: Date().timeIntervalSince1970 - modified,
+            age: now.timeIntervalSince1970 - modified,
             processExists: { kill($0, 0) == 0 || errno == EPERM }
         )
     }

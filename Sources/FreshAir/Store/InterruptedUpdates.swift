@@ -18,14 +18,14 @@ extension BundleStore {
         var leftovers: [String] = []
         for name in Disk.contentsOfDirectory(stagingPath) where !name.hasSuffix(".owner") {
             let staged = stagingPath + "/" + name
-            if FolderLease.isHeld(staged) { continue }
+            if FolderLease.isHeld(staged, now: environment.now()) { continue }
             FolderLease.drop(staged)
             leftovers.append(staged)
         }
         // Owner files whose folder is gone (a process killed between the two writes).
         for name in Disk.contentsOfDirectory(stagingPath) where name.hasSuffix(".owner") {
             let staged = stagingPath + "/" + name.dropLast(".owner".count)
-            if !Disk.exists(staged), !FolderLease.isHeld(staged) { FolderLease.drop(staged) }
+            if !Disk.exists(staged), !FolderLease.isHeld(staged, now: environment.now()) { FolderLease.drop(staged) }
         }
         for name in Disk.contentsOfDirectory(versionsPath) {
             // The record first (or alone): a version without one never went live.
@@ -54,12 +54,12 @@ extension BundleStore {
     func claimPartials() throws -> String {
         for name in Disk.contentsOfDirectory(root.path) where name.hasPrefix("partials-") && !name.hasSuffix(".owner") {
             let folder = root.path + "/" + name
-            if !FolderLease.isHeld(folder) {
+            if !FolderLease.isHeld(folder, now: environment.now()) {
                 try Disk.remove(folder)
                 FolderLease.drop(folder)
             }
         }
-        if !FolderLease.isHeld(partialsPath) {
+        if !FolderLease.isHeld(partialsPath, now: environment.now()) {
             try FolderLease.claim(partialsPath)
             return partialsPath
         }
@@ -100,7 +100,11 @@ extension BundleStore {
     /// trying again can help).
     func dropInterruptedWorkForSpace() async throws -> Bool {
         guard Disk.exists(interruptedPath) else { return false }
-        let lock = try await StoreLock(path: root.appendingPathComponent("lock").path, timeout: lockTimeout)
+        let lock = try await StoreLock(
+            path: root.appendingPathComponent("lock").path,
+            timeout: lockTimeout,
+            environment: environment
+        )
         defer { lock.release() }
         try removeInterruptedWork()
         return true

@@ -20,13 +20,15 @@ import Darwin
 final class StoreLock: Sendable {
     let path: String
     private let timeout: Duration
+    private let environment: SyncEnvironment
     /// The open lock file while the lock is held, else -1.
     private let descriptor = Mutex<Int32>(-1)
 
-    /// Waits up to `timeout` for the lock.
-    init(path: String, timeout: Duration) async throws {
+    /// Waits up to `timeout` for the lock, on `environment`'s clock.
+    init(path: String, timeout: Duration, environment: SyncEnvironment) async throws {
         self.path = path
         self.timeout = timeout
+        self.environment = environment
         try await acquire()
     }
 
@@ -34,13 +36,13 @@ final class StoreLock: Sendable {
     func acquire() async throws {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Disk.failure("open lock file", path) }
-        let deadline = ContinuousClock.now + timeout
+        let deadline = environment.uptime() + timeout
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else {
+            guard errno == EWOULDBLOCK || errno == EINTR, environment.uptime() < deadline else {
                 _ = close(descriptor)
                 throw FreshAirError.storeLocked(path: path)
             }
-            do { try await Task.sleep(for: .milliseconds(25)) } catch {
+            do { try await environment.sleep(.milliseconds(25)) } catch {
                 _ = close(descriptor)
                 throw error
             }

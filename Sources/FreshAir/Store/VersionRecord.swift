@@ -72,7 +72,7 @@ package struct VersionRecord: Sendable, Hashable {
     package init(
         id: Int,
         source: String,
-        created: Date = Date(),
+        created: Date = SyncEnvironment.system.now(),
         validators: HTTPValidators? = nil,
         files: [String: FileRecord] = [:],
         previous: Int? = nil

@@ -52,15 +52,15 @@ package struct ResponseBody: AsyncSequence {
     /// The body, abandoned with a `TransportError/Kind/timeout` once a window of
     /// `floor.window` has passed with fewer than `floor.bytesPerSecond` bytes a second: a server
     /// that dribbles a byte every few seconds never trips an idle timeout, and would hold a
-    /// sync (and its store's lock) for ever.
-    func enforcing(_ floor: ThroughputFloor, url: URL) -> ResponseBody {
+    /// sync (and its store's lock) for ever. `uptime` is the run's monotonic clock.
+    func enforcing(_ floor: ThroughputFloor, url: URL, uptime: @escaping @Sendable () -> Duration) -> ResponseBody {
         var iterator = makeAsyncIterator()
-        var windowStart = ContinuousClock.now
+        var windowStart = uptime()
         var windowBytes: Int64 = 0
         return ResponseBody {
             guard let chunk = try await iterator.next() else { return nil }
             windowBytes += Int64(chunk.count)
-            let elapsed = ContinuousClock.now - windowStart
+            let elapsed = uptime() - windowStart
             if elapsed >= floor.window {
                 let required = Double(floor.bytesPerSecond) * elapsed.seconds
                 guard Double(windowBytes) >= required else {
@@ -72,7 +72,7 @@ package struct ResponseBody: AsyncSequence {
                             + "(SyncConfiguration.minimumThroughput)"
                     )
                 }
-                (windowStart, windowBytes) = (ContinuousClock.now, 0)
+                (windowStart, windowBytes) = (uptime(), 0)
             }
             return chunk
         }

@@ -21,37 +21,48 @@ public struct RetryPolicy: Sendable {
     /// Never retries.
     public static let none = RetryPolicy(maxAttempts: 1)
 
-    /// The wait before attempt `attempt + 1` (attempt counts from 1).
-    func delay(after attempt: Int, retryAfter: String?) -> Duration {
-        if let retryAfter, let requested = Self.parseRetryAfter(retryAfter) {
+    /// The wait before attempt `attempt + 1` (attempt counts from 1): what `Retry-After` asks
+    /// (up to ``maximumDelay``), else the back-off's ceiling scaled by `fraction` (0.5…1, the
+    /// jitter, drawn by the caller). A pure function of its inputs.
+    func delay(after attempt: Int, retryAfter: String?, now: Date, fraction: Double) -> Duration {
+        if let retryAfter, let requested = Self.parseRetryAfter(retryAfter, now: now) {
             return min(requested, maximumDelay)
         }
         let ceiling = min(baseDelay * (1 << min(attempt - 1, 20)), maximumDelay)
-        return .seconds(Double.random(in: ceiling.seconds / 2...ceiling.seconds))
+        return ceiling * min(max(fraction, 0.5), 1)
     }
 
-    /// `Retry-After` as seconds or as an HTTP date.
-    static func parseRetryAfter(_ value: String) -> Duration? {
+    /// `Retry-After` as seconds or as an HTTP date, counted from `now`.
+    static func parseRetryAfter(_ value: String, now: Date) -> Duration? {
         if let seconds = Int(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 { return .seconds(seconds) }
         guard let date = HTTPDate.parse(value) else { return nil }
-        return .seconds(max(0, date.timeIntervalSinceNow))
+        return .seconds(max(0, date.timeIntervalSince(now)))
     }
 
     /// Runs `operation`, retrying transient failures: network errors below HTTP, and
     /// statuses 408, 425, 429 and 5xx (waiting as `Retry-After` asks). What is left after the
     /// last attempt is thrown as a ``FreshAirError``.
-    func run<Result>(_ operation: (_ attempt: Int) async throws -> Result) async throws -> Result {
+    /// Waits go through `environment` (its clock, sleep and jitter).
+    func run<Result>(
+        in environment: SyncEnvironment,
+        _ operation: (_ attempt: Int) async throws -> Result
+    ) async throws -> Result {
         var attempt = 1
         while true {
+            let retryAfter: String?
             do {
                 return try await operation(attempt)
             } catch let failure as StatusFailure {
                 let error = FreshAirError.httpStatus(failure.status, url: failure.url)
                 guard error.isTransient, attempt < maxAttempts else { throw error }
-                try await Task.sleep(for: delay(after: attempt, retryAfter: failure.retryAfter))
+                retryAfter = failure.retryAfter
             } catch let error as FreshAirError where error.isTransient && attempt < maxAttempts {
-                try await Task.sleep(for: delay(after: attempt, retryAfter: nil))
+                retryAfter = nil
             }
+            let fraction = environment.random(0.5...1)
+            try await environment.sleep(
+                delay(after: attempt, retryAfter: retryAfter, now: environment.now(), fraction: fraction)
+            )
             attempt += 1
         }
     }

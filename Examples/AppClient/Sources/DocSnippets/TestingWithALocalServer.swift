@@ -35,4 +35,31 @@ enum TestingWithALocalServer {
         // snippet: end
         return oneRequest && keptWhenDown
     }
+
+    /// Retries on a clock the test drives: a server down for two minutes costs no real time.
+    static func drivenTime(bundle: URL, store: URL) async throws -> Bool {
+        // snippet: test-clock
+        let server = InMemoryServer()
+        try server.publish(folder: bundle, at: "App.freshair")
+        server.answer("App.freshair/manifest.json", with: 503)  // down, with Retry-After: 1
+
+        let clock = TestClock()
+        var configuration = SyncConfiguration()
+        clock.drive(&configuration)  // sleeps wait for clock.advance(by:), not for real time
+        let content = FreshAirContent(
+            remote: server.url("App.freshair/"),
+            folder: store,
+            bundledIn: nil,
+            configuration: configuration,
+            transport: server.transport
+        )
+        let run = Task { try await content.run() }
+        await clock.waitForSleepers(1)  // the first retry is waiting
+        server.answer("App.freshair/manifest.json", with: nil)
+        clock.advance(by: .seconds(1))
+        let installed = try await run.value.outcome == .updated
+        // snippet: end
+        return installed && clock.sleeps == [.seconds(1)]
+    }
+
 }

@@ -27,7 +27,7 @@ extension Fetcher {
         into output: OutputFile
     ) async throws -> Int64 {
         let length = Int(range.upperBound - range.lowerBound + 1)
-        return try await retry.run { _ in
+        return try await retry.run(in: environment) { _ in
             requests.increment()
             let request = HTTPGetRequest(
                 url: url,
@@ -37,7 +37,7 @@ extension Fetcher {
             )
             do {
                 return try await transport(for: url).get(request) { head, body in
-                    let body = body.enforcing(throughput, url: url).counted(by: ledger)
+                    let body = body.enforcing(throughput, url: url, uptime: environment.uptime).counted(by: ledger)
                     guard head.status == 206 else {
                         if head.status == 200 {
                             throw RangeRefused(url: url, detail: "the server ignores Range (answered 200)")

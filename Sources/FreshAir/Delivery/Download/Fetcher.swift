@@ -124,6 +124,8 @@ struct Fetcher: Sendable {
     let throughput: ThroughputFloor
     /// How far a `Last-Modified` may lie ahead of this device's clock.
     let clockSkew: Duration
+    /// The clocks, sleep and random numbers of the run (retry waits, dates from the future).
+    let environment: SyncEnvironment
     let requests = RequestCounter()
     let ledger = TransferLedger()
     /// Reads `file://` URLs, confined to the source's own folder when there is one.
@@ -148,6 +150,7 @@ struct Fetcher: Sendable {
         timeout = configuration.requestTimeout
         throughput = configuration.minimumThroughput
         clockSkew = configuration.clockSkewTolerance
+        environment = configuration.environment
     }
 
     /// `file://` URLs are read from disk (a local folder or archive as a source); every
@@ -162,7 +165,7 @@ struct Fetcher: Sendable {
     }
 
     /// The latest `Last-Modified` believed: now, plus the tolerated clock skew.
-    var latestAcceptableDate: Date { Date().addingTimeInterval(clockSkew.seconds) }
+    var latestAcceptableDate: Date { environment.now().addingTimeInterval(clockSkew.seconds) }
 
     /// Bodies at least this large are hashed on a thread of their own.
     static let backgroundHashingSize: Int64 = 8 << 20
@@ -187,13 +190,13 @@ struct Fetcher: Sendable {
         limit: Int,
         spill: DocumentSpill?
     ) async throws -> FetchOutcome<FetchedDocument> {
-        try await retry.run { _ in
+        try await retry.run(in: environment) { _ in
             requests.increment()
             var request = HTTPGetRequest(url: url, headers: headers, timeout: timeout)
             request.headers += validators?.droppingDate(after: latestAcceptableDate).conditionalHeaders ?? []
             do {
                 return try await transport(for: url).get(request) { head, body in
-                    let body = body.enforcing(throughput, url: url).counted(by: ledger)
+                    let body = body.enforcing(throughput, url: url, uptime: environment.uptime).counted(by: ledger)
                     switch head.status {
                     case 304 where validators != nil: return .notModified
                     case 200:
@@ -248,7 +251,7 @@ struct Fetcher: Sendable {
         // A small file written straight into staging has no side file: a retry within this call
         // resumes what the attempt before it kept, from memory.
         let kept = KeptResumption()
-        return try await retry.run { _ in
+        return try await retry.run(in: environment) { _ in
             requests.increment()
             var request = HTTPGetRequest(
                 url: job.url,
@@ -275,7 +278,7 @@ struct Fetcher: Sendable {
                     try await receive(
                         job,
                         head: head,
-                        body: body.enforcing(throughput, url: job.url).counted(by: ledger),
+                        body: body.enforcing(throughput, url: job.url, uptime: environment.uptime).counted(by: ledger),
                         offset: offset,
                         sidecar: sidecar,
                         kept: kept,
