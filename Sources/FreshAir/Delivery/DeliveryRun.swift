@@ -34,6 +34,8 @@ struct DeliveryRun: Sendable {
             store.environment = configuration.environment
             return store
         }()
+        // Only what earlier runs left may go to make room: this run's own work is what it resumes.
+        let mayMakeRoom = store.hasInterruptedWork()
         var summary = try await withDeadline(
             configuration.deadline,
             url: source.rootURL,
@@ -41,7 +43,7 @@ struct DeliveryRun: Sendable {
         ) {
             do {
                 return try await store.update { update in try await source.deliver(&update, run: run) }
-            } catch let error as FreshAirError where error.isOutOfSpace {
+            } catch let error as FreshAirError where error.isOutOfSpace && mayMakeRoom {
                 // Unneeded partials went before this try; what earlier failures set aside goes now.
                 guard try await store.dropInterruptedWorkForSpace() else { throw error }
                 return try await store.update { update in try await source.deliver(&update, run: run) }

@@ -95,19 +95,34 @@ extension BundleStore {
         return nil
     }
 
-    /// The second pass on a full disk: what interrupted updates set aside only saves downloads,
-    /// so it goes, under the lock. Answers whether there was anything to drop (and so whether
-    /// trying again can help).
+    /// The second pass on a full disk: what interrupted updates left only saves downloads, so it
+    /// goes, under the lock: `interrupted/`, and staged folders no update holds (left where they
+    /// were when the disk had no room to set them aside). Answers whether there was anything to
+    /// drop (and so whether trying again can help).
     func dropInterruptedWorkForSpace() async throws -> Bool {
-        guard Disk.exists(interruptedPath) else { return false }
         let lock = try await StoreLock(
             path: root.appendingPathComponent("lock").path,
             timeout: lockTimeout,
             environment: environment
         )
         defer { lock.release() }
+        let unheld = unheldStagedFolders()
+        guard Disk.exists(interruptedPath) || !unheld.isEmpty else { return false }
         try removeInterruptedWork()
+        for folder in unheld { try Disk.remove(folder) }
         return true
+    }
+
+    /// Whether earlier updates left work behind (set aside, or staged and no longer held): read
+    /// without the lock, as a run begins, to know whether a full disk may be made room on.
+    func hasInterruptedWork() -> Bool {
+        Disk.exists(interruptedPath) || !unheldStagedFolders().isEmpty
+    }
+
+    private func unheldStagedFolders() -> [String] {
+        let now = environment.now()
+        return Disk.contentsOfDirectory(stagingPath).filter { !$0.hasSuffix(".owner") }.map { stagingPath + "/" + $0 }
+            .filter { !FolderLease.isHeld($0, now: now) }
     }
 
     /// Forgets what interrupted updates left, once a new version is live.

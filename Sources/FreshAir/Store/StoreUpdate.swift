@@ -74,10 +74,12 @@ struct StoreUpdate: Sendable {
             }
             return live
         } catch {
-            // What was downloaded and verified so far stays for the next update to reuse.
+            // What was downloaded and verified so far stays for the next update to reuse. The
+            // lease goes even when the set-aside fails (a full disk has no block for
+            // `interrupted/`): a folder still leased to a live process is never set aside or freed.
             try? await BlockingPool.run { [store, staged] in
+                defer { FolderLease.drop(staged.path) }
                 try store.setAside([staged.path])
-                FolderLease.drop(staged.path)
             }
             throw error
         }
