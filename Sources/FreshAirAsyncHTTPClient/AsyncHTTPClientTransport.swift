@@ -202,13 +202,13 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
                     detail: "the TLS connection closed without its closing message"
                 )
             case .handshakeFailed:
-                return TransportError(kind: .connect, url: url, detail: "the TLS handshake failed (\(tlsReasons(tls)))")
+                return TransportError(kind: .tls, url: url, detail: "the TLS handshake failed (\(tlsReasons(tls)))")
             default:
                 return TransportError(kind: .other, url: url, detail: "TLS failed (\(words(tls)))")
             }
         }
         if error is NIOSSLExtraError {  // EOF during the handshake, a name the certificate does not cover
-            return TransportError(kind: .connect, url: url, detail: "TLS could not be set up (\(words(error)))")
+            return TransportError(kind: .tls, url: url, detail: "TLS could not be set up (\(words(error)))")
         }
         if error is NIOSSLCloseTimedOutError {
             return TransportError(kind: .interrupted, url: url, detail: "the TLS connection did not close in time")

@@ -10,12 +10,13 @@ struct Breeze: AsyncParsableCommand {
         commandName: "breeze",
         abstract: "Keep app content current from static hosting: sync, serve and check FreshAir bundles.",
         discussion: """
-            Exit codes: 0 success (updated or already current, valid, nothing stale); 1 validate found errors, \
-            hash --check found stale entries, or another failure; 64 usage; \
-            69 server answered an error status; 75 network failure (try again); \
-            65 content invalid (manifest, hash, size); 66 no such file or folder (a path given, a file:// source); \
-            73 local store or folder problem; \
-            78 configuration (credentials, endpoint, options).
+            Exit codes (sysexits): 0 success (updated or already current, valid, nothing stale); \
+            1 validate found errors, hash --check stale entries, verify damage, or another failure; \
+            64 usage (unknown command or option, a value out of range); 65 invalid content (manifest, \
+            digest, size, signature); 66 no such file or folder; 69 the server answered an error or must \
+            change (redirect, TLS): trying again cannot help; 73 cannot write (store locked, folder \
+            occupied, an existing key or bundle never overwritten); 75 temporary (network, a release \
+            that lost a race): run it again; 78 configuration (credentials, endpoint, a rollout in the way).
             """,
         version: BreezeVersion.current,
         groupedSubcommands: [
@@ -69,7 +70,7 @@ extension Breeze {
         // packages 2.35 -> 2.26 s at 33.3 -> 33.5 MB; 16 x 64 MB, the package and 10,000 files no
         // slower; every peak within 0.6 MB. (On the 2 MB budget it took the repository to 40.7 MB.)
         freshair_set_trim_threshold(4 << 20)
-        if let typo = UnknownCommand(CommandLine.arguments.dropFirst().first) {
+        if let typo = UnknownCommand(Array(CommandLine.arguments.dropFirst())) {
             FileHandle.standardError.write(Data("breeze: error: \(typo)\n".utf8))
             if JSONError.requested { JSONError(message: "\(typo)", exitStatus: 64).print() }
             Foundation.exit(64)
@@ -135,14 +136,16 @@ extension Breeze {
     }
 }
 
-/// A first argument that names no subcommand: answered with the nearest names, where
-/// ArgumentParser would say "3 unexpected arguments".
+/// A first argument that names no subcommand (or `help` followed by one): answered with the
+/// nearest names, where ArgumentParser would say "3 unexpected arguments", or print the root's
+/// help and exit 0 for `breeze help nosuch`.
 struct UnknownCommand: CustomStringConvertible {
     let word: String
     let suggestions: [String]
 
-    init?(_ argument: String?) {
-        guard let argument, !argument.hasPrefix("-") else { return nil }
+    init?(_ arguments: [String]) {
+        let asked = arguments.first == "help" ? arguments.dropFirst().first : arguments.first
+        guard let argument = asked, !argument.hasPrefix("-") else { return nil }
         let names = Breeze.configuration.subcommands.compactMap { $0.configuration.commandName }
         guard !names.contains(argument), argument != "help" else { return nil }
         word = argument

@@ -200,4 +200,40 @@ struct StaticFileServerTests {
         #expect(lines.last == "  … and 3 more")
         #expect(ServedContent.syncLines(ServedContent.items(in: site.path("repos/main/.."), servedAt: base)).count == 2)
     }
+
+    @Test(
+        "breeze serve's sync command for signed content pins its keys, and names the identity when the URL implies another; the command syncs as printed"
+    )
+    func servedSignedContent() async throws {
+        let work = try TemporaryFolder("served-signed")
+        let bundle = work.path("site/App.freshair").path
+        #expect(try await BreezeBinary.run(["init", bundle]).status == 0)
+        #expect(try await BreezeBinary.run(["keygen", work.path("k.key").path]).status == 0)
+        let released = try await BreezeBinary.run([
+            "release", bundle, work.path("out").path, "--key", work.path("k.key").path,
+        ])
+        #expect(released.status == 0, "\(released.error)")
+        let key = try #require(
+            try JSONReader.parse(Array(Data(contentsOf: work.path("out/manifest.json"))))["signatures"]?.array?.first?[
+                "key"
+            ]?.string
+        )
+        try await PublishedFolder.with(.nginx) { server in
+            try FileManager.default.removeItem(at: server.root)
+            try FileManager.default.copyItem(at: work.path("out"), to: server.root)
+            // The released folder served as the root: a device at / would expect "/", not "out".
+            let line = try #require(
+                ServedContent.syncLines(ServedContent.items(in: server.root, servedAt: server.url)).last
+            )
+            #expect(
+                line
+                    == "  breeze sync \(server.url.absoluteString) DIR --trusted-key \(key) --identity out    (a bundle)"
+            )
+            var words = line.trimmingCharacters(in: .whitespaces).components(separatedBy: "    (")[0]
+                .split(separator: " ").map(String.init)
+            words[words.firstIndex(of: "DIR")!] = work.path("device").path
+            let synced = try await BreezeBinary.run(Array(words.dropFirst()))
+            #expect(synced.status == 0 && synced.output.contains("(release 1)"), "\(synced.error)")
+        }
+    }
 }

@@ -304,7 +304,7 @@ struct TransportTests {
     }
 
     @Test(
-        "https:// to a server of plain HTTP fails to connect, saying to use http://",
+        "https:// to a server of plain HTTP fails as TLS (not retried: the URL must change), saying to use http://",
         arguments: TransportKind.allCases
     )
     func httpsToPlainServer(kind: TransportKind) async throws {
@@ -316,8 +316,9 @@ struct TransportTests {
             _ = try await get(kind.make(), url)
         } throws: { error in
             let transport = error as? TransportError
-            return transport?.kind == .connect
+            return transport?.kind == .tls
                 && transport?.detail.contains("serves plain HTTP, use an http:// URL") == true
+                && FreshAirError.transport(transport!).isTransient == false
         }
     }
 

@@ -10,7 +10,10 @@ package enum BundleStarter {
     package static func write(to bundle: URL) async throws -> ManifestGenerator.Report {
         let manager = FileManager.default
         if manager.fileExists(atPath: bundle.appendingPathComponent("manifest.json").path) {
-            throw PackagingError("\(bundle.path) already has a manifest.json; `breeze generate` updates it")
+            throw PackagingError(
+                "\(bundle.path) already has a manifest.json; `breeze generate` updates it",
+                kind: .exists
+            )
         }
         if let existing = try? manager.contentsOfDirectory(atPath: bundle.path), !existing.isEmpty {
             throw PublishError(

@@ -78,7 +78,7 @@ package enum FilePackWriter {
     ) throws -> FilePack {
         let temporary = root.appendingPathComponent(".pack-in-progress" + FilePack.suffix)
         guard FileManager.default.createFile(atPath: temporary.path, contents: nil) else {
-            throw PackagingError("could not create \(temporary.path)")
+            throw PackagingError("could not create \(temporary.path)", kind: .cannotWrite)
         }
         var writer = TarWriter(sink: .plain(try FileHandle(forWritingTo: temporary)))
         for file in files {

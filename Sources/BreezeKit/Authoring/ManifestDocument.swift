@@ -78,7 +78,7 @@ enum ManifestTreeOrder {
         var visiting: Set<String> = []
         func visit(_ folder: String, depth: Int) throws {
             guard depth < 16, visiting.insert(folder).inserted else {
-                throw PackagingError("child manifests nest too deep or form a cycle at \(folder)")
+                throw PackagingError("child manifests nest too deep or form a cycle at \(folder)", kind: .content)
             }
             let document = try ManifestDocument(bundle: bundle, folder: folder)
             for child in document.childFolders

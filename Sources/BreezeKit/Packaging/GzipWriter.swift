@@ -64,6 +64,22 @@ final class GzipWriter {
 
 /// A packaging step that failed, in words for the terminal.
 package struct PackagingError: Error, CustomStringConvertible {
+    /// What kind of problem, for breeze's exit status.
+    package enum Kind: Sendable {
+        /// The content or the command's inputs are wrong (65).
+        case content
+        /// What would be written exists already, and is never overwritten (73).
+        case exists
+        /// Nothing could be written where asked (73).
+        case cannotWrite
+        /// Anything else (1).
+        case failed
+    }
+
     package let description: String
-    package init(_ description: String) { self.description = description }
+    package let kind: Kind
+    package init(_ description: String, kind: Kind = .failed) {
+        self.description = description
+        self.kind = kind
+    }
 }

@@ -31,7 +31,8 @@ package enum PackageWriter {
         // Both refusals come before any folder is made (a repository's, say).
         if BundleFolder.lies(destination, inside: folder) {
             throw PackagingError(
-                "\(output.path) is inside \(folder.path), the folder being packed: each package would hold the one before; write it elsewhere, such as site/\(output.lastPathComponent)"
+                "\(output.path) is inside \(folder.path), the folder being packed: each package would hold the one before; write it elsewhere, such as site/\(output.lastPathComponent)",
+                kind: .content
             )
         }
         let files = try BundleFolder.files(in: folder)
@@ -39,7 +40,10 @@ package enum PackageWriter {
         do {
             try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         } catch {
-            throw PackagingError("could not create the folder \(destination.path) for \(output.lastPathComponent)")
+            throw PackagingError(
+                "could not create the folder \(destination.path) for \(output.lastPathComponent)",
+                kind: .cannotWrite
+            )
         }
         let partial = destination.appendingPathComponent(".\(output.lastPathComponent).\(getpid()).partial").path
         let summary: Summary
@@ -53,7 +57,8 @@ package enum PackageWriter {
             )
             guard rename(partial, output.path) == 0 else {
                 throw PackagingError(
-                    "could not move the package into place at \(output.path): \(String(cString: strerror(errno)))"
+                    "could not move the package into place at \(output.path): \(String(cString: strerror(errno)))",
+                    kind: .cannotWrite
                 )
             }
         } catch {
@@ -108,7 +113,7 @@ package enum PackageWriter {
     static func createFile(_ path: String) throws -> FileHandle {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw PackagingError("could not create \(path): \(String(cString: strerror(errno)))")
+            throw PackagingError("could not create \(path): \(String(cString: strerror(errno)))", kind: .cannotWrite)
         }
         return FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
     }
@@ -254,7 +259,9 @@ struct TarWriter {
             written += Int64(take.count)
             if written == size { break }
         }
-        guard written == size else { throw PackagingError("\(url.path) changed while it was being packed") }
+        guard written == size else {
+            throw PackagingError("\(url.path) changed while it was being packed", kind: .content)
+        }
         try pad(size)
     }
 

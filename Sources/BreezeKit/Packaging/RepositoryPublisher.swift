@@ -25,7 +25,8 @@ package enum RepositoryPublisher {
     ) throws -> Outcome {
         guard (try? BundlePath(name))?.components.count == 1, !name.hasPrefix(".") else {
             throw PackagingError(
-                "'\(name)' is not a plain bundle name: each bundle is a folder on devices, so its name is one path component, not starting with '.'"
+                "'\(name)' is not a plain bundle name: each bundle is a folder on devices, so its name is one path component, not starting with '.'",
+                kind: .content
             )
         }
         let indexURL = repository.appendingPathComponent("index.json")
@@ -135,16 +136,19 @@ package enum RepositoryPublisher {
             let folded = { (text: String) in text.decomposedStringWithCanonicalMapping.lowercased() }
             if let existing = index.bundles.keys.sorted().first(where: { folded($0) == folded(name) }) {
                 throw PackagingError(
-                    "'\(name)' and '\(existing)', already in \(source), would be one folder on Apple devices (their names differ only by case or accents), so every device would refuse the index. Pass --name \(existing) to add a new version of it, or choose another name."
+                    "'\(name)' and '\(existing)', already in \(source), would be one folder on Apple devices (their names differ only by case or accents), so every device would refuse the index. Pass --name \(existing) to add a new version of it, or choose another name.",
+                    kind: .content
                 )
             }
-            throw PackagingError("devices would refuse the index with '\(name)' added: \(error)")
+            throw PackagingError("devices would refuse the index with '\(name)' added: \(error)", kind: .content)
         }
     }
 
     private static func readIndex(_ url: URL) throws -> RepositoryIndex {
         guard let data = try? Data(contentsOf: url) else { return RepositoryIndex() }
-        do { return try RepositoryIndex(data: data, source: url.path) } catch { throw PackagingError("\(error)") }
+        do { return try RepositoryIndex(data: data, source: url.path) } catch {
+            throw PackagingError("\(error)", kind: .content)
+        }
     }
 
     /// Writes the index, its time moved past the old one's second so the server's validators change.

@@ -49,6 +49,8 @@ struct DeliveryRun: Sendable {
                 return try await store.update { update in try await source.deliver(&update, run: run) }
             }
         }
+        // Read once here for every mode: the signed release that is live now.
+        if summary.releaseSequence == nil { summary.releaseSequence = try? store.liveRecord()?.sequence }
         summary.requests = run.fetcher.requests.value
         summary.bytesWasted = run.fetcher.ledger.wasted
         summary.seconds = (configuration.environment.uptime() - started).seconds

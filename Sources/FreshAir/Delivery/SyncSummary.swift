@@ -18,8 +18,11 @@ public struct SyncSummary: Sendable, Hashable, Codable {
 
     /// How the update ended.
     public var outcome: Outcome
-    /// The live version afterwards.
+    /// The live version afterwards: this device's own count of what it installed.
     public var version: Int?
+    /// The signed release live afterwards: the `sequence` its publisher gave it (`breeze
+    /// status` shows the same number), when the content says one. What support asks for.
+    public var releaseSequence: Int?
     /// The root document came back `304 Not Modified`.
     public var notModified: Bool
     /// Files downloaded (a bundle's files, the package, a repository's bundles).
@@ -82,7 +85,8 @@ public struct SyncSummary: Sendable, Hashable, Codable {
 
     // `downloadedPaths` is written as "downloaded", as the list of strings it replaced was.
     enum CodingKeys: String, CodingKey {
-        case outcome, version, notModified, filesDownloaded, bytesDownloaded, filesReused, filesRemoved, requests
+        case outcome, version, releaseSequence, notModified, filesDownloaded, bytesDownloaded, filesReused,
+            filesRemoved, requests
         case filesForOtherDevices, bytesWasted, bytesSaved, filesFromPack, packProblem, filesRepaired, seconds, removed
         case unverifiedSigners, package, repository
         case downloadedPaths = "downloaded"
@@ -126,13 +130,15 @@ public struct SyncSummary: Sendable, Hashable, Codable {
 
     /// ``oneLine`` without the note on unchecked signatures: what moved and what it cost.
     package var movement: String {
-        if let package { return package.oneLine(requests: requests, bytesWasted: bytesWasted) }
-        if let repository { return repository.oneLine(requests: requests, bytesWasted: bytesWasted) }
+        let liveRelease = releaseSequence.map { " Live: release \($0)." } ?? ""
+        if let package { return package.oneLine(requests: requests, bytesWasted: bytesWasted) + liveRelease }
+        if let repository { return repository.oneLine(requests: requests, bytesWasted: bytesWasted) + liveRelease }
         let time = seconds.fixedPoint(2) + "s" + wastedNote(bytesWasted)
         switch outcome {
         case .alreadyCurrent:
             let how = notModified ? "304 Not Modified" : "no file changed"
-            return "Already current (\(how)); \(requests) request\(requests == 1 ? "" : "s"), \(time)."
+            let release = releaseSequence.map { " at release \($0)" } ?? ""
+            return "Already current\(release) (\(how)); \(requests) request\(requests == 1 ? "" : "s"), \(time)."
         case .keptAfterRollback:
             return
                 "Kept version \(version ?? 0): the server still offers the content rolled back from; \(requests) request\(requests == 1 ? "" : "s"), \(time)."
@@ -144,12 +150,13 @@ public struct SyncSummary: Sendable, Hashable, Codable {
                 " The pack failed, and what it did not bring came one file at a time: \($0)"
             }
             let damaged = "\(filesRepaired) damaged file\(filesRepaired == 1 ? "" : "s")"
+            let release = releaseSequence.map { " (release \($0))" } ?? ""
             let head =
                 filesRepaired == 0
-                ? "Updated to version \(version ?? 0)"
+                ? "Updated to version \(version ?? 0)\(release)"
                 : filesRepaired == filesDownloaded && filesRemoved == 0
-                    ? "Repaired \(damaged) as version \(version ?? 0)"
-                    : "Updated to version \(version ?? 0), repairing \(damaged)"
+                    ? "Repaired \(damaged) as version \(version ?? 0)\(release)"
+                    : "Updated to version \(version ?? 0)\(release), repairing \(damaged)"
             return
                 "\(head): \(filesDownloaded) downloaded (\(ByteCount(bytesDownloaded))\(saved)\(packed)), "
                 + "\(filesReused) reused, \(filesRemoved) removed\(elsewhere); \(requests) request\(requests == 1 ? "" : "s"), \(time)."
@@ -167,6 +174,7 @@ extension SyncSummary {
         let values = try decoder.container(keyedBy: CodingKeys.self)
         outcome = try values.decode(Outcome.self, forKey: .outcome)
         version = try values.decodeIfPresent(Int.self, forKey: .version)
+        releaseSequence = try values.decodeIfPresent(Int.self, forKey: .releaseSequence)
         notModified = try values.decode(Bool.self, forKey: .notModified)
         filesDownloaded = try values.decode(Int.self, forKey: .filesDownloaded)
         bytesDownloaded = try values.decode(Int64.self, forKey: .bytesDownloaded)

@@ -281,6 +281,8 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
         case .transport(let error) where error.kind == .redirect:
             return
                 "\(error). The server's redirect must change (or the app must use the final URL): trying again gets the same answer."
+        case .transport(let error) where error.kind == .tls:
+            return "\(error). The server's TLS set-up or the URL must change: trying again gets the same answer."
         case .transport(let error):
             return "\(error). Check the network and the URL, then sync again; downloads resume where they stopped."
         case .manifest(let error):
@@ -344,7 +346,7 @@ public struct FreshAirError: Error, Sendable, CustomStringConvertible, Localized
     public var isTransient: Bool {
         switch reason {
         case .httpStatus(let status, _): return [408, 425, 429, 500, 502, 503, 504].contains(status)
-        case .transport(let error): return error.kind != .other && error.kind != .redirect
+        case .transport(let error): return ![.other, .redirect, .tls].contains(error.kind)
         case .bundledCopyOnly(let error): return error.isTransient
         // A server or CDN edge that compresses now and then may send the plain bytes next time.
         case .unrequestedEncoding: return true

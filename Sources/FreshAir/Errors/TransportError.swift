@@ -4,8 +4,12 @@ package import Foundation
 package struct TransportError: Error, Sendable, CustomStringConvertible {
     /// What kind of failure.
     package enum Kind: Sendable {
-        /// Could not connect (refused, DNS, TLS).
+        /// Could not connect (refused, DNS, offline).
         case connect
+        /// The secure connection could not be made: a handshake with a server that does not
+        /// speak TLS there, a certificate not trusted or out of date. The server or the URL must
+        /// change: trying again gets the same answer.
+        case tls
         /// The server went quiet for longer than the timeout.
         case timeout
         /// The connection closed before the body was complete.
@@ -61,6 +65,7 @@ package struct TransportError: Error, Sendable, CustomStringConvertible {
     package var description: String {
         switch kind {
         case .connect: return "could not connect to \(url.host ?? url.absoluteString): \(detail)"
+        case .tls: return "could not connect securely to \(url.host ?? url.absoluteString): \(detail)"
         case .timeout: return "\(url) timed out: \(detail)"
         case .interrupted: return "the connection for \(url) closed early: \(detail)"
         case .redirect, .other: return "\(url): \(detail)"

@@ -133,21 +133,21 @@ package final class URLSessionTransport: HTTPTransport {
         case .secureConnectionFailed:
             // -1200 on Apple platforms; most often, in development, https:// to a plain server.
             return TransportError(
-                kind: .connect,
+                kind: .tls,
                 url: url,
                 detail: "the secure connection failed (-1200): if the server serves plain HTTP, use an http:// URL"
             )
         case .unknown where urlError.localizedDescription.contains("wrong version number"):
             // FoundationNetworking's (libcurl's) words when the first bytes back were not TLS.
             return TransportError(
-                kind: .connect,
+                kind: .tls,
                 url: url,
                 detail: "the server did not answer in TLS; if it serves plain HTTP, use an http:// URL"
             )
         case .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
             .serverCertificateHasUnknownRoot, .clientCertificateRejected:
             return TransportError(
-                kind: .connect,
+                kind: .tls,
                 url: url,
                 detail: "the secure connection failed (\(urlError.code.rawValue))"
             )

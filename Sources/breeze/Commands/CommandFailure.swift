@@ -20,11 +20,17 @@ struct CommandFailure: Error, CustomStringConvertible {
     /// The library's message, which an app could show as it is, then what a publisher does
     /// about it with breeze: advice naming breeze commands lives here, not in the library.
     var description: String {
-        if let words = Self.fileSystemWords(underlying) { return words }
-        guard let hint = foundHint ?? (underlying as? FreshAirError).flatMap(Self.hint(for:)) else {
-            return "\(underlying)"
-        }
-        return "\(underlying)\nbreeze: hint: \(hint)"
+        guard let hint else { return message }
+        return "\(message)\nbreeze: hint: \(hint)"
+    }
+
+    /// What went wrong, without the hint.
+    var message: String { Self.fileSystemWords(underlying) ?? "\(underlying)" }
+
+    /// What to do about it with breeze, when there is advice beyond the message.
+    var hint: String? {
+        if Self.fileSystemWords(underlying) != nil { return nil }
+        return foundHint ?? (underlying as? FreshAirError).flatMap(Self.hint(for:))
     }
 
     /// Foundation's file errors in words, with the path: never `Error Domain=NSCocoaErrorDomain Code=260 …`.
@@ -130,6 +136,13 @@ struct CommandFailure: Error, CustomStringConvertible {
             case .cannotWrite: return 73  // EX_CANTCREAT
             }
         }
+        if let error = underlying as? PackagingError {
+            switch error.kind {
+            case .content: return 65  // EX_DATAERR
+            case .exists, .cannotWrite: return 73  // EX_CANTCREAT
+            case .failed: return 1
+            }
+        }
         if underlying is ManifestError || underlying is ArchiveError || underlying is JSONSyntaxError { return 65 }
         let error = underlying as NSError
         if error.domain == NSCocoaErrorDomain || error.domain == NSPOSIXErrorDomain {
@@ -154,7 +167,8 @@ struct CommandFailure: Error, CustomStringConvertible {
         switch error.code {
         case .httpStatus where error.url?.isFileURL == true: return 66  // EX_NOINPUT: no server answered
         case .httpStatus: return 69  // EX_UNAVAILABLE
-        case .transport where error.transportError?.kind == .redirect: return 69  // the server must change
+        // A redirect or TLS set-up the server must change: trying again cannot help.
+        case .transport where [.redirect, .tls].contains(error.transportError?.kind): return 69
         case .transport: return 75  // EX_TEMPFAIL
         case .manifest, .hashMismatch, .sizeMismatch, .declaredSizeMismatch, .unrequestedEncoding, .bodyTooLarge,
             .archive, .unsafePath:

@@ -3,14 +3,18 @@ import Foundation
 import FreshAir
 
 /// A failure as a script reads it when it asked for `--json`: one object on standard output,
-/// `{"error": {"code", "message", "exitStatus"}}`, beside the usual line on standard error.
+/// `{"error": {"code", "exitStatus", "message", "hint"}}` (`hint` only when there is one; see
+/// docs/json/error.schema.json), beside the usual lines on standard error.
 struct JSONError: Encodable {
     struct Body: Encodable {
         /// Stable words a script can switch on: the exit status's meaning (`not-found`,
         /// `invalid-content`…), or the library's own code where it has one (`hashMismatch`).
         var code: String
-        var message: String
         var exitStatus: Int32
+        /// What went wrong.
+        var message: String
+        /// What to do about it, when breeze has advice beyond the message.
+        var hint: String?
     }
 
     var error: Body
@@ -18,8 +22,13 @@ struct JSONError: Encodable {
     /// Whether the command line asked for JSON.
     static var requested: Bool { CommandLine.arguments.dropFirst().contains("--json") }
 
-    init(message: String, exitStatus: Int32, libraryCode: String? = nil) {
-        error = Body(code: libraryCode ?? Self.code(for: exitStatus), message: message, exitStatus: exitStatus)
+    init(message: String, exitStatus: Int32, hint: String? = nil, libraryCode: String? = nil) {
+        error = Body(
+            code: libraryCode ?? Self.code(for: exitStatus),
+            exitStatus: exitStatus,
+            message: message,
+            hint: hint
+        )
     }
 
     /// The meaning of each exit status of `breeze --help`, as a script matches it.
@@ -46,6 +55,6 @@ extension CommandFailure {
     /// This failure for a script: the library's code when it comes from FreshAir.
     var json: JSONError {
         let library = (underlying as? FreshAirError).map { "\($0.code)" }
-        return JSONError(message: description, exitStatus: exitCode, libraryCode: library)
+        return JSONError(message: message, exitStatus: exitCode, hint: hint, libraryCode: library)
     }
 }

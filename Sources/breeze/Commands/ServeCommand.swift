@@ -41,6 +41,20 @@ struct ServeCommand: AsyncParsableCommand {
         if let maxConnections {
             try CheckedNumber.require(maxConnections, in: 1...65_536, "--max-connections", "connections")
         }
+        guard Self.resolves(host) else {
+            throw ValidationError(
+                "--host: '\(TerminalText.escaped(host))' is not an address or a name this machine resolves; use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)."
+            )
+        }
+    }
+
+    /// Whether `host` is an address, or a name `getaddrinfo` turns into one.
+    static func resolves(_ host: String) -> Bool {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        defer { if let found { freeaddrinfo(found) } }
+        return getaddrinfo(host, nil, &hints, &found) == 0 && found != nil
     }
 
     func run() async throws {

@@ -91,6 +91,15 @@ struct SyncCommand: AsyncParsableCommand {
     var trustedKeys: [String] = []
 
     @Option(
+        name: .customLong("identity"),
+        help: ArgumentHelp(
+            "With keys pinned: the name a release must be signed for (default: the URL's last path component, as an app expects it).",
+            valueName: "NAME"
+        )
+    )
+    var identity: String?
+
+    @Option(
         name: .customLong("keys"),
         help: "Trust the keys of this key document (`breeze keys create`) instead of --trusted-key."
     )
@@ -277,6 +286,7 @@ struct SyncCommand: AsyncParsableCommand {
         do { configuration.trustedKeys = try trustedKeys.map { try TrustedKey(base64: $0) } } catch {
             throw ValidationError("--trusted-key: \(error)")
         }
+        configuration.expectedIdentity = identity
         if allowLinks { configuration.extraction.symbolicLinks = .allowInside }
         configuration.chunkDeltas.isEnabled = !noChunkDeltas
         if let keyDocument {

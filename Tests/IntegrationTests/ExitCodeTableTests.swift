@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+
+/// The exit-code table of "The breeze command line" (BreezeCommandLine.md), walked: every row
+/// has examples here, run as a user would run them, and every example exits as its row says.
+@Suite("breeze follows one exit-code table")
+struct ExitCodeTableTests {
+    static let article = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Sources/FreshAir/FreshAir.docc/BreezeCommandLine.md")
+
+    /// The codes the article's table lists, in its order.
+    static func documentedCodes() throws -> [Int32] {
+        let text = try String(contentsOf: article, encoding: .utf8)
+        let table = try #require(text.components(separatedBy: "### Exit codes").last)
+        return table.split(separator: "\n").compactMap { line in
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false)
+            guard cells.count > 2 else { return nil }
+            return Int32(cells[1].trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    @Test("Each row's examples exit with its code, and every row has one")
+    func walk() async throws {
+        let work = try TemporaryFolder("exit-codes")
+        let bundle = work.path("site/App.freshair").path
+        func run(_ arguments: [String]) async throws -> BreezeBinary.Run {
+            try await BreezeBinary.run(arguments, environment: ["HOME": work.path("home").path])
+        }
+        #expect(try await run(["init", bundle]).status == 0)
+        #expect(try await run(["keygen", work.path("publisher.key").path]).status == 0)
+        let offline = try LoopbackSocket(listening: false)
+        defer { offline.close() }
+        try PublishedText.write("{ broken", to: work.path("Broken.freshair/manifest.json"))
+        var examples: [(code: Int32, arguments: [String])] = [
+            (0, ["validate", bundle]),
+            (64, ["help", "nosuch"]),
+            (64, ["release", bundle, work.path("out").path, "--rollout", "150"]),
+            (64, ["serve", bundle, "--host", "999.1.1.1"]),
+            (64, ["rollback", bundle]),
+            (65, ["hash", work.path("Broken.freshair").path]),
+            (66, ["validate", work.path("nope").path]),
+            (73, ["keygen", work.path("publisher.key").path]),
+            (73, ["init", bundle]),
+            (75, ["sync", "http://127.0.0.1:\(offline.port)/App.freshair/", work.path("live").path]),
+            (78, ["publish", bundle, "s3://bucket/app", "--endpoint", "http://127.0.0.1:\(offline.port)/"]),
+        ]
+        try await PublishedFolder.with(.nginx) { server in
+            try FileManager.default.copyItem(
+                atPath: bundle,
+                toPath: server.root.appendingPathComponent("App.freshair").path
+            )
+            var tls = URLComponents(url: server.url, resolvingAgainstBaseURL: false)!
+            tls.scheme = "https"
+            examples += [
+                (
+                    65,
+                    [
+                        "sync", server.url.absoluteString + "App.freshair/", work.path("d1").path, "--trusted-key",
+                        "TCoja97EGPXN9Izuu1EbJLU0LnSMDMPBKJoGhuOoaP4=",
+                    ]
+                ),
+                (
+                    69,
+                    ["sync", server.url.absoluteString + "Missing.freshair/", work.path("d2").path, "--attempts", "1"]
+                ),
+                (69, ["sync", tls.url!.absoluteString + "App.freshair/", work.path("d3").path]),
+            ]
+            for (code, arguments) in examples {
+                let result = try await run(arguments)
+                #expect(result.status == code, "breeze \(arguments.joined(separator: " ")): \(result.error)")
+            }
+        }
+        // hash --check after an edit: stale entries (1).
+        try PublishedText.write("changed\n", to: work.path("site/App.freshair/en.lproj/Feature.strings"))
+        let stale = try await run(["hash", bundle, "--check"])
+        #expect(stale.status == 1, "\(stale.error)")
+        examples.append((1, ["hash", bundle, "--check"]))
+        #expect(
+            Set(examples.map(\.code)) == Set(try Self.documentedCodes()),
+            "a row without an example, or an example without a row"
+        )
+    }
+}
+
+/// `--json` as documented: each output checked against its schema in docs/json/.
+@Suite("breeze's JSON follows the schemas in docs/json")
+struct JSONSchemaTests {
+    @Test("A checker that cannot fail proves nothing: it catches a missing, an extra and a mistyped member")
+    func checkerCatches() throws {
+        let error = try JSONSchemaCheck("error.schema.json")
+        #expect(error.problems(in: #"{"error": {"code": "usage", "exitStatus": 64, "message": "m"}}"#).isEmpty)
+        #expect(
+            error.problems(in: #"{"error": {"code": "usage", "exitStatus": 64}}"#) == ["$.error: message is missing"]
+        )
+        #expect(!error.problems(in: #"{"error": {"code": "usage", "exitStatus": 64, "message": "m", "x": 1}}"#).isEmpty)
+        #expect(!error.problems(in: #"{"error": {"code": "usage", "exitStatus": "64", "message": "m"}}"#).isEmpty)
+        #expect(!error.problems(in: #"{"error": {"code": "usage", "exitStatus": 2, "message": "m"}}"#).isEmpty)
+        let history = try JSONSchemaCheck("history.schema.json")
+        let release = #"{"sha256": "a", "signers": [], "files": 1, "bytes": 2, "live": true, "published": "#
+        #expect(history.problems(in: "[\(release) \"2026-12-07T20:29:17Z\"}]").isEmpty)
+        #expect(!history.problems(in: "[\(release) 818000000}]").isEmpty, "seconds since 2001 are not a date")
+    }
+
+    @Test("release, status, history, sync and failures, run as a user would, match their schemas")
+    func outputs() async throws {
+        let work = try TemporaryFolder("json-schemas")
+        let bundle = work.path("site/App.freshair").path
+        let destination = work.path("published").path
+        func run(_ arguments: [String]) async throws -> BreezeBinary.Run {
+            try await BreezeBinary.run(arguments + ["--json"], environment: ["HOME": work.path("home").path])
+        }
+        #expect(try await BreezeBinary.run(["init", bundle]).status == 0)
+        #expect(try await BreezeBinary.run(["keygen", work.path("k.key").path]).status == 0)
+        #expect(try await run(["release", bundle, destination, "--key", work.path("k.key").path]).status == 0)
+        for (file, arguments) in [
+            ("status.schema.json", ["status", destination]),
+            ("history.schema.json", ["history", destination]),
+            ("sync.schema.json", ["sync", destination, work.path("device").path]),
+            ("sync.schema.json", ["sync", destination, work.path("device").path]),
+            ("error.schema.json", ["validate", work.path("nope").path]),
+            ("error.schema.json", ["help", "nosuch"]),
+            ("error.schema.json", ["release", bundle, destination, "--rollout", "150"]),
+            (
+                "error.schema.json",
+                [
+                    "sync", destination, work.path("other").path, "--trusted-key",
+                    "TCoja97EGPXN9Izuu1EbJLU0LnSMDMPBKJoGhuOoaP4=",
+                ]
+            ),
+        ] {
+            let result = try await run(arguments)
+            let problems = try JSONSchemaCheck(file).problems(in: result.output)
+            #expect(problems.isEmpty, "breeze \(arguments.joined(separator: " ")) against \(file): \(problems)")
+        }
+        let synced = try await run(["sync", destination, work.path("device").path])
+        #expect(synced.output.contains("\"releaseSequence\" : 1"), "support can tell which release a device runs")
+    }
+}
