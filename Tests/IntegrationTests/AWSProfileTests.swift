@@ -24,6 +24,14 @@ struct AWSProfileTests {
           addressing_style = path
         [profile sso]
         sso_start_url = https://example.awsapps.com/start
+        [profile ceph]
+        services = local-ceph
+        endpoint_url = https://global.example.com
+        [services local-ceph]
+        s3 =
+          endpoint_url = http://127.0.0.1:7480
+        sts =
+          endpoint_url = http://127.0.0.1:9999
         [profile keys-in-config]
         aws_access_key_id = AKICONFIG
         aws_secret_access_key = secret-config
@@ -42,6 +50,12 @@ struct AWSProfileTests {
         let sso = AWSProfile.resolve(profile: "sso", credentials: credentials, config: config)
         #expect(sso.accessKeyID == nil && sso.unsupportedSource == "sso_start_url")
         #expect(AWSProfile.resolve(profile: "none", credentials: "", config: "").accessKeyID == nil)
+        // `services = NAME`: the s3 block of [services NAME], beside the profile's own endpoint_url.
+        let ceph = AWSProfile.resolve(profile: "ceph", credentials: credentials, config: config)
+        #expect(ceph.s3EndpointURL == "http://127.0.0.1:7480" && ceph.endpointURL == "https://global.example.com")
+        #expect(work.s3EndpointURL == nil, "an s3 block in a profile is not a services section")
+        // Where the keys came from, for errors.
+        #expect(work.keysFile == "credentials" && configOnly.keysFile == "config" && sso.keysFile == nil)
     }
 
     @Test("Environment variables win over the files; AWS_PROFILE and the file locations are honoured")
@@ -54,10 +68,12 @@ struct AWSProfileTests {
         ]
         let fromProfile = try S3Credentials.fromEnvironment(files.merging(["AWS_PROFILE": "work"]) { $1 })
         #expect(fromProfile.accessKeyID == "AKIWORK")
+        #expect(fromProfile.source == "the profile work in \(home.path("credentials").path)")
         let fromEnvironment = try S3Credentials.fromEnvironment(
             files.merging(["AWS_PROFILE": "work", "AWS_ACCESS_KEY_ID": "AKIENV", "AWS_SECRET_ACCESS_KEY": "s"]) { $1 }
         )
         #expect(fromEnvironment.accessKeyID == "AKIENV")
+        #expect(fromEnvironment.source == "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
         #expect(throws: PublishError.self) {
             try S3Credentials.fromEnvironment(files.merging(["AWS_PROFILE": "sso"]) { $1 })
         }

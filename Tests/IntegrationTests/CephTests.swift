@@ -116,6 +116,25 @@ struct CephTests {
             refused.error.contains("403 SignatureDoesNotMatch") && refused.error.contains("AWS_SECRET_ACCESS_KEY"),
             "\(refused.error)"
         )
+        // The same wrong secret from a profile: the error names where the credentials came from.
+        let home = try TemporaryFolder("ceph-profile")
+        try PublishedText.write(
+            "[default]\naws_access_key_id = \(ceph.credentials["AWS_ACCESS_KEY_ID"] ?? "")\naws_secret_access_key = not-it\n",
+            to: home.path(".aws/credentials")
+        )
+        var fromProfile = ceph.credentials
+        (fromProfile["AWS_ACCESS_KEY_ID"], fromProfile["AWS_SECRET_ACCESS_KEY"], fromProfile["HOME"]) = (
+            nil, nil, home.url.path
+        )
+        let profileRefused = try await BreezeBinary.run(
+            ["publish", bundle.path, target, "--endpoint", ceph.endpoint],
+            environment: fromProfile.compactMapValues { $0 }
+        )
+        #expect(
+            profileRefused.status == 78
+                && profileRefused.error.contains("from the profile default in ~/.aws/credentials"),
+            "\(profileRefused.error)"
+        )
     }
 
     @Test("A staged release on the gateway reaches the beta channel only; breeze revert stops it with one new root")

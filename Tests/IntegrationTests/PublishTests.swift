@@ -184,6 +184,57 @@ struct PublishTests {
         }
     }
 
+    @Test(
+        "An endpoint that never answers: said within the note's time, given up within a minute by default; a web server is named as not S3"
+    )
+    func hungOrWrongEndpoint() async throws {
+        // The defaults: 4 tries of 14 s and their back-off stay under a minute; the note comes first.
+        let defaults = S3Options()
+        let backOff = (2...defaults.attempts).reduce(Duration.zero) { total, attempt in
+            total + defaults.retryDelay * (1 << (attempt - 2))
+        }
+        #expect(defaults.idleTimeout * defaults.attempts + backOff < .seconds(60))
+        #expect(defaults.noteWaitingAfter <= .seconds(10) && defaults.noteWaitingAfter < defaults.idleTimeout)
+
+        let hung = try LoopbackSocket(listening: true)
+        defer { hung.close() }
+        let (author, bundle) = try await authoredBundle()
+        defer { withExtendedLifetime(author) {} }
+        let notes = Mutex<[String]>([])
+        var options = S3Options()
+        options.idleTimeout = .seconds(2)
+        options.noteWaitingAfter = .seconds(1)
+        options.attempts = 2
+        options.onRetry = { note in notes.withLock { $0.append(note) } }
+        let credentials = ["AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b", "HOME": author.url.path]
+        await #expect(throws: PublishError.self) {
+            try await PublishDestinations.with(
+                "s3://bucket/apps",
+                endpoint: hung.url("").absoluteString,
+                options: options,
+                environment: credentials
+            ) { destination in try await Publisher.run(source: bundle, to: destination, concurrency: 1) }
+        }
+        let said = notes.withLock { $0 }
+        #expect(said.first?.contains("no answer after 1 s; each try waits up to 2 s, 2 tries") == true, "\(said)")
+
+        // nginx, not S3: its 404 page names no S3 error.
+        try await PublishedFolder.with(.nginx) { server in
+            await #expect {
+                try await PublishDestinations.with(
+                    "s3://bucket/apps",
+                    endpoint: server.url.absoluteString,
+                    options: S3Options(),
+                    environment: credentials
+                ) { destination in try await Publisher.run(source: bundle, to: destination, concurrency: 1) }
+            } throws: { error in
+                let text = "\(error)"
+                return text.contains("failed with HTTP 404;")
+                    && text.contains("is an S3-compatible API, not a web server")
+            }
+        }
+    }
+
     @Test("A package given as a link goes up under the link's name, as the bytes it points to")
     func packageThroughALink() async throws {
         let work = try TemporaryFolder("package-link")

@@ -15,6 +15,11 @@ package struct AWSProfile: Sendable, Equatable {
     package var sessionToken: String?
     package var region: String?
     package var endpointURL: String?
+    /// The `endpoint_url` of the `s3` block of the `[services NAME]` section the profile's
+    /// `services = NAME` names: S3's own, ahead of ``endpointURL``.
+    package var s3EndpointURL: String?
+    /// The file the keys were read from, as errors name it (`~/.aws/credentials`).
+    package var keysFile: String?
     /// A way of getting credentials this reader does not follow (`sso_start_url`, `role_arn`,
     /// `credential_process`), when the profile has no static keys.
     package var unsupportedSource: String?
@@ -28,11 +33,15 @@ package struct AWSProfile: Sendable, Equatable {
         let profile = name ?? environment["AWS_PROFILE"] ?? "default"
         let home = environment["HOME"] ?? NSHomeDirectory()
         let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-        return resolve(
-            profile: profile,
-            credentials: read(environment["AWS_SHARED_CREDENTIALS_FILE"] ?? home + "/.aws/credentials"),
-            config: read(environment["AWS_CONFIG_FILE"] ?? home + "/.aws/config")
-        )
+        let credentialsPath = environment["AWS_SHARED_CREDENTIALS_FILE"] ?? home + "/.aws/credentials"
+        let configPath = environment["AWS_CONFIG_FILE"] ?? home + "/.aws/config"
+        var resolved = resolve(profile: profile, credentials: read(credentialsPath), config: read(configPath))
+        if resolved.keysFile == "credentials" {
+            resolved.keysFile = environment["AWS_SHARED_CREDENTIALS_FILE"] ?? "~/.aws/credentials"
+        } else if resolved.keysFile == "config" {
+            resolved.keysFile = environment["AWS_CONFIG_FILE"] ?? "~/.aws/config"
+        }
+        return resolved
     }
 
     /// The profile from the two files' texts: the credentials file's `[name]` section, then the
@@ -40,7 +49,9 @@ package struct AWSProfile: Sendable, Equatable {
     package static func resolve(profile: String, credentials: String, config: String) -> AWSProfile {
         let fromCredentials = sections(of: credentials)[profile] ?? [:]
         let configSection = profile == "default" ? "default" : "profile \(profile)"
-        let fromConfig = sections(of: config)[configSection] ?? [:]
+        let configSections = sections(of: config)
+        let fromConfig = configSections[configSection] ?? [:]
+        let services = fromConfig["services"].flatMap { configSections["services \($0)"] } ?? [:]
         func value(_ key: String) -> String? { fromCredentials[key] ?? fromConfig[key] }
         let sources = ["sso_start_url", "sso_session", "role_arn", "credential_process", "web_identity_token_file"]
         return AWSProfile(
@@ -50,26 +61,37 @@ package struct AWSProfile: Sendable, Equatable {
             sessionToken: value("aws_session_token"),
             region: fromConfig["region"] ?? fromCredentials["region"],
             endpointURL: fromConfig["endpoint_url"],
+            s3EndpointURL: services["s3.endpoint_url"],
+            keysFile: fromCredentials["aws_access_key_id"] != nil
+                ? "credentials" : fromConfig["aws_access_key_id"] != nil ? "config" : nil,
             unsupportedSource: sources.first { value($0) != nil }
         )
     }
 
     /// An INI file's sections: `[name]` headers, `key = value` lines, `#` and `;` comments.
-    /// Indented lines (a nested `s3 =` block) are skipped.
+    /// Indented lines under a key with no value (`s3 =`) are that key's block, read as
+    /// `s3.endpoint_url`; other indented lines continue nothing breeze reads, and are skipped.
     static func sections(of text: String) -> [String: [String: String]] {
         var sections: [String: [String: String]] = [:]
         var current: String?
+        var block: String?
         for rawLine in text.split(whereSeparator: \.isNewline) {
-            guard let first = rawLine.first, first != " ", first != "\t" else { continue }
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
-            if line.hasPrefix("["), line.hasSuffix("]") {
+            let indented = rawLine.first == " " || rawLine.first == "\t"
+            if !indented, line.hasPrefix("["), line.hasSuffix("]") {
                 current = line.dropFirst().dropLast().trimmingCharacters(in: .whitespaces)
+                block = nil
                 continue
             }
             guard let current, let equals = line.firstIndex(of: "=") else { continue }
             let key = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
             let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if indented {
+                if let block { sections[current, default: [:]]["\(block).\(key)"] = value }
+                continue
+            }
+            block = value.isEmpty ? key : nil
             sections[current, default: [:]][key] = value
         }
         return sections

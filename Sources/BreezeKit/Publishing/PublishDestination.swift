@@ -210,8 +210,9 @@ package enum PublishDestinations {
 
     /// Runs `body` with the destination `text` names: `s3://bucket/prefix` (region from
     /// `region`, `AWS_REGION`, `AWS_DEFAULT_REGION` or the AWS profile's config; an
-    /// S3-compatible server from `endpoint`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL` or the
-    /// profile's `endpoint_url`; credentials as the AWS CLI finds them, ``AWSProfile``), or a
+    /// S3-compatible server from `endpoint`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`, the `s3`
+    /// block of the profile's `services` section, or the profile's `endpoint_url` (the AWS
+    /// CLI's order); credentials as the AWS CLI finds them, ``AWSProfile``), or a
     /// folder path. An S3 destination's connections are its own and closed when `body`
     /// returns or throws.
     package static func with<Result>(
@@ -237,7 +238,9 @@ package enum PublishDestinations {
         let region =
             region ?? environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"] ?? awsProfile.region ?? "us-east-1"
         let endpointText =
-            endpoint ?? environment["AWS_ENDPOINT_URL_S3"] ?? environment["AWS_ENDPOINT_URL"] ?? awsProfile.endpointURL
+            endpoint ?? environment["AWS_ENDPOINT_URL_S3"] ?? environment["AWS_ENDPOINT_URL"] ?? awsProfile
+            .s3EndpointURL
+            ?? awsProfile.endpointURL
         var endpointURL: URL?
         if let endpointText {
             guard let url = URL(string: endpointText), url.scheme == "http" || url.scheme == "https", url.host != nil

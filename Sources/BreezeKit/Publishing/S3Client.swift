@@ -25,8 +25,12 @@ package struct S3Options: Sendable {
     package var createsBucket = false
     /// The longest wait for a connection; a refused one fails at once.
     package var connectTimeout: Duration = .seconds(10)
-    /// The longest silence while a response streams.
-    package var idleTimeout: Duration = .seconds(60)
+    /// The longest silence while a response streams. 14 s: with 4 tries and their back-off, a
+    /// server that takes requests and never answers is given up on within a minute.
+    package var idleTimeout: Duration = .seconds(14)
+    /// A request still unanswered this long is reported through ``onRetry`` (once), so that a
+    /// hung endpoint is not a silent wait.
+    package var noteWaitingAfter: Duration = .seconds(10)
     /// First back-off after a failed attempt; it doubles each time, with jitter.
     package var retryDelay: Duration = .milliseconds(250)
     /// Told, in words, of every request that is tried again and why ("PUT s3://b/k: no answer
@@ -114,6 +118,22 @@ struct S3Client: Sendable {
         payload: Payload? = nil,
         what: String
     ) async throws -> Response {
+        // Requests that send a file may take longer to send than this; those of a few bytes may not.
+        let small: Bool
+        switch payload {
+        case nil: small = true
+        case .bytes(let bytes)?: small = bytes.count < 1 << 20
+        default: small = false
+        }
+        let waiting = Task { [options] in
+            guard small else { return }
+            try await Task.sleep(for: options.noteWaitingAfter)
+            options.onRetry?(
+                "\(what): no answer after \(options.noteWaitingAfter.components.seconds) s; each try waits up to "
+                    + "\(options.idleTimeout.components.seconds) s, \(options.attempts) tries (--timeout sets it)"
+            )
+        }
+        defer { waiting.cancel() }
         var attempt = 1
         while true {
             let response: Response

@@ -33,19 +33,23 @@ package struct S3Destination: PublishDestination {
         let message = S3XML.values(of: "Message", in: response.body).first.flatMap { $0.isEmpty ? nil : ": \($0)" }
         let hint =
             switch code {
-            case "SignatureDoesNotMatch", "InvalidAccessKeyId": "; check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+            case "SignatureDoesNotMatch", "InvalidAccessKeyId":
+                "; check the credentials, from \(client.signer.credentials.source)"
             case "AccessDenied": "; the credentials may not write to this bucket"
             case "NoSuchBucket": "; check its name, or create it: --create-bucket makes it first"
             case "AuthorizationHeaderMalformed", "PermanentRedirect": "; check --region"
             case "SlowDown", "ServiceUnavailable", "InternalError":
                 "; S3 kept asking to slow down or failing after \(options.attempts) attempts: publish again later"
+            // A body with no S3 error in it (a web server's page): whatever answered is not an S3 API.
+            case _ where response.code == nil && response.status >= 400 && !response.body.isEmpty:
+                "; the answer is not S3's (no S3 error in it): check that \(client.endpoint?.absoluteString ?? "the endpoint") is an S3-compatible API, not a web server"
             default: ""
             }
         let kind: PublishError.Kind =
             ["SignatureDoesNotMatch", "InvalidAccessKeyId", "AuthorizationHeaderMalformed", "PermanentRedirect"]
                 .contains(code) ? .configuration : .server
         return PublishError(
-            "\(method) \(description)/\(path) failed with \(response.status) \(code)\(message ?? "")\(hint)",
+            "\(method) \(description)/\(path) failed with \(response.code.map { "\(response.status) \($0)" } ?? code)\(message ?? "")\(hint)",
             kind: kind
         )
     }

@@ -7,11 +7,20 @@ package struct S3Credentials: Sendable {
     package var accessKeyID: String
     package var secretAccessKey: String
     package var sessionToken: String?
+    /// Where they came from, as errors name it: "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY",
+    /// "the profile ci in ~/.aws/credentials".
+    package var source: String
 
-    package init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+    package init(
+        accessKeyID: String,
+        secretAccessKey: String,
+        sessionToken: String? = nil,
+        source: String = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+    ) {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
         self.sessionToken = sessionToken
+        self.source = source
     }
 
     /// As the AWS CLI finds them: `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and, for
@@ -32,7 +41,12 @@ package struct S3Credentials: Sendable {
         }
         let profile = profile ?? AWSProfile.load(environment: environment)
         if let id = profile.accessKeyID, !id.isEmpty, let secret = profile.secretAccessKey, !secret.isEmpty {
-            return S3Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: profile.sessionToken)
+            return S3Credentials(
+                accessKeyID: id,
+                secretAccessKey: secret,
+                sessionToken: profile.sessionToken,
+                source: "the profile \(profile.name) in \(profile.keysFile ?? "~/.aws/credentials")"
+            )
         }
         if let source = profile.unsupportedSource {
             throw PublishError(

@@ -50,8 +50,11 @@ struct S3DestinationOptions: ParsableArguments {
     var profile: String?
     @Option(help: "S3: a canned ACL for every object, such as public-read for a bucket devices read over HTTP.")
     var acl: String?
-    @Option(help: "S3: seconds to wait for an answer before a request is tried again (4 tries in all).")
-    var timeout = 60
+    @Option(
+        help:
+            "S3: seconds without an answer before a request is tried again (4 tries in all: a server that never answers is given up on within a minute)."
+    )
+    var timeout = 14
 
     func validate() throws {
         try CheckedNumber.require(timeout, in: CheckedNumber.timeoutSeconds, "--timeout", "seconds")
