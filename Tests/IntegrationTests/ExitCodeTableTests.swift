@@ -1,3 +1,4 @@
+import BreezeKit
 import Foundation
 import Testing
 
@@ -68,6 +69,12 @@ struct ExitCodeTableTests {
             for (code, arguments) in examples {
                 let result = try await run(arguments)
                 #expect(result.status == code, "breeze \(arguments.joined(separator: " ")): \(result.error)")
+                // No internals in any message: no NSError dump, no Swift type name.
+                let internals = ["Domain=", "Code=", "UserInfo", "Error.", "Error(", "NSCocoa", "NSPOSIX"]
+                #expect(
+                    !internals.contains { result.error.contains($0) || result.output.contains($0) },
+                    "breeze \(arguments.joined(separator: " ")): \(result.error)"
+                )
             }
         }
         // hash --check after an edit: stale entries (1).
@@ -79,6 +86,23 @@ struct ExitCodeTableTests {
             Set(examples.map(\.code)) == Set(try Self.documentedCodes()),
             "a row without an example, or an example without a row"
         )
+    }
+}
+
+@Suite("File errors in words")
+struct FileErrorWordsTests {
+    @Test("Foundation's and the system's file errors name the path and the problem, never the NSError")
+    func words() {
+        let missing = CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: "/site/re\u{301}sume\u{301}.png"])
+        #expect(FileErrorWords.words(missing) == "/site/re\u{301}sume\u{301}.png: no such file or folder")
+        #expect(!FileErrorWords.words(missing).contains("\\u{301}"), "a name prints as typed")
+        let full = NSError(domain: NSPOSIXErrorDomain, code: Int(ENOSPC), userInfo: [NSFilePathErrorKey: "/d/f"])
+        #expect(FileErrorWords.words(full) == "/d/f: the disk is full")
+        let other = NSError(domain: NSPOSIXErrorDomain, code: Int(EIO))
+        #expect(FileErrorWords.words(other) == "a file: \(String(cString: strerror(EIO)))")
+        let hostile = CocoaError(.fileReadNoSuchFile, userInfo: [NSFilePathErrorKey: "/x/\u{1B}]0;owned\u{07}"])
+        #expect(!FileErrorWords.words(hostile).contains("\u{1B}"), "escapes are shown, not sent to the terminal")
+        #expect(FileErrorWords.reason(PublishError("not a file error")) == nil)
     }
 }
 

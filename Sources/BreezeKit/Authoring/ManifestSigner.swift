@@ -40,7 +40,7 @@ package struct SigningKey: Sendable {
                 )
             }
             throw SigningError(
-                "cannot read the signing key \(url.path): \(error.localizedDescription)",
+                "cannot read the signing key \(url.path): \(FileErrorWords.reason(error) ?? "\(error)")",
                 kind: .cannotWrite
             )
         }

@@ -64,7 +64,10 @@ package struct FolderDestination: PublishDestination {
             }
         } catch {
             try? FileManager.default.removeItem(at: temporary)
-            throw PublishError("could not write \(target.path): \(error.localizedDescription)", kind: .local)
+            throw PublishError(
+                "could not write \(target.path): \(FileErrorWords.reason(error) ?? "\(error)")",
+                kind: .local
+            )
         }
         return file.size
     }
@@ -117,7 +120,10 @@ package struct FolderDestination: PublishDestination {
         let url = root.appendingPathComponent(path)
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         do { return try Data(contentsOf: url) } catch {
-            throw PublishError("could not read \(url.path): \(error.localizedDescription)", kind: .local)
+            throw PublishError(
+                "could not read \(url.path): \(FileErrorWords.reason(error) ?? "\(error)")",
+                kind: .local
+            )
         }
     }
 

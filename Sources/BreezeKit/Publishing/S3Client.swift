@@ -190,7 +190,10 @@ struct S3Client: Sendable {
         for (name, value) in signed where name != "host" { request.headers.add(name: name, value: value) }
         if let payload {
             do { request.body = try payload.body() } catch {
-                throw PublishError("could not read what \(method.rawValue) \(path) sends: \(error)", kind: .local)
+                throw PublishError(
+                    "could not read what \(method.rawValue) \(path) sends: \(FileErrorWords.words(error))",
+                    kind: .local
+                )
             }
         }
         let response = try await http.execute(request, timeout: .seconds(300))

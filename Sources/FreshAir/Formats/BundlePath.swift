@@ -31,6 +31,14 @@ package struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertib
         /// Why it was refused.
         package let reason: String
         package var description: String { "unsafe path \"\(path.debugEscaped)\": \(reason)" }
+
+        /// How two names that are one on Apple devices differ, in words: shown as typed, the
+        /// two may look the same.
+        static func difference(_ one: String, _ other: String) -> String {
+            let accents = "Unicode normalization (an accent written as one character in one, as two in the other)"
+            if one == other { return accents }  // canonically equivalent: only the encoding differs
+            return one.lowercased() == other.lowercased() ? "case" : "case and \(accents)"
+        }
     }
 
     /// Checks `text`; see `BundlePath` for what is refused.
@@ -356,8 +364,9 @@ package struct PathCollisions: Sendable {
                 throw BundlePath.Rejection(
                     path: path.string,
                     reason:
-                        "\"\(entry.string.debugEscaped)\" and \"\(earlier.string.debugEscaped)\" differ only by case or Unicode "
-                        + "normalization, and are one name on Apple devices; rename one"
+                        "\"\(entry.string.debugEscaped)\" and \"\(earlier.string.debugEscaped)\" differ only by "
+                        + BundlePath.Rejection.difference(entry.string, earlier.string)
+                        + ", and are one name on Apple devices; rename one"
                 )
             }
             if newNames == 0 { pathHash = hash }
@@ -407,23 +416,7 @@ package struct PathCollisionsKeepingPaths: Sendable {
 }
 
 extension String {
-    /// The string with control and invisible scalars written as `\u{…}`, for messages that
-    /// must show exactly what a hostile name contains.
-    var debugEscaped: String {
-        var result = ""
-        for scalar in unicodeScalars {
-            let value = scalar.value
-            let invisible =
-                value < 0x20 || value == 0x7F || (0x80..<0xA0).contains(value)
-                || scalar.properties.generalCategory == .format || scalar.properties.generalCategory == .nonspacingMark
-                || scalar.properties.generalCategory == .enclosingMark
-                || scalar.properties.isVariationSelector
-            if invisible {
-                result += "\\u{\(String(value, radix: 16, uppercase: true))}"
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
+    /// The string as a person typed it, with only what a terminal would act on escaped
+    /// (``PrintableText``): names in messages.
+    var debugEscaped: String { PrintableText.escaped(self) }
 }

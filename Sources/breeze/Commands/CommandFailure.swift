@@ -33,51 +33,17 @@ struct CommandFailure: Error, CustomStringConvertible {
         return foundHint ?? (underlying as? FreshAirError).flatMap(Self.hint(for:))
     }
 
-    /// Foundation's file errors in words, with the path: never `Error Domain=NSCocoaErrorDomain Code=260 …`.
+    /// Foundation's file errors in words, with the path (``FileErrorWords``); a bundle folder
+    /// without its manifest says how to make one.
     static func fileSystemWords(_ error: any Error) -> String? {
-        let error = error as NSError
-        guard error.domain == NSCocoaErrorDomain || error.domain == NSPOSIXErrorDomain else { return nil }
-        let path =
-            (error.userInfo[NSFilePathErrorKey] as? String) ?? (error.userInfo[NSURLErrorKey] as? URL)?.path ?? "a file"
-        switch fileSystemProblem(error) {
-        case .missing where path.hasSuffix("/manifest.json"):
+        if FileErrorWords.problem(error) == .missing, let path = FileErrorWords.path(of: error),
+            path.hasSuffix("/manifest.json")
+        {
             let folder = String(path.dropLast("/manifest.json".count))
             return
                 "\(folder) has no manifest.json: it is not a bundle folder yet; `breeze generate \(folder)` writes one"
-        case .missing: return "\(path): no such file or folder"
-        case .denied: return "\(path): permission denied; check who owns it, or choose a folder you can write"
-        case .full: return "\(path): the disk is full"
-        case .exists: return "\(path): already exists"
-        case .other:
-            let posix = (error.userInfo[NSUnderlyingErrorKey] as? NSError).flatMap {
-                $0.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32($0.code))) : nil
-            }
-            return "\(path): \(posix ?? error.localizedDescription)"
         }
-    }
-
-    enum FileSystemProblem { case missing, denied, full, exists, other }
-
-    static func fileSystemProblem(_ error: NSError) -> FileSystemProblem {
-        if error.domain == NSPOSIXErrorDomain {
-            switch Int32(error.code) {
-            case ENOENT, ENOTDIR: return .missing
-            case EACCES, EPERM, EROFS: return .denied
-            case ENOSPC, EDQUOT: return .full
-            case EEXIST: return .exists
-            default: return .other
-            }
-        }
-        switch error.code {
-        case CocoaError.fileNoSuchFile.rawValue, CocoaError.fileReadNoSuchFile.rawValue: return .missing
-        case CocoaError.fileReadNoPermission.rawValue, CocoaError.fileWriteNoPermission.rawValue,
-            CocoaError.fileWriteVolumeReadOnly.rawValue:
-            return .denied
-        case CocoaError.fileWriteOutOfSpace.rawValue: return .full
-        case CocoaError.fileWriteFileExists.rawValue: return .exists
-        default:
-            return (error.userInfo[NSUnderlyingErrorKey] as? NSError).map(fileSystemProblem) ?? .other
-        }
+        return FileErrorWords.describe(error)
     }
 
     /// The breeze command that fixes what `error` found on the server, when there is one.
@@ -146,7 +112,7 @@ struct CommandFailure: Error, CustomStringConvertible {
         if underlying is ManifestError || underlying is ArchiveError || underlying is JSONSyntaxError { return 65 }
         let error = underlying as NSError
         if error.domain == NSCocoaErrorDomain || error.domain == NSPOSIXErrorDomain {
-            return Self.fileSystemProblem(error) == .missing ? 66 : 73  // EX_NOINPUT; EX_CANTCREAT
+            return FileErrorWords.problem(error) == .missing ? 66 : 73  // EX_NOINPUT; EX_CANTCREAT
         }
         guard let error = underlying as? FreshAirError else { return 1 }
         return Self.exitCode(for: error)
