@@ -10,7 +10,7 @@ struct InitCommand: AsyncParsableCommand {
         abstract: "Write a starter .freshair bundle that validates: manifest, release notes, one localized feature."
     )
 
-    @Argument(help: "The bundle folder to create.") var directory: String
+    @Argument(help: "The bundle folder to create.", completion: .file()) var directory: String
     @Flag(help: "Print JSON: {\"bundle\", \"files\"}.") var json = false
 
     func run() async throws {
@@ -70,7 +70,7 @@ struct HashCommand: AsyncParsableCommand {
             "Children first, so parents record their children's new digests. With --check nothing changes and the exit code is 1 when anything is stale."
     )
 
-    @Argument(help: "The bundle folder.") var bundle = "."
+    @Argument(help: "The bundle folder.", completion: .file()) var bundle = "."
     @Flag(help: "Change nothing; list stale entries and exit 1 if there are any (for CI).") var check = false
     @Flag(help: "Move SHA-1 manifests to SHA-256.") var sha256 = false
     @Option(
@@ -120,7 +120,7 @@ struct GenerateCommand: AsyncParsableCommand {
             "Write or update manifest.json from the folder, inferring conditions from paths, asset catalogs and release notes."
     )
 
-    @Argument(help: "The bundle folder.") var bundle = "."
+    @Argument(help: "The bundle folder.", completion: .file()) var bundle = "."
     @Flag(help: "Use SHA-256 even where a manifest uses SHA-1.") var sha256 = false
     @Option(help: "The language every device falls back to: its .lproj gets no language condition.")
     var developmentLanguage = "en"
@@ -195,7 +195,7 @@ struct ValidateCommand: AsyncParsableCommand {
             "Check a bundle (JSON, shapes, digests, conditions, paths, translations, images), or install a package or repository as a device would."
     )
 
-    @Argument(help: "The bundle folder, a package file (.tgz, .tar.gz, .tar, .gz, .zip) or a repository folder.")
+    @Argument(help: "The bundle folder, a package file (.tgz, .tar.gz, .tar, .gz, .zip) or a repository folder.", completion: .file())
     var target = "."
     @Flag(help: "Print JSON.") var json = false
 
@@ -255,7 +255,7 @@ struct PlanCommand: AsyncParsableCommand {
         abstract: "List the files a device with this environment would download, with sizes; writes nothing."
     )
 
-    @Argument(help: "A bundle URL, or a bundle folder on disk.") var source: String
+    @Argument(help: "A bundle URL, or a bundle folder on disk.", completion: .file()) var source: String
     @Option(name: .customLong("env"), help: ArgumentHelp("Set a condition key.", valueName: "KEY=VALUE"))
     var environment: [String] = []
     @Flag(help: "Print JSON.") var json = false

@@ -5,7 +5,7 @@ import FreshAir
 
 /// Options shared by the commands that read a content folder as a device would.
 struct ContentOptions: ParsableArguments {
-    @Argument(help: "The content folder (a synced DIR, or a bundle being authored).")
+    @Argument(help: "The content folder (a synced DIR, or a bundle being authored).", completion: .file())
     var bundle: String
 
     @Option(help: "The device's locale, e.g. fr_FR.")

@@ -8,7 +8,10 @@ struct DemoCommand: AsyncParsableCommand {
         abstract: "Serve a built-in example bundle on loopback and show a sync, an edit, a 304 and an upgrade."
     )
 
-    @Option(help: "Where to write the example, kept afterwards (default: a temporary folder, removed at the end).")
+    @Option(
+        help: "Where to write the example, kept afterwards (default: a temporary folder, removed at the end).",
+        completion: .directory
+    )
     var workspace: String?
 
     func run() async throws {

@@ -8,7 +8,7 @@ struct PackageCommand: ParsableCommand {
         abstract: "Pack a folder as a .tgz (or .tar) package, optionally with the .meta an app's bundled copy needs."
     )
 
-    @Argument(help: "The folder to pack.")
+    @Argument(help: "The folder to pack.", completion: .file())
     var folder: String
 
     @Option(name: .shortAndLong, help: "The package to write: NAME.tgz, NAME.tar.gz or NAME.tar.")
@@ -65,10 +65,10 @@ struct RepositoryCommand: ParsableCommand {
             abstract: "Add FOLDER as the next version of bundle NAME; the version moves only when the content changed."
         )
 
-        @Argument(help: "The bundle's content.")
+        @Argument(help: "The bundle's content.", completion: .file())
         var folder: String
 
-        @Argument(help: "The repository folder (<source>/<repo id>), holding index.json.")
+        @Argument(help: "The repository folder (<source>/<repo id>), holding index.json.", completion: .file())
         var repository: String
 
         @Option(help: "The bundle's name (default: the folder's name).")

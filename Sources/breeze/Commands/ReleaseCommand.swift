@@ -39,9 +39,9 @@ struct ReleaseCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The bundle folder, package file or repository folder (with --renew: the destination).")
+    @Argument(help: "The bundle folder, package file or repository folder (with --renew: the destination).", completion: .file())
     var source: String
-    @Argument(help: "A folder, or s3://BUCKET/PREFIX; for a package, the folder it goes into, or its own path there.")
+    @Argument(help: "A folder, or s3://BUCKET/PREFIX; for a package, the folder it goes into, or its own path there.", completion: .file())
     var destination: String?
     @Flag(
         help: ArgumentHelp(

@@ -21,7 +21,7 @@ struct RevertCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "A folder, or s3://BUCKET/PREFIX.") var destination: String
+    @Argument(help: "A folder, or s3://BUCKET/PREFIX.", completion: .file()) var destination: String
     @Option(help: "The sequence of the release to publish again (default: the one before the current).")
     var to: Int?
     @OptionGroup var keys: SigningKeyOptions

@@ -13,10 +13,10 @@ struct RollbackCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The directory a `breeze sync` keeps current.")
+    @Argument(help: "The directory a `breeze sync` keeps current.", completion: .file())
     var directory: String
 
-    @Option(help: "The store folder, if `breeze sync` was given one.")
+    @Option(help: "The store folder, if `breeze sync` was given one.", completion: .directory)
     var store: String?
 
     @Flag(help: "Print JSON: {\"version\", \"source\"}.") var json = false

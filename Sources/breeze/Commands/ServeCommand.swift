@@ -9,7 +9,7 @@ struct ServeCommand: AsyncParsableCommand {
             "Serve a folder over HTTP with ETag, Last-Modified, 304, Range and the Cache-Control publish sets, for development."
     )
 
-    @Argument(help: "The folder to serve.")
+    @Argument(help: "The folder to serve.", completion: .file())
     var directory: String
 
     @Option(help: "The address to bind. Keep 127.0.0.1 unless other machines must reach it.")

@@ -9,7 +9,7 @@ struct KeygenCommand: AsyncParsableCommand {
         abstract: "Create an Ed25519 signing key for `breeze sign`; prints the public key apps pin."
     )
 
-    @Argument(help: "Where to write the private key (never overwritten; readable by you only).") var keyFile: String
+    @Argument(help: "Where to write the private key (never overwritten; readable by you only).", completion: .file()) var keyFile: String
     @Flag(help: "Print JSON: {\"keyFile\", \"publicKey\"}.") var json = false
 
     func run() async throws {
@@ -43,7 +43,7 @@ struct SignCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The bundle folder, package file or repository folder.") var target = "."
+    @Argument(help: "The bundle folder, package file or repository folder.", completion: .file()) var target = "."
     /// `--key FILE` (repeat for several signers), `--key -`, `--key-env NAME` and `--expires`, as `release` takes them.
     @OptionGroup var keys: SigningKeyOptions
     @Option(
@@ -163,7 +163,7 @@ struct KeysCommand: AsyncParsableCommand {
         )
         var members: [String] = []
         @Option(help: "How many distinct member keys must sign content.") var threshold = 1
-        @Option(name: .customLong("key"), help: "A private key file that signs this document; repeat.") var keys:
+        @Option(name: .customLong("key"), help: "A private key file that signs this document; repeat.", completion: .file()) var keys:
             [String]
         @Flag(help: "Print JSON: {\"output\", \"version\", \"threshold\", \"keys\"}.") var json = false
 
@@ -212,7 +212,7 @@ struct KeysCommand: AsyncParsableCommand {
             commandName: "create",
             abstract: "Write version 1, signed by its own threshold."
         )
-        @Argument(help: "Where to write it, e.g. keys/1.json.") var output: String
+        @Argument(help: "Where to write it, e.g. keys/1.json.", completion: .file()) var output: String
         @OptionGroup var options: Options
         func run() async throws {
             do { try options.write(previous: nil, to: output) } catch { throw CommandFailure(error) }
@@ -224,8 +224,8 @@ struct KeysCommand: AsyncParsableCommand {
             commandName: "rotate",
             abstract: "Write the version after PREVIOUS: add, replace or revoke keys."
         )
-        @Argument(help: "The current key document.") var previous: String
-        @Argument(help: "Where to write the next version, e.g. keys/2.json.") var output: String
+        @Argument(help: "The current key document.", completion: .file()) var previous: String
+        @Argument(help: "Where to write the next version, e.g. keys/2.json.", completion: .file()) var output: String
         @OptionGroup var options: Options
         func run() async throws {
             do {

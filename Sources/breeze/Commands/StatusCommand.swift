@@ -18,7 +18,7 @@ struct StatusCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "A folder, or s3://BUCKET/PREFIX.") var destination: String
+    @Argument(help: "A folder, or s3://BUCKET/PREFIX.", completion: .file()) var destination: String
     @OptionGroup var s3: S3DestinationOptions
     @Flag(help: "Print JSON.") var json = false
 

@@ -21,11 +21,12 @@ struct SyncCommand: AsyncParsableCommand {
 
     @Argument(
         help:
-            "The bundle folder URL, the package URL, the repository's index.json URL (or its source URL with --repo); file:// URLs and local paths too."
+            "The bundle folder URL, the package URL, the repository's index.json URL (or its source URL with --repo); file:// URLs and local paths too.",
+        completion: .file()
     )
     var url: String
 
-    @Argument(help: "Where the live content appears.")
+    @Argument(help: "Where the live content appears.", completion: .file())
     var directory: String
 
     @Option(
@@ -34,7 +35,7 @@ struct SyncCommand: AsyncParsableCommand {
     )
     var environment: [String] = []
 
-    @Option(help: "The store folder (versions, staging, partial downloads).")
+    @Option(help: "The store folder (versions, staging, partial downloads).", completion: .directory)
     var store: String?
 
     @Option(
@@ -66,7 +67,7 @@ struct SyncCommand: AsyncParsableCommand {
     )
     var headers: [String] = []
 
-    @Option(help: "A package's bundled default copy (with an optional <package>.meta beside it).")
+    @Option(help: "A package's bundled default copy (with an optional <package>.meta beside it).", completion: .file())
     var bundled: String?
 
     @Option(help: "Sync the repository with this id from the source URL.")
@@ -101,7 +102,8 @@ struct SyncCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("keys"),
-        help: "Trust the keys of this key document (`breeze keys create`) instead of --trusted-key."
+        help: "Trust the keys of this key document (`breeze keys create`) instead of --trusted-key.",
+        completion: .file()
     )
     var keyDocument: String?
 

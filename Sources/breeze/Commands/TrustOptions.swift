@@ -10,7 +10,8 @@ struct TrustOptions: ParsableArguments {
         help: ArgumentHelp(
             "Trust https servers whose certificates this CA signed (PEM), in place of the system's roots: a staging server's private CA.",
             valueName: "PEM"
-        )
+        ),
+        completion: .file(extensions: ["pem", "crt"])
     )
     var caFile: String?
 

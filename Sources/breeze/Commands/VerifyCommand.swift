@@ -14,7 +14,7 @@ struct VerifyCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The directory a `breeze sync` keeps current.")
+    @Argument(help: "The directory a `breeze sync` keeps current.", completion: .file())
     var directory: String
 
     @Option(help: "The store folder, if `breeze sync` was given one.")
