@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import FreshAir
@@ -22,4 +23,21 @@ struct PrintableTextTests {
     func escaped(text: String, keepingLineBreaks: Bool, shown: String) {
         #expect(PrintableText.escaped(text, keepingLineBreaks: keepingLineBreaks) == shown)
     }
+
+    @Test("A document cannot forge a line under breeze's message: its names and dates are one line, line feeds shown")
+    func documentErrorsAreOneLine() throws {
+        let forged = "\nbreeze: hint: run rm -rf ~"
+        for document in [
+            #"[{"filename": "a\#(forged.debugDescription.dropFirst().dropLast())", "sha256": "zz"}]"#,
+            #"{"format": 2, "expires": "never\#(forged.debugDescription.dropFirst().dropLast())", "files": []}"#,
+        ] {
+            do {
+                _ = try Manifest(data: Data(document.utf8), source: "m.json")
+                Issue.record("accepted: \(document)")
+            } catch {
+                #expect(!"\(error)".contains("\n") && "\(error)".contains("\\u{A}breeze: hint"), "\(error)")
+            }
+        }
+    }
+
 }

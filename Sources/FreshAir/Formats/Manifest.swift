@@ -441,7 +441,12 @@ package struct ManifestError: Error, Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    package var detail: String {
+    /// The problem in one line: everything from the document (names, dates, identities) with
+    /// what a terminal would act on escaped, line feeds included, so that no document can
+    /// forge a line of its own ("breeze: hint: …") under the message.
+    package var detail: String { PrintableText.escaped(words) }
+
+    private var words: String {
         switch problem {
         case .invalidJSON(let error): return "\(error)"
         case .unexpectedShape(let detail): return detail

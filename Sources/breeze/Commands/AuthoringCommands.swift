@@ -195,7 +195,10 @@ struct ValidateCommand: AsyncParsableCommand {
             "Check a bundle (JSON, shapes, digests, conditions, paths, translations, images), or install a package or repository as a device would."
     )
 
-    @Argument(help: "The bundle folder, a package file (.tgz, .tar.gz, .tar, .gz, .zip) or a repository folder.", completion: .file())
+    @Argument(
+        help: "The bundle folder, a package file (.tgz, .tar.gz, .tar, .gz, .zip) or a repository folder.",
+        completion: .file()
+    )
     var target = "."
     @Flag(help: "Print JSON.") var json = false
 

@@ -41,7 +41,10 @@ struct PublishCommand: AsyncParsableCommand {
     )
 
     @Argument(help: "The bundle folder, package file or repository folder.", completion: .file()) var source: String
-    @Argument(help: "A folder, or s3://BUCKET/PREFIX; for a package, the folder it goes into, or its own path there.", completion: .file())
+    @Argument(
+        help: "A folder, or s3://BUCKET/PREFIX; for a package, the folder it goes into, or its own path there.",
+        completion: .file()
+    )
     var destination: String
     @OptionGroup var s3: S3DestinationOptions
     @Flag(help: "S3: make the bucket first if it does not exist (a new Ceph, MinIO or R2 server has none).")

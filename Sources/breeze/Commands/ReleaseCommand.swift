@@ -39,9 +39,15 @@ struct ReleaseCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "The bundle folder, package file or repository folder (with --renew: the destination).", completion: .file())
+    @Argument(
+        help: "The bundle folder, package file or repository folder (with --renew: the destination).",
+        completion: .file()
+    )
     var source: String
-    @Argument(help: "A folder, or s3://BUCKET/PREFIX; for a package, the folder it goes into, or its own path there.", completion: .file())
+    @Argument(
+        help: "A folder, or s3://BUCKET/PREFIX; for a package, the folder it goes into, or its own path there.",
+        completion: .file()
+    )
     var destination: String?
     @Flag(
         help: ArgumentHelp(

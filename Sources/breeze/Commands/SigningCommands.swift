@@ -9,7 +9,8 @@ struct KeygenCommand: AsyncParsableCommand {
         abstract: "Create an Ed25519 signing key for `breeze sign`; prints the public key apps pin."
     )
 
-    @Argument(help: "Where to write the private key (never overwritten; readable by you only).", completion: .file()) var keyFile: String
+    @Argument(help: "Where to write the private key (never overwritten; readable by you only).", completion: .file())
+    var keyFile: String
     @Flag(help: "Print JSON: {\"keyFile\", \"publicKey\"}.") var json = false
 
     func run() async throws {
@@ -163,8 +164,11 @@ struct KeysCommand: AsyncParsableCommand {
         )
         var members: [String] = []
         @Option(help: "How many distinct member keys must sign content.") var threshold = 1
-        @Option(name: .customLong("key"), help: "A private key file that signs this document; repeat.", completion: .file()) var keys:
-            [String]
+        @Option(
+            name: .customLong("key"),
+            help: "A private key file that signs this document; repeat.",
+            completion: .file()
+        ) var keys: [String]
         @Flag(help: "Print JSON: {\"output\", \"version\", \"threshold\", \"keys\"}.") var json = false
 
         func write(previous: KeyDocument?, to output: String) throws {

@@ -5,7 +5,11 @@ import Foundation
 /// Where `release` and `revert` take signing keys from: files, standard input, or an
 /// environment variable (as CI secrets are), so a key never has to be a file on disk.
 struct SigningKeyOptions: ParsableArguments {
-    @Option(name: .customLong("key"), help: "A private key file from `breeze keygen`, or - for standard input.", completion: .file())
+    @Option(
+        name: .customLong("key"),
+        help: "A private key file from `breeze keygen`, or - for standard input.",
+        completion: .file()
+    )
     var keyFiles: [String] = []
     @Option(help: "The name of an environment variable holding a private key file's text.") var keyEnv: String?
     @Option(help: "Days until devices refuse a newly signed release.") var expires = 30
