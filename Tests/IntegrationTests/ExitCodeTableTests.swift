@@ -77,6 +77,15 @@ struct ExitCodeTableTests {
                 )
             }
         }
+        // A release works on a scratch copy: its errors name the source's files, not the copy's.
+        try PublishedText.write("broken", to: work.path("site/App.freshair/release_notes.json"))
+        let broken = try await run(["release", bundle, work.path("out").path, "--key", work.path("publisher.key").path])
+        #expect(
+            broken.status == 65 && broken.error.contains("App.freshair/release_notes.json: invalid JSON"),
+            "\(broken.error)"
+        )
+        #expect(!broken.error.contains("breeze-release-"), "\(broken.error)")
+        try FileManager.default.removeItem(at: work.path("site/App.freshair/release_notes.json"))
         // hash --check after an edit: stale entries (1).
         try PublishedText.write("changed\n", to: work.path("site/App.freshair/en.lproj/Feature.strings"))
         let stale = try await run(["hash", bundle, "--check"])

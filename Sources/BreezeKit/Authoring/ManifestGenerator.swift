@@ -111,7 +111,10 @@ package enum ManifestGenerator {
     static func featureConditions(in folder: URL) throws -> [String: String] {
         let url = folder.appendingPathComponent("release_notes.json")
         guard let data = try? Data(contentsOf: url) else { return [:] }
-        let object = try JSONValue.parse(data)
+        let object: JSONValue
+        do { object = try JSONValue.parse(data) } catch {
+            throw PackagingError("\(url.path): \(error) (`breeze validate` lists every problem)", kind: .content)
+        }
         guard case .array(let releases)? = object["releases"] else { return [:] }
         var result: [String: String] = [:]
         for release in releases {

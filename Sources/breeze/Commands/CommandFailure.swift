@@ -25,12 +25,12 @@ struct CommandFailure: Error, CustomStringConvertible {
     }
 
     /// What went wrong, without the hint.
-    var message: String { Self.fileSystemWords(underlying) ?? "\(underlying)" }
+    var message: String { ScratchCopy.withSourcePaths(Self.fileSystemWords(underlying) ?? "\(underlying)") }
 
     /// What to do about it with breeze, when there is advice beyond the message.
     var hint: String? {
         if Self.fileSystemWords(underlying) != nil { return nil }
-        return foundHint ?? (underlying as? FreshAirError).flatMap(Self.hint(for:))
+        return (foundHint ?? (underlying as? FreshAirError).flatMap(Self.hint(for:))).map(ScratchCopy.withSourcePaths)
     }
 
     /// Foundation's file errors in words, with the path (``FileErrorWords``); a bundle folder
