@@ -58,6 +58,10 @@ let package = Package(
                 "CSystemCalls",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
+            // Apple's privacy manifest: the file timestamps and sizes (stat, lstat, fstat,
+            // fstatat) the store reads are of files in the app's own or App Group container
+            // (C617.1); no tracking, nothing collected. See docs/APPLE.md.
+            resources: [.copy("PrivacyInfo.xcprivacy")],
             swiftSettings: strict
         ),
         .target(

@@ -102,12 +102,18 @@ public struct ConditionEnvironment: Sendable, Hashable {
         return environment
     }
 
-    /// The main screen's scale, when there is one and this runs on the main thread (UIKit's
-    /// and AppKit's screens belong to the main actor); `nil` otherwise.
+    /// The display scale of the current traits (UIKit) or the main screen (AppKit), when this
+    /// runs on the main thread (both belong to the main actor) and one is known; `nil`
+    /// otherwise. Not `UIScreen`: unavailable on visionOS, `main` deprecated in the 26 SDKs;
+    /// `UITraitCollection.displayScale` is available on iOS, Mac Catalyst, tvOS and visionOS
+    /// (docs/APPLE.md), and 0 where unspecified.
     private static var screenScale: Double? {
         #if canImport(UIKit) && !os(watchOS)
         guard Thread.isMainThread else { return nil }
-        return MainActor.assumeIsolated { Double(UIScreen.main.scale) }
+        return MainActor.assumeIsolated {
+            let scale = Double(UITraitCollection.current.displayScale)
+            return scale > 0 ? scale : nil
+        }
         #elseif canImport(AppKit)
         guard Thread.isMainThread else { return nil }
         return MainActor.assumeIsolated { NSScreen.main.map { Double($0.backingScaleFactor) } }

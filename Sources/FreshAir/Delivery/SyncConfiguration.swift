@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 
 /// Limits and policies shared by every delivery mode.
 public struct SyncConfiguration: Sendable {
