@@ -18,7 +18,9 @@ struct AppleSeamTests {
                 let text = try String(contentsOf: file, encoding: .utf8)
                 for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
                 where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
-                    lines.append((file.path.replacingOccurrences(of: root.path + "/", with: ""), number + 1, String(line)))
+                    lines.append(
+                        (file.path.replacingOccurrences(of: root.path + "/", with: ""), number + 1, String(line))
+                    )
                 }
             }
         }

@@ -22,7 +22,9 @@ struct PrivacyManifestTests {
         "NSPrivacyAccessedAPICategoryActiveKeyboards": ["activeInputModes"],
     ]
 
-    @Test("Every category whose calls appear in Sources/FreshAir is declared with a reason, and none is declared unused")
+    @Test(
+        "Every category whose calls appear in Sources/FreshAir is declared with a reason, and none is declared unused"
+    )
     func declaresWhatIsCalled() throws {
         let manifest = try #require(
             try PropertyListSerialization.propertyList(
@@ -32,7 +34,9 @@ struct PrivacyManifestTests {
         )
         #expect(manifest["NSPrivacyTracking"] as? Bool == false)
         #expect((manifest["NSPrivacyCollectedDataTypes"] as? [Any])?.isEmpty == true)
-        let declared = (manifest["NSPrivacyAccessedAPITypes"] as? [[String: Any]] ?? []).reduce(into: [String: [String]]()) {
+        let declared = (manifest["NSPrivacyAccessedAPITypes"] as? [[String: Any]] ?? []).reduce(
+            into: [String: [String]]()
+        ) {
             $0[$1["NSPrivacyAccessedAPIType"] as? String ?? ""] = $1["NSPrivacyAccessedAPITypeReasons"] as? [String]
         }
         var code = ""

@@ -22,6 +22,18 @@ struct DiskFullTests {
         for path in ["manifest.json", name] { try PublishedText.uploaded(bundle.appendingPathComponent(path)) }
     }
 
+    /// A device whose store and live link are on `disk`, syncing the bundle `App` of `server`.
+    static func device(on disk: URL, syncing server: PublishedFolder) -> BundleSync {
+        BundleSync(
+            remote: server.url.appendingPathComponent("App/"),
+            store: BundleStore(
+                root: disk.appendingPathComponent("store"),
+                liveLink: disk.appendingPathComponent("live")
+            ),
+            configuration: SyncConfiguration()
+        )
+    }
+
     @Test(
         "A 100 MB release fails on a 64 MB disk; the 20 MB release after it installs",
         .enabled(if: LoopFileSystem.isAvailable("ext4"))
@@ -30,15 +42,7 @@ struct DiskFullTests {
         try await PublishedFolder.with(.nginx) { server in
             try await Self.publish("big.bin", size: 100 << 20, in: server.root)
             try await LoopFileSystem.with("ext4", size: "64M") { disk in
-                let store = BundleStore(
-                    root: disk.appendingPathComponent("store"),
-                    liveLink: disk.appendingPathComponent("live")
-                )
-                let sync = BundleSync(
-                    remote: server.url.appendingPathComponent("App/"),
-                    store: store,
-                    configuration: SyncConfiguration()
-                )
+                let sync = Self.device(on: disk, syncing: server)
                 await #expect(throws: FreshAirError.self) { try await sync.run() }
                 let left = try FileManager.default.subpathsOfDirectory(atPath: disk.path)
                 #expect(left.contains { $0.contains("partials/") }, "no partial kept to resume: \(left)")
@@ -86,15 +90,7 @@ struct DiskFullTests {
             // 70 files of 1 MiB: about 55 arrive on a 64 MB disk before it is full.
             try await Self.publish((0..<70).map { ("a\($0).bin", UInt8($0)) }, size: 1 << 20, in: server.root)
             try await LoopFileSystem.with("ext4", size: "64M") { disk in
-                let store = BundleStore(
-                    root: disk.appendingPathComponent("store"),
-                    liveLink: disk.appendingPathComponent("live")
-                )
-                let sync = BundleSync(
-                    remote: server.url.appendingPathComponent("App/"),
-                    store: store,
-                    configuration: SyncConfiguration()
-                )
+                let sync = Self.device(on: disk, syncing: server)
                 await #expect(throws: FreshAirError.self) { try await sync.run() }
                 // The next release shares no file with it: what the failed one fetched is of no use.
                 try await Self.publish([("b.bin", 0xEE)], size: 30 << 20, in: server.root)
