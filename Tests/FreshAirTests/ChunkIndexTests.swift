@@ -63,6 +63,36 @@ struct ChunkIndexTests {
         return (fetched, fetches.count, Array(found.offsets))
     }
 
+    @Test(
+        "A large search is sampled first: a rewritten file stops after the sample and fetches whole; a file with an insertion and edits is searched whole and found"
+    )
+    func sampledSearch() throws {
+        let size = Int(BlockFinder.sampledSearch) + (8 << 20)
+        let old = randomBytes(size, seed: 11)
+        let oldFile = try TemporaryFile(old)
+        func find(_ new: [UInt8]) throws -> (BlockFinder.Found, ChunkIndex) {
+            let newIndex = try TemporaryFile(new).index()
+            let found = try BlockFinder.find(
+                newIndex,
+                opening: { [path = oldFile.path] in try InputFile(path: path) },
+                oldIndex: nil
+            )
+            return (found, newIndex)
+        }
+        // Rewritten: nothing in the sample, so the search stops there.
+        let (rewritten, _) = try find(randomBytes(size, seed: 12))
+        #expect(rewritten.offsets.allSatisfy { $0 == nil })
+        #expect(rewritten.searched <= 16 * (256 << 10) + 16 * 4096, "searched \(rewritten.searched) bytes")
+        // One byte inserted near the start and a few bytes changed: every block past them is found.
+        var edited = old
+        edited.insert(7, at: 1_000)
+        for place in stride(from: 5_000_000, to: size - 1, by: 9_000_000) { edited[place] ^= 0xFF }
+        let (shifted, index) = try find(edited)
+        let found = shifted.offsets.filter { $0 != nil }.count
+        #expect(found >= index.blocks.count - 16, "found \(found) of \(index.blocks.count) blocks")
+        #expect(shifted.searched >= Int64(size), "searched whole: \(shifted.searched)")
+    }
+
     @Test("Blocks of 4 KB cover the file, 8 bytes each; the form round-trips; the digest is the file's")
     func roundTrip() throws {
         let bytes = randomBytes((2 << 20) + 1000, seed: 1)
