@@ -41,16 +41,22 @@ struct DeliveryRun: Sendable {
             url: source.rootURL,
             sleep: configuration.environment.sleep
         ) {
+            func attempt() async throws -> SyncSummary {
+                try await store.update { update in
+                    var summary = try await source.deliver(&update, run: run)
+                    // For every mode: the signed release live now, from the record the update holds.
+                    if summary.releaseSequence == nil { summary.releaseSequence = update.live?.sequence }
+                    return summary
+                }
+            }
             do {
-                return try await store.update { update in try await source.deliver(&update, run: run) }
+                return try await attempt()
             } catch let error as FreshAirError where error.isOutOfSpace && mayMakeRoom {
                 // Unneeded partials went before this try; what earlier failures set aside goes now.
                 guard try await store.dropInterruptedWorkForSpace() else { throw error }
-                return try await store.update { update in try await source.deliver(&update, run: run) }
+                return try await attempt()
             }
         }
-        // Read once here for every mode: the signed release that is live now.
-        if summary.releaseSequence == nil { summary.releaseSequence = try? store.liveRecord()?.sequence }
         summary.requests = run.fetcher.requests.value
         summary.bytesWasted = run.fetcher.ledger.wasted
         summary.seconds = (configuration.environment.uptime() - started).seconds
