@@ -117,6 +117,15 @@ public struct BundleStore: Sendable {
         }
     }
 
+    /// The store's lock, waited for up to ``lockTimeout`` on the store's clock.
+    func takeLock() async throws -> StoreLock {
+        try await StoreLock(
+            path: root.appendingPathComponent("lock").path,
+            timeout: lockTimeout,
+            environment: environment
+        )
+    }
+
     /// Runs `body` holding the store's lock, after setting aside what an interrupted update
     /// left (see ``setAsideInterruptedWork(liveID:)``). Every change to the store goes through here.
     ///
@@ -127,11 +136,7 @@ public struct BundleStore: Sendable {
         for path in [root.path, versionsPath, stagingPath, partialsPath, stateFolder.path] {
             try Disk.createDirectory(path)
         }
-        let lock = try await StoreLock(
-            path: root.appendingPathComponent("lock").path,
-            timeout: lockTimeout,
-            environment: environment
-        )
+        let lock = try await takeLock()
         defer { lock.release() }
         let partials = try claimPartials()
         defer { releasePartials(partials) }

@@ -15,13 +15,8 @@ extension BundleStore {
     /// live, to `interrupted/`. Called with the store's lock held, before an update begins.
     /// A staged folder another update is still filling (``FolderLease``) stays where it is.
     func setAsideInterruptedWork(liveID: Int?) throws {
-        var leftovers: [String] = []
-        for name in Disk.contentsOfDirectory(stagingPath) where !name.hasSuffix(".owner") {
-            let staged = stagingPath + "/" + name
-            if FolderLease.isHeld(staged, now: environment.now()) { continue }
-            FolderLease.drop(staged)
-            leftovers.append(staged)
-        }
+        var leftovers = unheldStagedFolders()
+        for staged in leftovers { FolderLease.drop(staged) }
         // Owner files whose folder is gone (a process killed between the two writes).
         for name in Disk.contentsOfDirectory(stagingPath) where name.hasSuffix(".owner") {
             let staged = stagingPath + "/" + name.dropLast(".owner".count)
@@ -100,11 +95,7 @@ extension BundleStore {
     /// were when the disk had no room to set them aside). Answers whether there was anything to
     /// drop (and so whether trying again can help).
     func dropInterruptedWorkForSpace() async throws -> Bool {
-        let lock = try await StoreLock(
-            path: root.appendingPathComponent("lock").path,
-            timeout: lockTimeout,
-            environment: environment
-        )
+        let lock = try await takeLock()
         defer { lock.release() }
         let unheld = unheldStagedFolders()
         guard Disk.exists(interruptedPath) || !unheld.isEmpty else { return false }
