@@ -12,10 +12,9 @@ package enum ServedContent {
         package var kind: Kind
         /// The URL `breeze sync` takes for it.
         package var url: URL
-        /// The keys its signed document names (`--trusted-key` for each), and the identity it
-        /// is signed for when a device at `url` would expect another (`--identity`).
-        package var signers: [String] = []
-        package var identity: String?
+        /// Where its signed document would be on disk (a root manifest, an index, a `.sig`),
+        /// read only when its sync command is printed (see ``syncLines(_:limit:)``).
+        package var document: URL?
     }
 
     /// The items under `root`, served at `base`, in path order: `root` itself when it is a
@@ -23,25 +22,30 @@ package enum ServedContent {
     package static func items(in root: URL, servedAt base: URL) -> [Item] {
         listed(in: root, servedAt: base).map { item in
             var item = item
-            let folder = root.appendingPathComponent(String(item.url.path.dropFirst(base.path.count)))
-            let document =
+            let local = root.appendingPathComponent(String(item.url.path.dropFirst(base.path.count)))
+            item.document =
                 switch item.kind {
-                case .bundle: folder.appendingPathComponent("manifest.json")
-                case .repository: folder
-                case .package: folder.appendingPathExtension("sig")
+                case .bundle: local.appendingPathComponent("manifest.json")
+                case .repository: local
+                case .package: local.appendingPathExtension("sig")
                 }
-            guard let data = try? Data(contentsOf: document), let json = try? JSONReader.parse(Array(data)) else {
-                return item
-            }
-            item.signers = (json["signatures"]?.array ?? []).compactMap { $0["key"]?.string }
-            // A device expects the URL's last path component (an index: its folder's name).
-            let url = item.kind == .repository ? item.url.deletingLastPathComponent() : item.url
-            let expected = url.path == "/" ? "/" : url.lastPathComponent
-            if !item.signers.isEmpty, let signed = json["identity"]?.string, signed != expected {
-                item.identity = signed
-            }
             return item
         }
+    }
+
+    /// The options a device needs to sync `item` as signed: `--trusted-key` for each key its
+    /// document names, and `--identity` when it is signed for another name than a device at its
+    /// URL expects (the URL's last path component; an index: its folder's name).
+    static func pinning(_ item: Item) -> String {
+        guard let document = item.document, let data = try? Data(contentsOf: document),
+            let release = SignerContinuity.release(of: document.lastPathComponent, in: data),
+            !release.signatures.isEmpty
+        else { return "" }
+        let keys = release.signatures.map { " --trusted-key \($0.key)" }.joined()
+        let url = item.kind == .repository ? item.url.deletingLastPathComponent() : item.url
+        let expected = url.path == "/" ? "/" : url.lastPathComponent
+        guard let signed = release.identity, signed != expected else { return keys }
+        return keys + " --identity \(shellWord(signed))"
     }
 
     private static func listed(in root: URL, servedAt base: URL) -> [Item] {
@@ -80,9 +84,7 @@ package enum ServedContent {
         guard !items.isEmpty else { return [] }
         var lines = ["A device syncs what it serves with:"]
         lines += items.prefix(limit).map { item in
-            let keys = item.signers.map { " --trusted-key \($0)" }.joined()
-            let identity = item.identity.map { " --identity \(shellWord($0))" } ?? ""
-            return "  breeze sync \(item.url.absoluteString) DIR\(keys)\(identity)    (a \(item.kind.rawValue))"
+            "  breeze sync \(item.url.absoluteString) DIR\(pinning(item))    (a \(item.kind.rawValue))"
         }
         if items.count > limit { lines.append("  … and \(items.count - limit) more") }
         return lines
