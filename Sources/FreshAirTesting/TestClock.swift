@@ -57,7 +57,7 @@ public final class TestClock: Sendable {
     public func advance(by duration: Duration) {
         let woken = state.withLock { state -> [Sleeper] in
             state.uptime += duration
-            state.now = state.now.addingTimeInterval(Double(duration.components.seconds))
+            state.now = state.now.addingTimeInterval(duration.seconds)
             let (ended, waiting) = state.sleepers.partitioned { $0.end <= state.uptime }
             state.sleepers = waiting
             return ended

@@ -93,6 +93,13 @@ struct TestClockTests {
         #expect(try sync.store.liveRecord() == nil)
     }
 
+    @Test("Advancing moves the wall clock by the same time as the monotonic one, fractions included")
+    func advanceMovesBothClocks() {
+        let start = clock.now
+        clock.advance(by: .milliseconds(1500))
+        #expect(clock.now.timeIntervalSince(start) == 1.5)
+    }
+
     @Test("A schedule: a check at once, then one per interval scaled by the drawn jitter")
     func schedule() async throws {
         let checks = Counter()

@@ -48,8 +48,6 @@ package enum ScratchCopy {
         }
     }
 
-    /// A copy of `source` in a new temporary folder, its files hard links to the source's
-    /// (copies where the file system cannot link), under the same name.
     /// `text` with every path into a scratch copy shortened to the part a user knows: the source
     /// folder's own name and what follows (`Content.freshair/release_notes.json`), not
     /// `/tmp/breeze-release-4816-5bce98f7-…/Content.freshair/release_notes.json`.
@@ -60,6 +58,8 @@ package enum ScratchCopy {
         return text.replacingOccurrences(of: pattern, with: "", options: .regularExpression)
     }
 
+    /// A copy of `source` in a new temporary folder, its files hard links to the source's
+    /// (copies where the file system cannot link), under the same name.
     static func linkedCopy(of source: URL) throws -> URL {
         let parent = parent(for: source)
         reapAbandoned(in: parent)
