@@ -55,7 +55,9 @@ struct AWSProfileTests {
         #expect(ceph.s3EndpointURL == "http://127.0.0.1:7480" && ceph.endpointURL == "https://global.example.com")
         #expect(work.s3EndpointURL == nil, "an s3 block in a profile is not a services section")
         // Where the keys came from, for errors.
-        #expect(work.keysFile == "credentials" && configOnly.keysFile == "config" && sso.keysFile == nil)
+        #expect(
+            work.keysFile == "~/.aws/credentials" && configOnly.keysFile == "~/.aws/config" && sso.keysFile == nil
+        )
     }
 
     @Test("Environment variables win over the files; AWS_PROFILE and the file locations are honoured")

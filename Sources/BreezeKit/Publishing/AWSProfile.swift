@@ -33,20 +33,25 @@ package struct AWSProfile: Sendable, Equatable {
         let profile = name ?? environment["AWS_PROFILE"] ?? "default"
         let home = environment["HOME"] ?? NSHomeDirectory()
         let read = { (path: String) in (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-        let credentialsPath = environment["AWS_SHARED_CREDENTIALS_FILE"] ?? home + "/.aws/credentials"
-        let configPath = environment["AWS_CONFIG_FILE"] ?? home + "/.aws/config"
-        var resolved = resolve(profile: profile, credentials: read(credentialsPath), config: read(configPath))
-        if resolved.keysFile == "credentials" {
-            resolved.keysFile = environment["AWS_SHARED_CREDENTIALS_FILE"] ?? "~/.aws/credentials"
-        } else if resolved.keysFile == "config" {
-            resolved.keysFile = environment["AWS_CONFIG_FILE"] ?? "~/.aws/config"
-        }
-        return resolved
+        return resolve(
+            profile: profile,
+            credentials: read(environment["AWS_SHARED_CREDENTIALS_FILE"] ?? home + "/.aws/credentials"),
+            config: read(environment["AWS_CONFIG_FILE"] ?? home + "/.aws/config"),
+            credentialsName: environment["AWS_SHARED_CREDENTIALS_FILE"] ?? "~/.aws/credentials",
+            configName: environment["AWS_CONFIG_FILE"] ?? "~/.aws/config"
+        )
     }
 
     /// The profile from the two files' texts: the credentials file's `[name]` section, then the
     /// config file's `[profile name]` (or `[default]`) for what the first left out.
-    package static func resolve(profile: String, credentials: String, config: String) -> AWSProfile {
+    /// `credentialsName` and `configName` are the files as errors name them (``keysFile``).
+    package static func resolve(
+        profile: String,
+        credentials: String,
+        config: String,
+        credentialsName: String = "~/.aws/credentials",
+        configName: String = "~/.aws/config"
+    ) -> AWSProfile {
         let fromCredentials = sections(of: credentials)[profile] ?? [:]
         let configSection = profile == "default" ? "default" : "profile \(profile)"
         let configSections = sections(of: config)
@@ -63,7 +68,7 @@ package struct AWSProfile: Sendable, Equatable {
             endpointURL: fromConfig["endpoint_url"],
             s3EndpointURL: services["s3.endpoint_url"],
             keysFile: fromCredentials["aws_access_key_id"] != nil
-                ? "credentials" : fromConfig["aws_access_key_id"] != nil ? "config" : nil,
+                ? credentialsName : fromConfig["aws_access_key_id"] != nil ? configName : nil,
             unsupportedSource: sources.first { value($0) != nil }
         )
     }
