@@ -395,13 +395,10 @@ public struct Repository: Sendable {
             return CurrentIndex(index: trustedSaved!.index)
         case .fetched(let document, let validators):
             let data = try document.bytes()  // never spilled: an index is asked for in memory
-            // With keys pinned, an index that names no signature is refused before it is parsed.
-            if keys != nil, !RepositoryIndex.mayBeSigned(data) {
-                throw FreshAirError.manifest(ManifestError(source: indexURL.absoluteString, problem: .unsigned))
-            }
             let index: RepositoryIndex
             do throws(ManifestError) {
-                index = try RepositoryIndex(data: data, source: indexURL.absoluteString)
+                // With keys pinned, an index that names no signature is refused before it is parsed.
+                index = try RepositoryIndex(data: data, source: indexURL.absoluteString, requireSignature: keys != nil)
             } catch { throw FreshAirError.manifest(error) }
             guard let keys else {
                 return CurrentIndex(

@@ -79,7 +79,10 @@ package struct RepositoryIndex: Sendable, Hashable, Codable {
         !Manifest.survey(data, maxEntries: 0, letGo: nil).isUnsigned
     }
 
-    package init(data: Data, source: String) throws(ManifestError) {
+    /// `requireSignature` (keys pinned) refuses, before any parse, an index that cannot be
+    /// signed (see ``mayBeSigned(_:)``), as ``Manifest`` refuses such a root.
+    package init(data: Data, source: String, requireSignature: Bool = false) throws(ManifestError) {
+        if requireSignature, !Self.mayBeSigned(data) { throw ManifestError(source: source, problem: .unsigned) }
         let listed = data.withUnsafeBytes {
             ByteSearch.count(of: Array(#""version""#.utf8), in: $0, limit: Self.maxBundles + 1)
         }
