@@ -281,6 +281,10 @@ struct AppEntryPointTests {
             let upgraded = model(appVersion: "2.0")
             #expect(upgraded.whatsNew.map(\.key) == ["sharing"])
             #expect(upgraded.updateStatus == .upToDate)
+            #expect(
+                model(appVersion: "2.0").whatsNew.map(\.key) == ["sharing"],
+                "a launch that showed nothing (a background one) leaves it new"
+            )
             upgraded.dismissWhatsNew()
             #expect(upgraded.whatsNew.isEmpty)
             #expect(model(appVersion: "2.0").whatsNew.isEmpty, "seen once, not shown again")

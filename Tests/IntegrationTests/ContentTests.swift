@@ -138,7 +138,7 @@ struct ContentTests {
         #expect(content.url(forResource: "missing", withExtension: "txt") == nil)
     }
 
-    @Test("What's new since the last version seen is remembered")
+    @Test("What's new since the last version seen is remembered, and used up only when shown")
     func sinceLastSeen() throws {
         let environment = device()
         let content = ContentBundle(root: bundleURL, environment: environment)
@@ -154,9 +154,17 @@ struct ContentTests {
         )
         #expect(upgraded.count == 3)
         #expect(
+            try content.whatsNewSinceLastSeen(current: Version("2.1")!, environment: environment, store: store).count
+                == 3,
+            "not shown yet (a background launch, say): still new"
+        )
+        ContentBundle.markWhatsNewSeen(current: Version("2.1")!, store: store)
+        #expect(
             try content.whatsNewSinceLastSeen(current: Version("2.1")!, environment: environment, store: store).isEmpty,
             "shown once"
         )
+        ContentBundle.markWhatsNewSeen(current: Version("1.2")!, store: store)
+        #expect(store.load().lastSeenVersion == "2.1", "an older app version never moves the mark back")
     }
 
     @Test("breeze whatsnew and check-update")

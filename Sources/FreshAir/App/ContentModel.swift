@@ -53,11 +53,18 @@ public final class ContentModel {
     /// The live content; a new value after each update, so views that read it redraw.
     public private(set) var live: ContentBundle
     /// The features released since the app version this user last saw, from the content's
-    /// release notes; empty on a first launch. Stays until ``dismissWhatsNew()``.
+    /// release notes; empty on a first launch. They stay new, across launches, until the app
+    /// calls ``dismissWhatsNew()``: a background launch does not use them up unseen.
     public private(set) var whatsNew: [Feature] = []
     /// Whether a newer app is available or required, from the content's release notes;
     /// `nil` when the content has none or the app's version is unknown.
     public private(set) var updateStatus: UpdateStatus?
+    /// Whether to ask the user to update the app now: always when ``updateStatus`` is
+    /// `required`; when an update is only available, unless the user skipped that version or
+    /// was asked within the last three days. Observable: it turns false once the app calls
+    /// ``updatePromptShown()`` or ``skipAvailableUpdate()``, and is worked out again at each
+    /// ``refresh()``.
+    public private(set) var shouldPromptForUpdate = false
 
     private let prompts: any UpdatePromptStore
 
@@ -96,23 +103,35 @@ public final class ContentModel {
         }
     }
 
-    /// Clears ``whatsNew`` once the app has shown it.
-    public func dismissWhatsNew() { whatsNew = [] }
-
-    /// Whether to ask the user to update the app now: always when ``updateStatus`` is
-    /// `required`; when an update is only available, unless the user skipped that version or
-    /// was asked within the last three days.
-    public var shouldPromptForUpdate: Bool {
-        guard let updateStatus else { return false }
-        return UpdatePromptPolicy(store: prompts).shouldPrompt(for: updateStatus)
+    /// Call once the app has shown ``whatsNew``: records this app version's features as seen,
+    /// so they are not shown again, and clears ``whatsNew``.
+    public func dismissWhatsNew() {
+        if let appVersion { ContentBundle.markWhatsNewSeen(current: appVersion, store: prompts) }
+        whatsNew = []
     }
 
-    /// Records that the app asked, so an available update is not asked about again for three days.
-    public func updatePromptShown() { UpdatePromptPolicy(store: prompts).didPrompt() }
+    /// Records that the app asked, so an available update is not asked about again for three
+    /// days; ``shouldPromptForUpdate`` turns false unless the update is required.
+    public func updatePromptShown() {
+        promptPolicy.didPrompt(at: source.configuration.environment.now())
+        decidePrompt()
+    }
 
-    /// The user chose to skip the available version: it is not asked about again (a later one is).
+    /// The user chose to skip the available version: it is not asked about again (a later one
+    /// is); ``shouldPromptForUpdate`` turns false.
     public func skipAvailableUpdate() {
-        if case .available(let version, _) = updateStatus { UpdatePromptPolicy(store: prompts).skip(version) }
+        if case .available(let version, _) = updateStatus { promptPolicy.skip(version) }
+        decidePrompt()
+    }
+
+    private var promptPolicy: UpdatePromptPolicy { UpdatePromptPolicy(store: prompts) }
+
+    private var appVersion: Version? { source.environment["appVersion"]?.text.flatMap(Version.init) }
+
+    private func decidePrompt() {
+        shouldPromptForUpdate =
+            updateStatus.map { promptPolicy.shouldPrompt(for: $0, now: source.configuration.environment.now()) }
+            ?? false
     }
 
     /// The phase an event moves to, or `nil` when it changes none: a decision with no effects,
@@ -131,10 +150,9 @@ public final class ContentModel {
     /// What's new and the update status, from the live release notes. A damaged file leaves
     /// both as they were: the content is still readable without them.
     private func readReleaseNotes() {
-        guard let appVersion = source.environment["appVersion"]?.text.flatMap(Version.init),
-            let notes = try? live.releaseNotes()
-        else { return }
+        guard let appVersion, let notes = try? live.releaseNotes() else { return }
         updateStatus = notes.updateStatus(current: appVersion, environment: source.environment)
+        decidePrompt()
         let features =
             (try? live.whatsNewSinceLastSeen(current: appVersion, environment: source.environment, store: prompts))
             ?? []

@@ -93,7 +93,8 @@ public struct FreshAirContent: ContentUpdater {
 
     /// The live content, looked up as `Bundle` does, for this environment. Lookups follow the
     /// live link, so they see each new version as it goes live; a value caches the string
-    /// tables it read, so take a new one after an update.
+    /// tables and folder listings it read (lookups from a view's `body` touch no disk after
+    /// the first), so take a new one after an update, as ``ContentModel/live`` does.
     public var live: ContentBundle {
         let development = MainBundle.info("CFBundleDevelopmentRegion")
         return ContentBundle(
@@ -123,9 +124,10 @@ public struct FreshAirContent: ContentUpdater {
         if Self.isPackage(remote) {
             return try await failover.run { try await package(from: $0).run(reporting: report) }
         }
-        let installedBundled = (try? await installBundledCopy(reporting: report)) ?? false
+        let environment = await plannedEnvironment()
+        let installedBundled = (try? await installBundledCopy(for: environment, reporting: report)) ?? false
         do {
-            return try await failover.run { try await sync(from: $0).run(reporting: report) }
+            return try await failover.run { try await sync(from: $0, for: environment).run(reporting: report) }
         } catch let error as FreshAirError where installedBundled {
             throw FreshAirError.bundledCopyOnly(error)
         }
@@ -139,9 +141,35 @@ public struct FreshAirContent: ContentUpdater {
         reporting report: @escaping @Sendable (SyncEvent) -> Void = { _ in }
     ) async throws -> Bool {
         if let package { return try await package.installBundledCopy(reporting: report) }
+        return try await installBundledCopy(for: await plannedEnvironment(), reporting: report)
+    }
+
+    private func installBundledCopy(
+        for environment: ConditionEnvironment,
+        reporting report: @escaping @Sendable (SyncEvent) -> Void
+    ) async throws -> Bool {
         guard let bundled, store.liveVersionID == nil else { return false }
-        let summary = try await sync(from: bundled).run(reporting: report)
+        let summary = try await sync(from: bundled, for: environment).run(reporting: report)
         return summary.outcome == .updated
+    }
+
+    /// ``environment`` with what it only assumed (the scale off the main thread, the languages
+    /// in an extension) taken from the last launch that read them, and what it read kept for
+    /// the next: a background sync plans for the device the user sees.
+    private func plannedEnvironment() async -> ConditionEnvironment {
+        let planned = try? await BlockingPool.run { [environment, store] in
+            let folder = store.stateFolder
+            let (planned, remember) = RememberedTraits.reconcile(
+                environment,
+                remembered: RememberedTraits.load(from: folder)
+            )
+            if let remember {
+                try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                remember.save(in: folder)
+            }
+            return planned
+        }
+        return planned ?? environment
     }
 
     /// ``remote`` and the ``mirrors``, the one that answered last first.
@@ -153,7 +181,7 @@ public struct FreshAirContent: ContentUpdater {
     }
 
     /// One sync of this store from `source`, the server's bundle or the app's copy.
-    private func sync(from source: URL) -> BundleSync {
+    private func sync(from source: URL, for environment: ConditionEnvironment) -> BundleSync {
         BundleSync(
             remote: source,
             store: store,

@@ -15,10 +15,20 @@ public struct ConditionEnvironment: Sendable, Hashable {
     /// Every key and its value. `appVersion` and `version` name the same fact.
     public var values: [String: ConditionValue]
 
+    /// Keys whose values ``current(appVersion:)`` could not read here and filled with a
+    /// stand-in: `displayScale` (and an unknown `device`) off the main thread, the languages in
+    /// an app extension, whose bundle is not the app's. A sync replaces them with what the
+    /// last launch that could read them saw (``RememberedTraits``); setting a key clears it.
+    package var assumedKeys: Set<String> = []
+
     /// An environment with exactly these values.
     public init(_ values: [String: ConditionValue] = [:]) {
         self.values = values
     }
+
+    // Equal when the facts are: whether one was read or assumed is not a fact of its own.
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.values == rhs.values }
+    public func hash(into hasher: inout Hasher) { hasher.combine(values) }
 
     /// Reads or sets a key. Setting `appVersion` or `version` sets both. Setting `locale` sets
     /// `language` and `region` from it; setting `language` to another than the locale's moves
@@ -28,6 +38,7 @@ public struct ConditionEnvironment: Sendable, Hashable {
         get { values[key] }
         set {
             values[key] = newValue
+            assumedKeys.subtract(Self.linkedKeys(of: key))
             if key == "appVersion" { values["version"] = newValue }
             if key == "version" { values["appVersion"] = newValue }
             if key == "locale", case .string(let identifier)? = newValue {
@@ -41,6 +52,15 @@ public struct ConditionEnvironment: Sendable, Hashable {
                 let region = Self.split(locale: locale).region
                 values["locale"] = .string(region.map { "\(language)_\($0)" } ?? language)
             }
+        }
+    }
+
+    /// The keys a subscript setter may change along with `key`.
+    private static func linkedKeys(of key: String) -> [String] {
+        switch key {
+        case "appVersion", "version": ["appVersion", "version"]
+        case "locale", "language": ["locale", "language", "region"]
+        default: [key]
         }
     }
 
@@ -66,7 +86,8 @@ public struct ConditionEnvironment: Sendable, Hashable {
     ///   macOS), and `device` comes from UIKit's idiom (`iphone`, `ipad`, `mac`, `tv`,
     ///   `vision`). Both are read when this is called on the main thread (call it from the
     ///   main actor at launch); off it, `device` comes from the hardware model and
-    ///   `displayScale` is 1: set it yourself then.
+    ///   `displayScale` is 1 unless a sync of a ``FreshAirContent`` remembered the scale of an
+    ///   earlier launch (a background launch plans for the screen the user has).
     /// - An iOS app running on a Mac (Mac Catalyst, an iPad app on Apple silicon) is `macOS`,
     ///   the platform its `systemVersion` belongs to.
     public static func current(appVersion: String? = nil) -> ConditionEnvironment {
@@ -80,8 +101,8 @@ public struct ConditionEnvironment: Sendable, Hashable {
         if let build = MainBundle.info("CFBundleVersion") {
             environment["build"] = .string(build)
         }
-        let scale = screenScale ?? 1
-        environment["displayScale"] = .number(scale == scale.rounded() ? String(Int(scale)) : String(scale))
+        let scale = screenScale
+        environment["displayScale"] = .number(scale.map(Self.spelled(scale:)) ?? "1")
         let device =
             idiomName.flatMap(DeviceClass.name(idiom:)) ?? hardwareModel.flatMap(DeviceClass.name(hardwareModel:))
         environment["device"] = .string(device ?? DeviceClass.fallback(platform: platform))
@@ -99,7 +120,28 @@ public struct ConditionEnvironment: Sendable, Hashable {
             environment.values["language"] = .string(language)
             if let region { environment.values["region"] = .string(region) }
         }
+        environment.assumedKeys = assumedKeys(
+            screenRead: scale != nil,
+            deviceRead: device != nil,
+            inAppExtension: MainBundle.isAppExtension
+        )
         return environment
+    }
+
+    /// The keys ``current(appVersion:)`` filled with stand-ins: a decision kept apart from the
+    /// platform reads, so it is tested everywhere.
+    static func assumedKeys(screenRead: Bool, deviceRead: Bool, inAppExtension: Bool) -> Set<String> {
+        var keys: Set<String> = []
+        if !screenRead { keys.insert("displayScale") }
+        if !deviceRead { keys.insert("device") }
+        // An extension's own bundle lists its localizations, not the app's.
+        if inAppExtension { keys.formUnion(["locale", "language", "region"]) }
+        return keys
+    }
+
+    /// `3` for 3.0, `1.5` for 1.5: as a manifest's conditions write a scale.
+    static func spelled(scale: Double) -> String {
+        scale == scale.rounded() ? String(Int(scale)) : String(scale)
     }
 
     /// The display scale of the current traits (UIKit) or the main screen (AppKit), when this

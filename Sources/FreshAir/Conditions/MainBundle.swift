@@ -21,4 +21,14 @@ enum MainBundle {
         []
         #endif
     }
+
+    /// Whether this process is an app extension (a Background Assets downloader, a widget):
+    /// its main bundle is the `.appex`, not the app.
+    static var isAppExtension: Bool {
+        #if canImport(Darwin)
+        Bundle.main.bundleURL.pathExtension == "appex"
+        #else
+        false
+        #endif
+    }
 }

@@ -7,6 +7,11 @@ import Synchronization
 /// Search order for a resource: the bundle root and `Resources/`, then each preferred
 /// localization's `.lproj` (`pt-BR` tries `pt-BR.lproj`, `pt_BR.lproj`, `pt.lproj`), then
 /// `Base.lproj`, then the development localization's.
+///
+/// A value lists each folder it searches once and answers later lookups from memory, so a
+/// view's `body` may look things up freely: take a new value when the content changes
+/// (``ContentModel/live`` is a new one after each update). Names match exactly, as on a
+/// device's case-sensitive volume.
 public struct ContentBundle: Sendable {
     /// The content's folder (a store's `liveDirectory`, or any folder).
     public let root: URL
@@ -19,6 +24,7 @@ public struct ContentBundle: Sendable {
     /// `ipad`, `iphone`…: which `~ipad`/`~iphone` image variant fits.
     public var device: String?
     private let tables = TableCache()
+    private let listings = FolderListings()
 
     /// Looks resources up in `root` (a live version), for `preferredLocalizations` in order, then
     /// `developmentLocalization`; images for `displayScale` and `device` (`iphone`, `ipad`).
@@ -95,10 +101,22 @@ public struct ContentBundle: Sendable {
         let file = ext.map { $0.isEmpty ? name : "\(name).\($0)" } ?? name
         for folder in searchFolders(localization: localization) {
             let relative = [folder, subdirectory ?? "", file].filter { !$0.isEmpty }.joined(separator: "/")
-            let url = root.appendingPathComponent(relative)
-            if FileManager.default.fileExists(atPath: url.path) { return url }
+            let slash = relative.lastIndex(of: "/")
+            let parent = slash.map { String(relative[..<$0]) } ?? ""
+            let leaf = slash.map { String(relative[relative.index(after: $0)...]) } ?? relative
+            if listing(of: parent).contains(leaf) { return root.appendingPathComponent(relative) }
         }
         return nil
+    }
+
+    /// The names in a folder below ``root``, listed once per value and then answered from
+    /// memory: lookups from a view's `body` touch no disk after the first. Empty when the
+    /// folder does not exist.
+    private func listing(of folder: String) -> Set<String> {
+        listings.names(in: folder) {
+            let path = folder.isEmpty ? root.path : root.appendingPathComponent(folder).path
+            return Set((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
+        }
     }
 
     /// A localized string from `table` (default `Localizable`): `.strings` in each `.lproj`,
@@ -141,15 +159,25 @@ public struct ContentBundle: Sendable {
     /// `name@2x.png` on an iPad at 2x; the exact scale, else the nearest larger, else the
     /// largest smaller. PNG, JPEG, PDF, HEIC and WebP are considered.
     public func imageURL(named name: String, subdirectory: String? = nil) -> URL? {
+        image(named: name, subdirectory: subdirectory)?.url
+    }
+
+    /// The same file with the scale it was drawn for, which an image view needs to size it:
+    /// `hero@3x.png` is scale 3, so 3 pixels a point (`uiImage()` on Apple platforms makes the
+    /// `UIImage`). The folder listing is read once per value, as for every lookup.
+    public func image(named name: String, subdirectory: String? = nil) -> ContentImage? {
         for folder in searchFolders(localization: nil) {
-            let directory = root.appendingPathComponent(
-                [folder, subdirectory ?? ""].filter { !$0.isEmpty }.joined(separator: "/")
-            )
-            let candidates = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+            let relative = [folder, subdirectory ?? ""].filter { !$0.isEmpty }.joined(separator: "/")
+            let candidates = listing(of: relative)
                 .compactMap { ImageFileName($0) }
                 .filter { $0.base == name && ($0.device == nil || $0.device == device?.lowercased()) }
-            guard let best = candidates.min(by: { rank($0) < rank($1) }) else { continue }
-            return directory.appendingPathComponent(best.fileName)
+            // Ties (`a.png` and `a.jpg`) go to the first name in order, as a listing's order is not kept.
+            guard
+                let best = candidates.min(by: { rank($0) == rank($1) ? $0.fileName < $1.fileName : rank($0) < rank($1) }
+                )
+            else { continue }
+            let directory = relative.isEmpty ? root : root.appendingPathComponent(relative)
+            return ContentImage(url: directory.appendingPathComponent(best.fileName), scale: Double(best.scale))
         }
         return nil
     }
@@ -188,5 +216,17 @@ private final class TableCache: Sendable {
         let loaded = try load()
         tables.withLock { $0[key] = .some(loaded) }
         return loaded
+    }
+}
+
+/// Folder listings, read once per bundle value.
+private final class FolderListings: Sendable {
+    private let listings = Mutex<[String: Set<String>]>([:])
+
+    func names(in folder: String, list: () -> Set<String>) -> Set<String> {
+        if let cached = listings.withLock({ $0[folder] }) { return cached }
+        let names = list()
+        listings.withLock { $0[folder] = names }
+        return names
     }
 }

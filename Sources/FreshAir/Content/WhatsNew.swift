@@ -12,6 +12,8 @@ public struct Feature: Sendable, Hashable, Codable {
     public var description: String?
     /// The image named after the key, best variant for the display.
     public var image: URL?
+    /// The scale ``image`` was drawn for (`@3x`: 3), to size it in points; `nil` with no image.
+    public var imageScale: Double?
 }
 
 extension ContentBundle {
@@ -27,31 +29,41 @@ extension ContentBundle {
     ) throws -> [Feature] {
         guard let notes = try releaseNotes() else { return [] }
         return notes.featuresNew(from: from, to: to, environment: environment).map { feature in
-            Feature(
+            let art = image(named: feature.key)
+            return Feature(
                 key: feature.key,
                 version: feature.version.description,
                 title: text("\(feature.key).title", table: table),
                 description: text("\(feature.key).description", table: table),
-                image: imageURL(named: feature.key)
+                image: art?.url,
+                imageScale: art?.scale
             )
         }
     }
 
-    /// What's new since the version this user last saw, remembered in `store`; records
-    /// `current` as seen. Empty on the very first launch.
+    /// What's new since the version this user last saw, remembered in `store`. Empty on the
+    /// very first launch, which records `current` as seen: there is nothing to show, and the
+    /// next upgrade counts from here. Otherwise nothing is recorded: the features stay new
+    /// until the app says it showed them (``markWhatsNewSeen(current:store:)``), so a
+    /// background launch does not use them up unseen.
     package func whatsNewSinceLastSeen(
         current: Version,
         environment: ConditionEnvironment,
         store: any UpdatePromptStore
     ) throws -> [Feature] {
-        var state = store.load()
-        let lastSeen = state.lastSeenVersion.flatMap(Version.init)
-        let features = try whatsNew(from: lastSeen, to: current, environment: environment)
-        if lastSeen.map({ $0 < current }) ?? true {
-            state.lastSeenVersion = current.description
-            store.save(state)
+        guard let lastSeen = store.load().lastSeenVersion.flatMap(Version.init) else {
+            Self.markWhatsNewSeen(current: current, store: store)
+            return []
         }
-        return features
+        return try whatsNew(from: lastSeen, to: current, environment: environment)
+    }
+
+    /// Records that the user saw what's new up to `current`, so it is not shown again.
+    package static func markWhatsNewSeen(current: Version, store: any UpdatePromptStore) {
+        var state = store.load()
+        if let lastSeen = state.lastSeenVersion.flatMap(Version.init), lastSeen >= current { return }
+        state.lastSeenVersion = current.description
+        store.save(state)
     }
 
     private func text(_ key: String, table: String) -> String? {

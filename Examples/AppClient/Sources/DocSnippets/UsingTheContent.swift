@@ -9,7 +9,8 @@ enum UsingTheContent {
         let video = live.url(forResource: "intro", withExtension: "mp4")
         // .strings (UTF-8 or UTF-16), then .xcstrings
         let title = live.localizedString(forKey: "welcome.title", table: "Feature")
-        let image = live.imageURL(named: "apple_pay")  // apple_pay~ipad@2x.png on a 2x iPad, else the nearest scale
+        let image = live.image(named: "apple_pay")  // apple_pay~ipad@2x.png on a 2x iPad, else the nearest scale
+        // image?.scale is 2: image?.uiImage() (Apple platforms) draws it at 2 pixels a point
 
         let notes = try live.releaseNotes()  // release_notes.json, the old schema's quirks accepted
         let status = notes?.updateStatus(current: appVersion, environment: content.environment)

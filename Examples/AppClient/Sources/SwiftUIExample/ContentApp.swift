@@ -58,8 +58,8 @@ struct HomeView: View {
         VStack(spacing: 16) {
             Text(content.live.localizedString(forKey: "welcome.title", table: "Feature"))
                 .font(.largeTitle)
-            if let image = content.live.imageURL(named: "welcome", subdirectory: "Resources") {
-                AsyncImage(url: image)  // the @3x, @2x or 1x file for this screen
+            if let image = content.live.image(named: "welcome", subdirectory: "Resources") {
+                AsyncImage(url: image.url, scale: image.scale)  // the @3x file, drawn at 3 pixels a point
             }
             Text(ContentStatus.text(for: content.phase)).font(.footnote)
             if case .required(_, let url?) = content.updateStatus {
@@ -71,6 +71,19 @@ struct HomeView: View {
                 Label(feature.title ?? feature.key, systemImage: "sparkles")
             }
         }
+        .alert("A new version is available", isPresented: updatePromptShown) {
+            Button("Later") { content.updatePromptShown() }
+            Button("Skip this version") { content.skipAvailableUpdate() }
+        }
+    }
+
+    /// Shown while the model says to ask; either answer turns `shouldPromptForUpdate` false.
+    private var updatePromptShown: Binding<Bool> {
+        Binding(get: { content.shouldPromptForUpdate && !isRequired }, set: { _ in })
+    }
+
+    private var isRequired: Bool {
+        if case .required = content.updateStatus { true } else { false }
     }
 
     /// Shown while there is something new; closing the sheet marks it seen.
