@@ -18,6 +18,10 @@ struct StoragePlanTests {
         #expect(!tvOS.excludeContentFromBackup, "Caches is never backed up")
         let macOS = StoragePlan.forPlatform("macOS")
         #expect(macOS.excludeContentFromBackup && macOS.protection == nil)
+        // Mac Catalyst and iPad apps on a Mac: the iOS folders, no Data Protection (a Mac volume).
+        let catalyst = StoragePlan.forPlatform("iOS", runningOnMac: true)
+        #expect(catalyst.content == .applicationSupport && catalyst.excludeContentFromBackup)
+        #expect(catalyst.protection == nil)
         #expect(StoragePlan.current == StoragePlan.forPlatform("Linux"))
         #expect(!StoragePlan.current.excludeContentFromBackup && StoragePlan.current.protection == nil)
 

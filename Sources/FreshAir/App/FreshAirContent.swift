@@ -18,7 +18,7 @@ public import Foundation
 ///   no local storage for certain, it is in `Caches`. The little that must outlive a purge (install ID,
 ///   anti-rollback marks, rotated keys, what was rolled back from) is in
 ///   `Application Support/FreshAir/<name>.state` (``BundleStore/stateFolder``). On iOS and
-///   visionOS both folders have the Data Protection class
+///   visionOS (not Mac Catalyst, on a Mac volume) both folders have the Data Protection class
 ///   `completeUntilFirstUserAuthentication`: a background sync works while the device is
 ///   locked, but not before its first unlock after a restart;
 /// - the environment is ``ConditionEnvironment/current(appVersion:)``: platform, system and

@@ -203,7 +203,7 @@ public struct ConditionEnvironment: Sendable, Hashable {
     }
 
     /// An iOS app running on a Mac: Mac Catalyst, or an iPad app on Apple silicon.
-    private static var runningOnMac: Bool {
+    static var runningOnMac: Bool {
         #if os(iOS)
         return ProcessInfo.processInfo.isMacCatalystApp || ProcessInfo.processInfo.isiOSAppOnMac
         #else

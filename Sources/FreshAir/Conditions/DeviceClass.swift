@@ -45,7 +45,14 @@ enum DeviceClass {
     }
 
     /// ``hasDataProtection(platform:)`` for the platform this code was built for.
-    static var hasDataProtectionHere: Bool { hasDataProtection(platform: ConditionEnvironment.compiledPlatform) }
+    static var hasDataProtectionHere: Bool {
+        hasDataProtection(
+            platform: platform(
+                compiledFor: ConditionEnvironment.compiledPlatform,
+                runningOnMac: ConditionEnvironment.runningOnMac
+            )
+        )
+    }
 
     /// What an unknown idiom or model falls back to: the platform's usual device.
     static func fallback(platform: String) -> String {

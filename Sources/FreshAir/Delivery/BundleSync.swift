@@ -203,7 +203,9 @@ public struct BundleSync: ContentUpdater {
         let (keys, answer) = try await run.keysAndRoot(
             update,
             url: manifestURL,
-            validators: state.hasLiveRoot ? state.rejected?.validators ?? state.live?.validators : nil,
+            validators: state.hasLiveRoot
+                ? BundleStore.RejectedContent.validatorsToAsk(rejected: state.rejected, live: state.live?.validators)
+                : nil,
             limit: configuration.maxDocumentSize,
             spill: DocumentSpill(
                 path: update.partialsPath + "/root.manifest.json",
@@ -214,7 +216,9 @@ public struct BundleSync: ContentUpdater {
         switch answer {
         case .notModified:
             run.report(.notModified)
-            if state.rejected?.validators != nil { return .finished(state.keptAfterRollback) }
+            if BundleStore.RejectedContent.keepsRollback(state.rejected, after: .notModified) {
+                return .finished(state.keptAfterRollback)
+            }
             if let live = state.live,
                 let current = try Self.unchanged(
                     live,
@@ -237,7 +241,8 @@ public struct BundleSync: ContentUpdater {
                 )
             )
         case .fetched(let document, let validators):
-            if let digest = state.rejected?.rootDigest, document.sha256.hex == digest {
+            if BundleStore.RejectedContent.keepsRollback(state.rejected, after: .document(sha256: document.sha256.hex))
+            {
                 document.discard()
                 var kept = state.keptAfterRollback  // a server without validators, still offering the rejected manifest
                 kept.notModified = false

@@ -225,7 +225,8 @@ public struct PackageUpdater: Sendable {
             live: live,
             rejected: rejected,
             intact: intact,
-            known: intact ? (rejected?.validators ?? live?.validators) : nil
+            known: intact
+                ? BundleStore.RejectedContent.validatorsToAsk(rejected: rejected, live: live?.validators) : nil
         )
         var job = DownloadJob(
             label: remote.lastPathComponent,
@@ -255,7 +256,9 @@ public struct PackageUpdater: Sendable {
         if let keys {
             switch try await checkSignedDocument(&update, keys: keys, installed: installed, run: run) {
             case .notModified:
-                if rejected?.validators != nil { result.outcome = .keptAfterRollback }
+                if BundleStore.RejectedContent.keepsRollback(rejected, after: .notModified) {
+                    result.outcome = .keptAfterRollback
+                }
                 return result
             case .samePackage:
                 return result
@@ -364,7 +367,9 @@ public struct PackageUpdater: Sendable {
                 if case .notNewer(let date) = outcome {
                     (result.outcome, result.serverLastModified) = (.serverCopyNotNewer, date)
                 }
-                if installed.rejected?.validators != nil { result.outcome = .keptAfterRollback }
+                if BundleStore.RejectedContent.keepsRollback(installed.rejected, after: .notModified) {
+                    result.outcome = .keptAfterRollback
+                }
                 return nil
             }
             progress.completeFiles(1)

@@ -465,7 +465,10 @@ public struct Repository: Sendable {
         let kept = try moved.filter { name in
             let store = store(forBundle: name)
             return try archiveURLs(name, version: index.bundles[name]!.version).contains {
-                try store.rejected(from: $0.url.absoluteString) != nil
+                BundleStore.RejectedContent.keepsRollback(
+                    try store.rejected(from: $0.url.absoluteString),
+                    after: .versionedURL
+                )
             }
         }
         return (moved, kept, moved.filter { !kept.contains($0) })

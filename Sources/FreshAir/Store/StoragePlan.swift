@@ -34,16 +34,19 @@ package struct StoragePlan: Equatable, Sendable {
     /// where the platform has none.
     package var protection: Protection?
 
-    /// The plan for the platform the app was built for (`iOS`, `tvOS`, `macOS`, …), which an
-    /// iOS app on a Mac keeps: its container and file APIs are still the iOS SDK's.
-    package static func forPlatform(_ platform: String) -> StoragePlan {
+    /// The plan for the platform the app was built for (`iOS`, `tvOS`, `macOS`, …). An iOS
+    /// app on a Mac (Mac Catalyst, an iPad app on Apple silicon) keeps the iOS folders, its
+    /// container being the iOS SDK's, but runs on a Mac volume, which has no Data Protection
+    /// classes: it is treated as macOS there.
+    package static func forPlatform(_ platform: String, runningOnMac: Bool = false) -> StoragePlan {
         // tvOS keeps content in Caches, which is never backed up: nothing to exclude there.
         let tvOS = platform == "tvOS"
+        let runsOn = DeviceClass.platform(compiledFor: platform, runningOnMac: runningOnMac)
         return StoragePlan(
             content: tvOS ? .caches : .applicationSupport,
             state: .applicationSupport,
             excludeContentFromBackup: ["iOS", "visionOS", "watchOS", "macOS"].contains(platform),
-            protection: DeviceClass.hasDataProtection(platform: platform) ? .completeUntilFirstUserAuthentication : nil
+            protection: DeviceClass.hasDataProtection(platform: runsOn) ? .completeUntilFirstUserAuthentication : nil
         )
     }
 
@@ -51,7 +54,9 @@ package struct StoragePlan: Equatable, Sendable {
     package static let stateFiles = ["install-id", "high-water.json", "keys.json", "rejected.json", "prompts.json"]
 
     /// The plan for this build.
-    package static var current: StoragePlan { forPlatform(ConditionEnvironment.compiledPlatform) }
+    package static var current: StoragePlan {
+        forPlatform(ConditionEnvironment.compiledPlatform, runningOnMac: ConditionEnvironment.runningOnMac)
+    }
 
     /// `<location>/FreshAir/<name>` for content, `<location>/FreshAir/<name>.state` for state.
     package func folders(name: String, base: (Location) -> URL) -> (content: URL, state: URL) {

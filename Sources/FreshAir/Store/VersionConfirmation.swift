@@ -77,6 +77,36 @@ extension BundleStore {
             self.rootDigest = rootDigest
         }
 
+        /// What the server answered, as far as a rollback goes.
+        enum Answer: Hashable {
+            /// `304` to a request made with the validators this device asks with.
+            case notModified
+            /// A root manifest whose SHA-256 (hex) is this.
+            case document(sha256: String)
+            /// Asked for by a URL that names one version (a repository bundle's archive).
+            case versionedURL
+        }
+
+        /// Whether `answer` still offers what `rejected` (this device's rollback from the
+        /// source, if any) was, so the live version stays: the one rule every delivery mode
+        /// applies before it installs.
+        static func keepsRollback(_ rejected: RejectedContent?, after answer: Answer) -> Bool {
+            guard let rejected else { return false }
+            switch answer {
+            // Asked with the rejected content's validators, when it had any.
+            case .notModified: return rejected.validators != nil
+            // For servers that send no validators: the same bytes again.
+            case .document(let digest): return rejected.rootDigest == digest
+            case .versionedURL: return true
+            }
+        }
+
+        /// The validators to ask the server with: after a rollback, those of what was rolled
+        /// back from, so that a `304` means the server offers nothing newer than it.
+        static func validatorsToAsk(rejected: RejectedContent?, live: HTTPValidators?) -> HTTPValidators? {
+            rejected?.validators ?? live
+        }
+
         init?(json: JSONValue) {
             guard let source = json["source"]?.string else { return nil }
             self.init(
