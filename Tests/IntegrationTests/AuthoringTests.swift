@@ -84,6 +84,47 @@ struct AuthoringTests {
         #expect(FileManager.default.fileExists(atPath: published.path), "\(printed)")
     }
 
+    @Test("The follow-up commands release and publish print run in a shell as printed, quotes and options included")
+    func followUpsRunAsPrinted() async throws {
+        let breeze = try BreezeBinary.path
+        // Every `breeze …` a text names, as the shell would run it from `folder`.
+        func printed(_ text: String) -> [String] {
+            text.split(separator: "`").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+                .filter { $0.hasPrefix("breeze ") }
+        }
+        func runAsPrinted(_ command: String) async throws -> String {
+            try await shell("'\(breeze)' \(command.dropFirst("breeze ".count))", in: work.url)
+        }
+        _ = try await shell("'\(breeze)' init Ours.freshair && '\(breeze)' keygen 'my key.key'", in: work.url)
+        let first = try await shell(
+            "'\(breeze)' release Ours.freshair 'site dir/Ours.freshair' --key 'my key.key'",
+            in: work.url
+        )
+        let renew = try #require(printed(first).first { $0.hasPrefix("breeze release --renew") }, "\(first)")
+        #expect(renew.hasSuffix("site dir/Ours.freshair' --key 'my key.key'"), "\(renew)")
+        #expect(try await runAsPrinted(renew).contains("Renewed sequence 1"))
+
+        // An older signed copy published over the live release: refused, with the revert to run instead.
+        _ = try await shell("cp -R Ours.freshair Old.freshair", in: work.url)
+        try write("Ours.freshair/new.txt", "new")
+        _ = try await shell(
+            "'\(breeze)' release Ours.freshair 'site dir/Ours.freshair' --key 'my key.key'",
+            in: work.url
+        )
+        _ = try await shell("'\(breeze)' sign Old.freshair --key 'my key.key' --identity Ours.freshair", in: work.url)
+        let refused = try await BreezeBinary.run([
+            "publish", work.path("Old.freshair").path, work.path("site dir/Ours.freshair").path,
+        ])
+        #expect(refused.status == 65, "\(refused.error)")
+        let revert = try #require(printed(refused.error).first { $0.hasPrefix("breeze revert") }, "\(refused.error)")
+        // publish takes no key, so the revert names the one placeholder it cannot know.
+        #expect(revert.hasSuffix(" --key KEY_FILE"), "\(revert)")
+        let reverted = try await runAsPrinted(revert.replacingOccurrences(of: "KEY_FILE", with: "'my key.key'"))
+        #expect(reverted.contains("sequence"), "\(reverted)")
+        let live = try Data(contentsOf: work.path("site dir/Ours.freshair/manifest.json"))
+        #expect(!String(decoding: live, as: UTF8.self).contains("new.txt"), "the revert restored the release before")
+    }
+
     @Test("breeze init never overwrites an author's files: a folder that holds anything is refused, untouched")
     func initRefusesAFolderWithFiles() async throws {
         try write("Mine.freshair/en.lproj/Feature.strings", "\"welcome.title\" = \"Hello\";\n")

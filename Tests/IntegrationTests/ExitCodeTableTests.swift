@@ -168,4 +168,93 @@ struct JSONSchemaTests {
         let synced = try await run(["sync", destination, work.path("device").path])
         #expect(synced.output.contains("\"releaseSequence\" : 1"), "support can tell which release a device runs")
     }
+
+    @Test("Every other command's --json, run as an author would, matches its schema")
+    func everyCommand() async throws {
+        let work = try TemporaryFolder("json-every")
+        let bundle = work.path("App.freshair").path
+        let key = work.path("k.key").path
+        let destination = work.path("published/App.freshair").path
+        var runs: [(String, [String], Int32)] = [
+            ("init.schema.json", ["init", bundle], 0),
+            ("keygen.schema.json", ["keygen", key], 0),
+            ("hash.schema.json", ["hash", bundle, "--check"], 0),
+            ("generate.schema.json", ["generate", bundle], 0),
+            ("sign.schema.json", ["sign", bundle, "--key", key], 0),
+            ("validate.schema.json", ["validate", bundle], 0),
+            ("plan.schema.json", ["plan", bundle, "--env", "platform=iOS", "--env", "displayScale=3"], 0),
+            ("whatsnew.schema.json", ["whatsnew", bundle, "--from", "0.9", "--to", "2.0"], 0),
+            ("check-update.schema.json", ["check-update", bundle, "--app-version", "0.9"], 0),
+            (
+                "preview.schema.json",
+                ["preview", bundle, "--from", "0.9", "--to", "2.0", "--output", work.path("p.html").path], 0
+            ),
+            ("package.schema.json", ["package", bundle, "--output", work.path("c.tgz").path], 0),
+            ("repo-add.schema.json", ["repo", "add", bundle, work.path("repo/com.example").path, "--name", "cats"], 0),
+            ("keys.schema.json", ["keys", "create", work.path("keys/1.json").path, "--key", key], 0),
+            ("publish.schema.json", ["publish", bundle, work.path("plain").path], 0),
+            ("release.schema.json", ["release", bundle, destination, "--key", key, "--dry-run"], 0),
+            ("release.schema.json", ["release", bundle, destination, "--key", key], 0),
+        ]
+        for (file, arguments, status) in runs {
+            let result = try await BreezeBinary.run(arguments + ["--json"])
+            #expect(result.status == status, "breeze \(arguments.joined(separator: " ")): \(result.error)")
+            let problems = try JSONSchemaCheck(file).problems(in: result.output)
+            #expect(problems.isEmpty, "breeze \(arguments.joined(separator: " ")) against \(file): \(problems)")
+        }
+        // A device on the first release, then a second release to sync, revert and roll back.
+        let device = work.path("device").path
+        #expect(try await BreezeBinary.run(["sync", destination, device]).status == 0)
+        try Data("new".utf8).write(to: URL(fileURLWithPath: bundle + "/new.txt"))
+        #expect(try await BreezeBinary.run(["release", bundle, destination, "--key", key]).status == 0)
+        #expect(try await BreezeBinary.run(["sync", destination, device]).status == 0)
+        runs = [
+            ("revert.schema.json", ["revert", destination, "--key", key], 0),
+            ("verify.schema.json", ["verify", device], 0),
+            ("rollback.schema.json", ["rollback", device], 0),
+        ]
+        for (file, arguments, status) in runs {
+            let result = try await BreezeBinary.run(arguments + ["--json"])
+            #expect(result.status == status, "breeze \(arguments.joined(separator: " ")): \(result.error)")
+            let problems = try JSONSchemaCheck(file).problems(in: result.output)
+            #expect(problems.isEmpty, "breeze \(arguments.joined(separator: " ")) against \(file): \(problems)")
+        }
+
+        // A release stopped by validation lists its problems as validate does, not in one string.
+        try FileManager.default.removeItem(atPath: bundle + "/en.lproj/Feature.strings")
+        let stopped = try await BreezeBinary.run(["release", bundle, destination, "--key", key, "--json"])
+        #expect(stopped.status == 65)
+        #expect(try JSONSchemaCheck("error.schema.json").problems(in: stopped.output).isEmpty)
+        let error = try JSONSerialization.jsonObject(with: Data(stopped.output.utf8)) as? [String: [String: Any]]
+        let listed = error?["error"]?["problems"] as? [[String: Any]] ?? []
+        #expect(listed.count == 2 && listed.allSatisfy { $0["file"] as? String == "en.lproj/Feature.strings" })
+    }
+
+    @Test("Every command that takes --json has a schema in docs/json, and every schema a command")
+    func everyCommandHasASchema() async throws {
+        // The names a help lists under its SUBCOMMANDS headings ("  init    Write…").
+        func subcommands(_ help: String) -> [String] {
+            guard let start = help.range(of: "SUBCOMMANDS:") else { return [] }
+            return help[start.lowerBound...].split(separator: "\n").compactMap { line in
+                guard line.hasPrefix("  "), !line.dropFirst(2).hasPrefix(" ") else { return nil }
+                return line.split(separator: " ").first.map(String.init)
+            }
+        }
+        var commands: [String] = []
+        for name in subcommands(try await BreezeBinary.run(["--help"]).output) where name != "help" {
+            let help = try await BreezeBinary.run([name, "--help"]).output
+            let nested = subcommands(help)
+            for sub in nested where try await BreezeBinary.run([name, sub, "--help"]).output.contains("--json") {
+                commands.append(name == "keys" ? "keys" : "\(name)-\(sub)")  // keys create and rotate print one shape
+            }
+            if nested.isEmpty, help.contains("--json") { commands.append(name) }
+        }
+        let schemas = try FileManager.default.contentsOfDirectory(atPath: JSONSchemaCheck.folder.path)
+            .filter { $0.hasSuffix(".schema.json") }.map { String($0.dropLast(".schema.json".count)) }
+        #expect(commands.count > 15, "the help was read: \(commands)")
+        #expect(
+            Set(commands) == Set(schemas).subtracting(["error"]),
+            "commands \(commands.sorted()), schemas \(schemas.sorted())"
+        )
+    }
 }

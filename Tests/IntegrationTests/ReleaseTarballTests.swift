@@ -107,5 +107,11 @@ struct ReleaseTarballTests {
             ),
             "\(completion)"
         )
+        // `breeze help <TAB>` offers the commands too (argument-parser's own help offers none).
+        let help = try await inside(
+            "source /opt/\(folder)/share/bash-completion/completions/breeze; COMP_WORDS=(breeze help re); COMP_CWORD=2; "
+                + "_breeze breeze re help; echo \"${COMPREPLY[@]}\""
+        )
+        #expect(help.trimmingCharacters(in: .whitespacesAndNewlines) == "repo release revert", "\(help)")
     }
 }

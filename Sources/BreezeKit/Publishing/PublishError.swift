@@ -28,10 +28,28 @@ package struct PublishError: Error, CustomStringConvertible {
     package let kind: Kind
     package let description: String
     package let remedy: Remedy?
+    /// The validation problems that stopped the release, one by one (`--json` lists them as
+    /// `breeze validate --json` does); empty for any other failure.
+    package let problems: [BundleValidator.Problem]
 
-    package init(_ description: String, kind: Kind = .source, remedy: Remedy? = nil) {
+    package init(
+        _ description: String,
+        kind: Kind = .source,
+        remedy: Remedy? = nil,
+        problems: [BundleValidator.Problem] = []
+    ) {
         self.kind = kind
         self.description = description
         self.remedy = remedy
+        self.problems = problems
+    }
+
+    /// The refusal of a release whose validation found `errors`: nothing was published.
+    package static func wouldReachDevices(_ errors: [BundleValidator.Problem]) -> PublishError {
+        PublishError(
+            "\(errors.count) problem\(errors.count == 1 ? "" : "s") would reach devices; nothing was published:\n"
+                + errors.map { "  \($0)" }.joined(separator: "\n"),
+            problems: errors
+        )
     }
 }

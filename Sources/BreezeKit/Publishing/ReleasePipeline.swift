@@ -24,8 +24,8 @@ package enum ReleasePipeline {
         /// The release as devices will see it.
         package var sequence: Int?
         package var expires: Date?
-        /// Warnings from validation (errors stop the release).
-        package var warnings: [String] = []
+        /// Warnings from validation (errors stop the release), as `breeze validate` lists them.
+        package var warnings: [BundleValidator.Problem] = []
         package var published = Publisher.Report()
         package var dryRun = false
         /// Who a staged release reaches; `nil` for everyone.
@@ -315,13 +315,8 @@ package enum ReleasePipeline {
         }
         let problems = await BundleValidator.run(bundle: bundle)
         let errors = problems.filter { $0.severity == .error }
-        guard errors.isEmpty else {
-            throw PublishError(
-                "\(errors.count) problem\(errors.count == 1 ? "" : "s") would reach devices; nothing was published:\n"
-                    + errors.map { "  \($0)" }.joined(separator: "\n")
-            )
-        }
-        report.warnings = problems.map(\.description)
+        guard errors.isEmpty else { throw PublishError.wouldReachDevices(errors) }
+        report.warnings = problems
         let manifest = try Manifest(data: Data(contentsOf: manifestURL), source: "manifest.json")
         (report.sequence, report.expires) = (manifest.sequence, manifest.expires)
         if !keys.isEmpty {
@@ -358,12 +353,7 @@ package enum ReleasePipeline {
     /// ``RepositoryValidator``, which install it as a device does): nothing is published then.
     private static func refuse(_ problems: [BundleValidator.Problem]) throws {
         let errors = problems.filter { $0.severity == .error }
-        guard errors.isEmpty else {
-            throw PublishError(
-                "\(errors.count) problem\(errors.count == 1 ? "" : "s") would reach devices; nothing was published:\n"
-                    + errors.map { "  \($0)" }.joined(separator: "\n")
-            )
-        }
+        guard errors.isEmpty else { throw PublishError.wouldReachDevices(errors) }
     }
 
     /// Whether the root manifest must be signed again: it changed (generate dropped the old

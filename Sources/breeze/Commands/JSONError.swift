@@ -1,4 +1,5 @@
 import ArgumentParser
+import BreezeKit
 import Foundation
 import FreshAir
 
@@ -15,6 +16,9 @@ struct JSONError: Encodable {
         var message: String
         /// What to do about it, when breeze has advice beyond the message.
         var hint: String?
+        /// The validation problems that stopped a release, each as `breeze validate --json`
+        /// lists it; absent for other failures.
+        var problems: [BundleValidator.Problem]?
     }
 
     var error: Body
@@ -22,12 +26,19 @@ struct JSONError: Encodable {
     /// Whether the command line asked for JSON.
     static var requested: Bool { CommandLine.arguments.dropFirst().contains("--json") }
 
-    init(message: String, exitStatus: Int32, hint: String? = nil, libraryCode: String? = nil) {
+    init(
+        message: String,
+        exitStatus: Int32,
+        hint: String? = nil,
+        libraryCode: String? = nil,
+        problems: [BundleValidator.Problem] = []
+    ) {
         error = Body(
             code: libraryCode ?? Self.code(for: exitStatus),
             exitStatus: exitStatus,
             message: message,
-            hint: hint
+            hint: hint,
+            problems: problems.isEmpty ? nil : problems
         )
     }
 
@@ -55,6 +66,12 @@ extension CommandFailure {
     /// This failure for a script: the library's code when it comes from FreshAir.
     var json: JSONError {
         let library = (underlying as? FreshAirError).map { "\($0.code)" }
-        return JSONError(message: message, exitStatus: exitCode, hint: hint, libraryCode: library)
+        return JSONError(
+            message: message,
+            exitStatus: exitCode,
+            hint: hint,
+            libraryCode: library,
+            problems: (underlying as? PublishError)?.problems ?? []
+        )
     }
 }

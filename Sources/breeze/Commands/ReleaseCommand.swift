@@ -195,7 +195,7 @@ struct ReleaseCommand: AsyncParsableCommand {
         let would = report.dryRun ? "would be " : ""
         for path in report.added { lines.append("\(would)added: \(path)") }
         for path in report.removed { lines.append("\(would)removed: \(path)") }
-        lines += report.warnings
+        lines += report.warnings.map(\.description)
         for path in report.published.uploaded {
             lines.append("\(report.dryRun ? "would upload" : "uploaded"): \(path)")
         }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// Checks a JSON value against the schemas of `docs/json/`: the part of JSON Schema they use
-/// (`type`, `required`, `properties`, `additionalProperties: false`, `items`, `enum`, `$ref`
+/// (`type`, `required`, `properties`, `additionalProperties` (false, or a schema for the other
+/// members), `items`, `enum`, `$ref`
 /// within a schema or to a sibling file, `format: date-time`). Returns what does not match,
 /// one line a problem, each naming its JSON path; empty when the value matches.
 struct JSONSchemaCheck {
@@ -52,6 +53,8 @@ struct JSONSchemaCheck {
                     found += problems(member, against: property, root: root, at: "\(path).\(key)")
                 } else if node["additionalProperties"] as? Bool == false {
                     found.append("\(path): \(key) is not in the schema")
+                } else if let others = node["additionalProperties"] as? [String: Any] {
+                    found += problems(member, against: others, root: root, at: "\(path).\(key)")
                 }
             }
         }

@@ -398,3 +398,4 @@ complete -c 'breeze' -n '__breeze_should_offer_completions_for_flags_or_options 
 complete -c 'breeze' -n '__breeze_should_offer_completions_for_flags_or_options "breeze demo" version' -l 'version' -d 'Show the version.'
 complete -c 'breeze' -n '__breeze_should_offer_completions_for_flags_or_options "breeze demo" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'breeze' -n '__breeze_should_offer_completions_for_flags_or_options "breeze help" version' -l 'version' -d 'Show the version.'
+complete -c 'breeze' -n '__breeze_should_offer_completions_for_positional "breeze help" -eq 1' -fa 'init generate hash validate package repo keygen keys sign release status history revert publish serve plan whatsnew check-update preview sync verify rollback demo'
