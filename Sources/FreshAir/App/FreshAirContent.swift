@@ -172,6 +172,12 @@ public struct FreshAirContent: ContentUpdater {
         return planned ?? environment
     }
 
+    /// The sync of ``remote`` for the environment a run would plan with (``SystemDownloads``
+    /// plans from it).
+    func bundleSync() async -> BundleSync {
+        sync(from: remote, for: await plannedEnvironment())
+    }
+
     /// ``remote`` and the ``mirrors``, the one that answered last first.
     private var failover: SourceFailover {
         SourceFailover(
