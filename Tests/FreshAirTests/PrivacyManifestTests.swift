@@ -56,6 +56,8 @@ struct PrivacyManifestTests {
             }
         }
         #expect(declared["NSPrivacyAccessedAPICategoryFileTimestamp"] == ["C617.1"])
+        // The app's own defaults, read and written by the app alone (tvOS's state mirror).
+        #expect(declared["NSPrivacyAccessedAPICategoryUserDefaults"] == ["CA92.1"])
         // A resource of the FreshAir target, so that Xcode folds it into the app's privacy report.
         let package = try String(contentsOf: Self.root.appendingPathComponent("Package.swift"), encoding: .utf8)
         #expect(package.contains(#"resources: [.copy("PrivacyInfo.xcprivacy")]"#))

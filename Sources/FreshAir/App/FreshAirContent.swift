@@ -17,7 +17,8 @@ public import Foundation
 ///   updates and excluded from backups, since it can be downloaded again; on tvOS, which keeps
 ///   no local storage for certain, it is in `Caches`. The little that must outlive a purge (install ID,
 ///   anti-rollback marks, rotated keys, what was rolled back from) is in
-///   `Application Support/FreshAir/<name>.state` (``BundleStore/stateFolder``). On iOS and
+///   `Application Support/FreshAir/<name>.state` (``BundleStore/stateFolder``), and on tvOS
+///   also in the app's `UserDefaults`, which tvOS keeps, put back after a purge. On iOS and
 ///   visionOS (not Mac Catalyst, on a Mac volume) both folders have the Data Protection class
 ///   `completeUntilFirstUserAuthentication`: a background sync works while the device is
 ///   locked, but not before its first unlock after a restart;
@@ -119,6 +120,10 @@ public struct FreshAirContent: ContentUpdater {
     @discardableResult
     public func run(reporting report: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         try await BlockingPool.run { [store] in try StoragePlan.current.prepare(store) }
+        if StoragePlan.current.mirrorsStateInDefaults {
+            try await BlockingPool.run { [store] in try StateMirror(store: store).restore() }
+        }
+        defer { if StoragePlan.current.mirrorsStateInDefaults { StateMirror(store: store).save() } }
         // A package's updater takes the same steps: its bundled copy, passed over when it
         // fails its checks, then the server, with `bundledCopyOnly` when that fails.
         if Self.isPackage(remote) {

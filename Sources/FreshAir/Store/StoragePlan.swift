@@ -33,6 +33,9 @@ package struct StoragePlan: Equatable, Sendable {
     /// The class set on the store's folders (files created in them inherit it), or `nil`
     /// where the platform has none.
     package var protection: Protection?
+    /// Whether the state files are also kept in the app's defaults (``StateMirror``): on
+    /// tvOS, which may purge any folder.
+    package var mirrorsStateInDefaults = false
 
     /// The plan for the platform the app was built for (`iOS`, `tvOS`, `macOS`, …). An iOS
     /// app on a Mac (Mac Catalyst, an iPad app on Apple silicon) keeps the iOS folders, its
@@ -46,7 +49,8 @@ package struct StoragePlan: Equatable, Sendable {
             content: tvOS ? .caches : .applicationSupport,
             state: .applicationSupport,
             excludeContentFromBackup: ["iOS", "visionOS", "watchOS", "macOS"].contains(platform),
-            protection: DeviceClass.hasDataProtection(platform: runsOn) ? .completeUntilFirstUserAuthentication : nil
+            protection: DeviceClass.hasDataProtection(platform: runsOn) ? .completeUntilFirstUserAuthentication : nil,
+            mirrorsStateInDefaults: tvOS
         )
     }
 
