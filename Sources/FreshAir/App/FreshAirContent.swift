@@ -124,18 +124,16 @@ public struct FreshAirContent: ContentUpdater {
             try await BlockingPool.run { [store] in try StateMirror(store: store).restore() }
         }
         defer { if StoragePlan.current.mirrorsStateInDefaults { StateMirror(store: store).save() } }
-        // A package's updater takes the same steps: its bundled copy, passed over when it
-        // fails its checks, then the server, with `bundledCopyOnly` when that fails.
+        // A package's updater applies the same rule (BundledFirst) within its own lock.
         if Self.isPackage(remote) {
             return try await failover.run { try await package(from: $0).run(reporting: report) }
         }
         let environment = await plannedEnvironment()
-        let installedBundled = (try? await installBundledCopy(for: environment, reporting: report)) ?? false
-        do {
-            return try await failover.run { try await sync(from: $0, for: environment).run(reporting: report) }
-        } catch let error as FreshAirError where installedBundled {
-            throw FreshAirError.bundledCopyOnly(error)
-        }
+        return try await BundledFirst.run {
+            try await installBundledCopy(for: environment, reporting: report)
+        } thenServer: {
+            try await failover.run { try await sync(from: $0, for: environment).run(reporting: report) }
+        }.result
     }
 
     /// Installs the bundled copy if there is one and nothing is live yet, without the network.

@@ -171,18 +171,13 @@ public struct PackageUpdater: Sendable {
 
     /// One update with the store's lock taken: the bundled copy, then the server.
     private func updateHoldingLock(_ update: inout StoreUpdate, run: DeliveryRun) async throws -> Result {
-        // A bundled copy that fails its checks is passed over for the server's content, as a
-        // bundle's is: it must not keep the server's from ever being installed.
-        let installedBundled = (try? await installBundledIfNewer(&update)) != nil
-        // Once the bundled copy is live, a server that cannot be asked must not read as if
-        // nothing were installed.
-        do {
-            var result = try await fetchAndInstall(&update, run: run)
-            result.installedBundled = installedBundled
-            return result
-        } catch let error as FreshAirError where installedBundled {
-            throw FreshAirError.bundledCopyOnly(error)
+        var (result, installedBundled) = try await BundledFirst.run {
+            try await installBundledIfNewer(&update) != nil
+        } thenServer: {
+            try await fetchAndInstall(&update, run: run)
         }
+        result.installedBundled = installedBundled
+        return result
     }
 
     /// Installs the bundled copy when nothing usable is installed or its `.meta` is newer;
