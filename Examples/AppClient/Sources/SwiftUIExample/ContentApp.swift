@@ -6,12 +6,11 @@
 import FreshAir
 import SwiftUI
 
+/// The app (`Examples/ContentApp.swiftpm` runs it: its `main.swift` calls `ContentApp.main()`).
 struct ContentApp: App {
-    @State private var content = ContentModel(
-        FreshAirContent(remote: URL(string: "https://cdn.example.com/App.freshair/")!)
-    )
+    @State private var content = ContentModel(FreshAirContent(remote: ExampleServer.content()))
     @State private var levels = RepositoryModel(
-        Repository(source: URL(string: "https://cdn.example.com/")!, id: "com.example.levels")
+        Repository(source: ExampleServer.levels(), id: ExampleServer.levelsID)
     )
     @Environment(\.scenePhase) private var scenePhase
 

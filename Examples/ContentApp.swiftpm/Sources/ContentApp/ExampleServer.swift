@@ -1,0 +1,1 @@
+../../../AppClient/Sources/SwiftUIExample/ExampleServer.swift
