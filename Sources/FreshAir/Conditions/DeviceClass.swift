@@ -49,7 +49,7 @@ enum DeviceClass {
         hasDataProtection(
             platform: platform(
                 compiledFor: ConditionEnvironment.compiledPlatform,
-                runningOnMac: ConditionEnvironment.runningOnMac
+                runningOnMac: DeviceTraits.runningOnMac
             )
         )
     }

@@ -59,7 +59,7 @@ package struct StoragePlan: Equatable, Sendable {
 
     /// The plan for this build.
     package static var current: StoragePlan {
-        forPlatform(ConditionEnvironment.compiledPlatform, runningOnMac: ConditionEnvironment.runningOnMac)
+        forPlatform(ConditionEnvironment.compiledPlatform, runningOnMac: DeviceTraits.runningOnMac)
     }
 
     /// `<location>/FreshAir/<name>` for content, `<location>/FreshAir/<name>.state` for state.
@@ -98,40 +98,7 @@ package struct StoragePlan: Equatable, Sendable {
     /// are made.
     package func prepare(content: [URL], state: [URL]) throws {
         for folder in content + state { try Disk.createDirectory(folder.path) }
-        #if canImport(Darwin)
-        if let protection {
-            let type: FileProtectionType =
-                switch protection {
-                case .completeUntilFirstUserAuthentication: .completeUntilFirstUserAuthentication
-                }
-            for folder in content + state {
-                do {
-                    try FileManager.default.setAttributes([.protectionKey: type], ofItemAtPath: folder.path)
-                } catch {
-                    throw FreshAirError.fileSystem(
-                        operation: "set Data Protection class",
-                        path: folder.path,
-                        reason: error.localizedDescription,
-                        underlying: error
-                    )
-                }
-            }
-        }
-        if excludeContentFromBackup {
-            var values = URLResourceValues()
-            values.isExcludedFromBackup = true
-            for folder in content {
-                var folder = folder
-                do { try folder.setResourceValues(values) } catch {
-                    throw FreshAirError.fileSystem(
-                        operation: "exclude from backup",
-                        path: folder.path,
-                        reason: error.localizedDescription,
-                        underlying: error
-                    )
-                }
-            }
-        }
-        #endif
+        if let protection { try FileProtection.apply(protection, to: content + state) }
+        if excludeContentFromBackup { try FileProtection.excludeFromBackup(content) }
     }
 }
