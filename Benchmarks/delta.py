@@ -337,6 +337,12 @@ class DeltaBench:
                 self.run_case(f"{small} MB .tar package, {small_edits} edits", old_tar, new_tar, package=b)
                 os.remove(old_tar)
                 os.remove(new_tar)
+        # Nothing to reuse: the delta must notice early and cost about a whole download (#79).
+        rewritten = f"{small} MB, rewritten completely"
+        if wants(rewritten):
+            self.random_file(a, small)
+            self.random_file(b, small)
+            self.run_case(rewritten, a, b)
         large_cases = (f"{large} MB, {large_edits} scattered 10 KB edits", f"{large} MB, {shift} MB inserted in the middle",
                        f"{large} MB, {shift} MB and 1,001 bytes inserted 12,345 bytes past the middle")
         if any(wants(name) for name in large_cases):

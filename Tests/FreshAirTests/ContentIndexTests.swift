@@ -7,17 +7,24 @@ import Testing
 /// scale they were drawn for.
 @Suite("Content lookups: an in-memory index per value, images with their scale")
 struct ContentIndexTests {
+    /// A new folder holding `files` (each file's bytes are its name).
+    static func folder(with files: [String]) throws -> URL {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("index-\(UUID().uuidString)")
+        for name in files {
+            let file = root.appendingPathComponent(name)
+            try FileManager.default.createDirectory(
+                at: file.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try Data(name.utf8).write(to: file)
+        }
+        return root
+    }
+
     @Test("After the first lookup a value answers from memory; a new value sees the change")
     func listedOnce() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("index-\(UUID().uuidString)")
+        let root = try Self.folder(with: ["hero.png", "hero@3x.png", "de.lproj/terms.txt"])
         defer { try? FileManager.default.removeItem(at: root) }
-        try FileManager.default.createDirectory(
-            at: root.appendingPathComponent("de.lproj"),
-            withIntermediateDirectories: true
-        )
-        for name in ["hero.png", "hero@3x.png", "de.lproj/terms.txt"] {
-            try Data(name.utf8).write(to: root.appendingPathComponent(name))
-        }
         let live = ContentBundle(root: root, preferredLocalizations: ["de"], displayScale: 3)
         #expect(live.image(named: "hero") == ContentImage(url: root.appendingPathComponent("hero@3x.png"), scale: 3))
         #expect(live.url(forResource: "terms", withExtension: "txt")?.lastPathComponent == "terms.txt")
@@ -37,15 +44,10 @@ struct ContentIndexTests {
 
     @Test("A device's variant at the nearest scale, with that scale; ties go to the first name")
     func scales() throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("index-\(UUID().uuidString)")
+        let root = try Self.folder(with: [
+            "Resources/a@2x~ipad.png", "Resources/a@3x.png", "Resources/b.jpg", "Resources/b.png",
+        ])
         defer { try? FileManager.default.removeItem(at: root) }
-        try FileManager.default.createDirectory(
-            at: root.appendingPathComponent("Resources"),
-            withIntermediateDirectories: true
-        )
-        for name in ["Resources/a@2x~ipad.png", "Resources/a@3x.png", "Resources/b.jpg", "Resources/b.png"] {
-            try Data().write(to: root.appendingPathComponent(name))
-        }
         let pad = ContentBundle(root: root, displayScale: 3, device: "ipad")
         #expect(pad.image(named: "a")?.url.lastPathComponent == "a@2x~ipad.png")
         #expect(pad.image(named: "a")?.scale == 2)

@@ -19,14 +19,7 @@ extension BundleSync {
 
     private func transferPlanForEnvironment() async throws -> [PlannedDelivery] {
         let fetcher = Fetcher(transport: transport, configuration: configuration, localRoot: localRoot)
-        let manifestURL = baseURL.appendingPathComponent("manifest.json")
-        guard
-            case .fetched(let root, _) = try await fetcher.document(
-                at: manifestURL,
-                validators: nil,
-                limit: configuration.maxDocumentSize
-            )
-        else { throw FreshAirError.httpStatus(304, url: manifestURL) }
+        let root = try await wholeRoot(fetcher: fetcher)
         let keys = try await KeyRotation.currentKeys(
             configuration: configuration,
             statePath: store.keyDocumentPath,
@@ -56,5 +49,19 @@ extension BundleSync {
             byDigest[hash.hex]!.paths.append(file.path.string)
         }
         return order.map { byDigest[$0]! }
+    }
+
+    /// The root manifest's bytes, asked for unconditionally (a plan reads the server's current
+    /// release whatever is installed).
+    func wholeRoot(fetcher: Fetcher) async throws -> Data {
+        let manifestURL = baseURL.appendingPathComponent("manifest.json")
+        guard
+            case .fetched(let root, _) = try await fetcher.document(
+                at: manifestURL,
+                validators: nil,
+                limit: configuration.maxDocumentSize
+            )
+        else { throw FreshAirError.httpStatus(304, url: manifestURL) }
+        return root
     }
 }

@@ -439,16 +439,7 @@ public struct BundleSync: ContentUpdater {
     /// (``SyncSummary/filesForOtherDevices``).
     package func devicePlan() async throws -> (files: [SelectedEntry], otherDevices: Int) {
         let fetcher = Fetcher(transport: transport, configuration: configuration, localRoot: localRoot)
-        let manifestURL = baseURL.appendingPathComponent("manifest.json")
-        guard
-            case .fetched(let root, _) = try await fetcher.document(
-                at: manifestURL,
-                validators: nil,
-                limit: configuration.maxDocumentSize
-            )
-        else {
-            throw FreshAirError.httpStatus(304, url: manifestURL)
-        }
+        let root = try await wholeRoot(fetcher: fetcher)
         let keys = try await KeyRotation.currentKeys(configuration: configuration, statePath: nil, fetcher: fetcher)
         let selection = try await manifestTree(fetcher: fetcher, live: nil, liveDirectory: nil, keys: keys).select(
             root: root,
