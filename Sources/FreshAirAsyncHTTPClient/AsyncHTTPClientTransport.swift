@@ -89,10 +89,9 @@ public final class AsyncHTTPClientTransport: HTTPTransport {
         // configures, not be retried silently until the connect timeout.
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.decompression = .disabled  // Hashes are of the bytes as published.
-        // HTTP/1.1 even where a server offers HTTP/2: through AsyncHTTPClient, every HTTP/2 frame
-        // (8-16 KB) crosses a stream channel's pipeline. From nginx over https, a 1 GB file took
-        // 4.1 s over h2 against 2.0 s, and 10,000 small files 1.17 s against 0.97 s (2026-11-29,
-        // docs/BENCHMARKS.md). Connections per host give the concurrency h2's streams would.
+        // HTTP/1.1 even where a server offers HTTP/2: through AsyncHTTPClient every HTTP/2 frame
+        // crosses a stream channel's pipeline, which costs more than it gives (docs/BENCHMARKS.md);
+        // connections per host give the concurrency h2's streams would.
         configuration.httpVersion = .http1Only
         // Redirects are followed here, by ``HTTPRedirect``'s rules (never from https to http).
         configuration.redirectConfiguration = .disallow

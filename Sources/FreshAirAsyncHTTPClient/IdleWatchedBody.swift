@@ -17,10 +17,8 @@ import Synchronization
 /// read-ahead task have run (its wait may be for a thread, with the bytes already here). A wait
 /// while the read-ahead buffer is full is the reader's, and is not counted.
 ///
-/// What it costs: one task per response, a hand-over per chunk between it and the reader, and a
-/// timer that fires once per idle timeout while the body streams. 1 GB counted and dropped through
-/// it, against AsyncHTTPClient's body read directly: +1.6% to +16% in five sets of nine runs on
-/// a 2-core VM (2026-11-29), most of that spread the machine's.
+/// What it costs: one task per response, a hand-over per chunk and a timer per idle timeout;
+/// measured against AsyncHTTPClient's own body read in docs/BENCHMARKS.md (design measurements).
 enum IdleWatchedBody {
     /// Chunks read ahead before the read-ahead task waits for the reader: AsyncHTTPClient holds
     /// a few more of its own.

@@ -1,10 +1,10 @@
 import Foundation
 
-/// The app's Info.plist and localizations, where apps have them. A Linux executable has
-/// neither, and asking Foundation there lists the executable's folder (all of `/usr/bin` for a
-/// tool installed there) to find nothing: a fifth of a no-change `breeze sync` (perf,
-/// 2026-11-26). On Linux, pass `appVersion` and set `language` yourself; content lookups
-/// fall back to English as the development localization.
+/// The app's Info.plist and localizations, where apps have them. A Linux executable has neither,
+/// and asking Foundation there lists the executable's folder (all of `/usr/bin` for a tool
+/// installed there) to find nothing, so this answers from Darwin only. On Linux, pass `appVersion`
+/// and set `language` yourself; content lookups fall back to English as the development
+/// localization.
 enum MainBundle {
     static func info(_ key: String) -> String? {
         #if canImport(Darwin)

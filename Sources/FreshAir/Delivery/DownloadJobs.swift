@@ -2,9 +2,8 @@
 /// plan's downloads: the first file, whose bytes are fetched, and the others listed with the
 /// same digest, linked to it once it lands.
 ///
-/// As `[(download: Int, alsoAt: [Int32])]` a job took 16 bytes, 3.2 MB for a first sync of
-/// 200,000 files, held through every download (`heaptrack`, 2026-11-28). Here it takes 4, and
-/// only the few jobs with other files keep a list of them.
+/// A job is 4 bytes, and only the few jobs with other files keep a list of them: jobs are held
+/// through every download.
 struct DownloadJobs: RandomAccessCollection, Sendable {
     private var downloads: [Int32] = []
     private var others: [Int32: [Int32]] = [:]

@@ -1,13 +1,11 @@
 /// The positions `0..<count` taken from `lanes` stretches of the list in turn: the first of
 /// each stretch, then the second of each, and so on.
 ///
-/// Downloads start in this order. A plan lists files in path order, so files next to each other
-/// are mostly in one folder, and the 128 requests in flight of a many-file sync landed a folder at
-/// a time: the threads that create the files waited on that folder's lock, most of it spinning.
-/// Taken from eight stretches of the list at once, files in flight are spread over as many
-/// folders, with no path read to know which. A folder's files are still created in path order.
-/// Measured (perf, 10,000 files on a fresh ext4, 2026-11-29): samples in the lock's slow path
-/// 1.4-1.5% in path order, 0.5-0.7% in this one; wall time within the noise.
+/// Downloads start in this order. A plan lists files in path order, so files next to each other are
+/// mostly in one folder, and the requests in flight of a many-file sync landed a folder at a time,
+/// the threads that create the files waiting on that folder's lock. Taken from eight stretches of
+/// the list at once, files in flight are spread over as many folders, with no path read to know
+/// which. A folder's files are still created in path order.
 struct InterleavedOrder: Sequence {
     let count: Int
     let lanes: Int

@@ -1,9 +1,8 @@
 /// The files an interrupted update left that this one links instead of downloading: for each
 /// download, by its position in the plan, which of the interrupted folders holds a verified copy.
 ///
-/// One byte pair a download, not a path string and a dictionary slot: resuming a first sync of
-/// 100,000 files that was killed near its end held 23 MB of them at the heap's peak (`heaptrack`,
-/// 2026-11-27), on top of the plan.
+/// One byte pair a download, not a path string and a dictionary slot: resuming a large first sync
+/// that was killed near its end would otherwise hold a string per file on top of the plan.
 struct InterruptedCopies: Sendable {
     /// The folders interrupted updates left, newest first (``BundleStore/interruptedFolders()``).
     private let folders: [String]

@@ -1,13 +1,11 @@
 /// The files a sync selected, and then those it downloads: a list of ``SelectedFile``s kept as
 /// columns, the paths' bytes one after another.
 ///
-/// An array of selected files held each path as a `String` of its own, 64 bytes beside the
-/// file's 64 for any path longer than 15 bytes: 12.8 MB at the peak of a first sync of 100,000
-/// files (`heaptrack`, 2026-11-27). Here a file is its path in a ``PathList`` (its own length
-/// and 4 bytes; its bytes in a file of the update once they fill a page) and its digest and
-/// size (``DigestsAndSizes``: 41 bytes, in a file of the update once the list is long). A file
-/// read from the list is made when read: read a digest, a size or a path's order through the
-/// methods that do not make its path.
+/// Here a file is its path in a ``PathList`` (its own length and 4 bytes; its bytes in a file of
+/// the update once they fill a page) and its digest and size (``DigestsAndSizes``: 41 bytes, in a
+/// file of the update once the list is long), not a string per path. A file read from the list is
+/// made when read: read a digest, a size or a path's order through the methods that do not make its
+/// path.
 struct SelectedFiles: RandomAccessCollection, ExpressibleByArrayLiteral, Sendable {
     private var paths = PathList()
     private var facts: DigestsAndSizes

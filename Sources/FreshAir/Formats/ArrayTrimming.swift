@@ -28,8 +28,8 @@ extension Array {
 
 extension Array {
     /// Makes room for `extra` more elements, growing by a quarter where `append` would double:
-    /// for lists reserved for a manifest's entries that then take a few more (the folders above
-    /// them), which doubled to twice the room they needed (`heaptrack`, 2026-11-27).
+    /// lists reserved for a manifest's entries then take a few more (the folders above them), and
+    /// doubling left them twice the room they needed.
     mutating func reserveGently(_ extra: Int) {
         let needed = count + extra
         guard needed > capacity else { return }

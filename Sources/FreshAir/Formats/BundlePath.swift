@@ -212,13 +212,10 @@ package struct BundlePath: Sendable, Hashable, Comparable, CustomStringConvertib
 ///
 /// Folders count too: `Art/a.png` and `art/b.png` land in one folder on a device.
 package struct PathCollisions: Sendable {
-    // Each name recorded (a path, or a folder above one) is where its first spelling is (the
-    // number of a path the caller keeps, and how many of its bytes: a folder is a path's first
-    // bytes), and the hash of its folded spelling, found through a table of 4-byte slots.
-    // A `Set` of the folded names and a map of the others were some 125 bytes a name, most of
-    // it a string per path: 12.6 MB at the peak of an update of 100,000 files (`heaptrack`,
-    // 2026-11-27). A copy of each spelling in the set made it about 30 bytes (6 MB at 200,000
-    // names, 2026-11-28); the place is 6. Which hash function does not matter for correctness:
+    // Each name recorded (a path, or a folder above one) is where its first spelling is (the number
+    // of a path the caller keeps, and how many of its bytes: a folder is a path's first bytes), and
+    // the hash of its folded spelling, found through a table of 4-byte slots: a set of strings cost
+    // a string per name at an update's peak. Which hash function does not matter for correctness:
     // names whose hashes match are compared as strings.
 
     /// Reads path number `place` of the caller's paths.

@@ -8,9 +8,8 @@ import Darwin
 
 /// Where a run of bytes first occurs in a buffer, with the C library's `memchr` and `memcmp`.
 ///
-/// Not the standard library's generic `firstRange(of:)`: unspecialized for bytes, it asked the
-/// runtime for generic metadata at every step and took over a second to find nothing in a
-/// 14 MB manifest (`perf`, 2026-11-26: 100,000 entries took 2.4 s to plan, most of it this).
+/// Not the standard library's generic `firstRange(of:)`: unspecialized for bytes, it asks the
+/// runtime for generic metadata at every step, which dominated planning a large manifest.
 enum ByteSearch {
     /// The offset of the first occurrence of `needle` in `haystack`; `nil` when there is none
     /// or `needle` is empty.

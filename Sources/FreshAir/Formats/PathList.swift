@@ -1,15 +1,12 @@
 /// Paths held as their UTF-8 bytes one after another, read by position: how a version's table,
 /// a plan's files and the set of names a tree has hold their paths.
 ///
-/// A Swift `String` longer than 15 bytes is 64 bytes of heap of its own, beside the 16 its
-/// holder keeps: at 100,000 files every list that held a string per path cost 8 MB, and a sync
-/// held several (`heaptrack`, 2026-11-27). Here a path is its own length and 4 bytes.
+/// A Swift `String` longer than 15 bytes is 64 bytes of heap of its own, beside the 16 its holder
+/// keeps, and a sync held several lists of them; here a path is its own length and 4 bytes.
 ///
-/// The bytes are kept in pages of 64 KB that never move once full: a list of 100,000 paths
-/// built by appending to one array held up to twice its bytes, and three times while it moved
-/// to a larger one, at the moment a sync's heap peaked (`heaptrack`, 2026-11-27). A path never
-/// spans two pages (paths are at most 1,024 bytes); the first page grows as an array does, so a
-/// short list stays short.
+/// The bytes are kept in pages of 64 KB that never move once full, since an array grown by
+/// appending holds up to three times its bytes while it moves. A path never spans two pages (paths
+/// are at most 1,024 bytes); the first page grows as an array does, so a short list stays short.
 struct PathList: PathsAsBytes, Sendable {
     /// The bytes, a page at a time; a page is full when the next path would not fit in it.
     /// Pages `0..<spilledPages.count` are empty here: their bytes are in `spilled`.
@@ -37,9 +34,8 @@ struct PathList: PathsAsBytes, Sendable {
     /// An empty list whose full pages go to a file `makeFile` makes, and are read back from
     /// it (``SpilledPages``); when it makes none, or one fails a write, they stay in memory.
     ///
-    /// A plan's paths were 16.7 bytes a file held from the walk of the manifests to the end of
-    /// the sync: 3.3 MB of a first sync of 200,000 files, the largest part of its heap at its
-    /// peak (`heaptrack`, 2026-11-28). Only the ends of the paths stay, 4 bytes each.
+    /// Only the ends of the paths stay, 4 bytes each: a plan's paths are held from the walk of the
+    /// manifests to the end of the sync.
     init(pageSize: Int = 1 << 16, spillingWith makeFile: PageFileMaker?) {
         self.pageSize = pageSize
         self.makeFile = makeFile

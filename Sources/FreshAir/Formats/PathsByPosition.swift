@@ -1,7 +1,5 @@
 /// Paths in an order of their own, most of them read from a list held anyway: a summary's
-/// downloaded paths are positions in the plan's paths, which are shared, not copied. The copy
-/// was 3.2 MB at the end of a first sync of 100,000 files, its heap's peak (`heaptrack`,
-/// 2026-11-27).
+/// downloaded paths are positions in the plan's paths, which are shared, not copied.
 ///
 /// Equal, hashed, encoded and decoded as the list of paths it reads as, however it holds them.
 struct PathsByPosition: PathsAsBytes, Sendable {

@@ -4,10 +4,8 @@ import Synchronization
 /// memory while the list is short, and past ``bufferRecords`` positions in an unnamed file in
 /// a folder of the update, written as the list grows and read back a block at a time.
 ///
-/// A plan's digests and sizes were its largest part: 8.2 MB at the end of the walk of a first
-/// sync of 200,000 files, held through every download (`heaptrack`, 2026-11-27). In the file
-/// they cost no memory but one block of reading and one of writing. The file has no name once
-/// opened, so a process that is killed leaves nothing behind.
+/// Digests and sizes are a plan's largest part; in an unnamed file they cost no memory but one
+/// block of reading and one of writing, and a process that is killed leaves nothing behind.
 ///
 /// Where the file cannot be made or written (a full disk), the list stays in memory: a slower
 /// sync never becomes a failed one. A read of the file that fails (an I/O error on the
@@ -188,10 +186,9 @@ private final class RecordFile: Sendable {
     /// pack's files, in path order) reads a page each time, and one in order a page a hundred.
     static let readBlock = 100
 
-    /// Blocks kept. A sync reads each file's record as its download starts, as it lands, and
-    /// for the next file's weight: up to a few hundred positions apart, in order. With one block
-    /// those reads took turns evicting each other: two reads of the file for each of 10,000
-    /// files (`strace`, 2026-11-29). Sixteen blocks hold 1,600 positions, for 66 KB.
+    /// Blocks kept. A sync reads each file's record as its download starts, as it lands, and for
+    /// the next file's weight, a few hundred positions apart: one block would evict itself on every
+    /// read. Sixteen blocks hold 1,600 positions, for 66 KB.
     static let cacheBlocks = 16
 
     /// Record `position` of the first `count`, through the cache: a block holds the records

@@ -1,9 +1,8 @@
 /// A version's files in path order, merged from runs that are each sorted, as they are read.
 ///
-/// A sync's new record was a ``FileTable`` made of every file that landed, was kept, written or
-/// placed: 64 bytes a file (6.4 MB at 100,000), at the heap's peak, beside the plan it was made
-/// from (`heaptrack`, 2026-11-27). A listing reads the plan's own lists instead, each in path
-/// order, and the record is written from it without a table of its own.
+/// A listing reads the plan's own lists, each in path order, and the record is written from it
+/// without a table of its own: a table of every landed file would sit beside the plan at the heap's
+/// peak.
 struct FileListing: Sendable, Sequence {
     /// Entries sorted by path (``PathOrder``), one per path, read by position.
     struct Run: Sendable {

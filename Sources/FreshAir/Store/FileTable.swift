@@ -1,13 +1,8 @@
 /// Every file of a version and what it was verified to be, sorted by path.
 ///
-/// A record's files were a `[String: FileRecord]`. A hash table of 100,000 entries has 262,144
-/// slots of 64 bytes (it keeps a quarter of them free and grows by doubling): 16.8 MB, held
-/// once for the live version and once more for the new one during an update of a large bundle
-/// (`heaptrack`, 2026-11-27). A sorted array of entries held the same in 6.4 MB, plus a
-/// string of 64 bytes for each path longer than 15 bytes: 12.8 MB at 100,000 files. The paths are
-/// now a ``PathList`` (the path's own length and 4 bytes); the records, 48 bytes each in an
-/// array (9.6 MB at 200,000 files, the largest part of an update's peak), are a
-/// ``DigestsAndSizes``, in an unnamed file for the live version of a large bundle.
+/// Sorted paths in a ``PathList`` and records in ``DigestsAndSizes`` (an unnamed file for a large
+/// live version), not a dictionary: a version's table is held twice during an update, and per-entry
+/// strings and hash slots made it the largest part of a large bundle's peak.
 struct FileTable: Sendable, Hashable {
     /// One file.
     struct Entry: Sendable, Hashable {

@@ -5,8 +5,8 @@ import Foundation
 /// `String` has it) are equal, and any two paths compare one way.
 ///
 /// `String`'s own `<` is not that order across normalizations: `"-/e\u{301}"` (decomposed) and
-/// `"-/\u{e9}."` are neither less, greater nor equal with Swift 6.3 (found 2026-11-27), so a
-/// table sorted with it could miss a decomposed path in a binary search, or keep it twice.
+/// `"-/\u{e9}."` are neither less, greater nor equal with Swift 6.3, so a table sorted with it
+/// could miss a decomposed path in a binary search, or keep it twice.
 enum PathOrder {
     /// Negative, zero or positive as `left` sorts before, with or after `right`.
     static func compare(_ left: String, _ right: String) -> Int {

@@ -1,9 +1,8 @@
 /// Paths found by their exact bytes: the files a staged version hard-linked from the live one,
 /// which its flush leaves alone (``FlushPlan``).
 ///
-/// It was a `Set<String>`: an update that kept 99,990 of 100,000 files held 12.6 MB of it at
-/// its peak (`heaptrack`, 2026-11-27). Here the paths are bytes one after another
-/// (``PathList``), and an order of 4 bytes each, made once, finds one by binary search.
+/// Paths as bytes one after another (``PathList``), with an order of 4 bytes each made once for
+/// binary search: a set of strings held most of an update's peak when nearly every file was kept.
 struct PathSet: Sendable, ExpressibleByArrayLiteral {
     private let paths: PathList
     /// Positions in ``paths``, by the paths' bytes.

@@ -11,11 +11,10 @@ import Darwin
 
 /// The files of a ``VersionRecord``, decoded from the record's bytes when first read.
 ///
-/// A check the server answers with `304` needs the live record's validators and facts, not
-/// its entries: decoding 10,000 of them was a third of a no-change `breeze sync` (measured with
-/// `perf`, 2026-11-26). A record read from disk keeps its `files` member as bytes, checked at
-/// once against the exact shape FreshAir writes (`{"path":{"h":"sha256:…","s":123},…}`), so the
-/// later decoding cannot fail; a record in any other shape is decoded at once, as before.
+/// A check the server answers with `304` needs the live record's validators and facts, not its
+/// entries, so a record read from disk keeps its `files` member as bytes, checked at once against
+/// the exact shape FreshAir writes (`{"path":{"h":"sha256:…","s":123},…}`) so that the later
+/// decoding cannot fail; a record in any other shape is decoded at once, as before.
 struct RecordFiles: Sendable, Hashable {
     private let box: Box
 

@@ -181,8 +181,8 @@ extension RecordScanner {
     /// or answers `false`. Answers how many entries there are, or `nil` when the member is not
     /// in the shape FreshAir writes, an entry is longer than `capacity`, or `read` fails.
     ///
-    /// A record of 100,000 files is 11 MB: read whole, it was held from the start of a sync to
-    /// its planning, and it was most of a no-change check's heap (`heaptrack`, 2026-11-27).
+    /// A record of a large bundle is read in pieces: read whole, it was held from the start of a
+    /// sync to its planning, most of a no-change check's heap.
     ///
     /// - Parameter read: fills the buffer from the member's byte at the offset given (an offset
     ///   in `member`'s terms); `false` when it cannot.
