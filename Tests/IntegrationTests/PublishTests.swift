@@ -216,7 +216,8 @@ struct PublishTests {
             ) { destination in try await Publisher.run(source: bundle, to: destination, concurrency: 1) }
         }
         let said = notes.withLock { $0 }
-        #expect(said.first?.contains("no answer after 1 s; each try waits up to 2 s, 2 tries") == true, "\(said)")
+        // Said while waiting; on a loaded machine the first retry's note may come first.
+        #expect(said.contains { $0.contains("no answer after 1 s; each try waits up to 2 s, 2 tries") }, "\(said)")
 
         // nginx, not S3: its 404 page names no S3 error.
         try await PublishedFolder.with(.nginx) { server in
