@@ -117,10 +117,13 @@ public struct BundleStore: Sendable {
         }
     }
 
+    /// The file every update of this store, in any process, locks (`flock`).
+    var lockPath: String { root.appendingPathComponent("lock").path }
+
     /// The store's lock, waited for up to ``lockTimeout`` on the store's clock.
     func takeLock() async throws -> StoreLock {
         try await StoreLock(
-            path: root.appendingPathComponent("lock").path,
+            path: lockPath,
             timeout: lockTimeout,
             environment: environment
         )

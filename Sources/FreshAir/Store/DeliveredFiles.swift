@@ -24,20 +24,11 @@ struct DeliveredFiles {
     var folder: String { store.interruptedPath + "/delivered" }
     private var planPath: String { store.root.appendingPathComponent("delivered.json").path }
 
-    /// Runs `body` with the store's lock held, waiting for it on this thread: a system
-    /// downloader's callback must keep its file before it returns, so it cannot await. Other
-    /// holders keep the lock for local steps only (it is let go during network waits).
+    /// Runs `body` with the store's lock held, waiting for it on this thread (see
+    /// ``StoreLock/holding(path:_:)``).
     func withLock<Result>(_ body: (DeliveredFiles) throws -> Result) throws -> Result {
         try Disk.createDirectory(store.root.path)
-        let path = store.root.appendingPathComponent("lock").path
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw Disk.failure("open lock file", path) }
-        defer { close(descriptor) }
-        while flock(descriptor, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw Disk.failure("lock", path) }
-        }
-        defer { flock(descriptor, LOCK_UN) }
-        return try body(self)
+        return try StoreLock.holding(path: store.lockPath) { try body(self) }
     }
 
     func savePlan(_ downloads: [PlannedDelivery]) throws {

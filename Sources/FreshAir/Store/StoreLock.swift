@@ -34,8 +34,7 @@ final class StoreLock: Sendable {
 
     /// Takes the lock again after ``release()``, waiting up to the same timeout.
     func acquire() async throws {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw Disk.failure("open lock file", path) }
+        let descriptor = try Self.openLockFile(path)
         let deadline = environment.uptime() + timeout
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR, environment.uptime() < deadline else {
@@ -81,6 +80,25 @@ final class StoreLock: Sendable {
             do { return try await body() } catch is StoreChangedMeanwhile where attempt < 3 { continue }
         }
         throw FreshAirError.storeLocked(path: path)
+    }
+
+    /// Runs `body` with the lock at `path` held, waiting for it on this thread: for a caller
+    /// that cannot await (a system downloader's callback must keep its file before it returns).
+    /// Other holders keep the lock for local steps only; it is let go during network waits.
+    static func holding<Result>(path: String, _ body: () throws -> Result) throws -> Result {
+        let descriptor = try openLockFile(path)
+        defer { _ = close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw Disk.failure("lock", path) }
+        }
+        defer { _ = flock(descriptor, LOCK_UN) }
+        return try body()
+    }
+
+    private static func openLockFile(_ path: String) throws -> Int32 {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Disk.failure("open lock file", path) }
+        return descriptor
     }
 
     func release() {
